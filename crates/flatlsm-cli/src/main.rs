@@ -1,0 +1,2 @@
+//! The `flatlsm` command-line tool.
+fn main() {}

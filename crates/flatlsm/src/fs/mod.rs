@@ -1,0 +1,84 @@
+//! File I/O for the SSD tier (SSTables, value logs, manifest) goes through these traits so tests
+//! can inject faults and simulate a crash that drops unsynced data.
+//!
+//! Thread-safety: a [`FileSystem`] and a [`RandomAccessFile`] are shared between threads; a
+//! [`WritableFile`] has one owner at a time.
+
+mod os;
+
+pub use os::OsFileSystem;
+
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// A file being written sequentially (SSTable, value log, manifest).
+pub trait WritableFile: Send {
+    /// Appends bytes (may be buffered until [`WritableFile::flush`] or [`WritableFile::sync`]).
+    fn append(&mut self, data: &[u8]) -> io::Result<()>;
+    /// Hands buffered bytes to the operating system (survives a process crash, not a power loss).
+    fn flush(&mut self) -> io::Result<()>;
+    /// Makes everything appended so far durable (fdatasync).
+    fn sync(&mut self) -> io::Result<()>;
+    /// Bytes appended so far.
+    fn len(&self) -> u64;
+    /// True if nothing was appended.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// A file read at arbitrary offsets, shared between threads.
+pub trait RandomAccessFile: Send + Sync {
+    /// Reads exactly `buf.len()` bytes at `offset`; an `UnexpectedEof` error past the end.
+    fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<()>;
+    /// Current size of the file in bytes.
+    fn size(&self) -> io::Result<u64>;
+}
+
+/// The directory-level operations the engine needs.
+pub trait FileSystem: Send + Sync + 'static {
+    /// Creates a directory and its parents.
+    fn create_dir_all(&self, path: &Path) -> io::Result<()>;
+    /// Creates (or truncates) a file for writing.
+    fn create(&self, path: &Path) -> io::Result<Box<dyn WritableFile>>;
+    /// Opens an existing file for appending (used to continue a manifest).
+    fn open_append(&self, path: &Path) -> io::Result<Box<dyn WritableFile>>;
+    /// Opens an existing file for random reads.
+    fn open(&self, path: &Path) -> io::Result<Arc<dyn RandomAccessFile>>;
+    /// Reads a whole (small) file.
+    fn read_all(&self, path: &Path) -> io::Result<Vec<u8>>;
+    /// Atomically renames `from` to `to` (replacing `to`).
+    fn rename(&self, from: &Path, to: &Path) -> io::Result<()>;
+    /// Removes a file.
+    fn remove_file(&self, path: &Path) -> io::Result<()>;
+    /// The names (not paths) of the entries of a directory.
+    fn list_dir(&self, path: &Path) -> io::Result<Vec<String>>;
+    /// True if the path exists.
+    fn exists(&self, path: &Path) -> bool;
+    /// Makes the directory's entries (creates, renames, removes) durable.
+    fn sync_dir(&self, path: &Path) -> io::Result<()>;
+}
+
+/// Shared handle to a file system implementation.
+pub type FsRef = Arc<dyn FileSystem>;
+
+/// Writes `data` to `path` durably and atomically: temp file, sync, rename, sync directory.
+pub fn write_file_atomic(fs: &dyn FileSystem, path: &Path, data: &[u8]) -> io::Result<()> {
+    let tmp = tmp_path(path);
+    let mut f = fs.create(&tmp)?;
+    f.append(data)?;
+    f.sync()?;
+    drop(f);
+    fs.rename(&tmp, path)?;
+    if let Some(dir) = path.parent() {
+        fs.sync_dir(dir)?;
+    }
+    Ok(())
+}
+
+fn tmp_path(path: &Path) -> PathBuf {
+    let mut s = path.as_os_str().to_owned();
+    s.push(".tmp");
+    PathBuf::from(s)
+}

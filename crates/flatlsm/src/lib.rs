@@ -1,0 +1,26 @@
+//! FlatLSM: a write-optimized LSM-tree key-value store for machines with DRAM, persistent memory
+//! (PM) and SSD, after "FlatLSM: Write-Optimized LSM-Tree for PM-Based KV Stores" (ACM TOS 2023).
+//!
+//! Architecture (one folder per concept):
+//! - [`pm`]: PM regions and persistence (DAX flush, msync, DRAM emulation, crash simulation).
+//! - [`pmtable`]: PMTables, a DRAM index over a PM Log with a DRAM Buffer Log; they are L0.
+//! - [`sst`]: SSTables of the Ordered-L1 and L2 on SSD.
+//! - [`vlog`]: value logs for key-value separation.
+//! - [`version`]: versions of the SSD tree and the manifest that records them.
+//! - [`compaction`]: parallel flush/compaction with KV separation, L1→L2, value-log GC.
+//! - [`db`]: the public database: write path, read path, background work.
+//! - [`fs`]: file I/O traits (so tests can inject faults).
+
+pub mod compaction;
+pub mod db;
+pub mod error;
+pub mod fs;
+pub mod iter;
+pub mod pm;
+pub mod pmtable;
+pub mod sst;
+pub mod types;
+pub mod version;
+pub mod vlog;
+
+pub use error::{Error, Result};
