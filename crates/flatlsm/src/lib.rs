@@ -24,3 +24,7 @@ pub mod version;
 pub mod vlog;
 
 pub use error::{Error, Result};
+pub mod options;
+
+pub use db::{Db, Stats, WriteBatch};
+pub use options::{Options, PmModeOption, ReadOptions, Snapshot, WriteOptions};

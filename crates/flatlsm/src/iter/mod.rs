@@ -4,6 +4,14 @@
 //! SSTables, levels); merges and the database iterator are built on top of it. Cursors report
 //! I/O and corruption errors through [`InternalIterator::status`] and become invalid on error.
 
+mod db_iter;
+mod level;
+mod merging;
+
+pub use db_iter::{DbIterator, ValueResolver};
+pub use level::LevelIterator;
+pub use merging::MergingIterator;
+
 use crate::error::Result;
 
 /// A cursor over entries sorted by [`crate::types::compare_internal_keys`].

@@ -1,1 +1,7 @@
-//! (module under construction)
+//! PMTables (paper 4.2): the DRAM index over a PM Log, with a DRAM Buffer Log for small
+//! entries. They are FlatLSM's L0: one mutable and several immutable tables.
+
+pub mod log;
+pub mod table;
+
+pub use table::{MemLookup, PmTable, PmTableIterator};

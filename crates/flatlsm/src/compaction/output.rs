@@ -1,0 +1,144 @@
+//! Writers for the outputs of a flush/compaction/GC job: a rolling sequence of SSTables (with
+//! per-file value-log reference accounting) and a value log for separated values.
+//!
+//! Invariant: one user key's versions never straddle two output files, so files of a level
+//! stay non-overlapping in user keys.
+
+use crate::db::state::DbInner;
+use crate::error::{Error, Result};
+use crate::sst::{sst_file_name, TableBuildOptions, TableBuilder};
+use crate::types::{parse_internal_key, user_key_of, ValueKind, ValuePointer};
+use crate::version::{FileMeta, VlogMeta};
+use crate::vlog::VlogWriter;
+use std::collections::BTreeMap;
+
+struct OpenTable {
+    number: u64,
+    builder: TableBuilder,
+    vlog_refs: BTreeMap<u64, u64>,
+}
+
+/// A rolling sequence of output SSTables.
+pub(crate) struct TableOutput<'a> {
+    db: &'a DbInner,
+    current: Option<OpenTable>,
+    last_user_key: Vec<u8>,
+    files: Vec<FileMeta>,
+}
+
+impl<'a> TableOutput<'a> {
+    pub fn new(db: &'a DbInner) -> Self {
+        TableOutput {
+            db,
+            current: None,
+            last_user_key: Vec::new(),
+            files: Vec::new(),
+        }
+    }
+
+    /// Adds an entry; keys must arrive in internal-key order.
+    pub fn add(&mut self, ikey: &[u8], value: &[u8]) -> Result<()> {
+        let uk = user_key_of(ikey);
+        let roll = self.current.as_ref().is_some_and(|t| {
+            t.builder.estimated_size() >= self.db.opts.target_file_size
+        }) && uk != self.last_user_key.as_slice();
+        if roll {
+            self.finish_current()?;
+        }
+        if self.current.is_none() {
+            self.current = Some(self.open_table()?);
+        }
+        let t = self.current.as_mut().expect("opened above");
+        t.builder.add(ikey, value)?;
+        if parse_internal_key(ikey).map(|p| p.kind) == Some(ValueKind::ValuePointer) {
+            let ptr = ValuePointer::decode(value)
+                .ok_or_else(|| Error::InvalidState("malformed value pointer in merge".into()))?;
+            *t.vlog_refs.entry(ptr.file_number).or_insert(0) += ptr.record_len as u64;
+        }
+        self.last_user_key.clear();
+        self.last_user_key.extend_from_slice(uk);
+        Ok(())
+    }
+
+    fn open_table(&self) -> Result<OpenTable> {
+        let number = self.db.new_output_number();
+        let path = self.db.path.join(sst_file_name(number));
+        let file = self
+            .db
+            .fs
+            .create(&path)
+            .map_err(|e| Error::io(format!("creating {}", path.display()), e))?;
+        let opts = TableBuildOptions {
+            block_size: self.db.opts.block_size,
+            bloom_bits_per_key: self.db.opts.bloom_bits_per_key,
+        };
+        Ok(OpenTable {
+            number,
+            builder: TableBuilder::new(file, path, opts),
+            vlog_refs: BTreeMap::new(),
+        })
+    }
+
+    fn finish_current(&mut self) -> Result<()> {
+        let Some(t) = self.current.take() else {
+            return Ok(());
+        };
+        let summary = t.builder.finish()?;
+        self.files.push(FileMeta {
+            number: t.number,
+            file_size: summary.file_size,
+            num_entries: summary.num_entries,
+            smallest: summary.smallest,
+            largest: summary.largest,
+            vlog_refs: t.vlog_refs.into_iter().collect(),
+        });
+        Ok(())
+    }
+
+    /// Finishes the last file; returns every file written (synced).
+    pub fn finish(mut self) -> Result<Vec<FileMeta>> {
+        self.finish_current()?;
+        Ok(self.files)
+    }
+}
+
+/// A value log written by one job thread, created on the first separated value.
+pub(crate) struct VlogOutput<'a> {
+    db: &'a DbInner,
+    writer: Option<VlogWriter>,
+    first_offset: u64,
+}
+
+impl<'a> VlogOutput<'a> {
+    pub fn new(db: &'a DbInner) -> Self {
+        VlogOutput {
+            db,
+            writer: None,
+            first_offset: 0,
+        }
+    }
+
+    /// Appends a record; returns the encoded pointer to store in the SSTable.
+    pub fn append(&mut self, key: &[u8], value: &[u8]) -> Result<ValuePointer> {
+        if self.writer.is_none() {
+            let number = self.db.new_output_number();
+            let w = VlogWriter::create(&*self.db.fs, &self.db.path, number)?;
+            self.first_offset = w.len();
+            self.writer = Some(w);
+        }
+        self.writer.as_mut().expect("created above").append(key, value)
+    }
+
+    /// Syncs the log; returns its metadata (record bytes) if anything was written.
+    pub fn finish(self) -> Result<Option<VlogMeta>> {
+        let Some(w) = self.writer else {
+            return Ok(None);
+        };
+        let number = w.number();
+        let size = w.finish()?;
+        Ok(Some(VlogMeta {
+            number,
+            total_bytes: size - self.first_offset,
+        }))
+    }
+}

@@ -1,0 +1,371 @@
+//! Background work: the flush thread, the compaction/GC thread and the persist timer, plus
+//! the synchronous forms used by `flush`, `compact_range` and `wait_for_background_work`.
+//!
+//! Every job follows the same commit protocol: write outputs and sync them, append one edit to
+//! the manifest (the commit point), swap in the new version, then delete inputs (PM Log, SST
+//! and value-log files) once no live version can reach them. A failed job sets the background
+//! error: writes fail from then on, reads keep working, nothing half-written becomes visible.
+
+use super::state::DbInner;
+use super::stats::{Counters, LevelStats, Stats, VlogStats};
+use crate::compaction::{flush, level, vlog_gc};
+use crate::error::{Error, Result};
+use crate::pmtable::log::log_file_name;
+use crate::pmtable::PmTable;
+use crate::sst::parse_sst_file_name;
+use crate::types::user_key_of;
+use crate::version::{Version, VersionEdit, NUM_LEVELS};
+use crate::vlog::parse_vlog_file_name;
+use std::collections::HashSet;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+/// Starts the background threads.
+pub(crate) fn start(db: &Arc<DbInner>) -> Vec<JoinHandle<()>> {
+    let mut threads = Vec::new();
+    let spawn = |name: &str, f: fn(&DbInner)| {
+        let db = db.clone();
+        std::thread::Builder::new()
+            .name(name.into())
+            .spawn(move || f(&db))
+            .expect("spawning a background thread")
+    };
+    threads.push(spawn("flatlsm-persist", persist_loop));
+    if db.opts.background_work {
+        threads.push(spawn("flatlsm-flush", flush_loop));
+        threads.push(spawn("flatlsm-compact", compaction_loop));
+    }
+    threads
+}
+
+fn wait(db: &DbInner, timeout: Duration) -> bool {
+    let mut g = db.bg_signal.lock();
+    if !db.shutting_down.load(Ordering::Acquire) {
+        db.bg_cv.wait_for(&mut g, timeout);
+    }
+    !db.shutting_down.load(Ordering::Acquire)
+}
+
+/// Forces the Buffer Log / msync group commit at least every `pm_persist_interval_ms`.
+fn persist_loop(db: &DbInner) {
+    let interval = Duration::from_millis(db.opts.pm_persist_interval_ms);
+    while wait(db, interval) {
+        if let Err(e) = db.sv.load().mem.commit() {
+            db.set_bg_error(&e);
+        }
+    }
+}
+
+fn healthy(db: &DbInner) -> bool {
+    db.bg_error.lock().is_none()
+}
+
+fn flush_loop(db: &DbInner) {
+    while wait(db, Duration::from_millis(100)) {
+        while healthy(db) && flush_due(db) && !db.shutting_down.load(Ordering::Acquire) {
+            if let Err(e) = flush_one(db) {
+                db.set_bg_error(&e);
+            }
+        }
+    }
+}
+
+fn compaction_loop(db: &DbInner) {
+    while wait(db, Duration::from_millis(100)) {
+        while healthy(db) && !db.shutting_down.load(Ordering::Acquire) {
+            match compact_one(db) {
+                Ok(true) => {}
+                Ok(false) => break,
+                Err(e) => db.set_bg_error(&e),
+            }
+        }
+    }
+}
+
+fn flush_due(db: &DbInner) -> bool {
+    db.sv.load().imms.len() >= db.opts.flush_immutable_num
+}
+
+/// Flushes the oldest immutable PMTable; `Ok(false)` if there is none.
+pub(crate) fn flush_one(db: &DbInner) -> Result<bool> {
+    let _job = db.flush_lock.lock();
+    let Some(table) = db.sv.load().imms.last().cloned() else {
+        return Ok(false);
+    };
+    let (version, candidates) = reserve_flush_inputs(db, &table);
+    let inputs: Vec<u64> = candidates.iter().map(|f| f.number).collect();
+    let result = flush::flush_table(db, &table, &version, &candidates)
+        .and_then(|out| install_flush(db, &table, out));
+    db.release(&inputs);
+    result?;
+    db.pm.remove_region(&log_file_name(table.number()))?;
+    Counters::add(&db.counters.flushes, 1);
+    purge_obsolete_files(db)?;
+    db.wake_all();
+    Ok(true)
+}
+
+/// Waits until the L1 files the table overlaps are free, then reserves them.
+fn reserve_flush_inputs(
+    db: &DbInner,
+    table: &PmTable,
+) -> (Arc<Version>, Vec<Arc<crate::version::FileMeta>>) {
+    loop {
+        let version = db.versions.lock().current.clone();
+        let candidates = flush::candidates_for(&version, table);
+        let numbers: Vec<u64> = candidates.iter().map(|f| f.number).collect();
+        if db.try_reserve(&numbers) {
+            return (version, candidates);
+        }
+        let mut g = db.compacting.lock();
+        db.compacting_cv.wait_for(&mut g, Duration::from_millis(10));
+    }
+}
+
+fn install_flush(db: &DbInner, table: &PmTable, out: flush::FlushOutput) -> Result<()> {
+    let mut edit = out.edit;
+    let sv = db.sv.load_full();
+    let min_unflushed = sv
+        .imms
+        .iter()
+        .map(|t| t.number())
+        .filter(|n| *n != table.number())
+        .chain(std::iter::once(sv.mem.number()))
+        .min()
+        .unwrap_or(table.number() + 1);
+    edit.min_unflushed_pmlog = Some(min_unflushed);
+    edit.last_sequence = Some(db.visible().max(table.max_sequence()));
+    let number = table.number();
+    db.install(&mut edit, |imms| imms.retain(|t| t.number() != number))?;
+    forget_pending(db, &edit);
+    Counters::add(&db.counters.flush_sst_bytes, out.sst_bytes);
+    Counters::add(&db.counters.flush_vlog_bytes, out.vlog_bytes);
+    Ok(())
+}
+
+fn forget_pending(db: &DbInner, edit: &VersionEdit) {
+    let mut p = db.pending_outputs.lock();
+    for (_, f) in &edit.new_files {
+        p.remove(&f.number);
+    }
+    for v in &edit.new_vlogs {
+        p.remove(&v.number);
+    }
+}
+
+/// Runs one L1 → L2 compaction or one value-log GC if due; `Ok(false)` if nothing is due.
+pub(crate) fn compact_one(db: &DbInner) -> Result<bool> {
+    let _job = db.compaction_lock.lock();
+    let version = db.versions.lock().current.clone();
+    if version.level_bytes(1) > db.opts.l1_capacity && run_level_compaction(db, &version, None)? {
+        return Ok(true);
+    }
+    if let Some(gc) = vlog_gc::pick(&version, db.opts.vlog_gc_garbage_ratio, |n| db.is_busy(n)) {
+        let inputs: Vec<u64> = gc.files.iter().map(|(_, f)| f.number).collect();
+        if db.try_reserve(&inputs) {
+            let result = vlog_gc::run(db, &gc).and_then(|(mut edit, bytes)| {
+                db.install(&mut edit, |_| {})?;
+                forget_pending(db, &edit);
+                Counters::add(&db.counters.vlog_gc_bytes, bytes);
+                Ok(())
+            });
+            db.release(&inputs);
+            result?;
+            Counters::add(&db.counters.vlog_gcs, 1);
+            drop_unreferenced_vlogs(db)?;
+            purge_obsolete_files(db)?;
+            return Ok(true);
+        }
+    }
+    drop_unreferenced_vlogs(db)?;
+    Ok(false)
+}
+
+/// One L1 → L2 compaction; `range` limits the L1 file to one overlapping `[begin, end]`.
+fn run_level_compaction(
+    db: &DbInner,
+    version: &Version,
+    range: Option<(&[u8], &[u8])>,
+) -> Result<bool> {
+    let pointer = db.versions.lock().l1_compact_pointer.clone();
+    let outside = |n: u64| {
+        range.is_some_and(|(b, e)| {
+            version.levels[1].iter().any(|f| {
+                f.number == n && (user_key_of(&f.largest) < b || user_key_of(&f.smallest) > e)
+            })
+        })
+    };
+    let Some(c) = level::pick(version, &pointer, |n| db.is_busy(n) || outside(n)) else {
+        return Ok(false);
+    };
+    if !db.try_reserve(&c.inputs()) {
+        return Ok(false);
+    }
+    let result = level::run(db, &c).and_then(|(mut edit, bytes)| {
+        db.install(&mut edit, |_| {})?;
+        forget_pending(db, &edit);
+        Counters::add(&db.counters.compaction_bytes, bytes);
+        Ok(())
+    });
+    db.release(&c.inputs());
+    result?;
+    db.versions.lock().l1_compact_pointer = user_key_of(&c.l1.largest).to_vec();
+    Counters::add(&db.counters.compactions, 1);
+    purge_obsolete_files(db)?;
+    Ok(true)
+}
+
+fn drop_unreferenced_vlogs(db: &DbInner) -> Result<()> {
+    let version = db.versions.lock().current.clone();
+    let dead = vlog_gc::unreferenced(&version);
+    if dead.is_empty() {
+        return Ok(());
+    }
+    let mut edit = VersionEdit {
+        deleted_vlogs: dead,
+        ..VersionEdit::default()
+    };
+    db.install(&mut edit, |_| {})?;
+    purge_obsolete_files(db)
+}
+
+/// Deletes SST and value-log files that no live version and no running job can reach.
+/// Order matters: list the directory, then read pending outputs, then live versions, so a
+/// file being created or installed concurrently is always found in one of them.
+pub(crate) fn purge_obsolete_files(db: &DbInner) -> Result<()> {
+    let names = db
+        .fs
+        .list_dir(&db.path)
+        .map_err(|e| Error::io(format!("listing {}", db.path.display()), e))?;
+    let pending = db.pending_outputs.lock().clone();
+    let (mut ssts, mut vlogs) = (HashSet::new(), HashSet::new());
+    {
+        let mut vs = db.versions.lock();
+        vs.live.retain(|w| w.strong_count() > 0);
+        for v in vs.live.iter().filter_map(|w| w.upgrade()) {
+            ssts.extend(v.file_numbers());
+            vlogs.extend(v.vlogs.keys().copied());
+        }
+        ssts.extend(vs.current.file_numbers());
+        vlogs.extend(vs.current.vlogs.keys().copied());
+    }
+    for name in names {
+        let dead = match (parse_sst_file_name(&name), parse_vlog_file_name(&name)) {
+            (Some(n), _) => !ssts.contains(&n) && !pending.contains(&n),
+            (_, Some(n)) => !vlogs.contains(&n) && !pending.contains(&n),
+            _ => false,
+        };
+        if dead {
+            if let Some(n) = parse_sst_file_name(&name) {
+                db.table_cache.evict(n);
+            }
+            if let Some(n) = parse_vlog_file_name(&name) {
+                db.vlogs.evict(n);
+            }
+            db.fs
+                .remove_file(&db.path.join(&name))
+                .map_err(|e| Error::io(format!("removing obsolete {name}"), e))?;
+        }
+    }
+    Ok(())
+}
+
+/// `Db::flush`: seal the mutable table, then flush every immutable table in this thread.
+pub(crate) fn flush_all(db: &DbInner) -> Result<()> {
+    {
+        let _w = db.write_lock.lock();
+        db.check_writable()?;
+        if !db.sv.load().mem.is_empty() {
+            db.seal_mutable()?;
+        }
+    }
+    while flush_one(db)? {
+        db.check_writable()?;
+    }
+    Ok(())
+}
+
+/// `Db::compact_range`: compact every L1 file overlapping the range into L2.
+pub(crate) fn compact_range(db: &DbInner, begin: Option<&[u8]>, end: Option<&[u8]>) -> Result<()> {
+    let _job = db.compaction_lock.lock();
+    let b = begin.unwrap_or(&[]).to_vec();
+    let e_max = vec![0xffu8; crate::options::MAX_KEY_SIZE + 1];
+    let e = end.map(<[u8]>::to_vec).unwrap_or(e_max);
+    loop {
+        let version = db.versions.lock().current.clone();
+        if version.overlapping_files(1, &b, &e).is_empty() {
+            return Ok(());
+        }
+        if !run_level_compaction(db, &version, Some((&b, &e)))? {
+            let mut g = db.compacting.lock();
+            db.compacting_cv.wait_for(&mut g, Duration::from_millis(10));
+        }
+    }
+}
+
+/// Runs due work in this thread until nothing is due.
+pub(crate) fn wait_idle(db: &DbInner) -> Result<()> {
+    loop {
+        db.check_writable()?;
+        let mut worked = false;
+        while flush_due(db) {
+            worked |= flush_one(db)?;
+        }
+        while compact_one(db)? {
+            worked = true;
+        }
+        if !worked {
+            return Ok(());
+        }
+    }
+}
+
+/// Builds the user-facing report.
+pub(crate) fn stats(db: &DbInner) -> Stats {
+    let c = &db.counters;
+    let get = |a: &std::sync::atomic::AtomicU64| a.load(Ordering::Relaxed);
+    let sv = db.sv.load_full();
+    let live = sv.version.vlog_live_bytes();
+    let tables = std::iter::once(&sv.mem).chain(sv.imms.iter());
+    Stats {
+        pm_mode: Some(db.pm.mode()),
+        user_bytes: get(&c.user_bytes),
+        user_writes: get(&c.user_writes),
+        pm_bytes_written: get(&c.pm_bytes_written),
+        pm_gc_bytes: get(&c.pm_gc_bytes),
+        flush_sst_bytes: get(&c.flush_sst_bytes),
+        flush_vlog_bytes: get(&c.flush_vlog_bytes),
+        compaction_bytes: get(&c.compaction_bytes),
+        vlog_gc_bytes: get(&c.vlog_gc_bytes),
+        manifest_bytes: get(&c.manifest_bytes),
+        stall_micros: get(&c.stall_micros),
+        stall_count: get(&c.stall_count),
+        flushes: get(&c.flushes),
+        compactions: get(&c.compactions),
+        vlog_gcs: get(&c.vlog_gcs),
+        pmtable_gcs: get(&c.pmtable_gcs),
+        pmtables: 1 + sv.imms.len(),
+        pmtable_bytes: tables.map(|t| t.log_bytes()).sum(),
+        levels: (0..NUM_LEVELS)
+            .map(|l| LevelStats {
+                files: sv.version.num_files(l),
+                bytes: sv.version.level_bytes(l),
+            })
+            .collect(),
+        vlogs: sv
+            .version
+            .vlogs
+            .values()
+            .map(|v| VlogStats {
+                number: v.number,
+                total_bytes: v.total_bytes,
+                live_bytes: live.get(&v.number).copied().unwrap_or(0),
+            })
+            .collect(),
+        snapshots: db.snapshots.count(),
+        last_sequence: db.visible(),
+        background_error: db.bg_error.lock().clone(),
+    }
+}

@@ -1,0 +1,292 @@
+//! Opening a database: lock, PM device, manifest recovery, copy-free PMTable recovery, and
+//! clean-up of whatever an interrupted flush, compaction or GC left behind.
+//!
+//! Recovery rules (the persist orders they rely on are stated where each structure is written):
+//! - Manifest: replayed from CURRENT (see `version::manifest`). It is the commit point of every
+//!   flush/compaction/GC: an SST or value log not named by the recovered version is an orphan
+//!   of an interrupted job and is deleted.
+//! - PM Logs numbered below `min_unflushed_pmlog` were flushed before the crash: deleted.
+//! - A PMTable-GC replacement log without GC_COMPLETE is deleted (its source is intact); with
+//!   GC_COMPLETE, its source is deleted.
+//! - Every other PM Log is mapped and indexed in place (copy-free) as an immutable PMTable.
+
+use super::snapshots::SnapshotRegistry;
+use super::state::{BgSignal, DbInner, SuperVersion, VersionState};
+use super::stats::Counters;
+use crate::error::{Error, IoContext, Result};
+use crate::fs::{FsRef, OsFileSystem};
+use crate::options::{Options, PmModeOption};
+use crate::pm::mmap::{MmapPmDevice, PmModeRequest};
+use crate::pm::PmDeviceRef;
+use crate::pmtable::log::{log_file_name, parse_log_file_name, PmLog};
+use crate::pmtable::PmTable;
+use crate::sst::{parse_sst_file_name, BlockCache, TableCache};
+use crate::version::{Manifest, ManifestState, Version};
+use crate::vlog::{parse_vlog_file_name, VlogSet};
+use arc_swap::ArcSwap;
+use parking_lot::{Condvar, Mutex};
+use std::collections::{BTreeMap, HashSet};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicU64};
+use std::sync::Arc;
+
+const LOCK_FILE: &str = "LOCK";
+/// Files a FlatLSM directory may hold besides its numbered files.
+const KNOWN_NAMES: &[&str] = &[LOCK_FILE, "CURRENT", "pm", "LOG"];
+
+pub(crate) fn open(path: &Path, opts: Options) -> Result<(Arc<DbInner>, std::fs::File)> {
+    opts.validate()?;
+    let fs: FsRef = opts.file_system.clone().unwrap_or_else(|| Arc::new(OsFileSystem));
+    prepare_dir(&*fs, path, &opts)?;
+    let lock = lock_dir(path)?;
+    let pm = open_pm(path, &opts)?;
+    let state = load_manifest(&fs, path, &opts)?;
+    let tables = recover_pmtables(&pm, &state)?;
+    let max_pm_number = pm_numbers(&pm)?.into_iter().max().unwrap_or(0);
+    let max_file = max_file_number(&*fs, path)?.max(max_pm_number);
+    let next = state.next_file_number.max(max_file + 1);
+    let last_seq = tables
+        .iter()
+        .map(|t| t.max_sequence())
+        .max()
+        .unwrap_or(0)
+        .max(state.last_sequence);
+    let manifest_state = ManifestState {
+        version: state.version.clone(),
+        next_file_number: next + 2,
+        last_sequence: last_seq,
+        min_unflushed_pmlog: state.min_unflushed_pmlog,
+    };
+    let manifest = Manifest::create(fs.clone(), path, next, &manifest_state)?;
+    purge_orphans(&*fs, path, &state.version)?;
+    let mem = PmTable::create(&*pm, next + 1, opts.pmtable_size, None)?;
+    log::info!(
+        "opened {} with PM at {} in mode {}; recovered {} PMTables, last sequence {last_seq}",
+        path.display(),
+        pm.dir().display(),
+        pm.mode(),
+        tables.len()
+    );
+    let version = Arc::new(state.version);
+    let inner = build_inner(opts, path, fs, pm, manifest, version, mem, tables, last_seq, next + 2);
+    Ok((Arc::new(inner), lock))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn build_inner(
+    opts: Options,
+    path: &Path,
+    fs: FsRef,
+    pm: PmDeviceRef,
+    manifest: Manifest,
+    version: Arc<Version>,
+    mem: Arc<PmTable>,
+    imms: Vec<Arc<PmTable>>,
+    last_seq: u64,
+    next_file: u64,
+) -> DbInner {
+    let block_cache = (opts.block_cache_size > 0).then(|| BlockCache::new(opts.block_cache_size));
+    let table_cache = Arc::new(TableCache::new(fs.clone(), path.to_path_buf(), block_cache));
+    let vlogs = Arc::new(VlogSet::new(fs.clone(), path.to_path_buf()));
+    DbInner {
+        path: path.to_path_buf(),
+        fs,
+        pm,
+        table_cache,
+        vlogs,
+        sv: ArcSwap::from_pointee(SuperVersion {
+            mem,
+            imms,
+            version: version.clone(),
+        }),
+        sv_lock: Mutex::new(()),
+        write_lock: Mutex::new(()),
+        visible_seq: AtomicU64::new(last_seq),
+        next_file_number: AtomicU64::new(next_file),
+        versions: Mutex::new(VersionState {
+            manifest,
+            live: vec![Arc::downgrade(&version)],
+            current: version,
+            l1_compact_pointer: Vec::new(),
+        }),
+        snapshots: Arc::new(SnapshotRegistry::default()),
+        counters: Counters::default(),
+        bg_signal: Mutex::new(BgSignal::default()),
+        bg_cv: Condvar::new(),
+        bg_error: Mutex::new(None),
+        compacting: Mutex::new(HashSet::new()),
+        compacting_cv: Condvar::new(),
+        pending_outputs: Mutex::new(HashSet::new()),
+        shutting_down: AtomicBool::new(false),
+        closed: AtomicBool::new(false),
+        flush_lock: Mutex::new(()),
+        compaction_lock: Mutex::new(()),
+        opts,
+    }
+}
+
+/// Creates the directory when allowed, and refuses directories that are not FlatLSM's.
+fn prepare_dir(fs: &dyn crate::fs::FileSystem, path: &Path, opts: &Options) -> Result<()> {
+    let exists = Manifest::exists(fs, path);
+    if exists && opts.error_if_exists {
+        return Err(Error::InvalidArgument(format!(
+            "database {} already exists (error_if_exists is set)",
+            path.display()
+        )));
+    }
+    if exists {
+        return Ok(());
+    }
+    if !opts.create_if_missing {
+        return Err(Error::InvalidArgument(format!(
+            "database {} does not exist (create_if_missing is off)",
+            path.display()
+        )));
+    }
+    if fs.exists(path) {
+        let names = fs
+            .list_dir(path)
+            .context(|| format!("listing {}", path.display()))?;
+        if let Some(stray) = names.iter().find(|n| !KNOWN_NAMES.contains(&n.as_str())) {
+            return Err(Error::InvalidArgument(format!(
+                "{} is not a FlatLSM database (it holds {stray:?} but no CURRENT file); \
+                 choose an empty or new directory",
+                path.display()
+            )));
+        }
+    }
+    fs.create_dir_all(path)
+        .context(|| format!("creating {}", path.display()))
+}
+
+/// Takes an exclusive lock on `<db>/LOCK` so a second process cannot open the database.
+fn lock_dir(path: &Path) -> Result<std::fs::File> {
+    let lock_path = path.join(LOCK_FILE);
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock_path)
+        .context(|| format!("opening {}", lock_path.display()))?;
+    match file.try_lock() {
+        Ok(()) => Ok(file),
+        Err(std::fs::TryLockError::WouldBlock) => Err(Error::InvalidState(format!(
+            "database {} is locked by another process (close it first)",
+            path.display()
+        ))),
+        Err(std::fs::TryLockError::Error(e)) => {
+            Err(Error::io(format!("locking {}", lock_path.display()), e))
+        }
+    }
+}
+
+fn open_pm(path: &Path, opts: &Options) -> Result<PmDeviceRef> {
+    if let Some(d) = &opts.pm_device {
+        return Ok(d.clone());
+    }
+    let dir = opts.pm_path.clone().unwrap_or_else(|| path.join("pm"));
+    std::fs::create_dir_all(&dir).context(|| format!("creating PM directory {}", dir.display()))?;
+    let request = match opts.pm_mode {
+        PmModeOption::Auto => PmModeRequest::Auto,
+        PmModeOption::Msync => PmModeRequest::Msync,
+        PmModeOption::Emulated => PmModeRequest::Emulated {
+            write_latency_ns: opts.pm_write_latency_ns,
+        },
+    };
+    let device: PmDeviceRef = MmapPmDevice::open(&dir, request)?;
+    Ok(device)
+}
+
+fn load_manifest(fs: &FsRef, path: &Path, opts: &Options) -> Result<ManifestState> {
+    if Manifest::exists(&**fs, path) {
+        return Manifest::recover(&**fs, path);
+    }
+    let _ = opts;
+    Ok(ManifestState {
+        version: Version::default(),
+        next_file_number: 1,
+        last_sequence: 0,
+        min_unflushed_pmlog: 0,
+    })
+}
+
+fn pm_numbers(pm: &PmDeviceRef) -> Result<Vec<u64>> {
+    Ok(pm
+        .list_regions()?
+        .iter()
+        .filter_map(|n| parse_log_file_name(n))
+        .collect())
+}
+
+/// Applies the PM recovery rules and returns the surviving tables, newest first.
+fn recover_pmtables(pm: &PmDeviceRef, state: &ManifestState) -> Result<Vec<Arc<PmTable>>> {
+    let mut logs: BTreeMap<u64, Arc<PmLog>> = BTreeMap::new();
+    for n in pm_numbers(pm)? {
+        if n < state.min_unflushed_pmlog {
+            pm.remove_region(&log_file_name(n))?;
+            continue;
+        }
+        logs.insert(n, PmLog::open(&**pm, &log_file_name(n))?);
+    }
+    let numbers: Vec<u64> = logs.keys().copied().collect();
+    for n in numbers {
+        let Some(h) = logs.get(&n).map(|l| l.header()) else {
+            continue;
+        };
+        if h.replaces == 0 {
+            continue;
+        }
+        let victim = if h.gc_complete { h.replaces } else { n };
+        if logs.remove(&victim).is_some() {
+            pm.remove_region(&log_file_name(victim))?;
+        }
+    }
+    let mut tables = Vec::new();
+    for (n, log) in logs.into_iter().rev() {
+        let table = PmTable::recover(log)?;
+        if table.is_empty() {
+            pm.remove_region(&log_file_name(n))?;
+        } else {
+            tables.push(table);
+        }
+    }
+    pm.sync_dir()?;
+    Ok(tables)
+}
+
+fn max_file_number(fs: &dyn crate::fs::FileSystem, path: &Path) -> Result<u64> {
+    let names = fs
+        .list_dir(path)
+        .context(|| format!("listing {}", path.display()))?;
+    Ok(names
+        .iter()
+        .filter_map(|n| {
+            parse_sst_file_name(n)
+                .or_else(|| parse_vlog_file_name(n))
+                .or_else(|| n.strip_prefix("MANIFEST-").and_then(|s| s.parse().ok()))
+        })
+        .max()
+        .unwrap_or(0))
+}
+
+/// Deletes SSTs and value logs the recovered version does not name (outputs of a job that
+/// did not reach the manifest), and leftover temporary files.
+fn purge_orphans(fs: &dyn crate::fs::FileSystem, path: &Path, version: &Version) -> Result<()> {
+    let live: HashSet<u64> = version.file_numbers().into_iter().collect();
+    for name in fs
+        .list_dir(path)
+        .context(|| format!("listing {}", path.display()))?
+    {
+        let orphan = match (parse_sst_file_name(&name), parse_vlog_file_name(&name)) {
+            (Some(n), _) => !live.contains(&n),
+            (_, Some(n)) => !version.vlogs.contains_key(&n),
+            _ => name.ends_with(".tmp"),
+        };
+        if orphan {
+            log::info!("removing orphan file {name} left by an interrupted job");
+            fs.remove_file(&path.join(&name))
+                .context(|| format!("removing orphan {name}"))?;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,182 @@
+//! The shared state behind a [`crate::db::Db`] handle.
+//!
+//! Locking order (never take an earlier lock while holding a later one):
+//! `write_lock` → `versions` → `sv_lock`; `bg_signal` and `compacting` are leaf locks.
+//! Readers take none of them: they load the current [`SuperVersion`] from an `ArcSwap`.
+
+use super::snapshots::SnapshotRegistry;
+use super::stats::Counters;
+use crate::error::{Error, Result};
+use crate::fs::FsRef;
+use crate::options::Options;
+use crate::pm::PmDeviceRef;
+use crate::pmtable::PmTable;
+use crate::sst::TableCache;
+use crate::version::{Manifest, Version, VersionEdit};
+use crate::vlog::VlogSet;
+use arc_swap::ArcSwap;
+use parking_lot::{Condvar, Mutex};
+use std::collections::HashSet;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Weak};
+
+/// What a reader needs: the PMTables and the SSD version, swapped atomically together.
+pub(crate) struct SuperVersion {
+    /// The mutable PMTable.
+    pub mem: Arc<PmTable>,
+    /// Immutable PMTables, newest first.
+    pub imms: Vec<Arc<PmTable>>,
+    /// The SSD levels and value logs.
+    pub version: Arc<Version>,
+}
+
+/// The manifest and the versions still in use.
+pub(crate) struct VersionState {
+    pub manifest: Manifest,
+    pub current: Arc<Version>,
+    /// Every installed version some reader may still hold (for safe file deletion).
+    pub live: Vec<Weak<Version>>,
+    /// Where the next L1 → L2 compaction starts (round robin over the key space).
+    pub l1_compact_pointer: Vec<u8>,
+}
+
+/// Flags the background threads wait on.
+#[derive(Default)]
+pub(crate) struct BgSignal {
+    /// Incremented by `Db::flush` to ask for every immutable PMTable to be flushed.
+    pub flush_all_requests: u64,
+    /// Force L1 → L2 compaction of everything in L1 (compact_range).
+    pub compact_all: bool,
+}
+
+/// State shared by the handle and the background threads.
+pub(crate) struct DbInner {
+    pub opts: Options,
+    pub path: PathBuf,
+    pub fs: FsRef,
+    pub pm: PmDeviceRef,
+    pub table_cache: Arc<TableCache>,
+    pub vlogs: Arc<VlogSet>,
+    pub sv: ArcSwap<SuperVersion>,
+    pub sv_lock: Mutex<()>,
+    pub write_lock: Mutex<()>,
+    pub visible_seq: AtomicU64,
+    pub next_file_number: AtomicU64,
+    pub versions: Mutex<VersionState>,
+    pub snapshots: Arc<SnapshotRegistry>,
+    pub counters: Counters,
+    pub bg_signal: Mutex<BgSignal>,
+    /// Wakes background threads (new work) and waiting foreground threads (work done).
+    pub bg_cv: Condvar,
+    pub bg_error: Mutex<Option<String>>,
+    /// SST files an ongoing flush/compaction/GC reads and will delete.
+    pub compacting: Mutex<HashSet<u64>>,
+    pub compacting_cv: Condvar,
+    /// File numbers being written by running jobs (not yet in a version).
+    pub pending_outputs: Mutex<HashSet<u64>>,
+    pub shutting_down: AtomicBool,
+    pub closed: AtomicBool,
+    /// Serializes flush jobs (background thread and `Db::flush`).
+    pub flush_lock: Mutex<()>,
+    /// Serializes L1 → L2 compactions and value-log GC.
+    pub compaction_lock: Mutex<()>,
+}
+
+impl DbInner {
+    /// Allocates a file number (PM Logs, SSTs, value logs and manifests share one space).
+    pub fn new_file_number(&self) -> u64 {
+        self.next_file_number.fetch_add(1, Ordering::SeqCst)
+    }
+
+    /// Allocates a file number for a job output and records it as pending.
+    pub fn new_output_number(&self) -> u64 {
+        let n = self.new_file_number();
+        self.pending_outputs.lock().insert(n);
+        n
+    }
+
+    /// The latest visible sequence number.
+    pub fn visible(&self) -> u64 {
+        self.visible_seq.load(Ordering::Acquire)
+    }
+
+    /// Fails if writes are not allowed (closed, or a background job failed).
+    pub fn check_writable(&self) -> Result<()> {
+        if self.closed.load(Ordering::Acquire) {
+            return Err(Error::Closed);
+        }
+        if let Some(e) = self.bg_error.lock().as_ref() {
+            return Err(Error::Background(e.clone()));
+        }
+        Ok(())
+    }
+
+    /// Reserves `numbers` for one job if none is reserved by another; all or nothing.
+    pub fn try_reserve(&self, numbers: &[u64]) -> bool {
+        let mut busy = self.compacting.lock();
+        if numbers.iter().any(|n| busy.contains(n)) {
+            return false;
+        }
+        busy.extend(numbers.iter().copied());
+        true
+    }
+
+    /// Releases files reserved by [`DbInner::try_reserve`].
+    pub fn release(&self, numbers: &[u64]) {
+        let mut busy = self.compacting.lock();
+        for n in numbers {
+            busy.remove(n);
+        }
+        self.compacting_cv.notify_all();
+    }
+
+    /// True if another job reserved `number`.
+    pub fn is_busy(&self, number: u64) -> bool {
+        self.compacting.lock().contains(&number)
+    }
+
+    /// Records a background failure: writes fail from now on; reads keep working.
+    pub fn set_bg_error(&self, e: &Error) {
+        log::error!("background work failed, database is read-only until reopened: {e}");
+        let mut g = self.bg_error.lock();
+        if g.is_none() {
+            *g = Some(e.to_string());
+        }
+        drop(g);
+        self.wake_all();
+    }
+
+    /// Wakes every background thread and every waiting writer.
+    pub fn wake_all(&self) {
+        let _g = self.bg_signal.lock();
+        self.bg_cv.notify_all();
+    }
+
+    /// Appends `edit` to the manifest and installs the resulting version; `change_sv` adjusts
+    /// the PMTable part of the new super version (e.g. drops a flushed table).
+    pub fn install(
+        &self,
+        edit: &mut VersionEdit,
+        change_sv: impl FnOnce(&mut Vec<Arc<PmTable>>),
+    ) -> Result<Arc<Version>> {
+        let mut vs = self.versions.lock();
+        edit.next_file_number = Some(self.next_file_number.load(Ordering::SeqCst));
+        let new_version = Arc::new(vs.current.apply(edit)?);
+        vs.manifest.append(edit)?;
+        Counters::add(&self.counters.manifest_bytes, edit.encode().len() as u64 + 8);
+        vs.live.retain(|w| w.strong_count() > 0);
+        vs.live.push(Arc::downgrade(&new_version));
+        vs.current = new_version.clone();
+        let _g = self.sv_lock.lock();
+        let old = self.sv.load_full();
+        let mut imms = old.imms.clone();
+        change_sv(&mut imms);
+        self.sv.store(Arc::new(SuperVersion {
+            mem: old.mem.clone(),
+            imms,
+            version: new_version.clone(),
+        }));
+        Ok(new_version)
+    }
+}

@@ -1,0 +1,156 @@
+//! Counters the engine keeps, and the [`Stats`] snapshot `Db::stats` returns.
+//!
+//! Counters are relaxed atomics: each is exact, but a `Stats` taken while work runs is not a
+//! single consistent cut.
+
+use crate::pm::PmMode;
+use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Live counters, updated by foreground and background work.
+#[derive(Debug, Default)]
+pub struct Counters {
+    pub(crate) user_bytes: AtomicU64,
+    pub(crate) user_writes: AtomicU64,
+    pub(crate) pm_bytes_written: AtomicU64,
+    pub(crate) pm_gc_bytes: AtomicU64,
+    pub(crate) flush_sst_bytes: AtomicU64,
+    pub(crate) flush_vlog_bytes: AtomicU64,
+    pub(crate) compaction_bytes: AtomicU64,
+    pub(crate) vlog_gc_bytes: AtomicU64,
+    pub(crate) manifest_bytes: AtomicU64,
+    pub(crate) stall_micros: AtomicU64,
+    pub(crate) stall_count: AtomicU64,
+    pub(crate) flushes: AtomicU64,
+    pub(crate) compactions: AtomicU64,
+    pub(crate) vlog_gcs: AtomicU64,
+    pub(crate) pmtable_gcs: AtomicU64,
+}
+
+impl Counters {
+    pub(crate) fn add(counter: &AtomicU64, n: u64) {
+        counter.fetch_add(n, Ordering::Relaxed);
+    }
+}
+
+/// Size and file count of one level.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LevelStats {
+    /// Number of SST files.
+    pub files: usize,
+    /// Bytes of SST files.
+    pub bytes: u64,
+}
+
+/// A value-log file and how much of it is garbage.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct VlogStats {
+    /// File number.
+    pub number: u64,
+    /// Bytes of records written to it.
+    pub total_bytes: u64,
+    /// Bytes still referenced by the current version.
+    pub live_bytes: u64,
+}
+
+/// A point-in-time report of the engine's work.
+#[derive(Clone, Debug, Default)]
+pub struct Stats {
+    /// How PM is persisted.
+    pub pm_mode: Option<PmMode>,
+    /// Key + value bytes the user wrote.
+    pub user_bytes: u64,
+    /// Number of user writes (batch entries).
+    pub user_writes: u64,
+    /// Bytes appended to PM Logs (entries written by the user path).
+    pub pm_bytes_written: u64,
+    /// Bytes appended to PM Logs by PMTable GC.
+    pub pm_gc_bytes: u64,
+    /// SST bytes written by flushes (PMTable → L1 merges).
+    pub flush_sst_bytes: u64,
+    /// Value-log bytes written by flushes.
+    pub flush_vlog_bytes: u64,
+    /// SST bytes written by L1 → L2 compactions.
+    pub compaction_bytes: u64,
+    /// SST + value-log bytes written by value-log GC.
+    pub vlog_gc_bytes: u64,
+    /// Manifest bytes written.
+    pub manifest_bytes: u64,
+    /// Time writers spent blocked because every PMTable was in use.
+    pub stall_micros: u64,
+    /// Number of times a writer blocked.
+    pub stall_count: u64,
+    /// Completed flushes, compactions, value-log GCs and PMTable GCs.
+    pub flushes: u64,
+    /// Completed L1 → L2 compactions.
+    pub compactions: u64,
+    /// Completed value-log GC runs.
+    pub vlog_gcs: u64,
+    /// Completed PMTable GC rewrites.
+    pub pmtable_gcs: u64,
+    /// Number of PMTables (mutable + immutable) and their PM Log bytes.
+    pub pmtables: usize,
+    /// PM Log bytes in use by all PMTables.
+    pub pmtable_bytes: u64,
+    /// Per SSD level (index 0 is unused by the FlatLSM profile; 1 = Ordered-L1, 2 = L2).
+    pub levels: Vec<LevelStats>,
+    /// Value-log files.
+    pub vlogs: Vec<VlogStats>,
+    /// Open snapshots.
+    pub snapshots: usize,
+    /// Last visible sequence number.
+    pub last_sequence: u64,
+    /// Set when background work failed and writes are refused.
+    pub background_error: Option<String>,
+}
+
+impl Stats {
+    /// Bytes written to SSD (SSTs, value logs, manifest).
+    pub fn ssd_bytes_written(&self) -> u64 {
+        self.flush_sst_bytes
+            + self.flush_vlog_bytes
+            + self.compaction_bytes
+            + self.vlog_gc_bytes
+            + self.manifest_bytes
+    }
+
+    /// SSD bytes written / user bytes (0 before any write).
+    pub fn write_amplification(&self) -> f64 {
+        if self.user_bytes == 0 {
+            return 0.0;
+        }
+        self.ssd_bytes_written() as f64 / self.user_bytes as f64
+    }
+}
+
+impl fmt::Display for Stats {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mode = self.pm_mode.map(|m| m.to_string()).unwrap_or_default();
+        writeln!(f, "PM mode: {mode}")?;
+        writeln!(f, "user bytes: {} in {} writes", self.user_bytes, self.user_writes)?;
+        writeln!(f, "PM written: {} (GC {})", self.pm_bytes_written, self.pm_gc_bytes)?;
+        writeln!(
+            f,
+            "SSD written: flush sst {} + flush vlog {} + compaction {} + vlog GC {} + manifest {}",
+            self.flush_sst_bytes,
+            self.flush_vlog_bytes,
+            self.compaction_bytes,
+            self.vlog_gc_bytes,
+            self.manifest_bytes
+        )?;
+        writeln!(f, "write amplification: {:.3}", self.write_amplification())?;
+        writeln!(f, "stall: {} us in {} stalls", self.stall_micros, self.stall_count)?;
+        writeln!(f, "PMTables: {} using {} bytes", self.pmtables, self.pmtable_bytes)?;
+        for (i, l) in self.levels.iter().enumerate().skip(1) {
+            writeln!(f, "L{i}: {} files, {} bytes", l.files, l.bytes)?;
+        }
+        for v in &self.vlogs {
+            writeln!(f, "vlog {}: {} live of {} bytes", v.number, v.live_bytes, v.total_bytes)?;
+        }
+        write!(
+            f,
+            "flushes {} compactions {} vlog GCs {} PMTable GCs {}",
+            self.flushes, self.compactions, self.vlog_gcs, self.pmtable_gcs
+        )
+    }
+}

@@ -1,0 +1,175 @@
+//! The write path: validate, assign sequence numbers, append to the mutable PMTable (switching
+//! or GC-ing PMTables when it is full), then publish the new visible sequence.
+//!
+//! Writers are serialized by `write_lock`; a batch becomes visible to readers all at once when
+//! `visible_seq` advances past its last entry.
+
+use super::batch::WriteBatch;
+use super::state::{DbInner, SuperVersion};
+use super::stats::Counters;
+use crate::error::{Error, Result};
+use crate::options::{WriteOptions, MAX_KEY_SIZE};
+use crate::pmtable::log::{encoded_entry_len, log_file_name, LogEntry, PM_LOG_HEADER_LEN};
+use crate::pmtable::PmTable;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+impl DbInner {
+    /// Checks sizes before anything is written.
+    pub(crate) fn validate_batch(&self, batch: &WriteBatch) -> Result<()> {
+        let max_value = self.opts.max_value_size();
+        let mut total = 0usize;
+        for op in &batch.ops {
+            if op.key.len() > MAX_KEY_SIZE {
+                return Err(Error::InvalidArgument(format!(
+                    "key of {} bytes exceeds the limit of {MAX_KEY_SIZE} bytes",
+                    op.key.len()
+                )));
+            }
+            if op.value.len() > max_value {
+                return Err(Error::InvalidArgument(format!(
+                    "value of {} bytes exceeds the limit of {max_value} bytes (half a PMTable, at most 256 MiB)",
+                    op.value.len()
+                )));
+            }
+            total += encoded_entry_len(op.key.len(), op.value.len());
+        }
+        if total > self.opts.pmtable_size - PM_LOG_HEADER_LEN {
+            return Err(Error::InvalidArgument(format!(
+                "write batch of {total} encoded bytes does not fit in one PMTable of {} bytes",
+                self.opts.pmtable_size
+            )));
+        }
+        Ok(())
+    }
+
+    /// Applies a batch; the caller holds `write_lock`.
+    pub(crate) fn write_locked(&self, opts: &WriteOptions, batch: &WriteBatch) -> Result<()> {
+        self.check_writable()?;
+        if batch.is_empty() {
+            return Ok(());
+        }
+        let first = self.visible() + 1;
+        let entries: Vec<LogEntry<'_>> = batch
+            .ops
+            .iter()
+            .enumerate()
+            .map(|(i, op)| LogEntry {
+                seq: first + i as u64,
+                kind: op.kind,
+                key: &op.key,
+                value: &op.value,
+            })
+            .collect();
+        let mut mem = self.sv.load().mem.clone();
+        while !mem.append_batch(&entries)? {
+            mem = self.make_room()?;
+        }
+        if opts.sync {
+            mem.commit()?;
+        }
+        let pm_bytes: usize = entries
+            .iter()
+            .map(|e| encoded_entry_len(e.key.len(), e.value.len()))
+            .sum();
+        Counters::add(&self.counters.pm_bytes_written, pm_bytes as u64);
+        Counters::add(&self.counters.user_bytes, batch.user_bytes() as u64);
+        Counters::add(&self.counters.user_writes, batch.len() as u64);
+        self.visible_seq
+            .store(first + batch.len() as u64 - 1, Ordering::Release);
+        Ok(())
+    }
+
+    /// The mutable PMTable is full: garbage-collect it if it is mostly overwritten entries
+    /// (paper 4.2.2), else seal it and start a new one, blocking while every PMTable is in use.
+    fn make_room(&self) -> Result<Arc<PmTable>> {
+        let old = self.sv.load().mem.clone();
+        let live = old.live_bytes().max(1);
+        if old.log_bytes() as f64 / live as f64 > self.opts.pmtable_gc_ratio {
+            return self.gc_mutable(old);
+        }
+        self.seal_mutable()
+    }
+
+    /// Seals the mutable table into the immutables and starts a new one, blocking while
+    /// every PMTable is in use. The caller holds `write_lock`.
+    pub(crate) fn seal_mutable(&self) -> Result<Arc<PmTable>> {
+        self.wait_for_free_pmtable()?;
+        let old = self.sv.load().mem.clone();
+        old.seal()?;
+        let fresh = PmTable::create(
+            &*self.pm,
+            self.new_file_number(),
+            self.opts.pmtable_size,
+            None,
+        )?;
+        self.replace_mutable(fresh.clone(), Some(old));
+        self.wake_all();
+        Ok(fresh)
+    }
+
+    /// Rewrites the live entries of the mutable table into a fresh one that replaces it.
+    fn gc_mutable(&self, old: Arc<PmTable>) -> Result<Arc<PmTable>> {
+        old.seal()?;
+        let oldest = self.snapshots.oldest(self.visible());
+        let fresh = old.rewrite_live(
+            &*self.pm,
+            self.new_file_number(),
+            self.opts.pmtable_size,
+            oldest,
+        )?;
+        self.replace_mutable(fresh.clone(), None);
+        self.pm.remove_region(&log_file_name(old.number()))?;
+        Counters::add(&self.counters.pm_gc_bytes, fresh.log_bytes());
+        Counters::add(&self.counters.pmtable_gcs, 1);
+        Ok(fresh)
+    }
+
+    /// Installs `fresh` as the mutable table; `sealed` (if any) joins the immutables.
+    fn replace_mutable(&self, fresh: Arc<PmTable>, sealed: Option<Arc<PmTable>>) {
+        let _g = self.sv_lock.lock();
+        let cur = self.sv.load_full();
+        let mut imms = cur.imms.clone();
+        if let Some(s) = sealed {
+            imms.insert(0, s);
+        }
+        self.sv.store(Arc::new(SuperVersion {
+            mem: fresh,
+            imms,
+            version: cur.version.clone(),
+        }));
+    }
+
+    /// Blocks while the immutables plus a new mutable would exceed `max_write_buffer_number`;
+    /// the blocked time is counted as stall micros.
+    fn wait_for_free_pmtable(&self) -> Result<()> {
+        let full = || self.sv.load().imms.len() + 1 >= self.opts.max_write_buffer_number;
+        if !full() {
+            return Ok(());
+        }
+        let start = Instant::now();
+        let mut g = self.bg_signal.lock();
+        while full() {
+            if self.shutting_down.load(Ordering::Acquire) {
+                return Err(Error::Closed);
+            }
+            if let Some(e) = self.bg_error.lock().as_ref() {
+                return Err(Error::Background(e.clone()));
+            }
+            if !self.opts.background_work {
+                // Nobody else flushes: do it here.
+                drop(g);
+                super::background::flush_one(self)?;
+                g = self.bg_signal.lock();
+                continue;
+            }
+            self.bg_cv.notify_all();
+            self.bg_cv.wait_for(&mut g, Duration::from_millis(50));
+        }
+        drop(g);
+        Counters::add(&self.counters.stall_micros, start.elapsed().as_micros() as u64);
+        Counters::add(&self.counters.stall_count, 1);
+        Ok(())
+    }
+}

@@ -1,0 +1,377 @@
+//! A PMTable (paper 4.2): a DRAM skiplist index over one PM Log.
+//!
+//! Invariants:
+//! - Every index entry points at a log entry the log has written: either a PM offset (the entry
+//!   bytes are in the region) or, for batches still in the DRAM Buffer Log, a DRAM copy of the
+//!   value (the paper keeps the DRAM pointer even after the buffer reaches PM).
+//! - Keys are copied into the index (a skiplist node needs them for comparisons); values stay
+//!   in the log. After recovery every slot is a PM offset: copy-free recovery (paper 4.2.3).
+//! - One writer at a time (the `writer` mutex); readers never lock: the skiplist is lock-free
+//!   and an entry is inserted only after its bytes are written.
+//!
+//! Thread-safety: `PmTable` is `Send + Sync`; share it as `Arc<PmTable>`.
+
+use super::log::{LogEntry, PmLog, PmLogWriter};
+use crate::compaction::filter::VersionFilter;
+use crate::error::{Error, Result};
+use crate::iter::InternalIterator;
+use crate::pm::PmDevice;
+use crate::types::{parse_internal_key, InternalKey, SequenceNumber, ValueKind, KIND_FOR_SEEK};
+use crossbeam_skiplist::SkipMap;
+use parking_lot::Mutex;
+use std::ops::Bound;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+/// Where an indexed entry's value lives.
+#[derive(Debug)]
+enum Slot {
+    /// In the PM Log at this entry offset.
+    Pm(u64),
+    /// In DRAM (the batch was still in the Buffer Log when indexed).
+    Dram(Box<[u8]>),
+}
+
+/// What a point lookup in a PMTable found.
+#[derive(Debug, PartialEq, Eq)]
+pub enum MemLookup {
+    /// The newest visible version holds this value.
+    Value(Vec<u8>),
+    /// The newest visible version is a tombstone.
+    Deleted,
+}
+
+/// One PMTable: index + PM Log (+ the log's Buffer Log while mutable).
+pub struct PmTable {
+    log: Arc<PmLog>,
+    writer: Mutex<Option<PmLogWriter>>,
+    index: SkipMap<InternalKey, Slot>,
+    live_bytes: AtomicU64,
+    user_bytes: AtomicU64,
+    max_seq: AtomicU64,
+}
+
+impl PmTable {
+    /// Creates an empty, mutable PMTable on a fresh PM Log.
+    pub fn create(
+        device: &dyn PmDevice,
+        number: u64,
+        capacity: usize,
+        replaces: Option<u64>,
+    ) -> Result<Arc<PmTable>> {
+        let writer = PmLogWriter::create(device, number, capacity, replaces)?;
+        Ok(Arc::new(PmTable {
+            log: writer.log().clone(),
+            writer: Mutex::new(Some(writer)),
+            index: SkipMap::new(),
+            live_bytes: AtomicU64::new(0),
+            user_bytes: AtomicU64::new(0),
+            max_seq: AtomicU64::new(0),
+        }))
+    }
+
+    /// Rebuilds the index of an existing PM Log without copying entries (copy-free recovery).
+    /// The table is immutable afterwards.
+    pub fn recover(log: Arc<PmLog>) -> Result<Arc<PmTable>> {
+        let table = PmTable {
+            log,
+            writer: Mutex::new(None),
+            index: SkipMap::new(),
+            live_bytes: AtomicU64::new(0),
+            user_bytes: AtomicU64::new(0),
+            max_seq: AtomicU64::new(0),
+        };
+        table.log.clone().for_each_entry(|offset, e| {
+            table.index_entry(&e, Slot::Pm(offset));
+            Ok(())
+        })?;
+        Ok(Arc::new(table))
+    }
+
+    /// The PM Log's file number (also the table's age: higher is newer).
+    pub fn number(&self) -> u64 {
+        self.log.number()
+    }
+
+    /// The PM Log.
+    pub fn log(&self) -> &Arc<PmLog> {
+        &self.log
+    }
+
+    /// Appends a batch atomically and indexes it. `Ok(false)`: the log is full (nothing
+    /// written) or the table is sealed.
+    pub fn append_batch(&self, entries: &[LogEntry<'_>]) -> Result<bool> {
+        let mut guard = self.writer.lock();
+        let Some(writer) = guard.as_mut() else {
+            return Ok(false);
+        };
+        let Some(appended) = writer.append_batch(entries)? else {
+            return Ok(false);
+        };
+        for (e, offset) in entries.iter().zip(&appended.offsets) {
+            let slot = if appended.buffered {
+                Slot::Dram(e.value.into())
+            } else {
+                Slot::Pm(*offset)
+            };
+            self.index_entry(e, slot);
+        }
+        Ok(true)
+    }
+
+    /// Makes everything appended so far durable (Buffer Log flush / msync group commit).
+    pub fn commit(&self) -> Result<()> {
+        match self.writer.lock().as_mut() {
+            Some(w) if w.has_uncommitted() => w.commit(),
+            _ => Ok(()),
+        }
+    }
+
+    /// Commits and stops accepting writes: the table becomes immutable.
+    pub fn seal(&self) -> Result<()> {
+        let mut guard = self.writer.lock();
+        if let Some(w) = guard.as_mut() {
+            w.commit()?;
+        }
+        *guard = None;
+        Ok(())
+    }
+
+    /// Marks a GC copy complete (see [`PmTable::rewrite_live`]).
+    fn mark_gc_complete(&self) -> Result<()> {
+        match self.writer.lock().as_mut() {
+            Some(w) => w.mark_gc_complete(),
+            None => Err(Error::InvalidState("GC target is sealed".into())),
+        }
+    }
+
+    fn index_entry(&self, e: &LogEntry<'_>, slot: Slot) {
+        let key = InternalKey::new(e.key, e.seq, e.kind);
+        let size = (e.key.len() + e.value.len()) as u64;
+        // The previous newest version of this user key stops being live.
+        let probe = InternalKey::new(e.key, crate::types::MAX_SEQUENCE, KIND_FOR_SEEK);
+        if let Some(prev) = self.index.lower_bound(Bound::Included(&probe)) {
+            if prev.key().user_key() == e.key && prev.key() < &key {
+                // An older entry replayed after a newer one (GC'd log): it is not live.
+                self.user_bytes.fetch_add(size, Ordering::Relaxed);
+                self.index.insert(key, slot);
+                return;
+            }
+            if prev.key().user_key() == e.key {
+                let old = (prev.key().user_key().len() + slot_len(&self.log, prev.value())) as u64;
+                let _ = self
+                    .live_bytes
+                    .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| {
+                        Some(v.saturating_sub(old))
+                    });
+            }
+        }
+        self.live_bytes.fetch_add(size, Ordering::Relaxed);
+        self.user_bytes.fetch_add(size, Ordering::Relaxed);
+        self.max_seq.fetch_max(e.seq, Ordering::Relaxed);
+        self.index.insert(key, slot);
+    }
+
+    /// Newest version of `user_key` with sequence <= `seq`.
+    pub fn get(&self, user_key: &[u8], seq: SequenceNumber) -> Result<Option<MemLookup>> {
+        let probe = InternalKey::new(user_key, seq, KIND_FOR_SEEK);
+        let Some(entry) = self.index.lower_bound(Bound::Included(&probe)) else {
+            return Ok(None);
+        };
+        if entry.key().user_key() != user_key {
+            return Ok(None);
+        }
+        let kind = parse_internal_key(entry.key().as_bytes()).map(|p| p.kind);
+        if kind == Some(ValueKind::Deletion) {
+            return Ok(Some(MemLookup::Deleted));
+        }
+        Ok(Some(MemLookup::Value(self.read_value(entry.value())?)))
+    }
+
+    fn read_value(&self, slot: &Slot) -> Result<Vec<u8>> {
+        match slot {
+            Slot::Dram(v) => Ok(v.to_vec()),
+            Slot::Pm(off) => Ok(self.log.read_entry(*off)?.value.to_vec()),
+        }
+    }
+
+    /// Number of index entries (all versions).
+    pub fn num_entries(&self) -> usize {
+        self.index.len()
+    }
+
+    /// True if nothing was written.
+    pub fn is_empty(&self) -> bool {
+        self.index.is_empty()
+    }
+
+    /// Bytes of the log in use (including the Buffer Log).
+    pub fn log_bytes(&self) -> u64 {
+        match self.writer.lock().as_ref() {
+            Some(w) => w.used_bytes(),
+            None => self.log.header().used_size,
+        }
+    }
+
+    /// Key + value bytes of the newest version of each key.
+    pub fn live_bytes(&self) -> u64 {
+        self.live_bytes.load(Ordering::Relaxed)
+    }
+
+    /// Key + value bytes of every entry written.
+    pub fn user_bytes(&self) -> u64 {
+        self.user_bytes.load(Ordering::Relaxed)
+    }
+
+    /// Largest sequence number in the table.
+    pub fn max_sequence(&self) -> SequenceNumber {
+        self.max_seq.load(Ordering::Relaxed)
+    }
+
+    /// Smallest and largest user keys, if any.
+    pub fn key_range(&self) -> Option<(Vec<u8>, Vec<u8>)> {
+        let first = self.index.front()?.key().user_key().to_vec();
+        let last = self.index.back()?.key().user_key().to_vec();
+        Some((first, last))
+    }
+
+    /// User keys that split the table into `parts` ranges of about equal entry counts
+    /// (Algorithm 4, step 1): the largest key of each range but the last. A user key's
+    /// versions never straddle two ranges.
+    pub fn split_points(&self, parts: usize) -> Vec<Vec<u8>> {
+        let n = self.index.len();
+        if parts <= 1 || n == 0 {
+            return Vec::new();
+        }
+        let per = n.div_ceil(parts);
+        let mut points: Vec<Vec<u8>> = Vec::new();
+        let mut count = 0;
+        let mut prev: Option<Vec<u8>> = None;
+        for e in self.index.iter() {
+            let uk = e.key().user_key();
+            if count >= per && prev.as_deref() != Some(uk) && points.len() + 1 < parts {
+                points.push(prev.clone().expect("count > 0"));
+                count = 0;
+            }
+            if prev.as_deref() != Some(uk) {
+                prev = Some(uk.to_vec());
+            }
+            count += 1;
+        }
+        points
+    }
+
+    /// A cursor over the table in internal-key order.
+    pub fn iter(self: &Arc<Self>) -> PmTableIterator {
+        PmTableIterator {
+            table: self.clone(),
+            key: Vec::new(),
+            value: Vec::new(),
+            valid: false,
+            error: None,
+        }
+    }
+
+    /// PMTable GC (paper 4.2.2): copies the versions some reader can still see into a fresh
+    /// log that records `replaces = self.number()`, marks it complete, and returns it as a
+    /// mutable table. The caller removes the old log afterwards.
+    ///
+    /// Persist order: new log entries + UsedSize, then the GC_COMPLETE flag, then the old
+    /// log's removal. Recovery: a replacement without GC_COMPLETE is deleted (the old log is
+    /// intact); with it, the old log is deleted.
+    pub fn rewrite_live(
+        self: &Arc<Self>,
+        device: &dyn PmDevice,
+        number: u64,
+        capacity: usize,
+        oldest_snapshot: SequenceNumber,
+    ) -> Result<Arc<PmTable>> {
+        let fresh = PmTable::create(device, number, capacity, Some(self.number()))?;
+        let mut filter = VersionFilter::new(oldest_snapshot);
+        for e in self.index.iter() {
+            if !filter.keep(e.key().as_bytes(), |_| false) {
+                continue;
+            }
+            let p = parse_internal_key(e.key().as_bytes())
+                .ok_or_else(|| Error::InvalidState("bad key in PMTable index".into()))?;
+            let value = self.read_value(e.value())?;
+            let entry = LogEntry {
+                seq: p.seq,
+                kind: p.kind,
+                key: p.user_key,
+                value: &value,
+            };
+            if !fresh.append_batch(&[entry])? {
+                return Err(Error::InvalidState(
+                    "PMTable GC: live data does not fit a fresh PMTable".into(),
+                ));
+            }
+        }
+        fresh.mark_gc_complete()?;
+        Ok(fresh)
+    }
+}
+
+fn slot_len(log: &PmLog, slot: &Slot) -> usize {
+    match slot {
+        Slot::Dram(v) => v.len(),
+        Slot::Pm(off) => log.read_entry(*off).map(|e| e.value.len()).unwrap_or(0),
+    }
+}
+
+/// Cursor over a PMTable. It re-seeks by key on every step, so it needs no borrow of the
+/// skiplist and stays valid while writers insert (it sees entries inserted after it started
+/// that sort after its position; the database iterator filters them by sequence).
+pub struct PmTableIterator {
+    table: Arc<PmTable>,
+    key: Vec<u8>,
+    value: Vec<u8>,
+    valid: bool,
+    error: Option<Error>,
+}
+
+impl PmTableIterator {
+    fn load(&mut self, bound: Bound<&InternalKey>) {
+        let found = self.table.index.lower_bound(bound);
+        self.valid = false;
+        if let Some(e) = found {
+            match self.table.read_value(e.value()) {
+                Ok(v) => {
+                    self.key = e.key().as_bytes().to_vec();
+                    self.value = v;
+                    self.valid = true;
+                }
+                Err(err) => self.error = Some(err),
+            }
+        }
+    }
+}
+
+impl InternalIterator for PmTableIterator {
+    fn valid(&self) -> bool {
+        self.valid
+    }
+    fn seek_to_first(&mut self) {
+        self.load(Bound::Unbounded);
+    }
+    fn seek(&mut self, target: &[u8]) {
+        let t = InternalKey(target.to_vec());
+        self.load(Bound::Included(&t));
+    }
+    fn next(&mut self) {
+        let cur = InternalKey(std::mem::take(&mut self.key));
+        self.load(Bound::Excluded(&cur));
+    }
+    fn key(&self) -> &[u8] {
+        &self.key
+    }
+    fn value(&self) -> &[u8] {
+        &self.value
+    }
+    fn status(&self) -> Result<()> {
+        match &self.error {
+            Some(e) => Err(Error::InvalidState(format!("PMTable read failed: {e}"))),
+            None => Ok(()),
+        }
+    }
+}

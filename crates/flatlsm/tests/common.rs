@@ -1,0 +1,39 @@
+//! Helpers shared by the integration tests.
+#![allow(dead_code)]
+
+use flatlsm::pm::simulated::SimulatedPmDevice;
+use flatlsm::{Options, PmModeOption};
+use std::path::Path;
+
+/// Options with tiny PMTables and files so a few thousand writes exercise flush, L1 → L2
+/// compaction and value-log GC.
+pub fn tiny_options(flush_threads: usize) -> Options {
+    Options {
+        pmtable_size: 64 << 10,
+        flush_immutable_num: 2,
+        max_write_buffer_number: 4,
+        l1_capacity: 256 << 10,
+        target_file_size: 32 << 10,
+        block_size: 1024,
+        flush_threads,
+        kv_separation_threshold: 100,
+        block_cache_size: 1 << 20,
+        pm_persist_interval_ms: 20,
+        ..Options::default()
+    }
+}
+
+/// Tiny options on a simulated PM device (kept across reopen by the shared `Arc`).
+pub fn simulated(flush_threads: usize) -> Options {
+    let mut o = tiny_options(flush_threads);
+    o.pm_device = Some(SimulatedPmDevice::new());
+    o
+}
+
+/// Tiny options with PM in a subdirectory of `dir`, persisted by msync.
+pub fn msync(dir: &Path, flush_threads: usize) -> Options {
+    let mut o = tiny_options(flush_threads);
+    o.pm_path = Some(dir.join("pmdir"));
+    o.pm_mode = PmModeOption::Msync;
+    o
+}
