@@ -226,7 +226,13 @@ fn recover_pmtables(pm: &PmDeviceRef, state: &ManifestState) -> Result<Vec<Arc<P
             pm.remove_region(&log_file_name(n))?;
             continue;
         }
-        logs.insert(n, PmLog::open(&**pm, &log_file_name(n))?);
+        match PmLog::open_if_initialized(&**pm, &log_file_name(n))? {
+            Some(log) => {
+                logs.insert(n, log);
+            }
+            // A crash interrupted the log's creation: it never held data.
+            None => pm.remove_region(&log_file_name(n))?,
+        }
     }
     let numbers: Vec<u64> = logs.keys().copied().collect();
     for n in numbers {
