@@ -12,7 +12,10 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
-const NUM_SHARDS: usize = 16;
+/// Most shards a cache is split into.
+const MAX_SHARDS: usize = 16;
+/// Smallest capacity of a shard when there are several, so that a shard holds many blocks.
+const MIN_SHARD_CAPACITY: usize = 512 << 10;
 
 /// Cache key: table file number and block offset.
 type Key = (u64, u64);
@@ -94,11 +97,10 @@ pub struct BlockCache {
 impl BlockCache {
     /// A cache holding at most about `capacity_bytes` of blocks (0 disables caching).
     pub fn new(capacity_bytes: usize) -> Arc<Self> {
+        let n = (capacity_bytes / MIN_SHARD_CAPACITY).clamp(1, MAX_SHARDS);
         Arc::new(BlockCache {
-            shards: (0..NUM_SHARDS)
-                .map(|_| Mutex::new(Shard::default()))
-                .collect(),
-            shard_capacity: capacity_bytes.div_ceil(NUM_SHARDS),
+            shards: (0..n).map(|_| Mutex::new(Shard::default())).collect(),
+            shard_capacity: capacity_bytes / n,
             usage: AtomicUsize::new(0),
             hits: AtomicU64::new(0),
             misses: AtomicU64::new(0),
@@ -162,6 +164,6 @@ impl BlockCache {
     fn shard(&self, key: Key) -> &Mutex<Shard> {
         let h =
             key.0.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ key.1.wrapping_mul(0xc2b2_ae3d_27d4_eb4f);
-        &self.shards[(h >> 32) as usize % NUM_SHARDS]
+        &self.shards[(h >> 32) as usize % self.shards.len()]
     }
 }

@@ -173,6 +173,17 @@ impl Table {
     }
 }
 
+impl std::fmt::Debug for Table {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Table")
+            .field("path", &self.path)
+            .field("file_number", &self.file_number)
+            .field("footer", &self.footer)
+            .field("data_blocks", &self.handles.len())
+            .finish()
+    }
+}
+
 /// Checks the file size and reads the footer.
 fn read_footer(file: &dyn RandomAccessFile, path: &Path, file_size: u64) -> Result<Footer> {
     let actual = file
