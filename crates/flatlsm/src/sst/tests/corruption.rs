@@ -30,6 +30,12 @@ fn small_table() -> (Entries, Vec<u8>) {
     (entries, bytes)
 }
 
+/// Asserts `e` is corruption in `path`; returns true so callers can record it.
+fn is_corruption_at(e: &crate::Error, path: &std::path::Path) -> bool {
+    assert_corruption_at(e, path);
+    true
+}
+
 /// Exercises open, verify, scan and gets on `bytes` (claimed to be `size` bytes long).
 /// Returns true if any of them reported corruption; fails on a wrong answer or another error.
 fn check_damaged(bytes: Vec<u8>, size: u64, entries: &Entries) -> bool {
@@ -44,7 +50,7 @@ fn check_damaged(bytes: Vec<u8>, size: u64, entries: &Entries) -> bool {
     let mut corrupt = false;
     match table.verify() {
         Ok(n) => assert_eq!(n, entries.len() as u64),
-        Err(e) => (assert_corruption_at(&e, &path), corrupt = true).1,
+        Err(e) => corrupt |= is_corruption_at(&e, &path),
     }
     let (got, status) = scan(&table);
     match status {
@@ -61,12 +67,12 @@ fn check_damaged(bytes: Vec<u8>, size: u64, entries: &Entries) -> bool {
     for (i, (k, v)) in entries.iter().enumerate().step_by(7) {
         match table.get(k) {
             Ok(found) => assert_eq!(found, Some((k.clone(), v.clone())), "get of entry {i}"),
-            Err(e) => (assert_corruption_at(&e, &path), corrupt = true).1,
+            Err(e) => corrupt |= is_corruption_at(&e, &path),
         }
         let absent = ik(format!("key/{:04}", i * 3 + 1).as_bytes(), 5);
         match table.get(&absent) {
             Ok(found) => assert_eq!(found, None),
-            Err(e) => (assert_corruption_at(&e, &path), corrupt = true).1,
+            Err(e) => corrupt |= is_corruption_at(&e, &path),
         }
     }
     corrupt
@@ -135,9 +141,7 @@ fn corruption_errors_name_the_file_and_the_damaged_offset() {
     let footer_at = (bytes.len() - FOOTER_LEN) as u64;
     let last = bytes.len() - 1;
     bytes[last] ^= 0xff;
-    let e = open(bytes.clone(), None)
-        .err()
-        .expect("bad magic must fail");
+    let e = open(bytes.clone(), None).expect_err("bad magic must fail");
     assert_corruption_at(&e, &test_path());
     assert!(matches!(e, crate::Error::Corruption { offset, .. } if offset == footer_at + 48));
     bytes[last] ^= 0xff;

@@ -125,3 +125,15 @@ pub(super) fn assert_corruption_at(e: &Error, path: &Path) {
         other => panic!("expected corruption in {}, got {other}", path.display()),
     }
 }
+
+#[test]
+fn shared_types_are_send_and_sync() {
+    fn shared<T: Send + Sync>() {}
+    fn owned<T: Send>() {}
+    shared::<Table>();
+    shared::<crate::sst::Block>();
+    shared::<BlockCache>();
+    shared::<crate::sst::TableCache>();
+    owned::<crate::sst::TableIterator>();
+    owned::<TableBuilder>();
+}
