@@ -3,6 +3,7 @@
 
 mod cache;
 mod corruption;
+mod model;
 mod roundtrip;
 mod seek_get;
 
