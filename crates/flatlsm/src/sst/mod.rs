@@ -1,1 +1,85 @@
-//! (module under construction)
+//! SSTables of the Ordered-L1 and L2 levels on SSD: LevelDB-style block-based tables.
+//!
+//! A table file is `data blocks ++ filter block ++ index block ++ footer`, written once by a
+//! [`TableBuilder`] and then read-only ([`Table`]). Data and index blocks hold internal keys
+//! ([`crate::types`]) in strictly increasing [`crate::types::compare_internal_keys`] order with
+//! prefix compression; the filter is a bloom filter over user keys; every block carries a CRC32C.
+//! The byte layout is documented in `docs/sst-format.md`.
+//!
+//! Safety contract of the readers: every byte read from disk is validated (footer magic/CRC,
+//! handles inside the file, block CRCs, varints in bounds, key order). A failure is
+//! `Error::Corruption` naming the file and the offset; readers never panic and never return
+//! data that differs from what was written.
+//!
+//! Thread-safety: [`Table`], [`BlockCache`] and [`TableCache`] are `Send + Sync`;
+//! [`TableBuilder`] and [`TableIterator`] have a single owner.
+
+mod block;
+mod block_builder;
+mod bloom;
+mod builder;
+mod cache;
+mod coding;
+mod format;
+mod iterator;
+mod table;
+mod table_cache;
+#[cfg(test)]
+mod tests;
+
+pub use block::Block;
+pub use bloom::BloomFilter;
+pub use builder::TableBuilder;
+pub use cache::BlockCache;
+pub use format::{
+    decode_footer, BlockHandle, Footer, BLOCK_TRAILER_LEN, FOOTER_LEN, FORMAT_VERSION, TABLE_MAGIC,
+};
+pub use iterator::TableIterator;
+pub use table::Table;
+pub use table_cache::TableCache;
+
+/// The file name of table `number`: six or more digits and `.sst`, e.g. `000042.sst`.
+pub fn sst_file_name(number: u64) -> String {
+    format!("{number:06}.sst")
+}
+
+/// The table number encoded in a file name produced by [`sst_file_name`], if it is one.
+pub fn parse_sst_file_name(name: &str) -> Option<u64> {
+    let digits = name.strip_suffix(".sst")?;
+    if digits.len() < 6 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let n: u64 = digits.parse().ok()?;
+    (sst_file_name(n) == name).then_some(n)
+}
+
+/// How a [`TableBuilder`] lays out a table.
+#[derive(Clone, Debug)]
+pub struct TableBuildOptions {
+    /// Target size of a data block's contents in bytes (a block is cut once it reaches this).
+    pub block_size: usize,
+    /// Bloom filter bits per distinct user key; 0 writes no filter.
+    pub bloom_bits_per_key: usize,
+}
+
+impl Default for TableBuildOptions {
+    fn default() -> Self {
+        TableBuildOptions {
+            block_size: 4096,
+            bloom_bits_per_key: 10,
+        }
+    }
+}
+
+/// What a finished table contains, for the manifest.
+#[derive(Clone, Debug)]
+pub struct TableSummary {
+    /// Size of the file in bytes.
+    pub file_size: u64,
+    /// Number of entries.
+    pub num_entries: u64,
+    /// Smallest internal key (empty for an empty table).
+    pub smallest: Vec<u8>,
+    /// Largest internal key (empty for an empty table).
+    pub largest: Vec<u8>,
+}

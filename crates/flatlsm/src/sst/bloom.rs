@@ -1,0 +1,140 @@
+//! Whole-table bloom filter over user keys, with LevelDB's hash and double hashing.
+//!
+//! Encoding: `bits` bytes of bit array followed by one byte holding the number of probes `k`
+//! (1..=30). A key sets/tests `k` bits `h, h+delta, h+2*delta, ...` modulo the bit count, where
+//! `h` is LevelDB's 32-bit hash (seed 0xbc9f1d34) and `delta = h.rotate_right(17)`.
+//! A decoded [`BloomFilter`] is immutable and thread-safe.
+
+use crate::error::{Error, Result};
+use std::path::Path;
+
+/// LevelDB's `Hash(data, n, 0xbc9f1d34)`, used for bloom probes.
+pub(crate) fn bloom_hash(data: &[u8]) -> u32 {
+    const M: u32 = 0xc6a4_a793;
+    let mut h = 0xbc9f_1d34 ^ (data.len() as u32).wrapping_mul(M);
+    let mut chunks = data.chunks_exact(4);
+    for c in &mut chunks {
+        let w = u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+        h = h.wrapping_add(w).wrapping_mul(M);
+        h ^= h >> 16;
+    }
+    let rest = chunks.remainder();
+    if !rest.is_empty() {
+        for (i, &b) in rest.iter().enumerate().rev() {
+            h = h.wrapping_add(u32::from(b) << (8 * i));
+        }
+        h = h.wrapping_mul(M);
+        h ^= h >> 24;
+    }
+    h
+}
+
+/// Builds the filter bytes for the given key hashes at `bits_per_key`.
+pub(crate) fn build_filter(hashes: &[u32], bits_per_key: usize) -> Vec<u8> {
+    let k = ((bits_per_key as f64 * 0.69) as usize).clamp(1, 30);
+    let bits = (hashes.len() * bits_per_key).max(64);
+    let bytes = bits.div_ceil(8);
+    let bits = bytes * 8;
+    let mut out = vec![0u8; bytes + 1];
+    for &h in hashes {
+        for pos in probes(h, k, bits) {
+            out[pos / 8] |= 1 << (pos % 8);
+        }
+    }
+    out[bytes] = k as u8;
+    out
+}
+
+fn probes(mut h: u32, k: usize, bits: usize) -> impl Iterator<Item = usize> {
+    let delta = h.rotate_right(17);
+    (0..k).map(move |_| {
+        let pos = h as usize % bits;
+        h = h.wrapping_add(delta);
+        pos
+    })
+}
+
+/// A decoded bloom filter.
+#[derive(Debug, Clone)]
+pub struct BloomFilter {
+    bits: Vec<u8>,
+    k: usize,
+}
+
+impl BloomFilter {
+    /// Validates filter-block contents read from `offset` of `path`.
+    pub fn decode(mut bytes: Vec<u8>, path: &Path, offset: u64) -> Result<BloomFilter> {
+        let Some(&k) = bytes.last() else {
+            return Err(Error::corruption(path, offset, "empty filter block"));
+        };
+        let at = offset + bytes.len() as u64 - 1;
+        if bytes.len() < 2 || !(1..=30).contains(&k) {
+            return Err(Error::corruption(
+                path,
+                at,
+                format!("bad bloom probe count {k}"),
+            ));
+        }
+        bytes.pop();
+        Ok(BloomFilter {
+            bits: bytes,
+            k: k as usize,
+        })
+    }
+
+    /// False only if `user_key` was certainly not added.
+    pub fn may_contain(&self, user_key: &[u8]) -> bool {
+        let bits = self.bits.len() * 8;
+        probes(bloom_hash(user_key), self.k, bits).all(|p| self.bits[p / 8] & (1 << (p % 8)) != 0)
+    }
+
+    /// Bytes of memory held.
+    pub fn size(&self) -> usize {
+        self.bits.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn filter_for(n: u32, bits_per_key: usize) -> BloomFilter {
+        let hashes: Vec<u32> = (0..n)
+            .map(|i| bloom_hash(format!("key{i}").as_bytes()))
+            .collect();
+        BloomFilter::decode(build_filter(&hashes, bits_per_key), Path::new("f"), 0).unwrap()
+    }
+
+    #[test]
+    fn bloom_has_no_false_negatives() {
+        let f = filter_for(5000, 10);
+        assert!((0..5000).all(|i| f.may_contain(format!("key{i}").as_bytes())));
+    }
+
+    #[test]
+    fn bloom_false_positive_rate_is_below_two_percent_at_ten_bits_per_key() {
+        let f = filter_for(10_000, 10);
+        let fp = (0..20_000)
+            .filter(|i| f.may_contain(format!("absent{i}").as_bytes()))
+            .count();
+        let rate = fp as f64 / 20_000.0;
+        assert!(rate < 0.02, "false positive rate {rate}");
+    }
+
+    #[test]
+    fn bloom_hash_matches_leveldb_reference_values() {
+        // Values from LevelDB's hash_test.cc (seed 0xbc9f1d34).
+        assert_eq!(bloom_hash(&[]), 0xbc9f_1d34);
+        assert_eq!(bloom_hash(&[0x62]), 0xef13_45c4);
+        assert_eq!(bloom_hash(&[0xc3, 0x97]), 0x5b66_3814);
+        assert_eq!(bloom_hash(&[0xe2, 0x99, 0xa5]), 0x323c_078f);
+        assert_eq!(bloom_hash(&[0xe1, 0x80, 0xb9, 0x32]), 0xed21_633a);
+    }
+
+    #[test]
+    fn bloom_decode_rejects_bad_probe_counts() {
+        assert!(BloomFilter::decode(vec![], Path::new("f"), 0).is_err());
+        assert!(BloomFilter::decode(vec![0xff, 0], Path::new("f"), 0).is_err());
+        assert!(BloomFilter::decode(vec![0xff, 31], Path::new("f"), 0).is_err());
+    }
+}

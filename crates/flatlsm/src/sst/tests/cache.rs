@@ -1,0 +1,131 @@
+//! Block cache and table cache behaviour.
+
+use super::*;
+use crate::fs::{FileSystem, OsFileSystem};
+use crate::sst::{sst_file_name, TableCache};
+
+fn entries(n: u32) -> Entries {
+    (0..n)
+        .map(|i| (ik(format!("key{i:06}").as_bytes(), 1), vec![b'v'; 50]))
+        .collect()
+}
+
+#[test]
+fn block_cache_hits_on_repeated_reads() {
+    let cache = BlockCache::new(1 << 20);
+    let table = open(
+        build(&entries(2000), TableBuildOptions::default()).0,
+        Some(cache.clone()),
+    )
+    .unwrap();
+    let key = ik(b"key000500", 1);
+    assert!(table.get(&key).unwrap().is_some());
+    assert_eq!((cache.hits(), cache.misses()), (0, 1));
+    assert!(cache.usage() > 0);
+    for _ in 0..5 {
+        assert!(table.get(&key).unwrap().is_some());
+    }
+    assert_eq!((cache.hits(), cache.misses()), (5, 1));
+    let (all, status) = scan(&table);
+    status.unwrap();
+    assert_eq!(all.len(), 2000);
+    let blocks = cache.misses();
+    assert!(blocks > 10, "scan loaded {blocks} blocks");
+    let (_, status) = scan(&table);
+    status.unwrap();
+    assert_eq!(cache.misses(), blocks, "second scan is served by the cache");
+}
+
+#[test]
+fn block_cache_stays_within_capacity_and_evicts_least_recently_used() {
+    let cache = BlockCache::new(64 << 10);
+    let table = open(
+        build(&entries(20_000), TableBuildOptions::default()).0,
+        Some(cache.clone()),
+    )
+    .unwrap();
+    scan(&table).1.unwrap();
+    assert!(cache.usage() <= 64 << 10, "usage {}", cache.usage());
+    assert!(cache.usage() > 0);
+    let hot = ik(b"key019999", 1);
+    table.get(&hot).unwrap();
+    let misses = cache.misses();
+    table.get(&hot).unwrap();
+    assert_eq!(
+        cache.misses(),
+        misses,
+        "most recently used block is resident"
+    );
+    cache.erase_file(7);
+    assert_eq!(cache.usage(), 0);
+}
+
+#[test]
+fn zero_capacity_block_cache_caches_nothing() {
+    let cache = BlockCache::new(0);
+    let table = open(
+        build(&entries(100), TableBuildOptions::default()).0,
+        Some(cache.clone()),
+    )
+    .unwrap();
+    table.get(&ik(b"key000001", 1)).unwrap();
+    table.get(&ik(b"key000001", 1)).unwrap();
+    assert_eq!((cache.hits(), cache.usage()), (0, 0));
+}
+
+#[test]
+fn tables_are_shared_between_threads() {
+    let cache = BlockCache::new(256 << 10);
+    let table = open(
+        build(&entries(5000), TableBuildOptions::default()).0,
+        Some(cache),
+    )
+    .unwrap();
+    let handles: Vec<_> = (0..4u32)
+        .map(|t| {
+            let table = Arc::clone(&table);
+            std::thread::spawn(move || {
+                for i in (t..5000).step_by(4) {
+                    let k = ik(format!("key{i:06}").as_bytes(), 1);
+                    assert_eq!(table.get(&k).unwrap().unwrap().0, k);
+                }
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().unwrap();
+    }
+}
+
+#[test]
+fn table_cache_opens_on_demand_shares_and_evicts() {
+    let dir = tempfile::tempdir().unwrap();
+    let fs: Arc<dyn FileSystem> = Arc::new(OsFileSystem);
+    let path = dir.path().join(sst_file_name(12));
+    let mut b = TableBuilder::new(
+        fs.create(&path).unwrap(),
+        path.clone(),
+        TableBuildOptions::default(),
+    );
+    for (k, v) in entries(300) {
+        b.add(&k, &v).unwrap();
+    }
+    let summary = b.finish().unwrap();
+    let cache = TableCache::new(
+        fs.clone(),
+        dir.path().to_path_buf(),
+        Some(BlockCache::new(1 << 20)),
+    );
+    let t1 = cache.get(12, summary.file_size).unwrap();
+    let t2 = cache.get(12, summary.file_size).unwrap();
+    assert!(Arc::ptr_eq(&t1, &t2));
+    assert_eq!(t1.path(), path);
+    assert_eq!(t1.verify().unwrap(), 300);
+    cache.evict(12);
+    assert!(cache.is_empty());
+    let e = TableCache::new(fs.clone(), dir.path().to_path_buf(), None)
+        .get(12, summary.file_size + 1)
+        .unwrap_err();
+    assert_corruption_at(&e, &path);
+    assert!(matches!(cache.get(13, 100), Err(crate::Error::Io { .. })));
+}
