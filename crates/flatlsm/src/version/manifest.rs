@@ -14,7 +14,8 @@
 //! (`next_file_number`, `last_sequence`, `min_unflushed_pmlog`) or apply (files, value logs) to
 //! the state built so far. A final record that is truncated or fails its crc and is followed by
 //! nothing else is a torn write from a crash during append (never acknowledged): it is ignored
-//! with a `log::warn`. Because a damaged length field cannot be trusted, "followed by nothing
+//! with a `log::warn`; so is an all-zero tail (a crash that extended the file but lost the data,
+//! which cannot hold a record since no valid record starts with eight zero bytes). Because a damaged length field cannot be trusted, "followed by nothing
 //! else" is checked by searching the bytes after the bad record's start for any valid record; if
 //! one is found (or the search exceeds its budget) the bad record is not a torn tail. A bad
 //! record followed by more bytes, a record whose edit does not decode or apply, a manifest with
@@ -292,9 +293,14 @@ fn frame_at(data: &[u8], pos: usize) -> std::result::Result<(&[u8], usize), BadR
     Ok((&data[pos + RECORD_HEADER_LEN..end], end))
 }
 
-/// True if the bad record at `pos` is a torn final write: it claims to end at or past the end of
-/// the file and no valid, decodable record starts anywhere after `pos`.
+/// True if the bad record at `pos` is a torn final write: either every byte from `pos` on is zero
+/// (a crash that extended the file without its data; no record starts with eight zero bytes), or
+/// it claims to end at or past the end of the file and no valid, decodable record starts anywhere
+/// after `pos`.
 fn is_torn_tail(data: &[u8], pos: usize, bad: &BadRecord, path: &Path) -> bool {
+    if data[pos..].iter().all(|&b| b == 0) {
+        return true;
+    }
     if bad.claimed_end.is_some_and(|end| end < data.len()) {
         return false;
     }
