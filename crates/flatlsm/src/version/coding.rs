@@ -96,7 +96,10 @@ impl<'a> Decoder<'a> {
             return Err(Error::corruption(
                 self.path,
                 at,
-                format!("{what} length {len} exceeds the {} remaining bytes", self.remaining()),
+                format!(
+                    "{what} length {len} exceeds the {} remaining bytes",
+                    self.remaining()
+                ),
             ));
         }
         let b = &self.data[self.pos..self.pos + len];
@@ -111,7 +114,17 @@ mod tests {
 
     #[test]
     fn varints_round_trip_at_boundaries() {
-        for v in [0, 1, 127, 128, 16383, 16384, u32::MAX as u64, u64::MAX - 1, u64::MAX] {
+        for v in [
+            0,
+            1,
+            127,
+            128,
+            16383,
+            16384,
+            u32::MAX as u64,
+            u64::MAX - 1,
+            u64::MAX,
+        ] {
             let mut buf = Vec::new();
             put_varint(&mut buf, v);
             let mut d = Decoder::new(&buf, Path::new("x"), 0);

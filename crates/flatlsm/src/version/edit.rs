@@ -15,7 +15,7 @@
 //! | 7   | one deleted value log | number                                                         |
 //!
 //! Repeated list fields appear once per element, in list order. An unknown tag, a truncated
-//! field or a scalar tag that appears twice is [`Error::Corruption`]; decoding never panics.
+//! field or a scalar tag that appears twice is [`crate::Error::Corruption`]; decoding never panics.
 //!
 //! Thread-safety: plain data (`Send + Sync`).
 
@@ -120,7 +120,7 @@ impl VersionEdit {
 
     /// Decodes an edit from `bytes`, which start at byte `offset` of `path` (for error messages).
     ///
-    /// Never panics; malformed input is [`Error::Corruption`] at the offset of the bad field.
+    /// Never panics; malformed input is [`crate::Error::Corruption`] at the offset of the bad field.
     pub fn decode(bytes: &[u8], path: &Path, offset: u64) -> Result<Self> {
         let mut d = Decoder::new(bytes, path, offset);
         let mut e = VersionEdit::default();
@@ -196,7 +196,9 @@ fn decode_file(d: &mut Decoder<'_>) -> Result<FileMeta> {
     let count = d.varint_usize("vlog ref count")?;
     // Each ref takes at least two bytes: bound the count before allocating.
     if count > d.remaining() / 2 {
-        return Err(d.error(format!("vlog ref count {count} exceeds the remaining bytes")));
+        return Err(d.error(format!(
+            "vlog ref count {count} exceeds the remaining bytes"
+        )));
     }
     let mut vlog_refs = Vec::with_capacity(count);
     for _ in 0..count {

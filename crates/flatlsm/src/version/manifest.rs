@@ -213,7 +213,11 @@ impl Manifest {
         let data = match fs.read_all(&path) {
             Ok(d) => d,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Err(Error::corruption(&path, 0, "manifest named by CURRENT is missing"))
+                return Err(Error::corruption(
+                    &path,
+                    0,
+                    "manifest named by CURRENT is missing",
+                ))
             }
             Err(e) => return Err(Error::io(format!("reading {}", path.display()), e)),
         };
@@ -237,7 +241,11 @@ fn read_current(fs: &dyn FileSystem, dir: &Path) -> Result<u64> {
         .and_then(parse_manifest_file_name)
         .ok_or_else(|| {
             let shown = String::from_utf8_lossy(&data[..data.len().min(64)]).into_owned();
-            Error::corruption(&path, 0, format!("CURRENT does not name a manifest: {shown:?}"))
+            Error::corruption(
+                &path,
+                0,
+                format!("CURRENT does not name a manifest: {shown:?}"),
+            )
         })
 }
 
@@ -350,7 +358,11 @@ fn replay(data: &[u8], path: &Path) -> Result<ManifestState> {
         pos = end;
     }
     if records == 0 {
-        return Err(Error::corruption(path, 0, "manifest holds no complete record"));
+        return Err(Error::corruption(
+            path,
+            0,
+            "manifest holds no complete record",
+        ));
     }
     Ok(state)
 }

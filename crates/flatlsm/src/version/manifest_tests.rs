@@ -136,7 +136,11 @@ fn corrupted_middle_record_is_corruption_at_its_offset() {
         bad[at] ^= 0x40;
         std::fs::write(&path, &bad).unwrap();
         let err = Manifest::recover(&OsFileSystem, dir.path()).unwrap_err();
-        assert_eq!(corruption_at(err), (path.clone(), rec as u64), "flip at {at}");
+        assert_eq!(
+            corruption_at(err),
+            (path.clone(), rec as u64),
+            "flip at {at}"
+        );
     }
 }
 
@@ -178,10 +182,19 @@ fn current_switch_leaves_only_the_new_manifest() {
     let dir = tempfile::tempdir().unwrap();
     let (states, _) = write_manifest(dir.path());
     let state = states.last().unwrap().clone();
-    std::fs::write(dir.path().join("MANIFEST-000009"), b"junk from a crashed create").unwrap();
+    std::fs::write(
+        dir.path().join("MANIFEST-000009"),
+        b"junk from a crashed create",
+    )
+    .unwrap();
     let m = Manifest::create(fs(), dir.path(), 16, &state).unwrap();
     assert_eq!(m.number(), 16);
-    assert_eq!(m.file_size(), std::fs::metadata(dir.path().join("MANIFEST-000016")).unwrap().len());
+    assert_eq!(
+        m.file_size(),
+        std::fs::metadata(dir.path().join("MANIFEST-000016"))
+            .unwrap()
+            .len()
+    );
     let mut names = OsFileSystem.list_dir(dir.path()).unwrap();
     names.sort();
     assert_eq!(names, vec!["CURRENT", "MANIFEST-000016"]);
@@ -206,7 +219,12 @@ fn missing_or_garbled_current_is_corruption() {
     let err = Manifest::recover(&OsFileSystem, dir.path()).unwrap_err();
     assert_eq!(corruption_at(err), (current.clone(), 0));
     write_manifest(dir.path());
-    for garbage in [&b"MANIFEST-00000x\n"[..], b"MANIFEST-000005", b"", b"\xff\xfe\n"] {
+    for garbage in [
+        &b"MANIFEST-00000x\n"[..],
+        b"MANIFEST-000005",
+        b"",
+        b"\xff\xfe\n",
+    ] {
         std::fs::write(&current, garbage).unwrap();
         let err = Manifest::recover(&OsFileSystem, dir.path()).unwrap_err();
         assert_eq!(corruption_at(err), (current.clone(), 0), "{garbage:?}");
@@ -237,8 +255,17 @@ fn manifest_without_a_complete_record_is_corruption() {
 fn manifest_file_names_round_trip() {
     assert_eq!(manifest_file_name(7), "MANIFEST-000007");
     assert_eq!(parse_manifest_file_name("MANIFEST-000007"), Some(7));
-    assert_eq!(parse_manifest_file_name("MANIFEST-12345678"), Some(12345678));
-    for bad in ["MANIFEST-", "MANIFEST-+1", "MANIFEST-1.tmp", "CURRENT", "manifest-1"] {
+    assert_eq!(
+        parse_manifest_file_name("MANIFEST-12345678"),
+        Some(12345678)
+    );
+    for bad in [
+        "MANIFEST-",
+        "MANIFEST-+1",
+        "MANIFEST-1.tmp",
+        "CURRENT",
+        "manifest-1",
+    ] {
         assert_eq!(parse_manifest_file_name(bad), None, "{bad}");
     }
 }

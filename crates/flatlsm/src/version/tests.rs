@@ -42,14 +42,16 @@ fn arb_file() -> impl Strategy<Value = FileMeta> {
         proptest::collection::vec(any::<u8>(), 0..20),
         proptest::collection::vec((any::<u64>(), any::<u64>()), 0..4),
     )
-        .prop_map(|(number, file_size, num_entries, smallest, largest, vlog_refs)| FileMeta {
-            number,
-            file_size,
-            num_entries,
-            smallest,
-            largest,
-            vlog_refs,
-        })
+        .prop_map(
+            |(number, file_size, num_entries, smallest, largest, vlog_refs)| FileMeta {
+                number,
+                file_size,
+                num_entries,
+                smallest,
+                largest,
+                vlog_refs,
+            },
+        )
 }
 
 fn arb_edit() -> impl Strategy<Value = VersionEdit> {
@@ -204,7 +206,11 @@ fn apply_rejects_unknown_deletes_levels_and_duplicates() {
         let err = v.apply(&edit).unwrap_err();
         assert!(matches!(err, Error::InvalidState(_)), "{edit:?}: {err}");
     }
-    assert_eq!(numbers(&v, 1), vec![1], "a failed apply leaves the version alone");
+    assert_eq!(
+        numbers(&v, 1),
+        vec![1],
+        "a failed apply leaves the version alone"
+    );
 }
 
 #[test]
@@ -227,7 +233,9 @@ fn apply_moves_a_file_between_levels_in_one_edit() {
 fn apply_checks_value_log_references() {
     let mut f = file(1, "a", "b");
     f.vlog_refs = vec![(7, 100)];
-    assert!(Version::default().apply(&add(vec![(1, f.clone())])).is_err());
+    assert!(Version::default()
+        .apply(&add(vec![(1, f.clone())]))
+        .is_err());
     let v = Version::default()
         .apply(&VersionEdit {
             new_vlogs: vec![VlogMeta {
@@ -271,7 +279,10 @@ fn vlog_live_bytes_sums_refs_over_all_levels() {
         })
         .unwrap();
     let live = v.vlog_live_bytes();
-    assert_eq!(live.into_iter().collect::<Vec<_>>(), vec![(1, 125), (2, 57), (3, 0)]);
+    assert_eq!(
+        live.into_iter().collect::<Vec<_>>(),
+        vec![(1, 125), (2, 57), (3, 0)]
+    );
 }
 
 fn three_files() -> Version {

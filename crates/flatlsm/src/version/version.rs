@@ -78,7 +78,9 @@ impl Version {
         }
         for &number in &edit.deleted_vlogs {
             if v.vlogs.remove(&number).is_none() {
-                return Err(invalid(format!("deleted value log {number} is not in the version")));
+                return Err(invalid(format!(
+                    "deleted value log {number} is not in the version"
+                )));
             }
         }
         if !edit.deleted_vlogs.is_empty() {
@@ -119,7 +121,11 @@ impl Version {
         let overlaps_prev = i > 0 && largest_user(&files[i - 1]) >= smallest_user(f);
         let overlaps_next = i < files.len() && smallest_user(&files[i]) <= largest_user(f);
         if overlaps_prev || overlaps_next {
-            let other = if overlaps_prev { &files[i - 1] } else { &files[i] };
+            let other = if overlaps_prev {
+                &files[i - 1]
+            } else {
+                &files[i]
+            };
             return Err(invalid(format!(
                 "new file {} overlaps file {} in level {level}",
                 f.number, other.number
@@ -130,7 +136,11 @@ impl Version {
     }
 
     fn check_vlog_refs(&self, f: &FileMeta) -> Result<()> {
-        match f.vlog_refs.iter().find(|(n, _)| !self.vlogs.contains_key(n)) {
+        match f
+            .vlog_refs
+            .iter()
+            .find(|(n, _)| !self.vlogs.contains_key(n))
+        {
             Some((n, _)) => Err(invalid(format!(
                 "file {} references unknown value log {n}",
                 f.number

@@ -23,7 +23,9 @@ mod writer;
 mod tests;
 
 pub use reader::VlogReader;
-pub use record::{decode_record, RECORD_HEADER_LEN, VLOG_FORMAT_VERSION, VLOG_HEADER_LEN, VLOG_MAGIC};
+pub use record::{
+    decode_record, RECORD_HEADER_LEN, VLOG_FORMAT_VERSION, VLOG_HEADER_LEN, VLOG_MAGIC,
+};
 pub use writer::VlogWriter;
 
 use crate::error::Result;

@@ -182,9 +182,8 @@ impl VlogReader {
                 file_number: self.number,
                 offset: pos,
                 value_len: value.len() as u32,
-                record_len: u32::try_from(n).map_err(|_| {
-                    Error::corruption(&self.path, pos, "record longer than 4 GiB")
-                })?,
+                record_len: u32::try_from(n)
+                    .map_err(|_| Error::corruption(&self.path, pos, "record longer than 4 GiB"))?,
             };
             f(ptr, key, value)?;
             pos += n as u64;
@@ -198,6 +197,13 @@ fn needed_len(avail: &[u8]) -> u64 {
     if avail.len() < RECORD_HEADER_LEN {
         return RECORD_HEADER_LEN as u64;
     }
-    let word = |i: usize| u64::from(u32::from_le_bytes([avail[i], avail[i + 1], avail[i + 2], avail[i + 3]]));
+    let word = |i: usize| {
+        u64::from(u32::from_le_bytes([
+            avail[i],
+            avail[i + 1],
+            avail[i + 2],
+            avail[i + 3],
+        ]))
+    };
     RECORD_HEADER_LEN as u64 + word(4) + word(8)
 }

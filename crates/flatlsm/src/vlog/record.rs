@@ -70,7 +70,10 @@ pub fn decode_record<'a>(
 ) -> Result<(&'a [u8], &'a [u8], usize)> {
     let bad = |detail: String| Error::corruption(path, offset, detail);
     if bytes.len() < RECORD_HEADER_LEN {
-        return Err(bad(format!("truncated record header ({} bytes)", bytes.len())));
+        return Err(bad(format!(
+            "truncated record header ({} bytes)",
+            bytes.len()
+        )));
     }
     let word = |i: usize| u32::from_le_bytes([bytes[i], bytes[i + 1], bytes[i + 2], bytes[i + 3]]);
     let (stored, key_len, value_len) = (word(0), word(4) as usize, word(8) as usize);

@@ -32,7 +32,10 @@ fn many_records() -> Records {
         .collect();
     recs.push((b"empty-value".to_vec(), Vec::new()));
     recs.push((Vec::new(), b"empty-key".to_vec()));
-    recs.push((b"big".to_vec(), (0..1 << 20).map(|i| (i % 253) as u8).collect()));
+    recs.push((
+        b"big".to_vec(),
+        (0..1 << 20).map(|i| (i % 253) as u8).collect(),
+    ));
     recs.push((Vec::new(), Vec::new()));
     recs
 }
@@ -110,24 +113,58 @@ fn wrong_pointer_is_corruption_naming_file_and_offset() {
     let r = VlogReader::open(&OsFileSystem, dir.path(), 1).unwrap();
     let p = ptrs[1];
     let cases = [
-        ValuePointer { offset: p.offset + 1, ..p },
-        ValuePointer { offset: ptrs[0].offset + 3, ..ptrs[0] },
-        ValuePointer { value_len: p.value_len - 1, ..p },
-        ValuePointer { value_len: p.value_len + 1, record_len: p.record_len + 1, ..p },
-        ValuePointer { record_len: p.record_len - 1, ..p },
-        ValuePointer { record_len: p.record_len + 1, ..p },
+        ValuePointer {
+            offset: p.offset + 1,
+            ..p
+        },
+        ValuePointer {
+            offset: ptrs[0].offset + 3,
+            ..ptrs[0]
+        },
+        ValuePointer {
+            value_len: p.value_len - 1,
+            ..p
+        },
+        ValuePointer {
+            value_len: p.value_len + 1,
+            record_len: p.record_len + 1,
+            ..p
+        },
+        ValuePointer {
+            record_len: p.record_len - 1,
+            ..p
+        },
+        ValuePointer {
+            record_len: p.record_len + 1,
+            ..p
+        },
         ValuePointer { offset: size, ..p },
-        ValuePointer { offset: u64::MAX - 3, ..p },
-        ValuePointer { record_len: u32::MAX, ..p },
-        ValuePointer { value_len: p.record_len, ..p },
+        ValuePointer {
+            offset: u64::MAX - 3,
+            ..p
+        },
+        ValuePointer {
+            record_len: u32::MAX,
+            ..p
+        },
+        ValuePointer {
+            value_len: p.record_len,
+            ..p
+        },
         ValuePointer { offset: 0, ..p },
     ];
     for bad in cases {
         let err = r.read_value(&bad).unwrap_err();
         assert_eq!(corruption_at(err), (path.clone(), bad.offset), "{bad:?}");
     }
-    let other_file = ValuePointer { file_number: 2, ..p };
-    assert!(matches!(r.read_value(&other_file), Err(Error::InvalidArgument(_))));
+    let other_file = ValuePointer {
+        file_number: 2,
+        ..p
+    };
+    assert!(matches!(
+        r.read_value(&other_file),
+        Err(Error::InvalidArgument(_))
+    ));
 }
 
 #[test]
@@ -215,14 +252,21 @@ fn check_flipped(dir: &Path, recs: &Records, ptrs: &[ValuePointer], at: usize) {
         assert!(e.is_corruption(), "byte {at}: {e}");
     }
     for (i, (p, k, v)) in scanned.into_iter().enumerate() {
-        assert_eq!((p, k, v), (ptrs[i], recs[i].0.clone(), recs[i].1.clone()), "byte {at}");
+        assert_eq!(
+            (p, k, v),
+            (ptrs[i], recs[i].0.clone(), recs[i].1.clone()),
+            "byte {at}"
+        );
     }
 }
 
 #[test]
 fn callback_error_stops_the_scan() {
     let dir = tempfile::tempdir().unwrap();
-    let recs = vec![(b"a".to_vec(), b"1".to_vec()), (b"b".to_vec(), b"2".to_vec())];
+    let recs = vec![
+        (b"a".to_vec(), b"1".to_vec()),
+        (b"b".to_vec(), b"2".to_vec()),
+    ];
     write(dir.path(), 1, &recs);
     let r = VlogReader::open(&OsFileSystem, dir.path(), 1).unwrap();
     let mut calls = 0;
