@@ -269,3 +269,19 @@ fn manifest_file_names_round_trip() {
         assert_eq!(parse_manifest_file_name(bad), None, "{bad}");
     }
 }
+
+#[test]
+fn failed_append_poisons_the_writer_and_recovery_sees_prior_state() {
+    let dir = tempfile::tempdir().unwrap();
+    let fault = Arc::new(super::fault_fs::FaultFs::default());
+    let fail = Arc::clone(&fault.fail);
+    let state = initial_state();
+    let mut m = Manifest::create(fault, dir.path(), 5, &state).unwrap();
+    fail.store(true, std::sync::atomic::Ordering::SeqCst);
+    let err = m.append(&edits()[0]).unwrap_err();
+    assert!(matches!(err, Error::Io { .. }), "{err}");
+    fail.store(false, std::sync::atomic::Ordering::SeqCst);
+    let err = m.append(&edits()[0]).unwrap_err();
+    assert!(matches!(err, Error::InvalidState(_)), "{err}");
+    assert_eq!(Manifest::recover(&OsFileSystem, dir.path()).unwrap(), state);
+}

@@ -19,6 +19,8 @@ pub mod manifest;
 pub mod version;
 
 #[cfg(test)]
+pub(crate) mod fault_fs;
+#[cfg(test)]
 mod manifest_tests;
 #[cfg(test)]
 mod tests;

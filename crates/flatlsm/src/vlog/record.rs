@@ -1,6 +1,7 @@
 //! Value-log file header and record coding (pure functions, no I/O).
 //!
-//! Header (16 bytes): magic `b"FLATVLOG"` | format version u32 LE = 1 | reserved u32 LE (0).
+//! Header (16 bytes): magic `b"FLATVLOG"` | format version u32 LE = 1 | reserved u32 LE (written
+//! as 0, ignored on read).
 //! Record: `crc32c u32 LE (over everything after it) | key_len u32 LE | value_len u32 LE | key |
 //! value`; its length is `12 + key_len + value_len`, which must fit a u32 (the `record_len` of a
 //! [`crate::types::ValuePointer`]).
