@@ -1,1 +1,35 @@
-//! (module under construction)
+//! Versions of the SSD tree and the manifest that records them (paper §4.3–4.4).
+//!
+//! FlatLSM keeps only two SSD levels: the *Ordered-L1* (level 1) and L2 (level 2); its L0 lives
+//! in PMTables on persistent memory, so level 0 of a [`Version`] is reserved for later profiles.
+//! Values are separated into value logs (see [`crate::vlog`]); a [`Version`] also tracks the
+//! live value logs and, through each file's `vlog_refs`, how many bytes of each are still live.
+//!
+//! - [`edit`]: [`VersionEdit`], one atomic change, and its tagged-field encoding.
+//! - [`version`]: [`Version`], an immutable snapshot of the tree, and [`Version::apply`].
+//! - [`manifest`]: the durable log of edits, `CURRENT`, and recovery.
+//!
+//! Thread-safety: [`Version`] and [`VersionEdit`] are immutable plain data, shared as
+//! `Arc<Version>`; [`Manifest`] has a single owner.
+
+mod coding;
+pub mod edit;
+pub mod manifest;
+#[allow(clippy::module_inception)]
+pub mod version;
+
+#[cfg(test)]
+pub(crate) mod fault_fs;
+#[cfg(test)]
+mod manifest_tests;
+#[cfg(test)]
+mod tests;
+
+pub use edit::{FileMeta, VersionEdit, VlogMeta};
+pub use manifest::{
+    manifest_file_name, parse_manifest_file_name, Manifest, ManifestState, CURRENT_FILE_NAME,
+};
+pub use version::Version;
+
+/// Number of levels in a [`Version`]: 0 (reserved), 1 (Ordered-L1) and 2 (L2).
+pub const NUM_LEVELS: usize = 3;

@@ -1,1 +1,104 @@
-//! (module under construction)
+//! Value logs for key-value separation (paper §4.4).
+//!
+//! Flush and compaction write each key with a [`ValuePointer`] into the SSTables and the key-value
+//! pair itself into a value log, so compactions rewrite keys, not values.
+//!
+//! File `{number:06}.vlog` (see `docs/vlog-format.md`):
+//! - header, 16 bytes: magic `b"FLATVLOG"` | format version u32 LE = 1 | reserved u32 LE = 0;
+//! - records: `crc32c u32 LE (over everything after it) | key_len u32 LE | value_len u32 LE |
+//!   key | value`.
+//!
+//! A [`ValuePointer`] addresses a record's first byte; `record_len = 12 + key_len + value_len`.
+//! Value logs are append-only and immutable once finished; they are deleted whole (by value-log
+//! GC through a manifest edit), never rewritten in place.
+//!
+//! Thread-safety: [`VlogWriter`] is `Send` with one owner; [`VlogReader`] and [`VlogSet`] are
+//! `Send + Sync` and shared by all readers of the database.
+
+mod reader;
+mod record;
+mod writer;
+
+#[cfg(test)]
+mod tests;
+
+pub use reader::VlogReader;
+pub use record::{
+    decode_record, RECORD_HEADER_LEN, VLOG_FORMAT_VERSION, VLOG_HEADER_LEN, VLOG_MAGIC,
+};
+pub use writer::VlogWriter;
+
+use crate::error::Result;
+use crate::fs::FileSystem;
+use crate::types::ValuePointer;
+use parking_lot::Mutex;
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+const VLOG_SUFFIX: &str = ".vlog";
+
+/// The file name of value log `number`: `{number:06}.vlog`.
+pub fn vlog_file_name(number: u64) -> String {
+    format!("{number:06}{VLOG_SUFFIX}")
+}
+
+/// Parses a value-log file name; `None` if `name` is not one.
+pub fn parse_vlog_file_name(name: &str) -> Option<u64> {
+    let digits = name.strip_suffix(VLOG_SUFFIX)?;
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse().ok()
+}
+
+/// Open readers by file number, shared by all readers of the database.
+///
+/// Readers are opened on first use and kept until [`VlogSet::evict`] (call it before deleting the
+/// file). Opening happens outside the lock; two threads racing to open the same file keep the
+/// first reader inserted.
+pub struct VlogSet {
+    fs: Arc<dyn FileSystem>,
+    dir: PathBuf,
+    readers: Mutex<HashMap<u64, Arc<VlogReader>>>,
+}
+
+impl std::fmt::Debug for VlogSet {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("VlogSet")
+            .field("dir", &self.dir)
+            .field("open", &self.readers.lock().len())
+            .finish()
+    }
+}
+
+impl VlogSet {
+    /// An empty set over the value logs in `dir`.
+    pub fn new(fs: Arc<dyn FileSystem>, dir: PathBuf) -> Self {
+        VlogSet {
+            fs,
+            dir,
+            readers: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The reader of value log `number`, opening it if needed.
+    pub fn reader(&self, number: u64) -> Result<Arc<VlogReader>> {
+        if let Some(r) = self.readers.lock().get(&number) {
+            return Ok(Arc::clone(r));
+        }
+        let opened = Arc::new(VlogReader::open(&*self.fs, &self.dir, number)?);
+        let mut readers = self.readers.lock();
+        Ok(Arc::clone(readers.entry(number).or_insert(opened)))
+    }
+
+    /// Reads the value `ptr` addresses, through the reader of its file.
+    pub fn read_value(&self, ptr: &ValuePointer) -> Result<Vec<u8>> {
+        self.reader(ptr.file_number)?.read_value(ptr)
+    }
+
+    /// Forgets the reader of value log `number` (in-flight users keep their `Arc`).
+    pub fn evict(&self, number: u64) {
+        self.readers.lock().remove(&number);
+    }
+}

@@ -1,0 +1,217 @@
+//! [`VersionEdit`]: one change to the SSD tree, and its persistent encoding.
+//!
+//! Encoding (the payload of one manifest record): a sequence of fields, each a tag varint followed
+//! by the field's payload. All integers are unsigned LEB128 varints; byte strings are a varint
+//! length followed by the bytes.
+//!
+//! | tag | field                 | payload                                                        |
+//! |-----|-----------------------|----------------------------------------------------------------|
+//! | 1   | `next_file_number`    | u64                                                            |
+//! | 2   | `last_sequence`       | u64                                                            |
+//! | 3   | `min_unflushed_pmlog` | u64                                                            |
+//! | 4   | one deleted file      | level, file number                                             |
+//! | 5   | one new file          | level, number, file_size, num_entries, smallest, largest, n, n × (vlog number, bytes) |
+//! | 6   | one new value log     | number, total_bytes                                            |
+//! | 7   | one deleted value log | number                                                         |
+//!
+//! Repeated list fields appear once per element, in list order. An unknown tag, a truncated
+//! field or a scalar tag that appears twice is [`crate::Error::Corruption`]; decoding never panics.
+//!
+//! Thread-safety: plain data (`Send + Sync`).
+
+use super::coding::{put_bytes, put_varint, Decoder};
+use crate::error::Result;
+use std::path::Path;
+
+const TAG_NEXT_FILE_NUMBER: u64 = 1;
+const TAG_LAST_SEQUENCE: u64 = 2;
+const TAG_MIN_UNFLUSHED_PMLOG: u64 = 3;
+const TAG_DELETED_FILE: u64 = 4;
+const TAG_NEW_FILE: u64 = 5;
+const TAG_NEW_VLOG: u64 = 6;
+const TAG_DELETED_VLOG: u64 = 7;
+
+/// Metadata of one SSTable in the tree.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FileMeta {
+    /// File number (the SST's file name is derived from it).
+    pub number: u64,
+    /// Size of the file in bytes.
+    pub file_size: u64,
+    /// Number of entries in the file.
+    pub num_entries: u64,
+    /// Smallest internal key in the file.
+    pub smallest: Vec<u8>,
+    /// Largest internal key in the file.
+    pub largest: Vec<u8>,
+    /// Value-log files this SST points into, with the bytes (sum of record_len) it references in each.
+    pub vlog_refs: Vec<(u64, u64)>,
+}
+
+/// Metadata of one value-log file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct VlogMeta {
+    /// File number of the value log.
+    pub number: u64,
+    /// Total bytes of records written to the file (excluding the file header).
+    pub total_bytes: u64,
+}
+
+/// One atomic change to the tree, as recorded in the manifest.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct VersionEdit {
+    /// The next file number to allocate, if changed.
+    pub next_file_number: Option<u64>,
+    /// The largest sequence number persisted in SSTables or PM, if changed.
+    pub last_sequence: Option<u64>,
+    /// PM logs with a number below this have been flushed to SSTables and may be deleted.
+    pub min_unflushed_pmlog: Option<u64>,
+    /// Files removed from the tree: (level, file number).
+    pub deleted_files: Vec<(usize, u64)>,
+    /// Files added to the tree: (level, metadata).
+    pub new_files: Vec<(usize, FileMeta)>,
+    /// Value logs added.
+    pub new_vlogs: Vec<VlogMeta>,
+    /// Value logs removed (by number).
+    pub deleted_vlogs: Vec<u64>,
+}
+
+impl VersionEdit {
+    /// True if the edit changes nothing.
+    pub fn is_empty(&self) -> bool {
+        *self == VersionEdit::default()
+    }
+
+    /// Encodes the edit as tagged fields (see the module documentation).
+    pub fn encode(&self) -> Vec<u8> {
+        let mut b = Vec::new();
+        let scalars = [
+            (TAG_NEXT_FILE_NUMBER, self.next_file_number),
+            (TAG_LAST_SEQUENCE, self.last_sequence),
+            (TAG_MIN_UNFLUSHED_PMLOG, self.min_unflushed_pmlog),
+        ];
+        for (tag, v) in scalars {
+            if let Some(v) = v {
+                put_varint(&mut b, tag);
+                put_varint(&mut b, v);
+            }
+        }
+        for &(level, number) in &self.deleted_files {
+            put_varint(&mut b, TAG_DELETED_FILE);
+            put_varint(&mut b, level as u64);
+            put_varint(&mut b, number);
+        }
+        for (level, f) in &self.new_files {
+            put_varint(&mut b, TAG_NEW_FILE);
+            put_varint(&mut b, *level as u64);
+            encode_file(&mut b, f);
+        }
+        for v in &self.new_vlogs {
+            put_varint(&mut b, TAG_NEW_VLOG);
+            put_varint(&mut b, v.number);
+            put_varint(&mut b, v.total_bytes);
+        }
+        for &n in &self.deleted_vlogs {
+            put_varint(&mut b, TAG_DELETED_VLOG);
+            put_varint(&mut b, n);
+        }
+        b
+    }
+
+    /// Decodes an edit from `bytes`, which start at byte `offset` of `path` (for error messages).
+    ///
+    /// Never panics; malformed input is [`crate::Error::Corruption`] at the offset of the bad field.
+    pub fn decode(bytes: &[u8], path: &Path, offset: u64) -> Result<Self> {
+        let mut d = Decoder::new(bytes, path, offset);
+        let mut e = VersionEdit::default();
+        while !d.is_empty() {
+            let tag = d.varint("tag")?;
+            decode_field(&mut d, &mut e, tag)?;
+        }
+        Ok(e)
+    }
+}
+
+fn decode_field(d: &mut Decoder<'_>, e: &mut VersionEdit, tag: u64) -> Result<()> {
+    match tag {
+        TAG_NEXT_FILE_NUMBER => set_once(d, &mut e.next_file_number, "next_file_number"),
+        TAG_LAST_SEQUENCE => set_once(d, &mut e.last_sequence, "last_sequence"),
+        TAG_MIN_UNFLUSHED_PMLOG => set_once(d, &mut e.min_unflushed_pmlog, "min_unflushed_pmlog"),
+        TAG_DELETED_FILE => {
+            let level = d.varint_usize("deleted file level")?;
+            let number = d.varint("deleted file number")?;
+            e.deleted_files.push((level, number));
+            Ok(())
+        }
+        TAG_NEW_FILE => {
+            let level = d.varint_usize("new file level")?;
+            let f = decode_file(d)?;
+            e.new_files.push((level, f));
+            Ok(())
+        }
+        TAG_NEW_VLOG => {
+            let number = d.varint("vlog number")?;
+            let total_bytes = d.varint("vlog total_bytes")?;
+            e.new_vlogs.push(VlogMeta {
+                number,
+                total_bytes,
+            });
+            Ok(())
+        }
+        TAG_DELETED_VLOG => {
+            e.deleted_vlogs.push(d.varint("deleted vlog number")?);
+            Ok(())
+        }
+        _ => Err(d.error(format!("unknown version edit tag {tag}"))),
+    }
+}
+
+fn set_once(d: &mut Decoder<'_>, slot: &mut Option<u64>, what: &str) -> Result<()> {
+    if slot.is_some() {
+        return Err(d.error(format!("{what} appears twice")));
+    }
+    *slot = Some(d.varint(what)?);
+    Ok(())
+}
+
+fn encode_file(b: &mut Vec<u8>, f: &FileMeta) {
+    put_varint(b, f.number);
+    put_varint(b, f.file_size);
+    put_varint(b, f.num_entries);
+    put_bytes(b, &f.smallest);
+    put_bytes(b, &f.largest);
+    put_varint(b, f.vlog_refs.len() as u64);
+    for &(vlog, bytes) in &f.vlog_refs {
+        put_varint(b, vlog);
+        put_varint(b, bytes);
+    }
+}
+
+fn decode_file(d: &mut Decoder<'_>) -> Result<FileMeta> {
+    let number = d.varint("file number")?;
+    let file_size = d.varint("file size")?;
+    let num_entries = d.varint("entry count")?;
+    let smallest = d.bytes("smallest key")?.to_vec();
+    let largest = d.bytes("largest key")?.to_vec();
+    let count = d.varint_usize("vlog ref count")?;
+    // Each ref takes at least two bytes: bound the count before allocating.
+    if count > d.remaining() / 2 {
+        return Err(d.error(format!(
+            "vlog ref count {count} exceeds the remaining bytes"
+        )));
+    }
+    let mut vlog_refs = Vec::with_capacity(count);
+    for _ in 0..count {
+        let vlog = d.varint("vlog ref number")?;
+        let bytes = d.varint("vlog ref bytes")?;
+        vlog_refs.push((vlog, bytes));
+    }
+    Ok(FileMeta {
+        number,
+        file_size,
+        num_entries,
+        smallest,
+        largest,
+        vlog_refs,
+    })
+}

@@ -1,0 +1,88 @@
+//! A test [`FileSystem`] over the OS that can be told to fail writes (shared by version and vlog
+//! tests).
+
+use crate::fs::{FileSystem, OsFileSystem, RandomAccessFile, WritableFile};
+use std::io;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+/// Fails every `append`/`sync` of files it created while `fail` is set.
+#[derive(Default)]
+pub(crate) struct FaultFs {
+    pub(crate) fail: Arc<AtomicBool>,
+}
+
+struct FaultFile {
+    inner: Box<dyn WritableFile>,
+    fail: Arc<AtomicBool>,
+}
+
+impl FaultFile {
+    fn check(&self) -> io::Result<()> {
+        if self.fail.load(Ordering::SeqCst) {
+            return Err(io::Error::other("injected write failure"));
+        }
+        Ok(())
+    }
+}
+
+impl WritableFile for FaultFile {
+    fn append(&mut self, data: &[u8]) -> io::Result<()> {
+        self.check()?;
+        self.inner.append(data)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.check()?;
+        self.inner.flush()
+    }
+    fn sync(&mut self) -> io::Result<()> {
+        self.check()?;
+        self.inner.sync()
+    }
+    fn len(&self) -> u64 {
+        self.inner.len()
+    }
+}
+
+impl FaultFs {
+    fn wrap(&self, inner: Box<dyn WritableFile>) -> Box<dyn WritableFile> {
+        Box::new(FaultFile {
+            inner,
+            fail: Arc::clone(&self.fail),
+        })
+    }
+}
+
+impl FileSystem for FaultFs {
+    fn create_dir_all(&self, path: &Path) -> io::Result<()> {
+        OsFileSystem.create_dir_all(path)
+    }
+    fn create(&self, path: &Path) -> io::Result<Box<dyn WritableFile>> {
+        Ok(self.wrap(OsFileSystem.create(path)?))
+    }
+    fn open_append(&self, path: &Path) -> io::Result<Box<dyn WritableFile>> {
+        Ok(self.wrap(OsFileSystem.open_append(path)?))
+    }
+    fn open(&self, path: &Path) -> io::Result<Arc<dyn RandomAccessFile>> {
+        OsFileSystem.open(path)
+    }
+    fn read_all(&self, path: &Path) -> io::Result<Vec<u8>> {
+        OsFileSystem.read_all(path)
+    }
+    fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
+        OsFileSystem.rename(from, to)
+    }
+    fn remove_file(&self, path: &Path) -> io::Result<()> {
+        OsFileSystem.remove_file(path)
+    }
+    fn list_dir(&self, path: &Path) -> io::Result<Vec<String>> {
+        OsFileSystem.list_dir(path)
+    }
+    fn exists(&self, path: &Path) -> bool {
+        OsFileSystem.exists(path)
+    }
+    fn sync_dir(&self, path: &Path) -> io::Result<()> {
+        OsFileSystem.sync_dir(path)
+    }
+}

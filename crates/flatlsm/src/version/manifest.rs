@@ -1,0 +1,368 @@
+//! The manifest: the durable log of [`VersionEdit`]s from which the tree is recovered.
+//!
+//! Files (in the database directory):
+//! - `MANIFEST-{number:06}`: a sequence of records, each
+//!   `crc32c u32 LE (over len + payload) | len u32 LE | payload` where the payload is an encoded
+//!   [`VersionEdit`]. The first record of every manifest is a snapshot of the whole state.
+//! - `CURRENT`: the name of the live manifest followed by `\n`.
+//!
+//! Persist order: a record is acknowledged only after the manifest file is synced; `CURRENT` is
+//! replaced only by [`write_file_atomic`] (temp file, sync, rename, directory sync), and only
+//! after the new manifest holding its snapshot is synced. Older manifests are removed afterwards.
+//!
+//! Recovery rule: records are replayed in order; the fields in each edit overwrite
+//! (`next_file_number`, `last_sequence`, `min_unflushed_pmlog`) or apply (files, value logs) to
+//! the state built so far. A final record that is truncated or fails its crc and is followed by
+//! nothing else is a torn write from a crash during append (never acknowledged): it is ignored
+//! with a `log::warn`; so is an all-zero tail (a crash that extended the file but lost the data,
+//! which cannot hold a record since no valid record starts with eight zero bytes). Because a damaged length field cannot be trusted, "followed by nothing
+//! else" is checked by searching the bytes after the bad record's start for any valid record; if
+//! one is found (or the search exceeds its budget) the bad record is not a torn tail. A bad
+//! record followed by more bytes, a record whose edit does not decode or apply, a manifest with
+//! no valid record, a missing or garbled `CURRENT`, or a `CURRENT` naming a missing file is
+//! [`crate::Error::Corruption`] naming the file and offset.
+//!
+//! After recovery the engine must start a new manifest with [`Manifest::create`] rather than
+//! append to the recovered one (a torn tail would otherwise be followed by new records).
+//!
+//! Thread-safety: [`Manifest`] is `Send` and has one owner (the thread that installs versions).
+
+use super::edit::VersionEdit;
+use super::version::Version;
+use crate::error::{Error, IoContext, Result};
+use crate::fs::{write_file_atomic, FileSystem, WritableFile};
+use crate::types::crc32c;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// Name of the file that names the live manifest.
+pub const CURRENT_FILE_NAME: &str = "CURRENT";
+
+const MANIFEST_PREFIX: &str = "MANIFEST-";
+
+/// Size of a record header: crc u32 + len u32.
+const RECORD_HEADER_LEN: usize = 8;
+
+/// Most payload bytes checksummed while deciding whether a bad final record is a torn write.
+const TORN_SEARCH_BUDGET: usize = 64 << 20;
+
+/// The manifest file name for `number`: `MANIFEST-{number:06}`.
+pub fn manifest_file_name(number: u64) -> String {
+    format!("{MANIFEST_PREFIX}{number:06}")
+}
+
+/// Parses a manifest file name; `None` if `name` is not one.
+pub fn parse_manifest_file_name(name: &str) -> Option<u64> {
+    let digits = name.strip_prefix(MANIFEST_PREFIX)?;
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse().ok()
+}
+
+/// Everything the manifest knows after recovery.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ManifestState {
+    /// The recovered tree.
+    pub version: Version,
+    /// The next file number to allocate.
+    pub next_file_number: u64,
+    /// The largest sequence number recorded.
+    pub last_sequence: u64,
+    /// PM logs below this number have been flushed and may be deleted.
+    pub min_unflushed_pmlog: u64,
+}
+
+impl ManifestState {
+    /// Applies one edit: overwrites the scalar fields it sets and applies the rest to the version.
+    pub fn apply(&mut self, edit: &VersionEdit) -> Result<()> {
+        self.version = self.version.apply(edit)?;
+        if let Some(n) = edit.next_file_number {
+            self.next_file_number = n;
+        }
+        if let Some(s) = edit.last_sequence {
+            self.last_sequence = s;
+        }
+        if let Some(p) = edit.min_unflushed_pmlog {
+            self.min_unflushed_pmlog = p;
+        }
+        Ok(())
+    }
+
+    /// An edit that recreates this state from nothing, scalar fields included.
+    pub fn snapshot_edit(&self) -> VersionEdit {
+        VersionEdit {
+            next_file_number: Some(self.next_file_number),
+            last_sequence: Some(self.last_sequence),
+            min_unflushed_pmlog: Some(self.min_unflushed_pmlog),
+            ..self.version.snapshot_edit()
+        }
+    }
+}
+
+/// The open manifest writer.
+pub struct Manifest {
+    file: Box<dyn WritableFile>,
+    path: PathBuf,
+    number: u64,
+    failed: bool,
+}
+
+impl std::fmt::Debug for Manifest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Manifest")
+            .field("path", &self.path)
+            .field("size", &self.file.len())
+            .field("failed", &self.failed)
+            .finish()
+    }
+}
+
+/// Frames a payload as a manifest record.
+fn frame(payload: &[u8], path: &Path) -> Result<Vec<u8>> {
+    let len = u32::try_from(payload.len()).map_err(|_| {
+        Error::InvalidArgument(format!(
+            "manifest record of {} bytes for {} exceeds 4 GiB",
+            payload.len(),
+            path.display()
+        ))
+    })?;
+    let mut rec = Vec::with_capacity(RECORD_HEADER_LEN + payload.len());
+    rec.extend_from_slice(&[0; 4]);
+    rec.extend_from_slice(&len.to_le_bytes());
+    rec.extend_from_slice(payload);
+    let crc = crc32c(&rec[4..]);
+    rec[..4].copy_from_slice(&crc.to_le_bytes());
+    Ok(rec)
+}
+
+impl Manifest {
+    /// True if `dir` holds a `CURRENT` file.
+    pub fn exists(fs: &dyn FileSystem, dir: &Path) -> bool {
+        fs.exists(&dir.join(CURRENT_FILE_NAME))
+    }
+
+    /// Writes a new manifest `MANIFEST-{manifest_number:06}` holding one snapshot record of
+    /// `state`, syncs it, then atomically points `CURRENT` at it and removes every other
+    /// `MANIFEST-*` file. Fails with [`Error::InvalidArgument`] if `CURRENT` already names
+    /// `manifest_number` (that would overwrite the live manifest).
+    pub fn create(
+        fs: Arc<dyn FileSystem>,
+        dir: &Path,
+        manifest_number: u64,
+        state: &ManifestState,
+    ) -> Result<Manifest> {
+        let name = manifest_file_name(manifest_number);
+        if read_current(&*fs, dir).ok() == Some(manifest_number) {
+            return Err(Error::InvalidArgument(format!(
+                "{name} is the live manifest and cannot be recreated"
+            )));
+        }
+        let path = dir.join(&name);
+        let mut file = fs
+            .create(&path)
+            .context(|| format!("creating {}", path.display()))?;
+        let rec = frame(&state.snapshot_edit().encode(), &path)?;
+        file.append(&rec)
+            .and_then(|()| file.sync())
+            .context(|| format!("writing snapshot to {}", path.display()))?;
+        let current = dir.join(CURRENT_FILE_NAME);
+        write_file_atomic(&*fs, &current, format!("{name}\n").as_bytes())
+            .context(|| format!("pointing {} at {name}", current.display()))?;
+        remove_other_manifests(&*fs, dir, manifest_number);
+        Ok(Manifest {
+            file,
+            path,
+            number: manifest_number,
+            failed: false,
+        })
+    }
+
+    /// Appends one edit record and syncs it: the edit is durable on return. After a failed
+    /// append the manifest refuses further appends ([`Error::InvalidState`]); the engine must
+    /// recover and create a new manifest.
+    pub fn append(&mut self, edit: &VersionEdit) -> Result<()> {
+        if self.failed {
+            return Err(Error::InvalidState(format!(
+                "manifest {} failed earlier; reopen the database",
+                self.path.display()
+            )));
+        }
+        let rec = frame(&edit.encode(), &self.path)?;
+        let res = self.file.append(&rec).and_then(|()| self.file.sync());
+        if res.is_err() {
+            self.failed = true;
+        }
+        res.context(|| format!("appending to {}", self.path.display()))
+    }
+
+    /// Bytes written to the manifest file so far.
+    pub fn file_size(&self) -> u64 {
+        self.file.len()
+    }
+
+    /// The manifest's file number.
+    pub fn number(&self) -> u64 {
+        self.number
+    }
+
+    /// Reads `CURRENT` and replays the manifest it names (see the module documentation).
+    pub fn recover(fs: &dyn FileSystem, dir: &Path) -> Result<ManifestState> {
+        let number = read_current(fs, dir)?;
+        let path = dir.join(manifest_file_name(number));
+        let data = match fs.read_all(&path) {
+            Ok(d) => d,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(Error::corruption(
+                    &path,
+                    0,
+                    "manifest named by CURRENT is missing",
+                ))
+            }
+            Err(e) => return Err(Error::io(format!("reading {}", path.display()), e)),
+        };
+        replay(&data, &path)
+    }
+}
+
+/// Reads and parses `CURRENT`; the manifest number it names.
+fn read_current(fs: &dyn FileSystem, dir: &Path) -> Result<u64> {
+    let path = dir.join(CURRENT_FILE_NAME);
+    let data = match fs.read_all(&path) {
+        Ok(d) => d,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(Error::corruption(&path, 0, "CURRENT is missing"))
+        }
+        Err(e) => return Err(Error::io(format!("reading {}", path.display()), e)),
+    };
+    std::str::from_utf8(&data)
+        .ok()
+        .and_then(|s| s.strip_suffix('\n'))
+        .and_then(parse_manifest_file_name)
+        .ok_or_else(|| {
+            let shown = String::from_utf8_lossy(&data[..data.len().min(64)]).into_owned();
+            Error::corruption(
+                &path,
+                0,
+                format!("CURRENT does not name a manifest: {shown:?}"),
+            )
+        })
+}
+
+fn remove_other_manifests(fs: &dyn FileSystem, dir: &Path, keep: u64) {
+    let names = match fs.list_dir(dir) {
+        Ok(n) => n,
+        Err(e) => {
+            log::warn!("listing {} to remove old manifests: {e}", dir.display());
+            return;
+        }
+    };
+    for name in names {
+        if parse_manifest_file_name(&name).is_some_and(|n| n != keep) {
+            let p = dir.join(&name);
+            if let Err(e) = fs.remove_file(&p) {
+                log::warn!("removing old manifest {}: {e}", p.display());
+            }
+        }
+    }
+}
+
+/// Why the bytes at an offset are not a valid record.
+struct BadRecord {
+    detail: String,
+    /// The record's claimed end, when its length field fits in the file.
+    claimed_end: Option<usize>,
+}
+
+/// Validates the record framed at `pos`; its payload and end offset.
+fn frame_at(data: &[u8], pos: usize) -> std::result::Result<(&[u8], usize), BadRecord> {
+    let rest = &data[pos..];
+    if rest.len() < RECORD_HEADER_LEN {
+        return Err(BadRecord {
+            detail: format!("truncated record header ({} bytes)", rest.len()),
+            claimed_end: None,
+        });
+    }
+    let stored = u32::from_le_bytes([rest[0], rest[1], rest[2], rest[3]]);
+    let len = u32::from_le_bytes([rest[4], rest[5], rest[6], rest[7]]) as usize;
+    if len > rest.len() - RECORD_HEADER_LEN {
+        return Err(BadRecord {
+            detail: format!("record length {len} extends past the end of the file"),
+            claimed_end: None,
+        });
+    }
+    let end = pos + RECORD_HEADER_LEN + len;
+    if crc32c(&data[pos + 4..end]) != stored {
+        return Err(BadRecord {
+            detail: "record checksum mismatch".to_string(),
+            claimed_end: Some(end),
+        });
+    }
+    Ok((&data[pos + RECORD_HEADER_LEN..end], end))
+}
+
+/// True if the bad record at `pos` is a torn final write: either every byte from `pos` on is zero
+/// (a crash that extended the file without its data; no record starts with eight zero bytes), or
+/// it claims to end at or past the end of the file and no valid, decodable record starts anywhere
+/// after `pos`.
+fn is_torn_tail(data: &[u8], pos: usize, bad: &BadRecord, path: &Path) -> bool {
+    if data[pos..].iter().all(|&b| b == 0) {
+        return true;
+    }
+    if bad.claimed_end.is_some_and(|end| end < data.len()) {
+        return false;
+    }
+    let mut budget = TORN_SEARCH_BUDGET;
+    for q in pos + 1..data.len().saturating_sub(RECORD_HEADER_LEN - 1) {
+        let len = u32::from_le_bytes([data[q + 4], data[q + 5], data[q + 6], data[q + 7]]) as usize;
+        if len > data.len() - q - RECORD_HEADER_LEN {
+            continue;
+        }
+        if len + 4 > budget {
+            return false;
+        }
+        budget -= len + 4;
+        if let Ok((payload, _)) = frame_at(data, q) {
+            if VersionEdit::decode(payload, path, q as u64).is_ok() {
+                return false;
+            }
+        }
+    }
+    true
+}
+
+/// Replays every record of a manifest's bytes.
+fn replay(data: &[u8], path: &Path) -> Result<ManifestState> {
+    let mut state = ManifestState::default();
+    let mut pos = 0;
+    let mut records = 0usize;
+    while pos < data.len() {
+        let (payload, end) = match frame_at(data, pos) {
+            Ok(r) => r,
+            Err(bad) if is_torn_tail(data, pos, &bad, path) => {
+                log::warn!(
+                    "ignoring torn final record at offset {pos} of {} ({}, {} bytes)",
+                    path.display(),
+                    bad.detail,
+                    data.len() - pos
+                );
+                break;
+            }
+            Err(bad) => return Err(Error::corruption(path, pos as u64, bad.detail)),
+        };
+        let edit = VersionEdit::decode(payload, path, (pos + RECORD_HEADER_LEN) as u64)?;
+        state.apply(&edit).map_err(|e| {
+            Error::corruption(path, pos as u64, format!("edit cannot be applied: {e}"))
+        })?;
+        records += 1;
+        pos = end;
+    }
+    if records == 0 {
+        return Err(Error::corruption(
+            path,
+            0,
+            "manifest holds no complete record",
+        ));
+    }
+    Ok(state)
+}

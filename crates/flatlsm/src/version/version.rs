@@ -1,0 +1,248 @@
+//! [`Version`]: an immutable snapshot of the SSD tree (SST files per level and value logs).
+//!
+//! Invariants (checked by [`Version::apply`], which is the only way to build a non-empty version):
+//! - every level >= 1 is sorted by smallest key and its files are disjoint in *user* keys, so at
+//!   most one file of a level can hold a given user key;
+//! - a file's smallest internal key orders at or before its largest;
+//! - a file number appears at most once in the whole version;
+//! - every value log referenced by a file's `vlog_refs` is in `vlogs`, so a value log can only be
+//!   deleted in an edit that also removes (or has removed) every file pointing into it.
+//!
+//! Level 0 is reserved for later profiles (FlatLSM keeps its L0 in PMTables); its files may
+//! overlap and are kept in the order they were added.
+//!
+//! Thread-safety: a version is immutable after construction; share it as `Arc<Version>`.
+
+use super::edit::{FileMeta, VersionEdit};
+use super::NUM_LEVELS;
+use crate::error::{Error, Result};
+use crate::types::{compare_internal_keys, user_key_of};
+use std::cmp::Ordering;
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+/// The files and value logs of the SSD tree at one point in time.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Version {
+    /// SST files per level; levels >= 1 sorted by smallest key and non-overlapping.
+    pub levels: [Vec<Arc<FileMeta>>; NUM_LEVELS],
+    /// Live value-log files by number.
+    pub vlogs: BTreeMap<u64, super::edit::VlogMeta>,
+}
+
+fn invalid(msg: String) -> Error {
+    Error::InvalidState(msg)
+}
+
+fn check_level(level: usize) -> Result<()> {
+    if level >= NUM_LEVELS {
+        return Err(invalid(format!(
+            "level {level} is out of range (the tree has {NUM_LEVELS} levels)"
+        )));
+    }
+    Ok(())
+}
+
+fn smallest_user(f: &FileMeta) -> &[u8] {
+    user_key_of(&f.smallest)
+}
+
+fn largest_user(f: &FileMeta) -> &[u8] {
+    user_key_of(&f.largest)
+}
+
+impl Version {
+    /// A new version with the edit applied.
+    ///
+    /// Order: deleted files, new value logs, new files, deleted value logs. Errors
+    /// ([`Error::InvalidState`]) if a level is out of range, a deleted file or value log is
+    /// missing, a new file's number is already in use or its keys are inverted, a new file would
+    /// overlap another in a level >= 1, a file references an unknown value log, or a deleted value
+    /// log is still referenced. `self` is never modified.
+    pub fn apply(&self, edit: &VersionEdit) -> Result<Version> {
+        let mut v = self.clone();
+        for &(level, number) in &edit.deleted_files {
+            v.delete_file(level, number)?;
+        }
+        for meta in &edit.new_vlogs {
+            if v.vlogs.insert(meta.number, meta.clone()).is_some() {
+                return Err(invalid(format!("value log {} added twice", meta.number)));
+            }
+        }
+        let mut numbers: BTreeSet<u64> = v.file_numbers().into_iter().collect();
+        for (level, f) in &edit.new_files {
+            if !numbers.insert(f.number) {
+                return Err(invalid(format!("file {} added twice", f.number)));
+            }
+            v.add_file(*level, f)?;
+        }
+        for &number in &edit.deleted_vlogs {
+            if v.vlogs.remove(&number).is_none() {
+                return Err(invalid(format!(
+                    "deleted value log {number} is not in the version"
+                )));
+            }
+        }
+        if !edit.deleted_vlogs.is_empty() {
+            v.check_all_vlog_refs()?;
+        }
+        Ok(v)
+    }
+
+    fn delete_file(&mut self, level: usize, number: u64) -> Result<()> {
+        check_level(level)?;
+        let files = &mut self.levels[level];
+        match files.iter().position(|f| f.number == number) {
+            Some(i) => {
+                files.remove(i);
+                Ok(())
+            }
+            None => Err(invalid(format!(
+                "deleted file {number} is not in level {level}"
+            ))),
+        }
+    }
+
+    fn add_file(&mut self, level: usize, f: &FileMeta) -> Result<()> {
+        check_level(level)?;
+        if compare_internal_keys(&f.smallest, &f.largest) == Ordering::Greater {
+            return Err(invalid(format!("file {} has smallest > largest", f.number)));
+        }
+        self.check_vlog_refs(f)?;
+        let files = &mut self.levels[level];
+        if level == 0 {
+            files.push(Arc::new(f.clone()));
+            return Ok(());
+        }
+        // First file whose smallest key orders after the new file's.
+        let i = files.partition_point(|g| {
+            compare_internal_keys(&g.smallest, &f.smallest) != Ordering::Greater
+        });
+        let overlaps_prev = i > 0 && largest_user(&files[i - 1]) >= smallest_user(f);
+        let overlaps_next = i < files.len() && smallest_user(&files[i]) <= largest_user(f);
+        if overlaps_prev || overlaps_next {
+            let other = if overlaps_prev {
+                &files[i - 1]
+            } else {
+                &files[i]
+            };
+            return Err(invalid(format!(
+                "new file {} overlaps file {} in level {level}",
+                f.number, other.number
+            )));
+        }
+        files.insert(i, Arc::new(f.clone()));
+        Ok(())
+    }
+
+    fn check_vlog_refs(&self, f: &FileMeta) -> Result<()> {
+        match f
+            .vlog_refs
+            .iter()
+            .find(|(n, _)| !self.vlogs.contains_key(n))
+        {
+            Some((n, _)) => Err(invalid(format!(
+                "file {} references unknown value log {n}",
+                f.number
+            ))),
+            None => Ok(()),
+        }
+    }
+
+    fn check_all_vlog_refs(&self) -> Result<()> {
+        self.levels
+            .iter()
+            .flatten()
+            .try_for_each(|f| self.check_vlog_refs(f))
+    }
+
+    /// Files of `level` whose user-key range intersects `[smallest_user, largest_user]`
+    /// (inclusive), in level order. Levels >= 1 use binary search; an out-of-range level or an
+    /// empty range (`smallest_user > largest_user`) gives no files.
+    pub fn overlapping_files(
+        &self,
+        level: usize,
+        smallest_user: &[u8],
+        largest_user: &[u8],
+    ) -> Vec<Arc<FileMeta>> {
+        let Some(files) = self.levels.get(level) else {
+            return Vec::new();
+        };
+        if smallest_user > largest_user {
+            return Vec::new();
+        }
+        let hits = |f: &FileMeta| {
+            self::largest_user(f) >= smallest_user && self::smallest_user(f) <= largest_user
+        };
+        if level == 0 {
+            return files.iter().filter(|f| hits(f)).cloned().collect();
+        }
+        let start = files.partition_point(|f| self::largest_user(f) < smallest_user);
+        files[start..]
+            .iter()
+            .take_while(|f| self::smallest_user(f) <= largest_user)
+            .cloned()
+            .collect()
+    }
+
+    /// For level >= 1: the one file whose user-key range contains `user_key`, if any.
+    /// Level 0 (whose files may overlap) and out-of-range levels give `None`.
+    pub fn file_for_key(&self, level: usize, user_key: &[u8]) -> Option<Arc<FileMeta>> {
+        if level == 0 {
+            return None;
+        }
+        let files = self.levels.get(level)?;
+        let i = files.partition_point(|f| largest_user(f) < user_key);
+        files
+            .get(i)
+            .filter(|f| smallest_user(f) <= user_key)
+            .cloned()
+    }
+
+    /// Sum of the sizes of the files of `level` (0 for an out-of-range level).
+    pub fn level_bytes(&self, level: usize) -> u64 {
+        self.levels
+            .get(level)
+            .map_or(0, |fs| fs.iter().map(|f| f.file_size).sum())
+    }
+
+    /// Number of files in `level` (0 for an out-of-range level).
+    pub fn num_files(&self, level: usize) -> usize {
+        self.levels.get(level).map_or(0, Vec::len)
+    }
+
+    /// Live bytes per value-log file: the sum of `vlog_refs` over all files of all levels.
+    /// Every value log of the version is present, with 0 if no file references it.
+    pub fn vlog_live_bytes(&self) -> BTreeMap<u64, u64> {
+        let mut live: BTreeMap<u64, u64> = self.vlogs.keys().map(|&n| (n, 0)).collect();
+        for f in self.levels.iter().flatten() {
+            for &(n, bytes) in &f.vlog_refs {
+                let e = live.entry(n).or_insert(0);
+                *e = e.saturating_add(bytes);
+            }
+        }
+        live
+    }
+
+    /// Numbers of all SST files in the version, ascending.
+    pub fn file_numbers(&self) -> Vec<u64> {
+        let mut v: Vec<u64> = self.levels.iter().flatten().map(|f| f.number).collect();
+        v.sort_unstable();
+        v
+    }
+
+    /// An edit that recreates this version from an empty one (used to start a new manifest).
+    /// Only `new_vlogs` and `new_files` are set; the scalar fields are left to the caller.
+    pub fn snapshot_edit(&self) -> VersionEdit {
+        VersionEdit {
+            new_vlogs: self.vlogs.values().cloned().collect(),
+            new_files: self
+                .levels
+                .iter()
+                .enumerate()
+                .flat_map(|(l, fs)| fs.iter().map(move |f| (l, FileMeta::clone(f))))
+                .collect(),
+            ..VersionEdit::default()
+        }
+    }
+}

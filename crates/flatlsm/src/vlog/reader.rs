@@ -1,0 +1,209 @@
+//! [`VlogReader`]: random reads of value-log records by [`ValuePointer`], and full scans.
+//!
+//! A point read is one `read_exact_at` of `record_len` bytes at the pointer's offset; the record's
+//! lengths must match the pointer and its crc must verify, otherwise the read is
+//! [`Error::Corruption`] naming the file and the record offset. A pointer whose record would end
+//! past the end of the file is rejected before any buffer is allocated.
+//!
+//! Thread-safety: `Send + Sync`; reads take `&self` and may run concurrently.
+
+use super::record::{check_header, decode_record, RECORD_HEADER_LEN, VLOG_HEADER_LEN};
+use super::vlog_file_name;
+use crate::error::{Error, IoContext, Result};
+use crate::fs::{FileSystem, RandomAccessFile};
+use crate::types::ValuePointer;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+/// Bytes read at a time by [`VlogReader::for_each_record`].
+const SCAN_CHUNK: u64 = 256 << 10;
+
+/// Reads one value-log file.
+pub struct VlogReader {
+    file: Arc<dyn RandomAccessFile>,
+    path: PathBuf,
+    number: u64,
+    /// File size as last observed (refreshed when a pointer reaches past it).
+    size: AtomicU64,
+}
+
+impl std::fmt::Debug for VlogReader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("VlogReader")
+            .field("path", &self.path)
+            .finish()
+    }
+}
+
+impl VlogReader {
+    /// Opens `dir/{number:06}.vlog` and validates its header.
+    pub fn open(fs: &dyn FileSystem, dir: &Path, number: u64) -> Result<Self> {
+        let path = dir.join(vlog_file_name(number));
+        let file = fs
+            .open(&path)
+            .context(|| format!("opening {}", path.display()))?;
+        let size = file
+            .size()
+            .context(|| format!("reading the size of {}", path.display()))?;
+        let reader = VlogReader {
+            file,
+            path,
+            number,
+            size: AtomicU64::new(size),
+        };
+        let header = reader.read_at(0, VLOG_HEADER_LEN)?;
+        check_header(&header, &reader.path)?;
+        Ok(reader)
+    }
+
+    /// The file number.
+    pub fn number(&self) -> u64 {
+        self.number
+    }
+
+    /// The file's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Reads the value of the record `ptr` addresses (one read of `record_len` bytes).
+    pub fn read_value(&self, ptr: &ValuePointer) -> Result<Vec<u8>> {
+        let (mut buf, key_len) = self.read_checked(ptr)?;
+        buf.drain(..RECORD_HEADER_LEN + key_len);
+        Ok(buf)
+    }
+
+    /// Reads the `(key, value)` of the record `ptr` addresses.
+    pub fn read_record(&self, ptr: &ValuePointer) -> Result<(Vec<u8>, Vec<u8>)> {
+        let (mut buf, key_len) = self.read_checked(ptr)?;
+        let value = buf.split_off(RECORD_HEADER_LEN + key_len);
+        buf.drain(..RECORD_HEADER_LEN);
+        Ok((buf, value))
+    }
+
+    /// Reads and verifies the whole record; returns its bytes and key length.
+    fn read_checked(&self, ptr: &ValuePointer) -> Result<(Vec<u8>, usize)> {
+        if ptr.file_number != self.number {
+            return Err(Error::InvalidArgument(format!(
+                "pointer into value log {} given to the reader of {}",
+                ptr.file_number,
+                self.path.display()
+            )));
+        }
+        let bad = |detail: String| Error::corruption(&self.path, ptr.offset, detail);
+        if ptr.offset < VLOG_HEADER_LEN {
+            return Err(bad("value pointer addresses the file header".to_string()));
+        }
+        let record_len = u64::from(ptr.record_len);
+        if record_len < RECORD_HEADER_LEN as u64 + u64::from(ptr.value_len) {
+            return Err(bad(format!(
+                "value pointer record_len {} cannot hold value_len {}",
+                ptr.record_len, ptr.value_len
+            )));
+        }
+        self.check_within_file(ptr.offset, record_len)?;
+        let buf = self.read_at(ptr.offset, record_len)?;
+        let (key, value, n) = decode_record(&buf, &self.path, ptr.offset)?;
+        if n as u64 != record_len || value.len() != ptr.value_len as usize {
+            return Err(bad(format!(
+                "record (length {n}, value {}) does not match the pointer (length {}, value {})",
+                value.len(),
+                ptr.record_len,
+                ptr.value_len
+            )));
+        }
+        let key_len = key.len();
+        Ok((buf, key_len))
+    }
+
+    /// Corruption unless `[offset, offset + len)` lies within the file.
+    fn check_within_file(&self, offset: u64, len: u64) -> Result<()> {
+        let end = offset.saturating_add(len);
+        if end <= self.size.load(Ordering::Relaxed) {
+            return Ok(());
+        }
+        let size = self.current_size()?;
+        if end <= size {
+            return Ok(());
+        }
+        Err(Error::corruption(
+            &self.path,
+            offset,
+            format!("record of {len} bytes extends past the end of the file ({size} bytes)"),
+        ))
+    }
+
+    fn current_size(&self) -> Result<u64> {
+        let size = self
+            .file
+            .size()
+            .context(|| format!("reading the size of {}", self.path.display()))?;
+        self.size.store(size, Ordering::Relaxed);
+        Ok(size)
+    }
+
+    /// Reads exactly `len` bytes at `offset`; running past the end is corruption.
+    fn read_at(&self, offset: u64, len: u64) -> Result<Vec<u8>> {
+        let mut buf = vec![0u8; len as usize];
+        match self.file.read_exact_at(offset, &mut buf) {
+            Ok(()) => Ok(buf),
+            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => Err(Error::corruption(
+                &self.path,
+                offset,
+                format!("{len} bytes expected but the file ends first"),
+            )),
+            Err(e) => Err(Error::io(format!("reading {}", self.path.display()), e)),
+        }
+    }
+
+    /// Calls `f(pointer, key, value)` for every record in file order. A damaged or truncated
+    /// record stops the scan with [`Error::Corruption`] at its offset; an error from `f` stops
+    /// the scan and is returned.
+    pub fn for_each_record(
+        &self,
+        mut f: impl FnMut(ValuePointer, &[u8], &[u8]) -> Result<()>,
+    ) -> Result<()> {
+        let size = self.current_size()?;
+        let mut pos = VLOG_HEADER_LEN;
+        let mut window: Vec<u8> = Vec::new();
+        let mut window_start = pos;
+        while pos < size {
+            let avail = &window[(pos - window_start) as usize..];
+            let need = needed_len(avail);
+            if (avail.len() as u64) < need {
+                self.check_within_file(pos, need)?;
+                window = self.read_at(pos, need.max(SCAN_CHUNK).min(size - pos))?;
+                window_start = pos;
+                continue;
+            }
+            let (key, value, n) = decode_record(avail, &self.path, pos)?;
+            let ptr = ValuePointer {
+                file_number: self.number,
+                offset: pos,
+                value_len: value.len() as u32,
+                record_len: u32::try_from(n)
+                    .map_err(|_| Error::corruption(&self.path, pos, "record longer than 4 GiB"))?,
+            };
+            f(ptr, key, value)?;
+            pos += n as u64;
+        }
+        Ok(())
+    }
+}
+
+/// Bytes needed to decode the record at the start of `avail`: its header, then the whole record.
+fn needed_len(avail: &[u8]) -> u64 {
+    if avail.len() < RECORD_HEADER_LEN {
+        return RECORD_HEADER_LEN as u64;
+    }
+    let word = |i: usize| {
+        u64::from(u32::from_le_bytes([
+            avail[i],
+            avail[i + 1],
+            avail[i + 2],
+            avail[i + 3],
+        ]))
+    };
+    RECORD_HEADER_LEN as u64 + word(4) + word(8)
+}

@@ -1,0 +1,319 @@
+//! Tests of value-log writing, reading, scanning and corruption handling.
+
+use super::*;
+use crate::error::Error;
+use crate::fs::OsFileSystem;
+use proptest::prelude::*;
+use std::path::Path;
+
+type Records = Vec<(Vec<u8>, Vec<u8>)>;
+
+fn write(dir: &Path, number: u64, records: &Records) -> (Vec<ValuePointer>, u64) {
+    let mut w = VlogWriter::create(&OsFileSystem, dir, number).unwrap();
+    assert!(w.is_empty());
+    let ptrs = records
+        .iter()
+        .map(|(k, v)| w.append(k, v).unwrap())
+        .collect();
+    assert_eq!(w.number(), number);
+    let len = w.len();
+    let size = w.finish().unwrap();
+    assert_eq!(size, len);
+    (ptrs, size)
+}
+
+fn many_records() -> Records {
+    let mut recs: Records = (0..300u32)
+        .map(|i| {
+            let key = format!("key{i:05}").into_bytes();
+            let value = vec![(i % 251) as u8; (i as usize * 37) % 3000];
+            (key, value)
+        })
+        .collect();
+    recs.push((b"empty-value".to_vec(), Vec::new()));
+    recs.push((Vec::new(), b"empty-key".to_vec()));
+    recs.push((
+        b"big".to_vec(),
+        (0..1 << 20).map(|i| (i % 253) as u8).collect(),
+    ));
+    recs.push((Vec::new(), Vec::new()));
+    recs
+}
+
+fn corruption_at(err: Error) -> (std::path::PathBuf, u64) {
+    match err {
+        Error::Corruption { file, offset, .. } => (file, offset),
+        e => panic!("expected corruption, got {e}"),
+    }
+}
+
+#[test]
+fn file_names_round_trip() {
+    assert_eq!(vlog_file_name(42), "000042.vlog");
+    assert_eq!(parse_vlog_file_name("000042.vlog"), Some(42));
+    assert_eq!(parse_vlog_file_name("1234567.vlog"), Some(1234567));
+    for bad in [".vlog", "x1.vlog", "000042.sst", "000042.vlog.tmp"] {
+        assert_eq!(parse_vlog_file_name(bad), None, "{bad}");
+    }
+}
+
+#[test]
+fn round_trip_of_many_records_including_empty_and_one_mib_values() {
+    let dir = tempfile::tempdir().unwrap();
+    let recs = many_records();
+    let (ptrs, size) = write(dir.path(), 7, &recs);
+    let r = VlogReader::open(&OsFileSystem, dir.path(), 7).unwrap();
+    let mut expected_offset = VLOG_HEADER_LEN;
+    for ((k, v), p) in recs.iter().zip(&ptrs) {
+        assert_eq!(p.file_number, 7);
+        assert_eq!(p.offset, expected_offset);
+        assert_eq!(p.value_len as usize, v.len());
+        assert_eq!(p.record_len as usize, RECORD_HEADER_LEN + k.len() + v.len());
+        expected_offset += u64::from(p.record_len);
+        assert_eq!(&r.read_value(p).unwrap(), v);
+        assert_eq!(r.read_record(p).unwrap(), (k.clone(), v.clone()));
+    }
+    assert_eq!(expected_offset, size);
+    let mut scanned = Vec::new();
+    r.for_each_record(|p, k, v| {
+        scanned.push((p, k.to_vec(), v.to_vec()));
+        Ok(())
+    })
+    .unwrap();
+    assert_eq!(scanned.len(), recs.len());
+    for ((p, k, v), ((rk, rv), rp)) in scanned.iter().zip(recs.iter().zip(&ptrs)) {
+        assert_eq!((p, k, v), (rp, rk, rv));
+    }
+}
+
+#[test]
+fn vlog_set_shares_readers_and_evicts() {
+    let dir = tempfile::tempdir().unwrap();
+    let recs = vec![(b"k".to_vec(), b"v".to_vec())];
+    let (ptrs, _) = write(dir.path(), 3, &recs);
+    let set = VlogSet::new(Arc::new(OsFileSystem), dir.path().to_path_buf());
+    let a = set.reader(3).unwrap();
+    let b = set.reader(3).unwrap();
+    assert!(Arc::ptr_eq(&a, &b));
+    assert_eq!(set.read_value(&ptrs[0]).unwrap(), b"v");
+    set.evict(3);
+    assert!(!Arc::ptr_eq(&a, &set.reader(3).unwrap()));
+    assert!(set.reader(99).is_err(), "missing file");
+}
+
+#[test]
+fn wrong_pointer_is_corruption_naming_file_and_offset() {
+    let dir = tempfile::tempdir().unwrap();
+    let recs = vec![
+        (b"alpha".to_vec(), b"one".to_vec()),
+        (b"beta".to_vec(), b"two-two".to_vec()),
+    ];
+    let (ptrs, size) = write(dir.path(), 1, &recs);
+    let path = dir.path().join("000001.vlog");
+    let r = VlogReader::open(&OsFileSystem, dir.path(), 1).unwrap();
+    let p = ptrs[1];
+    let cases = [
+        ValuePointer {
+            offset: p.offset + 1,
+            ..p
+        },
+        ValuePointer {
+            offset: ptrs[0].offset + 3,
+            ..ptrs[0]
+        },
+        ValuePointer {
+            value_len: p.value_len - 1,
+            ..p
+        },
+        ValuePointer {
+            value_len: p.value_len + 1,
+            record_len: p.record_len + 1,
+            ..p
+        },
+        ValuePointer {
+            record_len: p.record_len - 1,
+            ..p
+        },
+        ValuePointer {
+            record_len: p.record_len + 1,
+            ..p
+        },
+        ValuePointer { offset: size, ..p },
+        ValuePointer {
+            offset: u64::MAX - 3,
+            ..p
+        },
+        ValuePointer {
+            record_len: u32::MAX,
+            ..p
+        },
+        ValuePointer {
+            value_len: p.record_len,
+            ..p
+        },
+        ValuePointer { offset: 0, ..p },
+    ];
+    for bad in cases {
+        let err = r.read_value(&bad).unwrap_err();
+        assert_eq!(corruption_at(err), (path.clone(), bad.offset), "{bad:?}");
+    }
+    let other_file = ValuePointer {
+        file_number: 2,
+        ..p
+    };
+    assert!(matches!(
+        r.read_value(&other_file),
+        Err(Error::InvalidArgument(_))
+    ));
+}
+
+#[test]
+fn bad_header_is_corruption() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), 1, &Vec::new());
+    let path = dir.path().join("000001.vlog");
+    let good = std::fs::read(&path).unwrap();
+    assert_eq!(good.len() as u64, VLOG_HEADER_LEN);
+    for (at, want_offset) in [(0, 0), (7, 0), (8, 8)] {
+        let mut bad = good.clone();
+        bad[at] ^= 1;
+        std::fs::write(&path, &bad).unwrap();
+        let err = VlogReader::open(&OsFileSystem, dir.path(), 1).unwrap_err();
+        assert_eq!(corruption_at(err), (path.clone(), want_offset));
+    }
+    std::fs::write(&path, &good[..5]).unwrap();
+    assert!(VlogReader::open(&OsFileSystem, dir.path(), 1)
+        .unwrap_err()
+        .is_corruption());
+}
+
+#[test]
+fn truncated_file_scan_is_corruption_at_last_record() {
+    let dir = tempfile::tempdir().unwrap();
+    let recs = vec![(b"a".to_vec(), vec![1; 100]), (b"b".to_vec(), vec![2; 100])];
+    let (ptrs, size) = write(dir.path(), 1, &recs);
+    let path = dir.path().join("000001.vlog");
+    let full = std::fs::read(&path).unwrap();
+    for cut in ptrs[1].offset + 1..size {
+        std::fs::write(&path, &full[..cut as usize]).unwrap();
+        let r = VlogReader::open(&OsFileSystem, dir.path(), 1).unwrap();
+        let mut seen = 0;
+        let err = r
+            .for_each_record(|_, _, _| {
+                seen += 1;
+                Ok(())
+            })
+            .unwrap_err();
+        assert_eq!(corruption_at(err), (path.clone(), ptrs[1].offset));
+        assert_eq!(seen, 1);
+        assert!(r.read_value(&ptrs[1]).unwrap_err().is_corruption());
+    }
+}
+
+#[test]
+fn flipping_any_byte_gives_corruption_or_correct_data() {
+    let dir = tempfile::tempdir().unwrap();
+    let recs = vec![
+        (b"k1".to_vec(), b"value-one".to_vec()),
+        (Vec::new(), b"v".to_vec()),
+        (b"key-three".to_vec(), Vec::new()),
+    ];
+    let (ptrs, _) = write(dir.path(), 1, &recs);
+    let path = dir.path().join("000001.vlog");
+    let full = std::fs::read(&path).unwrap();
+    for at in 0..full.len() {
+        for mask in [0x01u8, 0x80, 0xff] {
+            let mut bad = full.clone();
+            bad[at] ^= mask;
+            std::fs::write(&path, &bad).unwrap();
+            check_flipped(dir.path(), &recs, &ptrs, at);
+        }
+    }
+}
+
+/// Every read either fails with corruption or returns exactly the original data.
+fn check_flipped(dir: &Path, recs: &Records, ptrs: &[ValuePointer], at: usize) {
+    let r = match VlogReader::open(&OsFileSystem, dir, 1) {
+        Ok(r) => r,
+        Err(e) => return assert!(e.is_corruption(), "byte {at}: {e}"),
+    };
+    for ((k, v), p) in recs.iter().zip(ptrs) {
+        match r.read_record(p) {
+            Ok(got) => assert_eq!(got, (k.clone(), v.clone()), "byte {at}"),
+            Err(e) => assert!(e.is_corruption(), "byte {at}: {e}"),
+        }
+    }
+    let mut scanned = Vec::new();
+    let res = r.for_each_record(|p, k, v| {
+        scanned.push((p, k.to_vec(), v.to_vec()));
+        Ok(())
+    });
+    if let Err(e) = res {
+        assert!(e.is_corruption(), "byte {at}: {e}");
+    }
+    for (i, (p, k, v)) in scanned.into_iter().enumerate() {
+        assert_eq!(
+            (p, k, v),
+            (ptrs[i], recs[i].0.clone(), recs[i].1.clone()),
+            "byte {at}"
+        );
+    }
+}
+
+#[test]
+fn callback_error_stops_the_scan() {
+    let dir = tempfile::tempdir().unwrap();
+    let recs = vec![
+        (b"a".to_vec(), b"1".to_vec()),
+        (b"b".to_vec(), b"2".to_vec()),
+    ];
+    write(dir.path(), 1, &recs);
+    let r = VlogReader::open(&OsFileSystem, dir.path(), 1).unwrap();
+    let mut calls = 0;
+    let err = r
+        .for_each_record(|_, _, _| {
+            calls += 1;
+            Err(Error::InvalidState("stop".into()))
+        })
+        .unwrap_err();
+    assert!(matches!(err, Error::InvalidState(_)));
+    assert_eq!(calls, 1);
+}
+
+#[test]
+fn failed_write_poisons_the_writer() {
+    let dir = tempfile::tempdir().unwrap();
+    let fault = crate::version::fault_fs::FaultFs::default();
+    let mut w = VlogWriter::create(&fault, dir.path(), 1).unwrap();
+    w.append(b"a", b"1").unwrap();
+    fault.fail.store(true, std::sync::atomic::Ordering::SeqCst);
+    assert!(matches!(w.append(b"b", b"2"), Err(Error::Io { .. })));
+    fault.fail.store(false, std::sync::atomic::Ordering::SeqCst);
+    assert!(matches!(w.append(b"c", b"3"), Err(Error::InvalidState(_))));
+    assert!(w.finish().is_err());
+}
+
+proptest! {
+    #[test]
+    fn decode_record_never_panics_on_random_bytes(bytes in proptest::collection::vec(any::<u8>(), 0..64)) {
+        if let Ok((k, v, n)) = decode_record(&bytes, Path::new("f"), 16) {
+            prop_assert_eq!(n, RECORD_HEADER_LEN + k.len() + v.len());
+            prop_assert!(n <= bytes.len());
+        }
+    }
+
+    #[test]
+    fn decode_record_round_trips_encoded_records(
+        key in proptest::collection::vec(any::<u8>(), 0..40),
+        value in proptest::collection::vec(any::<u8>(), 0..200),
+        tail in proptest::collection::vec(any::<u8>(), 0..8),
+    ) {
+        let mut bytes = record::encode_record_header(&key, &value).to_vec();
+        bytes.extend_from_slice(&key);
+        bytes.extend_from_slice(&value);
+        let len = bytes.len();
+        bytes.extend_from_slice(&tail);
+        let (k, v, n) = decode_record(&bytes, Path::new("f"), 16).unwrap();
+        prop_assert_eq!((k, v, n), (&key[..], &value[..], len));
+    }
+}
