@@ -1,0 +1,1 @@
+//! PM Log (placeholder)
