@@ -302,7 +302,7 @@ fn spin_for(d: Duration) {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     /// A temp dir on a disk-backed file system (the system temp dir may be tmpfs elsewhere).

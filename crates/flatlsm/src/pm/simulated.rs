@@ -42,9 +42,18 @@ struct Shared {
 struct Inner {
     regions: BTreeMap<String, Arc<RegionData>>,
     persists: u64,
-    /// `(n, seed)`: capture the crash image once `persists >= n`.
-    freeze_at: Option<(u64, u64)>,
+    /// When to capture the crash image.
+    freeze_at: Option<Freeze>,
     frozen: Option<Image>,
+}
+
+/// A planned freeze: after persist `n` completes, or (`before`) when persist `n + 1` starts, so
+/// that stores issued between the two persists are in the image too.
+#[derive(Clone, Copy)]
+struct Freeze {
+    n: u64,
+    seed: u64,
+    before: bool,
 }
 
 struct RegionData {
@@ -97,10 +106,37 @@ impl SimulatedPmDevice {
     /// writes, persists, creations and removals leave that image alone. A new call replaces an
     /// earlier freeze.
     pub fn freeze_after_persists(&self, n: u64, seed: u64) {
+        self.plan_freeze(Freeze {
+            n,
+            seed,
+            before: false,
+        });
+    }
+
+    /// Like [`Self::freeze_after_persists`], but the image is captured when persist number
+    /// `n + 1` *starts* (or at [`Self::crash`] if it never does), so it also holds the writes and
+    /// stores issued after persist `n` — e.g. a commit record stored too early. Captured at once
+    /// if more than `n` persists already happened.
+    pub fn freeze_before_persist(&self, n: u64, seed: u64) {
+        self.plan_freeze(Freeze {
+            n,
+            seed,
+            before: true,
+        });
+    }
+
+    fn plan_freeze(&self, plan: Freeze) {
         let mut inner = self.shared.inner.lock();
         inner.frozen = None;
-        inner.freeze_at = Some((n, seed));
-        inner.maybe_freeze();
+        inner.freeze_at = Some(plan);
+        let passed = if plan.before {
+            inner.persists > plan.n
+        } else {
+            inner.persists >= plan.n
+        };
+        if passed {
+            inner.frozen = Some(capture(&inner.regions, plan.seed));
+        }
     }
 
     /// A new device holding what a power loss now (or at the frozen point) could leave: the
@@ -108,9 +144,12 @@ impl SimulatedPmDevice {
     /// `seed`-chosen subset of the dirty lines and words.
     pub fn crash(&self, seed: u64) -> Arc<SimulatedPmDevice> {
         let inner = self.shared.inner.lock();
-        let image = match &inner.frozen {
-            Some(image) => image.clone(),
-            None => capture(&inner.regions, seed),
+        let image = match (&inner.frozen, inner.freeze_at) {
+            (Some(image), _) => image.clone(),
+            (None, Some(plan)) if plan.before && inner.persists == plan.n => {
+                capture(&inner.regions, plan.seed)
+            }
+            (None, _) => capture(&inner.regions, seed),
         };
         Self::from_image(image)
     }
@@ -161,10 +200,17 @@ impl SimulatedPmDevice {
 }
 
 impl Inner {
-    fn maybe_freeze(&mut self) {
-        if let (None, Some((n, seed))) = (&self.frozen, self.freeze_at) {
-            if self.persists >= n {
-                self.frozen = Some(capture(&self.regions, seed));
+    /// Captures the image if the planned point is reached; `starting` tells whether a persist is
+    /// about to start (true) or has just completed (false).
+    fn maybe_freeze(&mut self, starting: bool) {
+        if let (None, Some(plan)) = (&self.frozen, self.freeze_at) {
+            let due = if plan.before {
+                starting && self.persists == plan.n
+            } else {
+                !starting && self.persists >= plan.n
+            };
+            if due {
+                self.frozen = Some(capture(&self.regions, plan.seed));
             }
         }
     }
@@ -349,6 +395,7 @@ impl PmRegion for SimulatedPmRegion {
     fn persist(&self, offset: usize, len: usize) -> io::Result<()> {
         let _ = self.data.volatile.read(offset, len); // bounds check: panics on a caller bug
         let mut inner = self.shared.inner.lock();
+        inner.maybe_freeze(true);
         {
             let mut lines = self.data.lines.lock();
             let size = self.len();
@@ -362,7 +409,7 @@ impl PmRegion for SimulatedPmRegion {
             }
         }
         inner.persists += 1;
-        inner.maybe_freeze();
+        inner.maybe_freeze(false);
         Ok(())
     }
 }
@@ -423,6 +470,24 @@ mod tests {
         assert_eq!(after.region_names(), vec!["a"]);
         let a2 = after.open_region("a").unwrap();
         assert_eq!((a2.load_u64(8), a2.load_u64(16)), (42, 43));
+    }
+
+    #[test]
+    fn freeze_before_persist_sees_stores_issued_after_the_previous_persist() {
+        let mut saw_store = false;
+        for seed in 0..16 {
+            let dev = SimulatedPmDevice::new();
+            let r = dev.create_region("r", 64).unwrap();
+            dev.freeze_before_persist(0, seed);
+            r.store_u64(8, 5); // issued before persist 1 starts: may or may not survive
+            r.persist(8, 8).unwrap();
+            r.store_u64(16, 6); // after the freeze: never in the image
+            let r2 = dev.crash(0).open_region("r").unwrap();
+            assert!(matches!(r2.load_u64(8), 0 | 5));
+            assert_eq!(r2.load_u64(16), 0);
+            saw_store |= r2.load_u64(8) == 5;
+        }
+        assert!(saw_store);
     }
 
     #[test]
