@@ -1,6 +1,6 @@
 //! The PM Log of a PMTable (paper 4.2.1–4.2.3): an append-only region of PM holding
 //! variable-sized entries after a 64-byte header, fed through a DRAM Buffer Log for small
-//! batches. The byte layout is in docs/pm-log-format.md and [`format`](self::decode_entry).
+//! batches. The byte layout is in docs/pm-log-format.md (encoding code: `log/format.rs`).
 //!
 //! # Persist order (single writer)
 //! 1. Creation: header bytes `[8, 64)` are written and persisted, then the first 8 bytes (magic,
