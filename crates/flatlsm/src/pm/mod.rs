@@ -17,6 +17,13 @@
 //! by the append-only PM Log: readers read only below the published tail, the single writer
 //! writes only above it.
 
+pub mod mmap;
+mod raw;
+pub mod simulated;
+
+pub use mmap::{MmapPmDevice, MmapPmRegion, PmModeRequest};
+pub use simulated::{SimulatedPmDevice, SimulatedPmRegion};
+
 use crate::error::Result;
 use std::fmt;
 use std::io;

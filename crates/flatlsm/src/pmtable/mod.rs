@@ -1,5 +1,8 @@
 //! PMTables (paper 4.2): the DRAM index over a PM Log, with a DRAM Buffer Log for small
 //! entries. They are FlatLSM's L0: one mutable and several immutable tables.
+//!
+//! - [`log`]: the PM Log and its Buffer Log (format, persist order, recovery scan).
+//! - [`table`]: the DRAM skiplist index over one log, point lookups, iteration and GC.
 
 pub mod log;
 pub mod table;

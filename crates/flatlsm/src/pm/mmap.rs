@@ -1,0 +1,405 @@
+//! [`MmapPmDevice`]: PM regions as memory-mapped files in a directory, in one of three modes
+//! (see docs/pm-modes.md):
+//! - `Dax`: the directory is on a DAX file system (`MAP_SYNC` maps succeed); persist = flush the
+//!   covering cache lines + sfence.
+//! - `Msync`: an ordinary file system; persist = `msync(MS_SYNC)` of the covering pages.
+//! - `Emulated`: the user explicitly asked for PM emulated in DRAM (typically tmpfs); persist =
+//!   flush + sfence, then spin `write_latency_ns` per persisted cache line, as the PM papers did.
+//!
+//! `Auto` refuses a DRAM-backed directory (tmpfs/ramfs): a reboot would silently lose the data,
+//! so that has to be an explicit opt-in (`Emulated`).
+
+use std::fs::{self, File, OpenOptions};
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use super::raw::{self, RawMapping, RAMFS_MAGIC, TMPFS_MAGIC};
+use super::{PmDevice, PmMode, PmRegion};
+use crate::error::{Error, IoContext, Result};
+
+/// Name prefix of the temporary file used to probe for DAX (never listed as a region).
+const PROBE_PREFIX: &str = ".flatlsm-dax-probe";
+
+/// Which mode the caller wants for an [`MmapPmDevice`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PmModeRequest {
+    /// `Dax` if the directory accepts `MAP_SYNC`, else `Msync`; refuses DRAM-backed directories.
+    Auto,
+    /// Always `msync` (refuses DRAM-backed directories like `Auto`).
+    Msync,
+    /// PM emulated in DRAM (explicit opt-in to losing the data at reboot), with injected latency.
+    Emulated {
+        /// Spin time per persisted cache line, in nanoseconds.
+        write_latency_ns: u64,
+    },
+}
+
+/// A directory of memory-mapped PM region files.
+#[derive(Debug)]
+pub struct MmapPmDevice {
+    dir: PathBuf,
+    mode: PmMode,
+}
+
+impl MmapPmDevice {
+    /// Opens (creating if needed) the directory `dir` as a PM device in the requested mode.
+    ///
+    /// Errors: [`Error::InvalidArgument`] when `Auto`/`Msync` is asked for a DRAM-backed
+    /// directory; [`Error::Io`] naming the directory when it cannot be created or probed.
+    pub fn open(dir: &Path, request: PmModeRequest) -> Result<Arc<MmapPmDevice>> {
+        fs::create_dir_all(dir).context(|| format!("creating PM directory {}", dir.display()))?;
+        let magic =
+            raw::fs_magic(dir).context(|| format!("statfs of PM directory {}", dir.display()))?;
+        let dram_backed = magic == TMPFS_MAGIC || magic == RAMFS_MAGIC;
+        let mode = match request {
+            PmModeRequest::Emulated { write_latency_ns } => {
+                warn_emulated(dir, dram_backed);
+                PmMode::Emulated { write_latency_ns }
+            }
+            PmModeRequest::Auto | PmModeRequest::Msync if dram_backed => {
+                return Err(Error::InvalidArgument(format!(
+                    "PM directory {} is DRAM-backed (tmpfs/ramfs): a reboot would lose the data \
+                     it holds. To use it anyway, open it with emulated PM \
+                     (PmModeRequest::Emulated, `--pm-mode emulated`); otherwise move the PM \
+                     directory to a DAX mount or a disk-backed file system",
+                    dir.display()
+                )));
+            }
+            PmModeRequest::Auto => probe_mode(dir)?,
+            PmModeRequest::Msync => PmMode::Msync,
+        };
+        log::info!("PM device at {} uses mode {mode}", dir.display());
+        Ok(Arc::new(MmapPmDevice {
+            dir: dir.to_path_buf(),
+            mode,
+        }))
+    }
+
+    fn region_path(&self, name: &str) -> Result<PathBuf> {
+        validate_name(name)?;
+        Ok(self.dir.join(name))
+    }
+
+    fn map(&self, file: &File, path: &Path, len: usize) -> Result<Arc<dyn PmRegion>> {
+        let map = RawMapping::map_file(file, len, self.mode == PmMode::Dax)
+            .context(|| format!("mapping PM region {}", path.display()))?;
+        Ok(Arc::new(MmapPmRegion {
+            path: path.to_path_buf(),
+            map,
+            mode: self.mode,
+        }))
+    }
+}
+
+fn warn_emulated(dir: &Path, dram_backed: bool) {
+    if dram_backed {
+        log::warn!(
+            "PM is emulated in DRAM at {}: a reboot loses what it holds",
+            dir.display()
+        );
+    } else {
+        log::warn!(
+            "PM is emulated at {} (cache-line flush, no msync): a power loss may lose what it holds",
+            dir.display()
+        );
+    }
+}
+
+/// Maps a small temporary file with `MAP_SYNC`: success means DAX.
+fn probe_mode(dir: &Path) -> Result<PmMode> {
+    let path = dir.join(format!("{PROBE_PREFIX}-{}", std::process::id()));
+    let file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(&path)
+        .context(|| format!("creating DAX probe file {}", path.display()))?;
+    let probed = file
+        .set_len(4096)
+        .context(|| format!("sizing DAX probe file {}", path.display()))
+        .map(|()| RawMapping::map_file(&file, 4096, true).is_ok());
+    let removed = fs::remove_file(&path).context(|| format!("removing {}", path.display()));
+    let dax = probed?;
+    removed?;
+    Ok(if dax { PmMode::Dax } else { PmMode::Msync })
+}
+
+/// Region names are plain file names: no separators, not `.`/`..`, not empty, no NUL.
+fn validate_name(name: &str) -> Result<()> {
+    let bad = name.is_empty()
+        || name == "."
+        || name == ".."
+        || name.contains(['/', '\\', '\0'])
+        || name.starts_with(PROBE_PREFIX);
+    if bad {
+        return Err(Error::InvalidArgument(format!(
+            "invalid PM region name {name:?}: must be a plain file name"
+        )));
+    }
+    Ok(())
+}
+
+impl PmDevice for MmapPmDevice {
+    fn mode(&self) -> PmMode {
+        self.mode
+    }
+
+    fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    fn create_region(&self, name: &str, size: usize) -> Result<Arc<dyn PmRegion>> {
+        let path = self.region_path(name)?;
+        if size == 0 {
+            return Err(Error::InvalidArgument(format!(
+                "PM region {} must not be empty",
+                path.display()
+            )));
+        }
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(&path)
+            .context(|| format!("creating PM region {}", path.display()))?;
+        let allocated = raw::preallocate(&file, size as u64)
+            .context(|| format!("allocating {size} bytes for PM region {}", path.display()))?;
+        if !allocated {
+            file.set_len(size as u64)
+                .context(|| format!("sizing PM region {}", path.display()))?;
+        }
+        file.sync_all()
+            .context(|| format!("syncing PM region {}", path.display()))?;
+        let region = self.map(&file, &path, size)?;
+        self.sync_dir()?;
+        Ok(region)
+    }
+
+    fn open_region(&self, name: &str) -> Result<Arc<dyn PmRegion>> {
+        let path = self.region_path(name)?;
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&path)
+            .context(|| format!("opening PM region {}", path.display()))?;
+        let len = file
+            .metadata()
+            .context(|| format!("stat of PM region {}", path.display()))?
+            .len();
+        let len = usize::try_from(len).map_err(|_| {
+            Error::InvalidArgument(format!("PM region {} is too large", path.display()))
+        })?;
+        if len == 0 {
+            return Err(Error::InvalidState(format!(
+                "PM region {} is empty (its creation was interrupted?)",
+                path.display()
+            )));
+        }
+        self.map(&file, &path, len)
+    }
+
+    fn remove_region(&self, name: &str) -> Result<()> {
+        let path = self.region_path(name)?;
+        fs::remove_file(&path).context(|| format!("removing PM region {}", path.display()))
+    }
+
+    fn list_regions(&self) -> Result<Vec<String>> {
+        let rd = fs::read_dir(&self.dir)
+            .context(|| format!("listing PM directory {}", self.dir.display()))?;
+        let mut names = Vec::new();
+        for entry in rd {
+            let entry = entry.context(|| format!("listing PM directory {}", self.dir.display()))?;
+            let is_file = entry.file_type().map(|t| t.is_file()).unwrap_or(false);
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if is_file && !name.starts_with(PROBE_PREFIX) {
+                names.push(name);
+            }
+        }
+        names.sort();
+        Ok(names)
+    }
+
+    fn sync_dir(&self) -> Result<()> {
+        File::open(&self.dir)
+            .and_then(|d| d.sync_all())
+            .context(|| format!("syncing PM directory {}", self.dir.display()))
+    }
+}
+
+/// One mapped region file of an [`MmapPmDevice`].
+pub struct MmapPmRegion {
+    path: PathBuf,
+    map: RawMapping,
+    mode: PmMode,
+}
+
+impl MmapPmRegion {
+    /// Flush + fence of the covering lines; returns how many lines were written back.
+    fn flush_fence(&self, offset: usize, len: usize) -> usize {
+        let lines = self.map.flush(offset, len);
+        raw::fence();
+        lines
+    }
+}
+
+impl PmRegion for MmapPmRegion {
+    fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn len(&self) -> usize {
+        self.map.len()
+    }
+
+    fn mode(&self) -> PmMode {
+        self.mode
+    }
+
+    fn read(&self, offset: usize, len: usize) -> &[u8] {
+        self.map.read(offset, len)
+    }
+
+    fn write(&self, offset: usize, data: &[u8]) {
+        self.map.write(offset, data)
+    }
+
+    fn store_u64(&self, offset: usize, value: u64) {
+        self.map.store_u64(offset, value)
+    }
+
+    fn load_u64(&self, offset: usize) -> u64 {
+        self.map.load_u64(offset)
+    }
+
+    fn persist(&self, offset: usize, len: usize) -> io::Result<()> {
+        match self.mode {
+            PmMode::Msync => self.map.msync(offset, len),
+            PmMode::Dax | PmMode::Simulated => {
+                self.flush_fence(offset, len);
+                Ok(())
+            }
+            PmMode::Emulated { write_latency_ns } => {
+                let lines = self.flush_fence(offset, len) as u64;
+                spin_for(Duration::from_nanos(write_latency_ns.saturating_mul(lines)));
+                Ok(())
+            }
+        }
+    }
+}
+
+/// Busy-waits (PM write latency is too short for sleeping to be accurate).
+fn spin_for(d: Duration) {
+    if d.is_zero() {
+        return;
+    }
+    let until = Instant::now() + d;
+    while Instant::now() < until {
+        std::hint::spin_loop();
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    /// A temp dir on a disk-backed file system (the system temp dir may be tmpfs elsewhere).
+    pub(crate) fn disk_tempdir() -> tempfile::TempDir {
+        let tmp = std::env::temp_dir();
+        let m = raw::fs_magic(&tmp).unwrap_or(0);
+        if m != TMPFS_MAGIC && m != RAMFS_MAGIC {
+            return tempfile::tempdir_in(tmp).unwrap();
+        }
+        let target = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/test-tmp");
+        fs::create_dir_all(&target).unwrap();
+        tempfile::tempdir_in(target).unwrap()
+    }
+
+    fn shm_dir() -> Option<tempfile::TempDir> {
+        let shm = Path::new("/dev/shm");
+        if !shm.is_dir() {
+            return None;
+        }
+        tempfile::tempdir_in(shm).ok()
+    }
+
+    #[test]
+    fn auto_on_disk_dir_without_map_sync_is_msync() {
+        let dir = disk_tempdir();
+        let dev = MmapPmDevice::open(dir.path(), PmModeRequest::Auto).unwrap();
+        // No DAX mount on this machine (or in CI); a DAX mount would legitimately give Dax.
+        assert_eq!(dev.mode(), PmMode::Msync);
+        assert!(
+            dev.list_regions().unwrap().is_empty(),
+            "probe file left behind"
+        );
+    }
+
+    #[test]
+    fn auto_on_dev_shm_refuses_with_reboot_warning() {
+        let Some(dir) = shm_dir() else { return };
+        let err = MmapPmDevice::open(dir.path(), PmModeRequest::Auto).unwrap_err();
+        let msg = err.to_string();
+        assert!(matches!(err, Error::InvalidArgument(_)), "{msg}");
+        assert!(
+            msg.contains("DRAM-backed") && msg.contains("reboot"),
+            "{msg}"
+        );
+        assert!(msg.contains("Emulated"), "{msg}");
+    }
+
+    #[test]
+    fn emulated_on_dev_shm_round_trips_and_spins_at_least_the_latency() {
+        let Some(dir) = shm_dir() else { return };
+        let req = PmModeRequest::Emulated {
+            write_latency_ns: 100_000,
+        };
+        let dev = MmapPmDevice::open(dir.path(), req).unwrap();
+        let r = dev.create_region("a", 8192).unwrap();
+        r.write(100, b"abc");
+        let t = Instant::now();
+        r.persist(60, 200).unwrap(); // lines 0..=4: five lines
+        assert!(t.elapsed() >= Duration::from_micros(500));
+        drop(r);
+        let r = dev.open_region("a").unwrap();
+        assert_eq!(r.read(100, 3), b"abc");
+    }
+
+    #[test]
+    fn msync_region_survives_reopen_and_remove_keeps_mapping() {
+        let dir = disk_tempdir();
+        let dev = MmapPmDevice::open(dir.path(), PmModeRequest::Msync).unwrap();
+        let r = dev.create_region("000001.pmlog", 10_000).unwrap();
+        assert_eq!(r.len(), 10_000);
+        r.write(5000, b"persisted");
+        r.store_u64(16, 77);
+        r.persist(0, 10_000).unwrap();
+        let again = dev.open_region("000001.pmlog").unwrap();
+        assert_eq!(again.read(5000, 9), b"persisted");
+        assert_eq!(again.load_u64(16), 77);
+        assert_eq!(dev.list_regions().unwrap(), vec!["000001.pmlog"]);
+        dev.remove_region("000001.pmlog").unwrap();
+        assert_eq!(r.read(5000, 9), b"persisted");
+        assert!(dev.list_regions().unwrap().is_empty());
+    }
+
+    #[test]
+    fn errors_name_the_path_and_bad_names_are_refused() {
+        let dir = disk_tempdir();
+        let dev = MmapPmDevice::open(dir.path(), PmModeRequest::Msync).unwrap();
+        let err = dev.open_region("missing").err().unwrap().to_string();
+        assert!(err.contains(&dir.path().join("missing").display().to_string()));
+        dev.create_region("x", 64).unwrap();
+        let err = dev.create_region("x", 64).err().unwrap().to_string();
+        assert!(err.contains("x"), "{err}");
+        for bad in ["", "..", "a/b"] {
+            assert!(matches!(
+                dev.create_region(bad, 64).err().unwrap(),
+                Error::InvalidArgument(_)
+            ));
+        }
+        assert!(dev.create_region("empty", 0).is_err());
+    }
+}

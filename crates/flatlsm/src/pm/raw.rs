@@ -1,0 +1,413 @@
+//! The crate's only `unsafe` code: a bounds-checked byte view over a memory mapping (or a heap
+//! buffer), cache-line flush instructions, and the few libc calls the PM layer needs.
+//!
+//! # Aliasing contract
+//!
+//! [`RawMapping`] hands out shared `&[u8]` views of its memory while the same memory may be
+//! written through [`RawMapping::write`] (which copies through a raw pointer and never creates a
+//! `&mut`). This is sound only if no byte is read and written at the same time. The PM Log
+//! guarantees it by being append-only: readers read only below the published tail (an atomic
+//! released by the single writer after its copies), and the single writer writes only above it.
+//! Header words that change after publication (`used_size`, `flags`) are accessed only through
+//! the atomic [`RawMapping::store_u64`]/[`RawMapping::load_u64`].
+//!
+//! Every method checks its range against the mapping and panics when it is out of bounds: an
+//! out-of-range offset is a caller bug, never a consequence of bad bytes on disk (decoders
+//! validate lengths before they ask for a range).
+
+#![allow(unsafe_code)]
+
+use std::alloc::{self, Layout};
+use std::fs::File;
+use std::io;
+use std::os::unix::io::AsRawFd;
+use std::path::Path;
+use std::ptr::NonNull;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::OnceLock;
+
+use super::CACHE_LINE;
+
+/// `statfs` magic of tmpfs (DRAM-backed).
+pub(crate) const TMPFS_MAGIC: i64 = 0x0102_1994;
+/// `statfs` magic of ramfs (DRAM-backed).
+pub(crate) const RAMFS_MAGIC: i64 = 0x8584_58f6;
+
+/// Linux `MAP_SHARED_VALIDATE`: like `MAP_SHARED` but unknown flags fail instead of being ignored.
+#[cfg(target_os = "linux")]
+const MAP_SHARED_VALIDATE: libc::c_int = 0x03;
+/// Linux `MAP_SYNC` (same value on every architecture that supports it): only a DAX file system
+/// accepts it, so a successful map proves cache-line flushes reach persistence.
+#[cfg(target_os = "linux")]
+const MAP_SYNC: libc::c_int = 0x08_0000;
+
+/// Where the memory of a [`RawMapping`] comes from (decides how it is released).
+enum Backing {
+    /// `mmap` of a file; released with `munmap`.
+    Mmap,
+    /// Zeroed heap allocation with this layout; released with `dealloc`.
+    Heap(Layout),
+}
+
+/// A fixed-size byte range in memory (file mapping or heap buffer) with a safe, bounds-checked
+/// API. See the module documentation for the aliasing contract.
+pub(crate) struct RawMapping {
+    ptr: NonNull<u8>,
+    len: usize,
+    backing: Backing,
+}
+
+// SAFETY: the mapping is plain memory owned by this value; all mutation goes through raw-pointer
+// copies or atomics, and the aliasing contract (module doc) keeps concurrent readers and the writer
+// on disjoint bytes.
+unsafe impl Send for RawMapping {}
+// SAFETY: as above; `&RawMapping` exposes no interior state other than the mapped bytes.
+unsafe impl Sync for RawMapping {}
+
+impl RawMapping {
+    /// Maps the first `len` bytes of `file` read-write and shared. With `sync`, asks for
+    /// `MAP_SHARED_VALIDATE | MAP_SYNC`, which only DAX file systems accept.
+    pub(crate) fn map_file(file: &File, len: usize, sync: bool) -> io::Result<Self> {
+        if len == 0 {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "cannot map an empty file",
+            ));
+        }
+        let flags = map_flags(sync)?;
+        // SAFETY: a null hint lets the kernel choose the address; `file` is an open descriptor
+        // for the duration of the call; the result is checked for MAP_FAILED before use.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                flags,
+                file.as_raw_fd(),
+                0,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        let ptr = NonNull::new(p.cast::<u8>()).ok_or_else(|| io::Error::other("mmap gave null"))?;
+        Ok(RawMapping {
+            ptr,
+            len,
+            backing: Backing::Mmap,
+        })
+    }
+
+    /// A zero-filled heap buffer of `len` bytes, aligned to a cache line (so 8-aligned offsets
+    /// are 8-aligned addresses, as in a page-aligned mapping).
+    pub(crate) fn anonymous(len: usize) -> Self {
+        let layout = Layout::from_size_align(len.max(1), CACHE_LINE).expect("valid layout");
+        // SAFETY: the layout has non-zero size.
+        let p = unsafe { alloc::alloc_zeroed(layout) };
+        let ptr = NonNull::new(p).unwrap_or_else(|| alloc::handle_alloc_error(layout));
+        RawMapping {
+            ptr,
+            len,
+            backing: Backing::Heap(layout),
+        }
+    }
+
+    /// Length in bytes.
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    fn check(&self, offset: usize, len: usize) {
+        let end = offset.checked_add(len);
+        assert!(
+            end.is_some_and(|e| e <= self.len),
+            "PM range [{offset}, +{len}) outside a region of {} bytes",
+            self.len
+        );
+    }
+
+    /// The bytes `[offset, offset + len)`. Caller contract: nobody writes them meanwhile.
+    pub(crate) fn read(&self, offset: usize, len: usize) -> &[u8] {
+        self.check(offset, len);
+        // SAFETY: the range is inside the allocation (checked above); the memory lives as long as
+        // `self`; by the aliasing contract no write to these bytes happens while the slice lives.
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr().add(offset), len) }
+    }
+
+    /// Copies `data` to `offset`. Caller contract: nobody reads or writes that range meanwhile.
+    pub(crate) fn write(&self, offset: usize, data: &[u8]) {
+        self.check(offset, data.len());
+        // SAFETY: the destination range is inside the allocation (checked above); `data` is a
+        // separate borrow, so source and destination cannot overlap unless the caller passed a
+        // slice of this mapping, which the aliasing contract forbids for the written range.
+        unsafe {
+            std::ptr::copy_nonoverlapping(data.as_ptr(), self.ptr.as_ptr().add(offset), data.len())
+        }
+    }
+
+    fn atomic_at(&self, offset: usize) -> &AtomicU64 {
+        self.check(offset, 8);
+        assert!(
+            offset % 8 == 0,
+            "atomic PM access at unaligned offset {offset}"
+        );
+        // SAFETY: in bounds (checked); the base is at least 64-aligned (page or Layout alignment)
+        // and the offset is 8-aligned, so the address is aligned for AtomicU64; the memory lives as
+        // long as `self`.
+        unsafe { &*(self.ptr.as_ptr().add(offset) as *const AtomicU64) }
+    }
+
+    /// Atomic little-endian 8-byte store at an 8-aligned offset.
+    pub(crate) fn store_u64(&self, offset: usize, value: u64) {
+        self.atomic_at(offset)
+            .store(value.to_le(), Ordering::Release);
+    }
+
+    /// Atomic little-endian 8-byte load at an 8-aligned offset.
+    pub(crate) fn load_u64(&self, offset: usize) -> u64 {
+        u64::from_le(self.atomic_at(offset).load(Ordering::Acquire))
+    }
+
+    /// `msync(MS_SYNC)` of the pages covering `[offset, offset + len)`; a no-op for heap memory.
+    pub(crate) fn msync(&self, offset: usize, len: usize) -> io::Result<()> {
+        self.check(offset, len);
+        if matches!(self.backing, Backing::Heap(_)) || len == 0 {
+            return Ok(());
+        }
+        let page = page_size();
+        let start = offset / page * page;
+        let end = offset + len;
+        // SAFETY: [start, end) lies inside the mapping (start rounds down within it, end is
+        // checked); the address is page-aligned because the mapping base is.
+        let rc = unsafe {
+            libc::msync(
+                self.ptr.as_ptr().add(start).cast(),
+                end - start,
+                libc::MS_SYNC,
+            )
+        };
+        if rc != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
+    }
+
+    /// Writes back every cache line covering `[offset, offset + len)` (no fence; call [`fence`]).
+    /// Returns the number of lines flushed.
+    pub(crate) fn flush(&self, offset: usize, len: usize) -> usize {
+        self.check(offset, len);
+        if len == 0 {
+            return 0;
+        }
+        let first = offset / CACHE_LINE;
+        let last = (offset + len - 1) / CACHE_LINE;
+        for line in first..=last {
+            // The line may start before `offset` but never before the mapping (line ≥ 0) and
+            // never at or past its end (it covers a checked byte).
+            // SAFETY: the address is inside the mapping (see above).
+            let addr = unsafe { self.ptr.as_ptr().add(line * CACHE_LINE) };
+            flush_line(addr);
+        }
+        last - first + 1
+    }
+}
+
+impl Drop for RawMapping {
+    fn drop(&mut self) {
+        match self.backing {
+            Backing::Mmap => {
+                // SAFETY: ptr/len are exactly what mmap returned; nothing borrows `self` anymore.
+                // A failure cannot be reported from drop and leaves only address space behind.
+                unsafe { libc::munmap(self.ptr.as_ptr().cast(), self.len) };
+            }
+            Backing::Heap(layout) => {
+                // SAFETY: allocated in `anonymous` with this very layout.
+                unsafe { alloc::dealloc(self.ptr.as_ptr(), layout) };
+            }
+        }
+    }
+}
+
+#[cfg(target_os = "linux")]
+fn map_flags(sync: bool) -> io::Result<libc::c_int> {
+    Ok(if sync {
+        MAP_SHARED_VALIDATE | MAP_SYNC
+    } else {
+        libc::MAP_SHARED
+    })
+}
+
+#[cfg(not(target_os = "linux"))]
+fn map_flags(sync: bool) -> io::Result<libc::c_int> {
+    if sync {
+        return Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            "MAP_SYNC exists only on Linux",
+        ));
+    }
+    Ok(libc::MAP_SHARED)
+}
+
+fn page_size() -> usize {
+    static PAGE: OnceLock<usize> = OnceLock::new();
+    *PAGE.get_or_init(|| {
+        // SAFETY: sysconf has no preconditions.
+        let p = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+        if p > 0 {
+            p as usize
+        } else {
+            4096
+        }
+    })
+}
+
+/// The cache-line write-back instruction this CPU offers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum FlushInstr {
+    /// `clwb`: writes back without evicting.
+    Clwb,
+    /// `clflushopt`: writes back and evicts, weakly ordered.
+    ClflushOpt,
+    /// `clflush`: writes back and evicts, strongly ordered.
+    Clflush,
+    /// Not x86_64: no user-level flush; only a fence.
+    #[cfg(not(target_arch = "x86_64"))]
+    None,
+}
+
+/// Detects (once) the best flush instruction.
+pub(crate) fn flush_instr() -> FlushInstr {
+    static INSTR: OnceLock<FlushInstr> = OnceLock::new();
+    *INSTR.get_or_init(detect_flush_instr)
+}
+
+#[cfg(target_arch = "x86_64")]
+fn detect_flush_instr() -> FlushInstr {
+    use std::arch::x86_64::{__cpuid, __cpuid_count};
+    // SAFETY: cpuid is available on every x86_64 CPU; leaf 0 reports the highest leaf.
+    #[allow(unused_unsafe)]
+    let max_leaf = unsafe { __cpuid(0) }.eax;
+    if max_leaf < 7 {
+        return FlushInstr::Clflush;
+    }
+    // SAFETY: leaf 7 exists (checked above).
+    #[allow(unused_unsafe)]
+    let ebx = unsafe { __cpuid_count(7, 0) }.ebx;
+    if ebx & (1 << 24) != 0 {
+        FlushInstr::Clwb
+    } else if ebx & (1 << 23) != 0 {
+        FlushInstr::ClflushOpt
+    } else {
+        FlushInstr::Clflush
+    }
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn detect_flush_instr() -> FlushInstr {
+    FlushInstr::None
+}
+
+#[cfg(target_arch = "x86_64")]
+fn flush_line(addr: *mut u8) {
+    match flush_instr() {
+        // SAFETY: `addr` points into a live mapping (caller checked); clwb only writes back the
+        // line and is supported (CPUID leaf 7 EBX bit 24).
+        FlushInstr::Clwb => unsafe {
+            std::arch::asm!("clwb [{0}]", in(reg) addr, options(nostack, preserves_flags))
+        },
+        // SAFETY: as above; clflushopt is supported (CPUID leaf 7 EBX bit 23).
+        FlushInstr::ClflushOpt => unsafe {
+            std::arch::asm!("clflushopt [{0}]", in(reg) addr, options(nostack, preserves_flags))
+        },
+        // SAFETY: `addr` points into a live mapping; clflush exists on every x86_64 CPU.
+        FlushInstr::Clflush => unsafe { std::arch::x86_64::_mm_clflush(addr) },
+    }
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn flush_line(_addr: *mut u8) {}
+
+/// Orders earlier flushes and stores before later stores (`sfence`; a SeqCst fence elsewhere).
+pub(crate) fn fence() {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: sfence exists on every x86_64 CPU and has no memory-safety preconditions.
+    unsafe {
+        std::arch::x86_64::_mm_sfence()
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    std::sync::atomic::fence(Ordering::SeqCst);
+}
+
+/// The `statfs` file-system magic of `path`.
+pub(crate) fn fs_magic(path: &Path) -> io::Result<i64> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "path contains a NUL byte"))?;
+    let mut st = std::mem::MaybeUninit::<libc::statfs>::zeroed();
+    // SAFETY: `c` is a valid NUL-terminated string and `st` points to writable statfs storage.
+    let rc = unsafe { libc::statfs(c.as_ptr(), st.as_mut_ptr()) };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: statfs succeeded, so it filled the struct (and it was zeroed before).
+    let st = unsafe { st.assume_init() };
+    #[allow(clippy::unnecessary_cast)]
+    Ok(st.f_type as i64)
+}
+
+/// Reserves `len` bytes of disk for `file` so a full disk fails here, not with SIGBUS on a later
+/// store into the mapping. Returns `Ok(false)` when the file system cannot preallocate (the
+/// caller then just sets the length).
+pub(crate) fn preallocate(file: &File, len: u64) -> io::Result<bool> {
+    let len = libc::off_t::try_from(len)
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "region too large"))?;
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: the descriptor is open for writing for the duration of the call.
+        let rc = unsafe { libc::posix_fallocate(file.as_raw_fd(), 0, len) };
+        match rc {
+            0 => Ok(true),
+            libc::EOPNOTSUPP | libc::EINVAL => Ok(false),
+            e => Err(io::Error::from_raw_os_error(e)),
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = (file, len);
+        Ok(false)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn heap_mapping_reads_back_writes_and_atomics() {
+        let m = RawMapping::anonymous(256);
+        m.write(10, b"hello");
+        assert_eq!(m.read(10, 5), b"hello");
+        m.store_u64(64, 0x0102_0304_0506_0708);
+        assert_eq!(m.load_u64(64), 0x0102_0304_0506_0708);
+        assert_eq!(m.read(64, 1), &[0x08]);
+        assert_eq!(m.flush(60, 8), 2);
+        fence();
+    }
+
+    #[test]
+    #[should_panic(expected = "outside a region")]
+    fn out_of_range_read_is_a_caller_bug() {
+        RawMapping::anonymous(16).read(10, 7);
+    }
+
+    #[test]
+    fn flush_instruction_is_detected() {
+        let i = flush_instr();
+        #[cfg(target_arch = "x86_64")]
+        assert!(matches!(
+            i,
+            FlushInstr::Clwb | FlushInstr::ClflushOpt | FlushInstr::Clflush
+        ));
+        let _ = i;
+    }
+}

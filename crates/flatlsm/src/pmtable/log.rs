@@ -1,0 +1,429 @@
+//! The PM Log of a PMTable (paper 4.2.1–4.2.3): an append-only region of PM holding
+//! variable-sized entries after a 64-byte header, fed through a DRAM Buffer Log for small
+//! batches. The byte layout is in docs/pm-log-format.md (encoding code: `log/format.rs`).
+//!
+//! # Persist order (single writer)
+//! 1. Creation: header bytes `[8, 64)` are written and persisted, then the first 8 bytes (magic,
+//!    version) are stored atomically and persisted. A log whose magic word is zero and whose
+//!    `used_size` is ≤ 64 was never fully created (and never held data).
+//! 2. Appends: a batch < 256 bytes is staged in the DRAM Buffer Log; once ≥ 256 bytes are
+//!    staged, or a batch ≥ 256 bytes arrives, the staged bytes and then the large batch are
+//!    copied to the region at the tail. In a cache-line mode (Dax, Emulated, Simulated) the copied
+//!    bytes are then persisted, *then* `used_size` is stored (8-byte atomic) and persisted. In
+//!    Msync mode this happens only in [`PmLogWriter::commit`] (group commit).
+//! 3. `used_size` only ever moves to a batch boundary, after every byte below it is durable.
+//!
+//! # Recovery rule
+//! The valid log is exactly `[64, used_size)`: every entry there must decode and pass its crc
+//! (anything else is corruption, reported with file and offset); bytes at or beyond `used_size`
+//! are ignored. So after a crash a batch is all-or-nothing, and the surviving entries are a
+//! prefix of the append order.
+//!
+//! # Concurrency
+//! One [`PmLogWriter`] appends; any number of threads read through the shared [`PmLog`]. Readers
+//! read only below the *readable* tail (an atomic the writer releases after copying bytes to the
+//! region); the writer writes only at or above it. Header words that change later (`used_size`,
+//! `flags`) are accessed only with atomic 8-byte loads and stores.
+
+mod format;
+#[cfg(test)]
+mod tests;
+
+pub use format::{decode_entry, decode_header, encode_entry, encoded_entry_len};
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use crate::error::{Error, Result};
+use crate::pm::{PmDevice, PmMode, PmRegion};
+use crate::types::{SequenceNumber, ValueKind, MAX_SEQUENCE};
+use format::{FLAG_GC_COMPLETE, OFF_FLAGS, OFF_NUMBER, OFF_USED_SIZE};
+
+/// Size of the PM Log header.
+pub const PM_LOG_HEADER_LEN: usize = 64;
+/// Batches whose encoding is smaller than this are staged in the DRAM Buffer Log.
+pub const SMALL_ENTRY_LIMIT: usize = 256;
+/// The Buffer Log is copied to PM once this many bytes are staged.
+pub const BUFFER_FLUSH_BYTES: usize = 256;
+/// Size of an entry's fixed part: crc u32, seq u64, kind u8, key_len u32, value_len u32.
+pub const ENTRY_HEADER_LEN: usize = 21;
+
+/// One key-value entry of the log.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LogEntry<'a> {
+    /// Sequence number of the write.
+    pub seq: SequenceNumber,
+    /// What the value means (a deletion has an empty value).
+    pub kind: ValueKind,
+    /// The user key.
+    pub key: &'a [u8],
+    /// The value bytes.
+    pub value: &'a [u8],
+}
+
+/// The file name of log `number`: `format!("{number:06}.pmlog")`.
+pub fn log_file_name(number: u64) -> String {
+    format!("{number:06}.pmlog")
+}
+
+/// The number of a log file name produced by [`log_file_name`]; `None` for any other name.
+pub fn parse_log_file_name(name: &str) -> Option<u64> {
+    let digits = name.strip_suffix(".pmlog")?;
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let n = digits.parse().ok()?;
+    (log_file_name(n) == name).then_some(n)
+}
+
+/// The decoded header of a PM Log.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PmLogHeader {
+    /// The log's number (also in its file name).
+    pub number: u64,
+    /// Capacity of the log file in bytes, header included.
+    pub file_size: u64,
+    /// End offset of the last committed entry (64 when empty).
+    pub used_size: u64,
+    /// Number of the log this one replaces after a PMTable GC; 0 = none.
+    pub replaces: u64,
+    /// The GC that wrote this log completed (the replaced log may be deleted).
+    pub gc_complete: bool,
+}
+
+/// Result of an append: where each entry of the batch lives, and whether the batch is still
+/// only in the DRAM Buffer Log (then readers must use their own DRAM copy of it).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Appended {
+    /// File offset of each entry of the batch, in batch order.
+    pub offsets: Vec<u64>,
+    /// True while the batch is staged in DRAM only (not yet readable through [`PmLog`]).
+    pub buffered: bool,
+}
+
+/// Shared read handle to a PM Log (`Send + Sync`).
+pub struct PmLog {
+    region: Arc<dyn PmRegion>,
+    path: PathBuf,
+    number: u64,
+    file_size: u64,
+    replaces: u64,
+    /// End of the bytes copied to the region; readers stay below it (aliasing contract).
+    readable: AtomicU64,
+}
+
+impl PmLog {
+    /// Opens an existing log and validates its header (magic, version, crc, file_size equal to
+    /// the region length, `64 <= used_size <= file_size`, number matching the file name).
+    /// Errors are [`Error::Corruption`] naming the file and the offset of the bad field.
+    pub fn open(device: &dyn PmDevice, name: &str) -> Result<Arc<PmLog>> {
+        let region = device.open_region(name)?;
+        Self::from_region(region, name)
+    }
+
+    /// Like [`PmLog::open`], but `Ok(None)` for a log whose creation a crash interrupted (magic
+    /// word still zero and `used_size` ≤ 64: it never held data and may be deleted).
+    pub fn open_if_initialized(device: &dyn PmDevice, name: &str) -> Result<Option<Arc<PmLog>>> {
+        let region = device.open_region(name)?;
+        let blank = region.len() >= PM_LOG_HEADER_LEN
+            && region.load_u64(0) == 0
+            && region.load_u64(OFF_USED_SIZE) <= PM_LOG_HEADER_LEN as u64;
+        if blank {
+            return Ok(None);
+        }
+        Self::from_region(region, name).map(Some)
+    }
+
+    fn from_region(region: Arc<dyn PmRegion>, name: &str) -> Result<Arc<PmLog>> {
+        let path = region.path().to_path_buf();
+        let head = region.read(0, region.len().min(PM_LOG_HEADER_LEN));
+        let h = decode_header(head, &path)?;
+        if h.file_size != region.len() as u64 {
+            let detail = format!(
+                "file_size {} in header, but the region has {} bytes",
+                h.file_size,
+                region.len()
+            );
+            return Err(Error::corruption(
+                &path,
+                format::OFF_FILE_SIZE as u64,
+                detail,
+            ));
+        }
+        if parse_log_file_name(name).is_some_and(|n| n != h.number) {
+            let detail = format!(
+                "header says log number {}, file name says otherwise",
+                h.number
+            );
+            return Err(Error::corruption(&path, OFF_NUMBER as u64, detail));
+        }
+        Ok(Arc::new(PmLog {
+            region,
+            path,
+            number: h.number,
+            file_size: h.file_size,
+            replaces: h.replaces,
+            readable: AtomicU64::new(h.used_size),
+        }))
+    }
+
+    /// The header as it is now (`used_size` and flags are read atomically).
+    pub fn header(&self) -> PmLogHeader {
+        PmLogHeader {
+            number: self.number,
+            file_size: self.file_size,
+            used_size: self.region.load_u64(OFF_USED_SIZE),
+            replaces: self.replaces,
+            gc_complete: self.region.load_u64(OFF_FLAGS) & FLAG_GC_COMPLETE != 0,
+        }
+    }
+
+    /// The log's number.
+    pub fn number(&self) -> u64 {
+        self.number
+    }
+
+    /// The file backing the log.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Decodes the entry at `offset`, verifying its crc ([`Error::Corruption`] with file and
+    /// offset on mismatch). `offset` must be below the readable tail (entries still in the
+    /// Buffer Log are not readable here): otherwise [`Error::InvalidArgument`].
+    pub fn read_entry(&self, offset: u64) -> Result<LogEntry<'_>> {
+        let end = self.readable.load(Ordering::Acquire);
+        if offset < PM_LOG_HEADER_LEN as u64 || offset >= end {
+            return Err(Error::InvalidArgument(format!(
+                "PM log {}: offset {offset} is outside the readable entries [64, {end})",
+                self.path.display()
+            )));
+        }
+        let bytes = self.region.read(offset as usize, (end - offset) as usize);
+        decode_entry(bytes, offset, &self.path).map(|(e, _)| e)
+    }
+
+    /// Recovery scan: every entry in `[64, used_size)` in order; an entry that does not decode,
+    /// fails its crc or runs past `used_size` is [`Error::Corruption`] naming the file and the
+    /// entry's offset. Stops at the first error returned by `f`.
+    pub fn for_each_entry(&self, mut f: impl FnMut(u64, LogEntry<'_>) -> Result<()>) -> Result<()> {
+        let used = self.region.load_u64(OFF_USED_SIZE);
+        let readable = self.readable.load(Ordering::Acquire);
+        if used < PM_LOG_HEADER_LEN as u64 || used > readable {
+            let detail = format!("used_size {used} outside [64, {readable}]");
+            return Err(Error::corruption(&self.path, OFF_USED_SIZE as u64, detail));
+        }
+        let mut pos = PM_LOG_HEADER_LEN as u64;
+        while pos < used {
+            let bytes = self.region.read(pos as usize, (used - pos) as usize);
+            let (entry, len) = decode_entry(bytes, pos, &self.path)?;
+            f(pos, entry)?;
+            pos += len as u64;
+        }
+        Ok(())
+    }
+}
+
+impl std::fmt::Debug for PmLog {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PmLog")
+            .field("path", &self.path)
+            .field("header", &self.header())
+            .field("readable", &self.readable.load(Ordering::Acquire))
+            .finish()
+    }
+}
+
+/// The single writer of a PM Log (`Send`; one owner at a time). Dropping it without
+/// [`PmLogWriter::commit`] loses staged and (in Msync mode) unpublished batches at a crash,
+/// which is the documented durability of those modes, never a torn batch.
+pub struct PmLogWriter {
+    log: Arc<PmLog>,
+    mode: PmMode,
+    /// Staged small batches (the DRAM Buffer Log); they belong at offset `written`.
+    buf: Vec<u8>,
+    /// End of the bytes copied to the region. Always a batch boundary.
+    written: u64,
+    /// End of the bytes known durable. Invariant: `published <= persisted <= written`.
+    persisted: u64,
+    /// The `used_size` last stored in the header.
+    published: u64,
+    /// Reused encoding buffer for large batches.
+    scratch: Vec<u8>,
+}
+
+impl PmLogWriter {
+    /// Creates log `number` with `capacity` bytes (header included) and writes and persists its
+    /// header in the order described in the module documentation. `replaces` names the log a
+    /// PMTable GC is replacing.
+    pub fn create(
+        device: &dyn PmDevice,
+        number: u64,
+        capacity: usize,
+        replaces: Option<u64>,
+    ) -> Result<Self> {
+        if capacity < PM_LOG_HEADER_LEN {
+            return Err(Error::InvalidArgument(format!(
+                "PM log capacity {capacity} is smaller than its {PM_LOG_HEADER_LEN}-byte header"
+            )));
+        }
+        let region = device.create_region(&log_file_name(number), capacity)?;
+        let path = region.path().to_path_buf();
+        let header = format::encode_header(number, capacity as u64, replaces.unwrap_or(0));
+        region.write(8, &header[8..]);
+        region
+            .persist(0, PM_LOG_HEADER_LEN)
+            .and_then(|()| {
+                region.store_u64(0, format::magic_word());
+                region.persist(0, 8)
+            })
+            .map_err(|e| Error::io(format!("persisting header of PM log {}", path.display()), e))?;
+        let log = PmLog::from_region(region, &log_file_name(number))?;
+        let start = PM_LOG_HEADER_LEN as u64;
+        Ok(PmLogWriter {
+            mode: log.region.mode(),
+            log,
+            buf: Vec::with_capacity(2 * BUFFER_FLUSH_BYTES),
+            written: start,
+            persisted: start,
+            published: start,
+            scratch: Vec::new(),
+        })
+    }
+
+    /// The shared read handle.
+    pub fn log(&self) -> &Arc<PmLog> {
+        &self.log
+    }
+
+    /// Appends a batch (all-or-nothing after a crash). `Ok(None)` when it does not fit (nothing
+    /// written); [`Error::InvalidArgument`] for a key or value longer than `u32::MAX` or a
+    /// sequence above [`MAX_SEQUENCE`]. In a cache-line mode a returned batch with
+    /// `buffered == false` is durable; in Msync mode only after [`PmLogWriter::commit`].
+    pub fn append_batch(&mut self, entries: &[LogEntry<'_>]) -> Result<Option<Appended>> {
+        let size = self.batch_len(entries)?;
+        let tail = self.used_bytes();
+        match tail.checked_add(size as u64) {
+            Some(end) if end <= self.capacity() => {}
+            _ => return Ok(None),
+        }
+        let mut offsets = Vec::with_capacity(entries.len());
+        let mut pos = tail;
+        for e in entries {
+            offsets.push(pos);
+            pos += encoded_entry_len(e.key.len(), e.value.len()) as u64;
+        }
+        let buffered = if size < SMALL_ENTRY_LIMIT {
+            entries.iter().for_each(|e| encode_entry(e, &mut self.buf));
+            self.buf.len() < BUFFER_FLUSH_BYTES || {
+                self.copy_buffer();
+                false
+            }
+        } else {
+            self.copy_buffer();
+            let mut scratch = std::mem::take(&mut self.scratch);
+            scratch.clear();
+            entries.iter().for_each(|e| encode_entry(e, &mut scratch));
+            self.copy_to_region(&scratch);
+            self.scratch = scratch;
+            false
+        };
+        if !buffered && self.mode.persists_by_cache_line() {
+            self.make_durable()?;
+        }
+        Ok(Some(Appended { offsets, buffered }))
+    }
+
+    fn batch_len(&self, entries: &[LogEntry<'_>]) -> Result<usize> {
+        let mut size = 0usize;
+        for e in entries {
+            let too_long = u32::try_from(e.key.len()).is_err()
+                || u32::try_from(e.value.len()).is_err()
+                || e.seq > MAX_SEQUENCE;
+            if too_long {
+                return Err(Error::InvalidArgument(format!(
+                    "PM log entry (seq {}, key {} bytes, value {} bytes) exceeds the format limits",
+                    e.seq,
+                    e.key.len(),
+                    e.value.len()
+                )));
+            }
+            size = size.saturating_add(encoded_entry_len(e.key.len(), e.value.len()));
+        }
+        Ok(size)
+    }
+
+    /// Copies the staged Buffer Log to the region (not yet durable).
+    fn copy_buffer(&mut self) {
+        if !self.buf.is_empty() {
+            let buf = std::mem::take(&mut self.buf);
+            self.copy_to_region(&buf);
+            self.buf = buf;
+            self.buf.clear();
+        }
+    }
+
+    /// Writes whole batches at `written` and releases them to readers.
+    fn copy_to_region(&mut self, bytes: &[u8]) {
+        self.log.region.write(self.written as usize, bytes);
+        self.written += bytes.len() as u64;
+        self.log.readable.store(self.written, Ordering::Release);
+    }
+
+    /// Persists `[persisted, written)`, then stores and persists `used_size = written`.
+    fn make_durable(&mut self) -> Result<()> {
+        let region = &self.log.region;
+        let ctx = |what: &str| format!("persisting {what} of PM log {}", self.log.path.display());
+        if self.persisted < self.written {
+            let len = (self.written - self.persisted) as usize;
+            region
+                .persist(self.persisted as usize, len)
+                .map_err(|e| Error::io(ctx("entries"), e))?;
+            self.persisted = self.written;
+        }
+        if self.published < self.persisted {
+            region.store_u64(OFF_USED_SIZE, self.persisted);
+            region
+                .persist(OFF_USED_SIZE, 8)
+                .map_err(|e| Error::io(ctx("used_size"), e))?;
+            self.published = self.persisted;
+        }
+        Ok(())
+    }
+
+    /// Makes every appended batch durable: copies the Buffer Log, persists what is not yet
+    /// persisted and publishes `used_size` (the group commit of Msync mode).
+    pub fn commit(&mut self) -> Result<()> {
+        self.copy_buffer();
+        self.make_durable()
+    }
+
+    /// True if some appended batch is not yet durable.
+    pub fn has_uncommitted(&self) -> bool {
+        !self.buf.is_empty() || self.published < self.written
+    }
+
+    /// The tail, including bytes staged in the Buffer Log.
+    pub fn used_bytes(&self) -> u64 {
+        self.written + self.buf.len() as u64
+    }
+
+    /// The log's capacity in bytes (header included).
+    pub fn capacity(&self) -> u64 {
+        self.log.file_size
+    }
+
+    /// Commits, then sets and persists the GC_COMPLETE flag.
+    pub fn mark_gc_complete(&mut self) -> Result<()> {
+        self.commit()?;
+        let region = &self.log.region;
+        region.store_u64(OFF_FLAGS, region.load_u64(OFF_FLAGS) | FLAG_GC_COMPLETE);
+        region.persist(OFF_FLAGS, 8).map_err(|e| {
+            Error::io(
+                format!("persisting flags of PM log {}", self.log.path.display()),
+                e,
+            )
+        })
+    }
+}

@@ -1,0 +1,194 @@
+//! Byte layout of the PM Log: header and entry encoding/decoding (see docs/pm-log-format.md).
+//!
+//! Decoders take untrusted bytes and never panic: every length is checked before it is used,
+//! and every failure is an [`Error::Corruption`] naming the file and the offset of the bad field
+//! (header) or of the bad entry (entries).
+
+use std::path::Path;
+
+use super::{LogEntry, PmLogHeader, ENTRY_HEADER_LEN, PM_LOG_HEADER_LEN};
+use crate::error::{Error, Result};
+use crate::types::{crc32c, crc32c_extend, ValueKind, MAX_SEQUENCE};
+
+/// Magic number at offset 0 (paper 4.2.1).
+pub(super) const MAGIC: [u8; 4] = *b"PMEM";
+/// Format version at offset 4.
+pub(super) const FORMAT_VERSION: u16 = 1;
+/// Offset of `file_size` (u64).
+pub(super) const OFF_FILE_SIZE: usize = 8;
+/// Offset of `used_size` (u64, atomic store).
+pub(super) const OFF_USED_SIZE: usize = 16;
+/// Offset of `log_number` (u64).
+pub(super) const OFF_NUMBER: usize = 24;
+/// Offset of `replaces` (u64).
+pub(super) const OFF_REPLACES: usize = 32;
+/// Offset of `header_crc` (u32).
+pub(super) const OFF_CRC: usize = 40;
+/// Offset of `flags` (u64, atomic store).
+pub(super) const OFF_FLAGS: usize = 48;
+/// `flags` bit 0: the PMTable GC that produced this log finished (the replaced log is garbage).
+pub(super) const FLAG_GC_COMPLETE: u64 = 1;
+
+/// The first 8 header bytes (magic, version, reserved) as the u64 stored last at creation.
+pub(super) fn magic_word() -> u64 {
+    let mut b = [0u8; 8];
+    b[0..4].copy_from_slice(&MAGIC);
+    b[4..6].copy_from_slice(&FORMAT_VERSION.to_le_bytes());
+    u64::from_le_bytes(b)
+}
+
+fn header_crc(h: &[u8]) -> u32 {
+    crc32c_extend(crc32c(&h[0..OFF_USED_SIZE]), &h[OFF_NUMBER..OFF_CRC])
+}
+
+/// Encodes a fresh header: `used_size` = 64, flags = 0.
+pub(super) fn encode_header(number: u64, file_size: u64, replaces: u64) -> [u8; PM_LOG_HEADER_LEN] {
+    let mut h = [0u8; PM_LOG_HEADER_LEN];
+    h[0..8].copy_from_slice(&magic_word().to_le_bytes());
+    h[OFF_FILE_SIZE..OFF_FILE_SIZE + 8].copy_from_slice(&file_size.to_le_bytes());
+    h[OFF_USED_SIZE..OFF_USED_SIZE + 8].copy_from_slice(&(PM_LOG_HEADER_LEN as u64).to_le_bytes());
+    h[OFF_NUMBER..OFF_NUMBER + 8].copy_from_slice(&number.to_le_bytes());
+    h[OFF_REPLACES..OFF_REPLACES + 8].copy_from_slice(&replaces.to_le_bytes());
+    let crc = header_crc(&h);
+    h[OFF_CRC..OFF_CRC + 4].copy_from_slice(&crc.to_le_bytes());
+    h
+}
+
+fn u64_at(b: &[u8], off: usize) -> u64 {
+    let mut a = [0u8; 8];
+    a.copy_from_slice(&b[off..off + 8]);
+    u64::from_le_bytes(a)
+}
+
+fn u32_at(b: &[u8], off: usize) -> u32 {
+    let mut a = [0u8; 4];
+    a.copy_from_slice(&b[off..off + 4]);
+    u32::from_le_bytes(a)
+}
+
+/// Decodes and validates a header: magic, version, crc, `64 <= file_size`,
+/// `64 <= used_size <= file_size`. Does not compare `file_size` with the region (the caller
+/// knows the region). Never panics.
+pub fn decode_header(bytes: &[u8], path: &Path) -> Result<PmLogHeader> {
+    let bad = |offset: usize, detail: String| Error::corruption(path, offset as u64, detail);
+    if bytes.len() < PM_LOG_HEADER_LEN {
+        return Err(bad(
+            0,
+            format!("PM log header truncated: {} of 64 bytes", bytes.len()),
+        ));
+    }
+    let h = &bytes[..PM_LOG_HEADER_LEN];
+    if h[0..4] != MAGIC {
+        return Err(bad(
+            0,
+            format!("bad PM log magic {:02x?}, expected \"PMEM\"", &h[0..4]),
+        ));
+    }
+    let version = u16::from_le_bytes([h[4], h[5]]);
+    if version != FORMAT_VERSION {
+        return Err(bad(
+            4,
+            format!("unsupported PM log format version {version}"),
+        ));
+    }
+    let stored = u32_at(h, OFF_CRC);
+    let computed = header_crc(h);
+    if stored != computed {
+        return Err(bad(
+            OFF_CRC,
+            format!("PM log header crc mismatch: stored {stored:#010x}, computed {computed:#010x}"),
+        ));
+    }
+    let file_size = u64_at(h, OFF_FILE_SIZE);
+    if file_size < PM_LOG_HEADER_LEN as u64 {
+        return Err(bad(OFF_FILE_SIZE, format!("file_size {file_size} < 64")));
+    }
+    let used_size = u64_at(h, OFF_USED_SIZE);
+    if used_size < PM_LOG_HEADER_LEN as u64 || used_size > file_size {
+        return Err(bad(
+            OFF_USED_SIZE,
+            format!("used_size {used_size} outside [64, file_size {file_size}]"),
+        ));
+    }
+    Ok(PmLogHeader {
+        number: u64_at(h, OFF_NUMBER),
+        file_size,
+        used_size,
+        replaces: u64_at(h, OFF_REPLACES),
+        gc_complete: u64_at(h, OFF_FLAGS) & FLAG_GC_COMPLETE != 0,
+    })
+}
+
+/// Size of an entry with these key and value lengths: 21-byte entry header + key + value.
+pub fn encoded_entry_len(key_len: usize, value_len: usize) -> usize {
+    ENTRY_HEADER_LEN + key_len + value_len
+}
+
+/// Appends the encoding of `e` to `out`. The caller has checked that the key and value lengths
+/// fit in u32.
+pub fn encode_entry(e: &LogEntry<'_>, out: &mut Vec<u8>) {
+    let start = out.len();
+    out.extend_from_slice(&[0; 4]);
+    out.extend_from_slice(&e.seq.to_le_bytes());
+    out.push(e.kind as u8);
+    out.extend_from_slice(&(e.key.len() as u32).to_le_bytes());
+    out.extend_from_slice(&(e.value.len() as u32).to_le_bytes());
+    out.extend_from_slice(e.key);
+    out.extend_from_slice(e.value);
+    let crc = crc32c(&out[start + 4..]);
+    out[start..start + 4].copy_from_slice(&crc.to_le_bytes());
+}
+
+/// Decodes the entry at the start of `bytes` (which ends where the readable log ends), verifying
+/// its crc. `offset` is the entry's offset in the file, for errors. Returns the entry and its
+/// encoded length. Never panics.
+pub fn decode_entry<'a>(
+    bytes: &'a [u8],
+    offset: u64,
+    path: &Path,
+) -> Result<(LogEntry<'a>, usize)> {
+    let bad = |detail: String| Error::corruption(path, offset, detail);
+    if bytes.len() < ENTRY_HEADER_LEN {
+        return Err(bad(format!(
+            "PM log entry header runs past the end of the log ({} of {ENTRY_HEADER_LEN} bytes)",
+            bytes.len()
+        )));
+    }
+    let key_len = u32_at(bytes, 13) as usize;
+    let value_len = u32_at(bytes, 17) as usize;
+    let total = (ENTRY_HEADER_LEN as u64) + key_len as u64 + value_len as u64;
+    if total > bytes.len() as u64 {
+        return Err(bad(format!(
+            "PM log entry of {total} bytes (key {key_len}, value {value_len}) runs past the end \
+             of the log ({} bytes left)",
+            bytes.len()
+        )));
+    }
+    let total = total as usize;
+    let stored = u32_at(bytes, 0);
+    let computed = crc32c(&bytes[4..total]);
+    if stored != computed {
+        return Err(bad(format!(
+            "PM log entry crc mismatch: stored {stored:#010x}, computed {computed:#010x}"
+        )));
+    }
+    let seq = u64_at(bytes, 4);
+    if seq > MAX_SEQUENCE {
+        return Err(bad(format!(
+            "PM log entry sequence {seq} exceeds the maximum"
+        )));
+    }
+    let kind = ValueKind::from_u8(bytes[12])
+        .ok_or_else(|| bad(format!("PM log entry has unknown kind {}", bytes[12])))?;
+    let key = &bytes[ENTRY_HEADER_LEN..ENTRY_HEADER_LEN + key_len];
+    let value = &bytes[ENTRY_HEADER_LEN + key_len..total];
+    Ok((
+        LogEntry {
+            seq,
+            kind,
+            key,
+            value,
+        },
+        total,
+    ))
+}

@@ -1,0 +1,421 @@
+//! Scenario tests of the PM Log: round trips, durability points, crash atomicity, corruption.
+
+use super::*;
+use crate::pm::{MmapPmDevice, PmModeRequest, SimulatedPmDevice};
+use proptest::prelude::*;
+
+type Owned = (u64, ValueKind, Vec<u8>, Vec<u8>);
+
+fn entry<'a>(seq: u64, key: &'a [u8], value: &'a [u8]) -> LogEntry<'a> {
+    LogEntry {
+        seq,
+        kind: ValueKind::Value,
+        key,
+        value,
+    }
+}
+
+fn owned(e: &LogEntry<'_>) -> Owned {
+    (e.seq, e.kind, e.key.to_vec(), e.value.to_vec())
+}
+
+fn scan(log: &PmLog) -> Result<Vec<Owned>> {
+    let mut out = Vec::new();
+    log.for_each_entry(|_, e| {
+        out.push(owned(&e));
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+fn disk_dir() -> tempfile::TempDir {
+    crate::pm::mmap::tests::disk_tempdir()
+}
+
+#[test]
+fn round_trip_on_msync_device_and_reopen_after_commit_sees_all_entries() {
+    let dir = disk_dir();
+    let dev = MmapPmDevice::open(dir.path(), PmModeRequest::Msync).unwrap();
+    let mut w = PmLogWriter::create(&*dev, 7, 1 << 16, None).unwrap();
+    let big = vec![b'v'; 1000];
+    let a = w
+        .append_batch(&[entry(1, b"a", b"1"), entry(2, b"b", b"2")])
+        .unwrap()
+        .unwrap();
+    assert!(a.buffered);
+    let b = w.append_batch(&[entry(3, b"big", &big)]).unwrap().unwrap();
+    assert!(!b.buffered);
+    // Msync mode: readable at once, but used_size is published only by commit.
+    assert_eq!(w.log().read_entry(b.offsets[0]).unwrap().value, &big[..]);
+    assert_eq!(w.log().header().used_size, 64);
+    assert!(w.has_uncommitted());
+    w.commit().unwrap();
+    assert!(!w.has_uncommitted());
+    assert_eq!(w.log().header().used_size, w.used_bytes());
+    assert_eq!(w.log().read_entry(a.offsets[1]).unwrap().key, b"b");
+    drop(w);
+    let dev = MmapPmDevice::open(dir.path(), PmModeRequest::Msync).unwrap();
+    let log = PmLog::open(&*dev, &log_file_name(7)).unwrap();
+    assert_eq!(log.number(), 7);
+    assert_eq!(log.path(), dir.path().join("000007.pmlog"));
+    let got = scan(&log).unwrap();
+    let keys: Vec<_> = got.iter().map(|e| e.2.clone()).collect();
+    assert_eq!(keys, vec![b"a".to_vec(), b"b".to_vec(), b"big".to_vec()]);
+    assert_eq!(got[2].3, big);
+}
+
+#[test]
+fn round_trip_on_simulated_device_with_gc_header_fields() {
+    let dev = SimulatedPmDevice::new();
+    let mut w = PmLogWriter::create(&*dev, 12, 4096, Some(9)).unwrap();
+    let del = LogEntry {
+        seq: 5,
+        kind: ValueKind::Deletion,
+        key: b"gone",
+        value: b"",
+    };
+    w.append_batch(&[del]).unwrap().unwrap();
+    w.mark_gc_complete().unwrap();
+    let after = dev.crash(3);
+    let log = PmLog::open(&*after, "000012.pmlog").unwrap();
+    let h = log.header();
+    assert_eq!((h.number, h.replaces, h.file_size), (12, 9, 4096));
+    assert!(h.gc_complete);
+    assert_eq!(scan(&log).unwrap(), vec![owned(&del)]);
+}
+
+#[test]
+fn large_entry_is_durable_when_append_returns() {
+    for seed in 0..16 {
+        let dev = SimulatedPmDevice::new();
+        let mut w = PmLogWriter::create(&*dev, 1, 8192, None).unwrap();
+        let v = vec![7u8; 300];
+        let a = w.append_batch(&[entry(1, b"k", &v)]).unwrap().unwrap();
+        assert!(!a.buffered);
+        assert!(!w.has_uncommitted());
+        let log = PmLog::open(&*dev.crash(seed), "000001.pmlog").unwrap();
+        assert_eq!(scan(&log).unwrap().len(), 1, "seed {seed}");
+    }
+}
+
+#[test]
+fn small_entries_stay_buffered_until_256_bytes_then_become_durable() {
+    let dev = SimulatedPmDevice::new();
+    let mut w = PmLogWriter::create(&*dev, 1, 8192, None).unwrap();
+    let persists = dev.persist_count();
+    let v = [1u8; 40]; // 21 + 1 + 40 = 62 bytes per entry
+    let mut offsets = Vec::new();
+    for seq in 1..=4 {
+        let a = w.append_batch(&[entry(seq, b"k", &v)]).unwrap().unwrap();
+        assert!(
+            a.buffered,
+            "entry {seq} (248 bytes staged at most) should stay in DRAM"
+        );
+        offsets.extend(a.offsets);
+    }
+    assert_eq!(
+        dev.persist_count(),
+        persists,
+        "buffered appends must not touch PM"
+    );
+    assert!(
+        w.log().read_entry(offsets[0]).is_err(),
+        "buffered entry is not readable from PM"
+    );
+    let log = PmLog::open(&*dev.crash(0), "000001.pmlog").unwrap();
+    assert!(scan(&log).unwrap().is_empty());
+    let a = w.append_batch(&[entry(5, b"k", &v)]).unwrap().unwrap();
+    assert!(!a.buffered, "310 bytes staged: the buffer goes to PM");
+    assert_eq!(w.log().read_entry(offsets[2]).unwrap().seq, 3);
+    for seed in 0..8 {
+        let log = PmLog::open(&*dev.crash(seed), "000001.pmlog").unwrap();
+        assert_eq!(scan(&log).unwrap().len(), 5);
+    }
+}
+
+#[test]
+fn batch_that_does_not_fit_writes_nothing() {
+    let dev = SimulatedPmDevice::new();
+    let mut w = PmLogWriter::create(&*dev, 1, 200, None).unwrap();
+    let v = [0u8; 120];
+    assert!(w.append_batch(&[entry(1, b"k", &v)]).unwrap().is_none());
+    assert_eq!(w.used_bytes(), 64);
+    assert_eq!(w.capacity(), 200);
+    assert!(w
+        .append_batch(&[entry(1, b"k", &v[..100])])
+        .unwrap()
+        .is_some());
+    assert!(PmLogWriter::create(&*dev, 2, 10, None).is_err());
+    let bad_seq = entry(MAX_SEQUENCE + 1, b"k", b"");
+    assert!(matches!(
+        w.append_batch(&[bad_seq]),
+        Err(Error::InvalidArgument(_))
+    ));
+}
+
+#[test]
+fn log_file_names_round_trip_and_reject_others() {
+    assert_eq!(log_file_name(42), "000042.pmlog");
+    assert_eq!(parse_log_file_name("000042.pmlog"), Some(42));
+    assert_eq!(parse_log_file_name("12345678.pmlog"), Some(12_345_678));
+    for bad in [
+        "42.pmlog",
+        "000042.sst",
+        "+00042.pmlog",
+        ".pmlog",
+        "00004a.pmlog",
+    ] {
+        assert_eq!(parse_log_file_name(bad), None, "{bad}");
+    }
+}
+
+/// One batch of the crash workload and the persist count after which it must survive.
+struct Batch {
+    entries: Vec<Owned>,
+    durable_at: Option<u64>,
+}
+
+/// A deterministic mix of small, large, multi-entry batches and commits. Returns the batches and
+/// the persist count at which the log's creation completed.
+fn crash_workload(dev: &SimulatedPmDevice) -> (Vec<Batch>, u64) {
+    let mut w = PmLogWriter::create(dev, 3, 1 << 15, None).unwrap();
+    let created_at = dev.persist_count();
+    let sizes: [&[usize]; 10] = [
+        &[20],
+        &[40, 40, 40],
+        &[400],
+        &[50],
+        &[150, 150],
+        &[5],
+        &[700],
+        &[90],
+        &[90, 0],
+        &[1000, 10, 10],
+    ];
+    let mut batches: Vec<Batch> = Vec::new();
+    let mut seq = 0;
+    for (i, lens) in sizes.iter().enumerate() {
+        let values: Vec<Vec<u8>> = lens.iter().map(|&n| vec![i as u8; n]).collect();
+        let key = format!("key{i}").into_bytes();
+        let batch: Vec<LogEntry<'_>> = values
+            .iter()
+            .map(|v| {
+                seq += 1;
+                entry(seq, &key, v)
+            })
+            .collect();
+        let a = w.append_batch(&batch).unwrap().unwrap();
+        batches.push(Batch {
+            entries: batch.iter().map(owned).collect(),
+            durable_at: None,
+        });
+        if !a.buffered {
+            mark_durable(&mut batches, dev.persist_count());
+        }
+        if i == 3 || i == 7 {
+            w.commit().unwrap();
+            mark_durable(&mut batches, dev.persist_count());
+        }
+    }
+    (batches, created_at)
+}
+
+fn mark_durable(batches: &mut [Batch], at: u64) {
+    for b in batches.iter_mut().filter(|b| b.durable_at.is_none()) {
+        b.durable_at = Some(at);
+    }
+}
+
+/// Number of whole batches the recovered entries form; panics if they are not a prefix of whole
+/// batches.
+fn whole_batches(recovered: &[Owned], batches: &[Batch], ctx: &str) -> usize {
+    let mut pos = 0;
+    for (i, b) in batches.iter().enumerate() {
+        if pos == recovered.len() {
+            return i;
+        }
+        let end = pos + b.entries.len();
+        assert!(
+            end <= recovered.len() && recovered[pos..end] == b.entries[..],
+            "{ctx}: recovered entries are not a prefix of whole batches (batch {i})"
+        );
+        pos = end;
+    }
+    assert_eq!(pos, recovered.len(), "{ctx}: extra entries");
+    batches.len()
+}
+
+#[test]
+fn write_batches_are_atomic_at_every_persist_point() {
+    let reference = SimulatedPmDevice::new();
+    let (batches, created_at) = crash_workload(&reference);
+    let total = reference.persist_count();
+    assert!(batches.iter().all(|b| b.durable_at.is_some()));
+    let mut outcomes = std::collections::BTreeSet::new();
+    for n in 0..=total {
+        for seed in 0..8 {
+            // Even seeds: image right after persist n; odd: just before persist n + 1 starts.
+            let before = seed % 2 == 1;
+            let ctx = format!("crash at persist point {n} (before next: {before}), seed {seed}");
+            let dev = SimulatedPmDevice::new();
+            if before {
+                dev.freeze_before_persist(n, seed);
+            } else {
+                dev.freeze_after_persists(n, seed);
+            }
+            crash_workload(&dev);
+            let crashed = dev.crash(seed);
+            if crashed.region_names().is_empty() {
+                assert_eq!(n, 0, "{ctx}: the log's creation was lost");
+                continue;
+            }
+            let Some(log) = PmLog::open_if_initialized(&*crashed, "000003.pmlog").unwrap() else {
+                assert!(n < created_at, "{ctx}: created log came back blank");
+                continue;
+            };
+            let recovered = scan(&log).unwrap_or_else(|e| panic!("{ctx}: {e}"));
+            let k = whole_batches(&recovered, &batches, &ctx);
+            outcomes.insert(k);
+            for (i, b) in batches.iter().enumerate() {
+                if b.durable_at.is_some_and(|d| d <= n) {
+                    assert!(i < k, "{ctx}: batch {i} was durable at {:?}", b.durable_at);
+                }
+            }
+        }
+    }
+    // Not vacuous: the crash points recover many different prefixes, up to all batches.
+    assert!(total > 10, "only {total} persist points");
+    assert!(
+        outcomes.len() > 5 && outcomes.contains(&batches.len()),
+        "{outcomes:?}"
+    );
+}
+
+fn committed_log(dev: &SimulatedPmDevice) -> Vec<u64> {
+    let mut w = PmLogWriter::create(dev, 4, 4096, None).unwrap();
+    let a = w
+        .append_batch(&[entry(1, b"k1", &[1; 30]), entry(2, b"k2", &[2; 30])])
+        .unwrap()
+        .unwrap();
+    w.commit().unwrap();
+    a.offsets
+}
+
+fn corruption_at(err: Error, dev: &SimulatedPmDevice) -> u64 {
+    match err {
+        Error::Corruption { file, offset, .. } => {
+            assert_eq!(file, dev.dir().join("000004.pmlog"));
+            offset
+        }
+        other => panic!("expected corruption, got {other}"),
+    }
+}
+
+#[test]
+fn corrupt_magic_is_reported_at_offset_0() {
+    let dev = SimulatedPmDevice::new();
+    committed_log(&dev);
+    dev.corrupt("000004.pmlog", 0, b"XMEM").unwrap();
+    let err = PmLog::open(&*dev, "000004.pmlog").err().unwrap();
+    assert_eq!(corruption_at(err, &dev), 0);
+}
+
+#[test]
+fn corrupt_header_field_fails_the_header_crc() {
+    let dev = SimulatedPmDevice::new();
+    committed_log(&dev);
+    dev.corrupt("000004.pmlog", 33, &[0xff]).unwrap(); // inside `replaces`
+    let err = PmLog::open_if_initialized(&*dev, "000004.pmlog")
+        .err()
+        .unwrap();
+    assert_eq!(corruption_at(err, &dev), 40);
+}
+
+#[test]
+fn used_size_beyond_file_size_is_corruption_at_offset_16() {
+    let dev = SimulatedPmDevice::new();
+    committed_log(&dev);
+    dev.corrupt("000004.pmlog", 16, &4097u64.to_le_bytes())
+        .unwrap();
+    let err = PmLog::open(&*dev, "000004.pmlog").err().unwrap();
+    assert_eq!(corruption_at(err, &dev), 16);
+}
+
+#[test]
+fn corrupt_entry_byte_is_reported_at_the_entry_offset() {
+    let dev = SimulatedPmDevice::new();
+    let offsets = committed_log(&dev);
+    dev.corrupt("000004.pmlog", offsets[1] as usize + 30, &[0xee])
+        .unwrap();
+    let log = PmLog::open(&*dev, "000004.pmlog").unwrap();
+    assert_eq!(log.read_entry(offsets[0]).unwrap().key, b"k1");
+    let err = log.read_entry(offsets[1]).err().unwrap();
+    assert_eq!(corruption_at(err, &dev), offsets[1]);
+    let err = scan(&log).err().unwrap();
+    assert_eq!(corruption_at(err, &dev), offsets[1]);
+}
+
+#[test]
+fn entry_length_running_past_used_size_is_corruption() {
+    let dev = SimulatedPmDevice::new();
+    let offsets = committed_log(&dev);
+    let key_len_at = offsets[1] as usize + 13;
+    dev.corrupt("000004.pmlog", key_len_at, &u32::MAX.to_le_bytes())
+        .unwrap();
+    let log = PmLog::open(&*dev, "000004.pmlog").unwrap();
+    let err = scan(&log).err().unwrap();
+    assert!(err.to_string().contains("runs past"), "{err}");
+    assert_eq!(corruption_at(err, &dev), offsets[1]);
+}
+
+#[test]
+fn region_size_mismatch_and_interrupted_creation_are_told_apart() {
+    let dev = SimulatedPmDevice::new();
+    let r = dev.create_region("000005.pmlog", 4096).unwrap();
+    assert!(PmLog::open_if_initialized(&*dev, "000005.pmlog")
+        .unwrap()
+        .is_none());
+    assert!(PmLog::open(&*dev, "000005.pmlog")
+        .unwrap_err()
+        .is_corruption());
+    r.write(0, &format::encode_header(5, 8192, 0));
+    let err = PmLog::open(&*dev, "000005.pmlog").err().unwrap();
+    assert!(matches!(err, Error::Corruption { offset: 8, .. }), "{err}");
+}
+
+proptest! {
+    #[test]
+    fn decoders_never_panic_on_arbitrary_bytes(
+        bytes in proptest::collection::vec(any::<u8>(), 0..200),
+        offset in any::<u64>(),
+    ) {
+        let p = Path::new("fuzz.pmlog");
+        let _ = decode_entry(&bytes, offset, p);
+        let _ = decode_header(&bytes, p);
+    }
+
+    #[test]
+    fn encoded_entries_round_trip_and_every_truncation_is_corruption(
+        seq in 0..=MAX_SEQUENCE,
+        key in proptest::collection::vec(any::<u8>(), 0..40),
+        value in proptest::collection::vec(any::<u8>(), 0..80),
+    ) {
+        let e = entry(seq, &key, &value);
+        let mut buf = Vec::new();
+        encode_entry(&e, &mut buf);
+        prop_assert_eq!(buf.len(), encoded_entry_len(key.len(), value.len()));
+        let p = Path::new("x.pmlog");
+        let (d, n) = decode_entry(&buf, 64, p).unwrap();
+        prop_assert_eq!(d, e);
+        prop_assert_eq!(n, buf.len());
+        for cut in 0..buf.len() {
+            prop_assert!(decode_entry(&buf[..cut], 64, p).unwrap_err().is_corruption());
+        }
+    }
+
+    #[test]
+    fn encoded_headers_round_trip(number in any::<u64>(), size in 64u64.., replaces in any::<u64>()) {
+        let h = decode_header(&format::encode_header(number, size, replaces), Path::new("h")).unwrap();
+        prop_assert_eq!(h, PmLogHeader { number, file_size: size, used_size: 64, replaces, gc_complete: false });
+    }
+}
