@@ -24,7 +24,9 @@ fn round_of(v: &[u8]) -> u32 {
 #[test]
 fn readers_see_monotonic_values_while_writers_flush_and_compact() {
     let dir = tempfile::tempdir().unwrap();
-    let db = Arc::new(Db::open(dir.path(), common::simulated(2)).unwrap());
+    let mut opts = common::simulated(2);
+    opts.l1_capacity = 8 << 10;
+    let db = Arc::new(Db::open(dir.path(), opts).unwrap());
     let stop = Arc::new(AtomicBool::new(false));
     let writers: Vec<_> = (0..WRITERS)
         .map(|w| {

@@ -111,7 +111,7 @@ fn build_inner(
         }),
         snapshots: Arc::new(SnapshotRegistry::default()),
         counters: Counters::default(),
-        bg_signal: Mutex::new(BgSignal::default()),
+        bg_signal: Mutex::new(BgSignal),
         bg_cv: Condvar::new(),
         bg_error: Mutex::new(None),
         compacting: Mutex::new(HashSet::new()),

@@ -41,14 +41,10 @@ pub(crate) struct VersionState {
     pub l1_compact_pointer: Vec<u8>,
 }
 
-/// Flags the background threads wait on.
+/// The mutex background threads and stalled writers wait on with `bg_cv`; the conditions
+/// themselves live in the super version and the counters.
 #[derive(Default)]
-pub(crate) struct BgSignal {
-    /// Incremented by `Db::flush` to ask for every immutable PMTable to be flushed.
-    pub flush_all_requests: u64,
-    /// Force L1 → L2 compaction of everything in L1 (compact_range).
-    pub compact_all: bool,
-}
+pub(crate) struct BgSignal;
 
 /// State shared by the handle and the background threads.
 pub(crate) struct DbInner {
