@@ -124,43 +124,94 @@ pub fn run(args: BenchArgs) -> Result<(), String> {
     };
     let opts = args.options()?;
     let db = Db::open(&dir, opts).map_err(|e| e.to_string())?;
-    println!("FlatLSM bench: db {} | keys {} B values {} B | num {}", dir.display(), args.key_size, args.value_size, args.num);
-    println!("PM mode: {}", db.stats().pm_mode.map(|m| m.to_string()).unwrap_or_default());
+    println!(
+        "FlatLSM bench: db {} | keys {} B values {} B | num {}",
+        dir.display(),
+        args.key_size,
+        args.value_size,
+        args.num
+    );
+    println!(
+        "PM mode: {}",
+        db.stats()
+            .pm_mode
+            .map(|m| m.to_string())
+            .unwrap_or_default()
+    );
     let mut rng = StdRng::seed_from_u64(args.seed);
     let value: Vec<u8> = (0..args.value_size).map(|_| rng.gen()).collect();
     let wopts = WriteOptions { sync: args.sync };
-    for name in args.benchmarks.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+    for name in args
+        .benchmarks
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+    {
         let start = Instant::now();
         match name {
             "fillseq" | "fillrandom" | "overwrite" => {
                 for i in 0..args.num {
-                    let k = if name == "fillseq" { i } else { rng.gen_range(0..args.num) };
-                    db.put(&wopts, &make_key(k, args.key_size), &value).map_err(|e| e.to_string())?;
+                    let k = if name == "fillseq" {
+                        i
+                    } else {
+                        rng.gen_range(0..args.num)
+                    };
+                    db.put(&wopts, &make_key(k, args.key_size), &value)
+                        .map_err(|e| e.to_string())?;
                 }
                 let secs = start.elapsed().as_secs_f64();
-                report(name, args.num, secs, args.num * (args.key_size + args.value_size) as u64, "");
+                report(
+                    name,
+                    args.num,
+                    secs,
+                    args.num * (args.key_size + args.value_size) as u64,
+                    "",
+                );
                 let st = db.stats();
-                println!("  stall micros {} | write amplification {:.3} (before settling)", st.stall_micros, st.write_amplification());
+                println!(
+                    "  stall micros {} | write amplification {:.3} (before settling)",
+                    st.stall_micros,
+                    st.write_amplification()
+                );
                 let settle = Instant::now();
                 db.wait_for_background_work().map_err(|e| e.to_string())?;
                 let st = db.stats();
-                println!("  settled in {:.3} s | write amplification {:.3} | PM bytes {} | SSD bytes {}", settle.elapsed().as_secs_f64(), st.write_amplification(), st.pm_bytes_written, st.ssd_bytes_written());
+                println!(
+                    "  settled in {:.3} s | write amplification {:.3} | PM bytes {} | SSD bytes {}",
+                    settle.elapsed().as_secs_f64(),
+                    st.write_amplification(),
+                    st.pm_bytes_written,
+                    st.ssd_bytes_written()
+                );
             }
             "readrandom" => {
                 let reads = args.reads.unwrap_or(args.num);
                 let mut found = 0;
                 for _ in 0..reads {
                     let k = make_key(rng.gen_range(0..args.num), args.key_size);
-                    if db.get(&ReadOptions::default(), &k).map_err(|e| e.to_string())?.is_some() {
+                    if db
+                        .get(&ReadOptions::default(), &k)
+                        .map_err(|e| e.to_string())?
+                        .is_some()
+                    {
                         found += 1;
                     }
                 }
-                report(name, reads, start.elapsed().as_secs_f64(), 0, &format!(" ({found} of {reads} found)"));
+                report(
+                    name,
+                    reads,
+                    start.elapsed().as_secs_f64(),
+                    0,
+                    &format!(" ({found} of {reads} found)"),
+                );
             }
             "readseq" => {
                 let mut n = 0u64;
                 let mut bytes = 0u64;
-                for r in db.iter(&ReadOptions::default()).map_err(|e| e.to_string())? {
+                for r in db
+                    .iter(&ReadOptions::default())
+                    .map_err(|e| e.to_string())?
+                {
                     let (k, v) = r.map_err(|e| e.to_string())?;
                     bytes += (k.len() + v.len()) as u64;
                     n += 1;

@@ -44,7 +44,9 @@ pub(crate) fn parse_pm_mode(s: &str) -> Result<PmModeOption, String> {
         "auto" => Ok(PmModeOption::Auto),
         "msync" => Ok(PmModeOption::Msync),
         "emulated" => Ok(PmModeOption::Emulated),
-        _ => Err(format!("unknown PM mode {s:?}: expected auto, msync or emulated")),
+        _ => Err(format!(
+            "unknown PM mode {s:?}: expected auto, msync or emulated"
+        )),
     }
 }
 
@@ -79,7 +81,11 @@ fn run(cli: Cli) -> Result<(), String> {
     match cli.command {
         Command::Bench(args) => bench::run(args),
         Command::Put { db, key, value } => open(&db)?
-            .put(&WriteOptions { sync: true }, key.as_bytes(), value.as_bytes())
+            .put(
+                &WriteOptions { sync: true },
+                key.as_bytes(),
+                value.as_bytes(),
+            )
             .map_err(|e| e.to_string()),
         Command::Get { db, key } => match open(&db)?
             .get(&ReadOptions::default(), key.as_bytes())

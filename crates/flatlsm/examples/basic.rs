@@ -20,12 +20,26 @@ fn main() -> flatlsm::Result<()> {
     db.put(&WriteOptions::default(), b"apple", b"green")?;
 
     let latest = db.get(&ReadOptions::default(), b"apple")?;
-    let before = db.get(&ReadOptions { snapshot: Some(&snapshot), ..Default::default() }, b"apple")?;
-    println!("apple now {:?}, at the snapshot {:?}", latest.map(String::from_utf8), before.map(String::from_utf8));
+    let before = db.get(
+        &ReadOptions {
+            snapshot: Some(&snapshot),
+            ..Default::default()
+        },
+        b"apple",
+    )?;
+    println!(
+        "apple now {:?}, at the snapshot {:?}",
+        latest.map(String::from_utf8),
+        before.map(String::from_utf8)
+    );
 
     for entry in db.iter(&ReadOptions::default())? {
         let (k, v) = entry?;
-        println!("{} = {}", String::from_utf8_lossy(&k), String::from_utf8_lossy(&v));
+        println!(
+            "{} = {}",
+            String::from_utf8_lossy(&k),
+            String::from_utf8_lossy(&v)
+        );
     }
     db.flush()?;
     println!("{}", db.stats());

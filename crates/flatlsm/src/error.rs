@@ -54,11 +54,7 @@ impl Error {
     }
 
     /// Builds a corruption error for `file` at `offset`.
-    pub fn corruption(
-        file: impl Into<PathBuf>,
-        offset: u64,
-        detail: impl Into<String>,
-    ) -> Self {
+    pub fn corruption(file: impl Into<PathBuf>, offset: u64, detail: impl Into<String>) -> Self {
         Error::Corruption {
             file: file.into(),
             offset,

@@ -110,7 +110,10 @@ impl Options {
     pub fn validate(&self) -> Result<()> {
         let bad = |m: String| Err(Error::InvalidArgument(m));
         if self.pmtable_size < 64 << 10 {
-            return bad(format!("pmtable_size {} is below 64 KiB", self.pmtable_size));
+            return bad(format!(
+                "pmtable_size {} is below 64 KiB",
+                self.pmtable_size
+            ));
         }
         if self.flush_immutable_num == 0 {
             return bad("flush_immutable_num must be at least 1".into());
@@ -122,7 +125,10 @@ impl Options {
             ));
         }
         if self.flush_threads == 0 || self.flush_threads > 256 {
-            return bad(format!("flush_threads {} is not in 1..=256", self.flush_threads));
+            return bad(format!(
+                "flush_threads {} is not in 1..=256",
+                self.flush_threads
+            ));
         }
         if self.pmtable_gc_ratio <= 1.0 {
             return bad("pmtable_gc_ratio must be greater than 1".into());

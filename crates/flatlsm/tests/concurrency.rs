@@ -35,7 +35,12 @@ fn readers_see_monotonic_values_while_writers_flush_and_compact() {
                 for round in 0..ROUNDS {
                     for k in 0..KEYS {
                         let key = format!("w{w}-k{k:04}");
-                        db.put(&WriteOptions::default(), key.as_bytes(), &value(w, k, round)).unwrap();
+                        db.put(
+                            &WriteOptions::default(),
+                            key.as_bytes(),
+                            &value(w, k, round),
+                        )
+                        .unwrap();
                     }
                 }
             })
@@ -51,7 +56,9 @@ fn readers_see_monotonic_values_while_writers_flush_and_compact() {
                     for w in 0..WRITERS {
                         for k in (r..KEYS).step_by(7) {
                             let key = format!("w{w}-k{k:04}");
-                            if let Some(v) = db.get(&ReadOptions::default(), key.as_bytes()).unwrap() {
+                            if let Some(v) =
+                                db.get(&ReadOptions::default(), key.as_bytes()).unwrap()
+                            {
                                 let round = round_of(&v);
                                 let slot = &mut last[(w * KEYS + k) as usize];
                                 assert!(round >= *slot, "value went back in time for {key}");
@@ -63,11 +70,17 @@ fn readers_see_monotonic_values_while_writers_flush_and_compact() {
                     }
                     // A snapshot iterator sees each key once, in order, with a consistent value.
                     let snap = db.snapshot();
-                    let ro = ReadOptions { snapshot: Some(&snap), ..ReadOptions::default() };
+                    let ro = ReadOptions {
+                        snapshot: Some(&snap),
+                        ..ReadOptions::default()
+                    };
                     let mut prev: Option<Vec<u8>> = None;
                     for item in db.iter(&ro).unwrap() {
                         let (k, v) = item.unwrap();
-                        assert!(prev.as_ref().is_none_or(|p| p < &k), "iterator out of order");
+                        assert!(
+                            prev.as_ref().is_none_or(|p| p < &k),
+                            "iterator out of order"
+                        );
                         let parts: Vec<u32> = String::from_utf8_lossy(&k)[1..]
                             .split("-k")
                             .map(|s| s.parse().unwrap())
@@ -96,5 +109,8 @@ fn readers_see_monotonic_values_while_writers_flush_and_compact() {
         }
     }
     let st = db.stats();
-    assert!(st.flushes > 0 && st.compactions > 0, "background work did not run: {st}");
+    assert!(
+        st.flushes > 0 && st.compactions > 0,
+        "background work did not run: {st}"
+    );
 }

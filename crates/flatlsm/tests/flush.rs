@@ -51,7 +51,8 @@ fn flush_separates_large_values_into_value_logs_and_keeps_small_ones_inline() {
     let w = WriteOptions::default();
     for i in 0..300u32 {
         let len = if i % 2 == 0 { 20 } else { 500 };
-        db.put(&w, format!("k{i:04}").as_bytes(), &vec![i as u8; len]).unwrap();
+        db.put(&w, format!("k{i:04}").as_bytes(), &vec![i as u8; len])
+            .unwrap();
     }
     db.flush().unwrap();
     let st = db.stats();
@@ -59,7 +60,10 @@ fn flush_separates_large_values_into_value_logs_and_keeps_small_ones_inline() {
     assert_eq!(st.pmtables, 1);
     for i in 0..300u32 {
         let len = if i % 2 == 0 { 20 } else { 500 };
-        assert_eq!(get(&db, format!("k{i:04}").as_bytes()), Some(vec![i as u8; len]));
+        assert_eq!(
+            get(&db, format!("k{i:04}").as_bytes()),
+            Some(vec![i as u8; len])
+        );
     }
 }
 
@@ -70,7 +74,8 @@ fn value_log_gc_reclaims_overwritten_values_and_deletes_empty_logs() {
     let w = WriteOptions::default();
     for round in 0..6u8 {
         for i in 0..100u32 {
-            db.put(&w, format!("k{i:04}").as_bytes(), &vec![round; 400]).unwrap();
+            db.put(&w, format!("k{i:04}").as_bytes(), &vec![round; 400])
+                .unwrap();
         }
         db.flush().unwrap();
     }
@@ -85,9 +90,19 @@ fn value_log_gc_reclaims_overwritten_values_and_deletes_empty_logs() {
     }
     let vlog_files = std::fs::read_dir(dir.path())
         .unwrap()
-        .filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().ends_with(".vlog"))
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .ends_with(".vlog")
+        })
         .count();
-    assert_eq!(vlog_files, st.vlogs.len(), "unreferenced value logs were not deleted");
+    assert_eq!(
+        vlog_files,
+        st.vlogs.len(),
+        "unreferenced value logs were not deleted"
+    );
     for i in 0..100u32 {
         assert_eq!(get(&db, format!("k{i:04}").as_bytes()), Some(vec![5; 400]));
     }
@@ -99,14 +114,19 @@ fn value_log_files_stay_while_an_iterator_can_reach_them() {
     let db = Db::open(dir.path(), controlled(1)).unwrap();
     let w = WriteOptions::default();
     for i in 0..50u32 {
-        db.put(&w, format!("k{i:04}").as_bytes(), &[1; 400]).unwrap();
+        db.put(&w, format!("k{i:04}").as_bytes(), &[1; 400])
+            .unwrap();
     }
     db.flush().unwrap();
     let snap = db.snapshot();
-    let ro = flatlsm::ReadOptions { snapshot: Some(&snap), ..Default::default() };
+    let ro = flatlsm::ReadOptions {
+        snapshot: Some(&snap),
+        ..Default::default()
+    };
     let mut it = db.iter(&ro).unwrap();
     for i in 0..50u32 {
-        db.put(&w, format!("k{i:04}").as_bytes(), &[2; 400]).unwrap();
+        db.put(&w, format!("k{i:04}").as_bytes(), &[2; 400])
+            .unwrap();
     }
     db.flush().unwrap();
     db.compact_range(None, None).unwrap();
@@ -129,13 +149,21 @@ fn l1_over_capacity_compacts_into_l2() {
     let db = Db::open(dir.path(), opts).unwrap();
     let w = WriteOptions::default();
     for i in 0..3000u32 {
-        db.put(&w, format!("k{:05}", (i * 7919) % 3000).as_bytes(), &vec![i as u8; 60]).unwrap();
+        db.put(
+            &w,
+            format!("k{:05}", (i * 7919) % 3000).as_bytes(),
+            &vec![i as u8; 60],
+        )
+        .unwrap();
     }
     db.flush().unwrap();
     db.wait_for_background_work().unwrap();
     let st = db.stats();
     assert!(st.levels[2].files > 0, "nothing reached L2: {st}");
-    assert!(st.levels[1].bytes <= 16 << 10 || st.levels[1].files <= 1, "L1 still over capacity: {st}");
+    assert!(
+        st.levels[1].bytes <= 16 << 10 || st.levels[1].files <= 1,
+        "L1 still over capacity: {st}"
+    );
     assert_eq!(db.iter(&ReadOptions::default()).unwrap().count(), 3000);
 }
 
@@ -146,7 +174,8 @@ fn deletes_hide_keys_across_levels_and_reopen() {
     let db = Db::open(dir.path(), opts.clone()).unwrap();
     let w = WriteOptions::default();
     for i in 0..200u32 {
-        db.put(&w, format!("k{i:04}").as_bytes(), &[3; 150]).unwrap();
+        db.put(&w, format!("k{i:04}").as_bytes(), &[3; 150])
+            .unwrap();
     }
     db.compact_range(None, None).unwrap();
     for i in (0..200u32).step_by(2) {

@@ -36,7 +36,10 @@ fn check_all(db: &Db, model: &Model) {
     assert_eq!(got.len(), want.len(), "iterator length");
     assert!(got == want, "iterator content differs from the model");
     for (k, v) in model.iter().step_by(7) {
-        assert_eq!(db.get(&ReadOptions::default(), k).unwrap().as_ref(), Some(v));
+        assert_eq!(
+            db.get(&ReadOptions::default(), k).unwrap().as_ref(),
+            Some(v)
+        );
     }
 }
 
@@ -76,7 +79,11 @@ fn run_model(seed: u64, steps: usize, opts: Options, dir: &Path) {
             }
             80..=89 => {
                 let k = key(&mut rng, 400);
-                assert_eq!(db.get(&ReadOptions::default(), &k).unwrap(), model.get(&k).cloned(), "step {step}");
+                assert_eq!(
+                    db.get(&ReadOptions::default(), &k).unwrap(),
+                    model.get(&k).cloned(),
+                    "step {step}"
+                );
             }
             90..=92 if snaps.len() < 3 => snaps.push((db.snapshot(), model.clone())),
             93 => snaps.clear(),
@@ -99,7 +106,10 @@ fn run_model(seed: u64, steps: usize, opts: Options, dir: &Path) {
         }
         for (snap, m) in &snaps {
             if step % 50 == 0 {
-                let ro = ReadOptions { snapshot: Some(snap), ..ReadOptions::default() };
+                let ro = ReadOptions {
+                    snapshot: Some(snap),
+                    ..ReadOptions::default()
+                };
                 let got: Vec<_> = db.iter(&ro).unwrap().map(|r| r.unwrap()).collect();
                 let want: Vec<_> = m.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
                 assert!(got == want, "snapshot view changed at step {step}");

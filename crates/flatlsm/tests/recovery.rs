@@ -20,10 +20,16 @@ fn workload() -> Vec<Step> {
             let batch = (0..n)
                 .map(|j| {
                     let len = [10, 120, 400][(i as usize + j) % 3];
-                    (format!("k{:03}-{j}", i % 40).into_bytes(), vec![i as u8; len])
+                    (
+                        format!("k{:03}-{j}", i % 40).into_bytes(),
+                        vec![i as u8; len],
+                    )
                 })
                 .collect();
-            Step { batch, sync: i % 4 == 0 }
+            Step {
+                batch,
+                sync: i % 4 == 0,
+            }
         })
         .collect()
 }
@@ -38,7 +44,11 @@ fn crash_options(device: Arc<SimulatedPmDevice>) -> Options {
 
 /// Runs the workload, freezing the PM image after `freeze_at` persists; returns how many steps
 /// were acknowledged durable before the freeze (sync steps whose persists all preceded it).
-fn run_until_freeze(dir: &std::path::Path, device: &Arc<SimulatedPmDevice>, freeze_at: u64) -> (usize, usize) {
+fn run_until_freeze(
+    dir: &std::path::Path,
+    device: &Arc<SimulatedPmDevice>,
+    freeze_at: u64,
+) -> (usize, usize) {
     device.freeze_after_persists(freeze_at, freeze_at);
     let db = Db::open(dir, crash_options(device.clone())).unwrap();
     let mut durable_steps = 0;
@@ -90,9 +100,8 @@ fn crash_at_every_persist_point_keeps_a_prefix_of_whole_batches_and_every_sync_w
         let device = SimulatedPmDevice::new();
         let (durable, done) = run_until_freeze(dir.path(), &device, freeze_at);
         let crashed = device.crash(freeze_at ^ 0x5eed);
-        let db = Db::open(dir.path(), crash_options(crashed)).unwrap_or_else(|e| {
-            panic!("reopen after crash at persist {freeze_at} failed: {e}")
-        });
+        let db = Db::open(dir.path(), crash_options(crashed))
+            .unwrap_or_else(|e| panic!("reopen after crash at persist {freeze_at} failed: {e}"));
         let got = read_all(&db);
         // The surviving state must equal the state after some prefix of whole steps,
         // at least as long as the last acknowledged sync step.
@@ -102,7 +111,10 @@ fn crash_at_every_persist_point_keeps_a_prefix_of_whole_batches_and_every_sync_w
             "crash at persist {freeze_at}: state is not a prefix of whole batches >= {durable} steps"
         );
         for (k, v) in &got {
-            assert_eq!(db.get(&ReadOptions::default(), k).unwrap().as_ref(), Some(v));
+            assert_eq!(
+                db.get(&ReadOptions::default(), k).unwrap().as_ref(),
+                Some(v)
+            );
         }
         crash_points += 1;
     }
@@ -114,18 +126,29 @@ fn corrupted_pm_log_entry_is_reported_with_file_and_offset() {
     let dir = tempfile::tempdir().unwrap();
     let device = SimulatedPmDevice::new();
     let db = Db::open(dir.path(), crash_options(device.clone())).unwrap();
-    db.put(&WriteOptions { sync: true }, b"key", &[7u8; 300]).unwrap();
+    db.put(&WriteOptions { sync: true }, b"key", &[7u8; 300])
+        .unwrap();
     drop(db);
     let name = device
         .region_names()
         .into_iter()
-        .find(|n| n.ends_with(".pmlog") && device.durable_image(n).is_some_and(|img| img.iter().skip(64).any(|b| *b == 7)))
+        .find(|n| {
+            n.ends_with(".pmlog")
+                && device
+                    .durable_image(n)
+                    .is_some_and(|img| img.iter().skip(64).any(|b| *b == 7))
+        })
         .expect("a log holding the entry");
     device.corrupt(&name, 64 + 30, &[0xAB]).unwrap();
-    let err = Db::open(dir.path(), crash_options(device.clone())).err().expect("corruption detected");
+    let err = Db::open(dir.path(), crash_options(device.clone()))
+        .err()
+        .expect("corruption detected");
     assert!(matches!(err, Error::Corruption { .. }), "got {err}");
     let msg = err.to_string();
-    assert!(msg.contains(&name) && msg.contains("offset 64"), "message lacks file/offset: {msg}");
+    assert!(
+        msg.contains(&name) && msg.contains("offset 64"),
+        "message lacks file/offset: {msg}"
+    );
 }
 
 #[test]
@@ -133,12 +156,22 @@ fn bad_pm_log_magic_is_reported_with_file_and_offset() {
     let dir = tempfile::tempdir().unwrap();
     let device = SimulatedPmDevice::new();
     let db = Db::open(dir.path(), crash_options(device.clone())).unwrap();
-    db.put(&WriteOptions { sync: true }, b"key", b"value").unwrap();
+    db.put(&WriteOptions { sync: true }, b"key", b"value")
+        .unwrap();
     drop(db);
-    let name = device.region_names().into_iter().find(|n| n.ends_with(".pmlog")).unwrap();
+    let name = device
+        .region_names()
+        .into_iter()
+        .find(|n| n.ends_with(".pmlog"))
+        .unwrap();
     device.corrupt(&name, 0, b"XXXX").unwrap();
-    let err = Db::open(dir.path(), crash_options(device)).err().expect("bad magic detected");
-    assert!(err.is_corruption() && err.to_string().contains(&name), "got {err}");
+    let err = Db::open(dir.path(), crash_options(device))
+        .err()
+        .expect("bad magic detected");
+    assert!(
+        err.is_corruption() && err.to_string().contains(&name),
+        "got {err}"
+    );
 }
 
 #[test]
@@ -154,7 +187,10 @@ fn orphan_files_of_an_interrupted_job_are_removed_at_open() {
     let db = Db::open(dir.path(), crash_options(device)).unwrap();
     assert!(!dir.path().join("999999.sst").exists());
     assert!(!dir.path().join("999998.vlog").exists());
-    assert_eq!(db.get(&ReadOptions::default(), b"a").unwrap(), Some(b"1".to_vec()));
+    assert_eq!(
+        db.get(&ReadOptions::default(), b"a").unwrap(),
+        Some(b"1".to_vec())
+    );
 }
 
 #[test]
@@ -163,7 +199,12 @@ fn recovery_after_flush_reads_from_sst_and_remaining_pmtables() {
     let device = SimulatedPmDevice::new();
     let db = Db::open(dir.path(), crash_options(device.clone())).unwrap();
     for i in 0..2000u32 {
-        db.put(&WriteOptions::default(), format!("k{i:05}").as_bytes(), &vec![i as u8; 150]).unwrap();
+        db.put(
+            &WriteOptions::default(),
+            format!("k{i:05}").as_bytes(),
+            &vec![i as u8; 150],
+        )
+        .unwrap();
     }
     let before = read_all(&db);
     db.close().unwrap();
@@ -178,7 +219,9 @@ fn second_open_of_the_same_directory_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let device = SimulatedPmDevice::new();
     let _db = Db::open(dir.path(), crash_options(device.clone())).unwrap();
-    let err = Db::open(dir.path(), crash_options(device)).err().expect("lock refused");
+    let err = Db::open(dir.path(), crash_options(device))
+        .err()
+        .expect("lock refused");
     assert!(err.to_string().contains("locked"), "got {err}");
 }
 
@@ -187,16 +230,26 @@ fn use_after_close_is_a_clear_error() {
     let dir = tempfile::tempdir().unwrap();
     let db = Db::open(dir.path(), crash_options(SimulatedPmDevice::new())).unwrap();
     db.close().unwrap();
-    assert!(matches!(db.put(&WriteOptions::default(), b"k", b"v"), Err(Error::Closed)));
-    assert!(matches!(db.get(&ReadOptions::default(), b"k"), Err(Error::Closed)));
+    assert!(matches!(
+        db.put(&WriteOptions::default(), b"k", b"v"),
+        Err(Error::Closed)
+    ));
+    assert!(matches!(
+        db.get(&ReadOptions::default(), b"k"),
+        Err(Error::Closed)
+    ));
 }
 
 #[test]
 fn oversized_key_and_value_are_refused_with_the_limit() {
     let dir = tempfile::tempdir().unwrap();
     let db = Db::open(dir.path(), crash_options(SimulatedPmDevice::new())).unwrap();
-    let err = db.put(&WriteOptions::default(), &vec![1u8; 70_000], b"v").unwrap_err();
+    let err = db
+        .put(&WriteOptions::default(), &vec![1u8; 70_000], b"v")
+        .unwrap_err();
     assert!(err.to_string().contains("limit"), "{err}");
-    let err = db.put(&WriteOptions::default(), b"k", &vec![1u8; 40 << 10]).unwrap_err();
+    let err = db
+        .put(&WriteOptions::default(), b"k", &vec![1u8; 40 << 10])
+        .unwrap_err();
     assert!(err.to_string().contains("limit"), "{err}");
 }

@@ -61,7 +61,11 @@ mod tests {
     #[test]
     fn older_versions_hidden_from_every_reader_are_dropped() {
         let v = ValueKind::Value;
-        let got = run(&[("a", 9, v), ("a", 5, v), ("a", 2, v), ("b", 1, v)], 100, false);
+        let got = run(
+            &[("a", 9, v), ("a", 5, v), ("a", 2, v), ("b", 1, v)],
+            100,
+            false,
+        );
         assert_eq!(got, [("a".into(), 9), ("b".into(), 1)]);
     }
 
@@ -77,7 +81,10 @@ mod tests {
     fn tombstones_stay_unless_bottommost() {
         let d = ValueKind::Deletion;
         let v = ValueKind::Value;
-        assert_eq!(run(&[("a", 9, d), ("a", 3, v)], 100, false), [("a".into(), 9)]);
+        assert_eq!(
+            run(&[("a", 9, d), ("a", 3, v)], 100, false),
+            [("a".into(), 9)]
+        );
         assert!(run(&[("a", 9, d), ("a", 3, v)], 100, true).is_empty());
         // A tombstone newer than the oldest snapshot stays even at the bottom.
         assert_eq!(run(&[("a", 9, d)], 5, true), [("a".into(), 9)]);

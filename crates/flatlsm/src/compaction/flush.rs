@@ -185,4 +185,3 @@ pub(crate) fn candidates_for(version: &Version, table: &PmTable) -> Vec<Arc<File
         None => Vec::new(),
     }
 }
-

@@ -51,7 +51,10 @@ pub(crate) fn pick(
 /// Runs the merge; returns the edit and the bytes written.
 pub(crate) fn run(db: &DbInner, c: &LevelCompaction) -> Result<(VersionEdit, u64)> {
     let children: Vec<Box<dyn InternalIterator>> = vec![
-        Box::new(LevelIterator::new(vec![c.l1.clone()], db.table_cache.clone())),
+        Box::new(LevelIterator::new(
+            vec![c.l1.clone()],
+            db.table_cache.clone(),
+        )),
         Box::new(LevelIterator::new(c.l2.clone(), db.table_cache.clone())),
     ];
     let mut merged = MergingIterator::new(children);
@@ -69,7 +72,8 @@ pub(crate) fn run(db: &DbInner, c: &LevelCompaction) -> Result<(VersionEdit, u64
     let files = out.finish()?;
     let mut edit = VersionEdit::default();
     edit.deleted_files.push((1, c.l1.number));
-    edit.deleted_files.extend(c.l2.iter().map(|f| (2, f.number)));
+    edit.deleted_files
+        .extend(c.l2.iter().map(|f| (2, f.number)));
     let bytes = files.iter().map(|f| f.file_size).sum();
     edit.new_files.extend(files.into_iter().map(|f| (2, f)));
     Ok((edit, bytes))

@@ -39,9 +39,11 @@ impl<'a> TableOutput<'a> {
     /// Adds an entry; keys must arrive in internal-key order.
     pub fn add(&mut self, ikey: &[u8], value: &[u8]) -> Result<()> {
         let uk = user_key_of(ikey);
-        let roll = self.current.as_ref().is_some_and(|t| {
-            t.builder.estimated_size() >= self.db.opts.target_file_size
-        }) && uk != self.last_user_key.as_slice();
+        let roll = self
+            .current
+            .as_ref()
+            .is_some_and(|t| t.builder.estimated_size() >= self.db.opts.target_file_size)
+            && uk != self.last_user_key.as_slice();
         if roll {
             self.finish_current()?;
         }
@@ -126,7 +128,10 @@ impl<'a> VlogOutput<'a> {
             self.first_offset = w.len();
             self.writer = Some(w);
         }
-        self.writer.as_mut().expect("created above").append(key, value)
+        self.writer
+            .as_mut()
+            .expect("created above")
+            .append(key, value)
     }
 
     /// Syncs the log; returns its metadata (record bytes) if anything was written.

@@ -99,6 +99,7 @@ pub(crate) fn flush_one(db: &DbInner) -> Result<bool> {
     let result = flush::flush_table(db, &table, &version, &candidates)
         .and_then(|out| install_flush(db, &table, out));
     db.release(&inputs);
+    drop((version, candidates));
     result?;
     db.pm.remove_region(&log_file_name(table.number()))?;
     Counters::add(&db.counters.flushes, 1);
@@ -158,29 +159,38 @@ fn forget_pending(db: &DbInner, edit: &VersionEdit) {
 /// Runs one L1 → L2 compaction or one value-log GC if due; `Ok(false)` if nothing is due.
 pub(crate) fn compact_one(db: &DbInner) -> Result<bool> {
     let _job = db.compaction_lock.lock();
+    let worked = run_due_job(db)?;
+    // The job's pinned version is released by now, so dead files can go.
+    drop_unreferenced_vlogs(db)?;
+    if worked {
+        purge_obsolete_files(db)?;
+    }
+    Ok(worked)
+}
+
+fn run_due_job(db: &DbInner) -> Result<bool> {
     let version = db.versions.lock().current.clone();
     if version.level_bytes(1) > db.opts.l1_capacity && run_level_compaction(db, &version, None)? {
         return Ok(true);
     }
-    if let Some(gc) = vlog_gc::pick(&version, db.opts.vlog_gc_garbage_ratio, |n| db.is_busy(n)) {
-        let inputs: Vec<u64> = gc.files.iter().map(|(_, f)| f.number).collect();
-        if db.try_reserve(&inputs) {
-            let result = vlog_gc::run(db, &gc).and_then(|(mut edit, bytes)| {
-                db.install(&mut edit, |_| {})?;
-                forget_pending(db, &edit);
-                Counters::add(&db.counters.vlog_gc_bytes, bytes);
-                Ok(())
-            });
-            db.release(&inputs);
-            result?;
-            Counters::add(&db.counters.vlog_gcs, 1);
-            drop_unreferenced_vlogs(db)?;
-            purge_obsolete_files(db)?;
-            return Ok(true);
-        }
+    let Some(gc) = vlog_gc::pick(&version, db.opts.vlog_gc_garbage_ratio, |n| db.is_busy(n)) else {
+        return Ok(false);
+    };
+    drop(version);
+    let inputs: Vec<u64> = gc.files.iter().map(|(_, f)| f.number).collect();
+    if !db.try_reserve(&inputs) {
+        return Ok(false);
     }
-    drop_unreferenced_vlogs(db)?;
-    Ok(false)
+    let result = vlog_gc::run(db, &gc).and_then(|(mut edit, bytes)| {
+        db.install(&mut edit, |_| {})?;
+        forget_pending(db, &edit);
+        Counters::add(&db.counters.vlog_gc_bytes, bytes);
+        Ok(())
+    });
+    db.release(&inputs);
+    result?;
+    Counters::add(&db.counters.vlog_gcs, 1);
+    Ok(true)
 }
 
 /// One L1 → L2 compaction; `range` limits the L1 file to one overlapping `[begin, end]`.
@@ -213,13 +223,11 @@ fn run_level_compaction(
     result?;
     db.versions.lock().l1_compact_pointer = user_key_of(&c.l1.largest).to_vec();
     Counters::add(&db.counters.compactions, 1);
-    purge_obsolete_files(db)?;
     Ok(true)
 }
 
 fn drop_unreferenced_vlogs(db: &DbInner) -> Result<()> {
-    let version = db.versions.lock().current.clone();
-    let dead = vlog_gc::unreferenced(&version);
+    let dead = vlog_gc::unreferenced(&db.versions.lock().current);
     if dead.is_empty() {
         return Ok(());
     }
@@ -264,9 +272,11 @@ pub(crate) fn purge_obsolete_files(db: &DbInner) -> Result<()> {
             if let Some(n) = parse_vlog_file_name(&name) {
                 db.vlogs.evict(n);
             }
-            db.fs
-                .remove_file(&db.path.join(&name))
-                .map_err(|e| Error::io(format!("removing obsolete {name}"), e))?;
+            match db.fs.remove_file(&db.path.join(&name)) {
+                // Another thread's purge got there first.
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                other => other.map_err(|e| Error::io(format!("removing obsolete {name}"), e))?,
+            }
         }
     }
     Ok(())
@@ -296,7 +306,8 @@ pub(crate) fn compact_range(db: &DbInner, begin: Option<&[u8]>, end: Option<&[u8
     loop {
         let version = db.versions.lock().current.clone();
         if version.overlapping_files(1, &b, &e).is_empty() {
-            return Ok(());
+            drop(version);
+            return purge_obsolete_files(db);
         }
         if !run_level_compaction(db, &version, Some((&b, &e)))? {
             let mut g = db.compacting.lock();

@@ -78,7 +78,13 @@ impl Db {
         self.conditional_put(opts, key, value, true)
     }
 
-    fn conditional_put(&self, opts: &WriteOptions, key: &[u8], value: &[u8], want_present: bool) -> Result<bool> {
+    fn conditional_put(
+        &self,
+        opts: &WriteOptions,
+        key: &[u8],
+        value: &[u8],
+        want_present: bool,
+    ) -> Result<bool> {
         let mut b = WriteBatch::new();
         b.put(key, value);
         self.inner.validate_batch(&b)?;
@@ -104,7 +110,12 @@ impl Db {
 
     /// An iterator over keys in `[lower, upper)` (each bound optional), positioned at the
     /// first key of the range. Use `seek` to move within it.
-    pub fn range(&self, opts: &ReadOptions<'_>, lower: Option<&[u8]>, upper: Option<&[u8]>) -> Result<DbIterator> {
+    pub fn range(
+        &self,
+        opts: &ReadOptions<'_>,
+        lower: Option<&[u8]>,
+        upper: Option<&[u8]>,
+    ) -> Result<DbIterator> {
         self.check_open()?;
         let mut it = self.inner.db_iter(
             opts.snapshot.map(|s| s.seq),

@@ -36,7 +36,10 @@ const KNOWN_NAMES: &[&str] = &[LOCK_FILE, "CURRENT", "pm", "LOG"];
 
 pub(crate) fn open(path: &Path, opts: Options) -> Result<(Arc<DbInner>, std::fs::File)> {
     opts.validate()?;
-    let fs: FsRef = opts.file_system.clone().unwrap_or_else(|| Arc::new(OsFileSystem));
+    let fs: FsRef = opts
+        .file_system
+        .clone()
+        .unwrap_or_else(|| Arc::new(OsFileSystem));
     prepare_dir(&*fs, path, &opts)?;
     let lock = lock_dir(path)?;
     let pm = open_pm(path, &opts)?;
@@ -68,7 +71,18 @@ pub(crate) fn open(path: &Path, opts: Options) -> Result<(Arc<DbInner>, std::fs:
         tables.len()
     );
     let version = Arc::new(state.version);
-    let inner = build_inner(opts, path, fs, pm, manifest, version, mem, tables, last_seq, next + 2);
+    let inner = build_inner(
+        opts,
+        path,
+        fs,
+        pm,
+        manifest,
+        version,
+        mem,
+        tables,
+        last_seq,
+        next + 2,
+    );
     Ok((Arc::new(inner), lock))
 }
 

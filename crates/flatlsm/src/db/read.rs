@@ -20,13 +20,20 @@ impl ValueResolver for VlogSet {
 impl DbInner {
     /// Pins what a read at `seq` needs. The sequence is taken before the super version, so
     /// every entry with a sequence <= `seq` is reachable from the pinned super version.
-    pub(crate) fn pin(&self, snapshot_seq: Option<SequenceNumber>) -> (SequenceNumber, Arc<SuperVersion>) {
+    pub(crate) fn pin(
+        &self,
+        snapshot_seq: Option<SequenceNumber>,
+    ) -> (SequenceNumber, Arc<SuperVersion>) {
         let seq = snapshot_seq.unwrap_or_else(|| self.visible());
         (seq, self.sv.load_full())
     }
 
     /// Newest value of `key` visible at `seq`.
-    pub(crate) fn get_at(&self, key: &[u8], snapshot_seq: Option<SequenceNumber>) -> Result<Option<Vec<u8>>> {
+    pub(crate) fn get_at(
+        &self,
+        key: &[u8],
+        snapshot_seq: Option<SequenceNumber>,
+    ) -> Result<Option<Vec<u8>>> {
         let (seq, sv) = self.pin(snapshot_seq);
         for table in std::iter::once(&sv.mem).chain(sv.imms.iter()) {
             match table.get(key, seq)? {
@@ -48,16 +55,20 @@ impl DbInner {
         Ok(None)
     }
 
-    fn decode_found(&self, ikey: &[u8], value: Vec<u8>, path: &std::path::Path) -> Result<Option<Vec<u8>>> {
+    fn decode_found(
+        &self,
+        ikey: &[u8],
+        value: Vec<u8>,
+        path: &std::path::Path,
+    ) -> Result<Option<Vec<u8>>> {
         let p = parse_internal_key(ikey)
             .ok_or_else(|| Error::corruption(path, 0, "unparsable internal key in table"))?;
         match p.kind {
             ValueKind::Deletion => Ok(None),
             ValueKind::Value => Ok(Some(value)),
             ValueKind::ValuePointer => {
-                let ptr = ValuePointer::decode(&value).ok_or_else(|| {
-                    Error::corruption(path, 0, "value pointer of wrong length")
-                })?;
+                let ptr = ValuePointer::decode(&value)
+                    .ok_or_else(|| Error::corruption(path, 0, "value pointer of wrong length"))?;
                 Ok(Some(self.vlogs.resolve(&ptr)?))
             }
         }
@@ -73,7 +84,10 @@ impl DbInner {
         for level in 1..NUM_LEVELS {
             let files = sv.version.levels[level].clone();
             if !files.is_empty() {
-                children.push(Box::new(LevelIterator::new(files, self.table_cache.clone())));
+                children.push(Box::new(LevelIterator::new(
+                    files,
+                    self.table_cache.clone(),
+                )));
             }
         }
         MergingIterator::new(children)

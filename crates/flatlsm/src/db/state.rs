@@ -160,7 +160,10 @@ impl DbInner {
         edit.next_file_number = Some(self.next_file_number.load(Ordering::SeqCst));
         let new_version = Arc::new(vs.current.apply(edit)?);
         vs.manifest.append(edit)?;
-        Counters::add(&self.counters.manifest_bytes, edit.encode().len() as u64 + 8);
+        Counters::add(
+            &self.counters.manifest_bytes,
+            edit.encode().len() as u64 + 8,
+        );
         vs.live.retain(|w| w.strong_count() > 0);
         vs.live.push(Arc::downgrade(&new_version));
         vs.current = new_version.clone();

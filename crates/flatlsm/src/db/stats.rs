@@ -127,8 +127,16 @@ impl fmt::Display for Stats {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mode = self.pm_mode.map(|m| m.to_string()).unwrap_or_default();
         writeln!(f, "PM mode: {mode}")?;
-        writeln!(f, "user bytes: {} in {} writes", self.user_bytes, self.user_writes)?;
-        writeln!(f, "PM written: {} (GC {})", self.pm_bytes_written, self.pm_gc_bytes)?;
+        writeln!(
+            f,
+            "user bytes: {} in {} writes",
+            self.user_bytes, self.user_writes
+        )?;
+        writeln!(
+            f,
+            "PM written: {} (GC {})",
+            self.pm_bytes_written, self.pm_gc_bytes
+        )?;
         writeln!(
             f,
             "SSD written: flush sst {} + flush vlog {} + compaction {} + vlog GC {} + manifest {}",
@@ -139,13 +147,25 @@ impl fmt::Display for Stats {
             self.manifest_bytes
         )?;
         writeln!(f, "write amplification: {:.3}", self.write_amplification())?;
-        writeln!(f, "stall: {} us in {} stalls", self.stall_micros, self.stall_count)?;
-        writeln!(f, "PMTables: {} using {} bytes", self.pmtables, self.pmtable_bytes)?;
+        writeln!(
+            f,
+            "stall: {} us in {} stalls",
+            self.stall_micros, self.stall_count
+        )?;
+        writeln!(
+            f,
+            "PMTables: {} using {} bytes",
+            self.pmtables, self.pmtable_bytes
+        )?;
         for (i, l) in self.levels.iter().enumerate().skip(1) {
             writeln!(f, "L{i}: {} files, {} bytes", l.files, l.bytes)?;
         }
         for v in &self.vlogs {
-            writeln!(f, "vlog {}: {} live of {} bytes", v.number, v.live_bytes, v.total_bytes)?;
+            writeln!(
+                f,
+                "vlog {}: {} live of {} bytes",
+                v.number, v.live_bytes, v.total_bytes
+            )?;
         }
         write!(
             f,

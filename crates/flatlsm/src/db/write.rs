@@ -168,7 +168,10 @@ impl DbInner {
             self.bg_cv.wait_for(&mut g, Duration::from_millis(50));
         }
         drop(g);
-        Counters::add(&self.counters.stall_micros, start.elapsed().as_micros() as u64);
+        Counters::add(
+            &self.counters.stall_micros,
+            start.elapsed().as_micros() as u64,
+        );
         Counters::add(&self.counters.stall_count, 1);
         Ok(())
     }

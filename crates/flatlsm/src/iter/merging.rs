@@ -118,7 +118,11 @@ mod tests {
     #[test]
     fn seek_positions_every_child() {
         let mut it = MergingIterator::new(vec![source(&[("a", 1), ("c", 1)]), source(&[("b", 1)])]);
-        it.seek(&make_internal_key(b"b", u64::MAX >> 8, ValueKind::ValuePointer));
+        it.seek(&make_internal_key(
+            b"b",
+            u64::MAX >> 8,
+            ValueKind::ValuePointer,
+        ));
         assert_eq!(it.value(), b"b@1");
         it.next();
         assert_eq!(it.value(), b"c@1");
