@@ -12,7 +12,7 @@ const ROUNDS: u32 = 12;
 
 fn value(writer: u32, key: u32, round: u32) -> Vec<u8> {
     let mut v = format!("{writer}:{key}:{round:08}:").into_bytes();
-    v.resize(if key % 2 == 0 { 40 } else { 300 }, b'x');
+    v.resize(if key.is_multiple_of(2) { 40 } else { 300 }, b'x');
     v
 }
 

@@ -152,7 +152,7 @@ fn l1_over_capacity_compacts_into_l2() {
         db.put(
             &w,
             format!("k{:05}", (i * 7919) % 3000).as_bytes(),
-            &vec![i as u8; 60],
+            &[i as u8; 60],
         )
         .unwrap();
     }

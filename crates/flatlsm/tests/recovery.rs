@@ -202,7 +202,7 @@ fn recovery_after_flush_reads_from_sst_and_remaining_pmtables() {
         db.put(
             &WriteOptions::default(),
             format!("k{i:05}").as_bytes(),
-            &vec![i as u8; 150],
+            &[i as u8; 150],
         )
         .unwrap();
     }

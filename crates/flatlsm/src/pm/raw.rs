@@ -148,7 +148,7 @@ impl RawMapping {
     fn atomic_at(&self, offset: usize) -> &AtomicU64 {
         self.check(offset, 8);
         assert!(
-            offset % 8 == 0,
+            offset.is_multiple_of(8),
             "atomic PM access at unaligned offset {offset}"
         );
         // SAFETY: in bounds (checked); the base is at least 64-aligned (page or Layout alignment)

@@ -64,9 +64,7 @@ impl Table {
 
     /// False only if no key of this table has user key `user_key` (bloom filter check).
     pub fn may_contain(&self, user_key: &[u8]) -> bool {
-        self.filter
-            .as_ref()
-            .map_or(true, |f| f.may_contain(user_key))
+        self.filter.as_ref().is_none_or(|f| f.may_contain(user_key))
     }
 
     /// The first entry whose internal key is >= `lookup`, if its user key equals lookup's.
