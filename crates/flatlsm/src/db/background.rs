@@ -117,7 +117,7 @@ fn reserve_flush_inputs(
         let version = db.versions.lock().current.clone();
         let candidates = flush::candidates_for(&version, table);
         let numbers: Vec<u64> = candidates.iter().map(|f| f.number).collect();
-        if db.try_reserve(&numbers) {
+        if db.try_reserve_in(&version, &numbers) {
             return (version, candidates);
         }
         let mut g = db.compacting.lock();
@@ -176,11 +176,11 @@ fn run_due_job(db: &DbInner) -> Result<bool> {
     let Some(gc) = vlog_gc::pick(&version, db.opts.vlog_gc_garbage_ratio, |n| db.is_busy(n)) else {
         return Ok(false);
     };
-    drop(version);
     let inputs: Vec<u64> = gc.files.iter().map(|(_, f)| f.number).collect();
-    if !db.try_reserve(&inputs) {
+    if !db.try_reserve_in(&version, &inputs) {
         return Ok(false);
     }
+    drop(version);
     let result = vlog_gc::run(db, &gc).and_then(|(mut edit, bytes)| {
         db.install(&mut edit, |_| {})?;
         forget_pending(db, &edit);
@@ -196,7 +196,7 @@ fn run_due_job(db: &DbInner) -> Result<bool> {
 /// One L1 → L2 compaction; `range` limits the L1 file to one overlapping `[begin, end]`.
 fn run_level_compaction(
     db: &DbInner,
-    version: &Version,
+    version: &Arc<Version>,
     range: Option<(&[u8], &[u8])>,
 ) -> Result<bool> {
     let pointer = db.versions.lock().l1_compact_pointer.clone();
@@ -210,7 +210,7 @@ fn run_level_compaction(
     let Some(c) = level::pick(version, &pointer, |n| db.is_busy(n) || outside(n)) else {
         return Ok(false);
     };
-    if !db.try_reserve(&c.inputs()) {
+    if !db.try_reserve_in(version, &c.inputs()) {
         return Ok(false);
     }
     let result = level::run(db, &c).and_then(|(mut edit, bytes)| {

@@ -118,6 +118,13 @@ impl DbInner {
         true
     }
 
+    /// Reserves `numbers` only if `version` is still the current version, so a job never
+    /// reserves files another job has just replaced. Installs hold the same lock.
+    pub fn try_reserve_in(&self, version: &Arc<Version>, numbers: &[u64]) -> bool {
+        let vs = self.versions.lock();
+        Arc::ptr_eq(&vs.current, version) && self.try_reserve(numbers)
+    }
+
     /// Releases files reserved by [`DbInner::try_reserve`].
     pub fn release(&self, numbers: &[u64]) {
         let mut busy = self.compacting.lock();
