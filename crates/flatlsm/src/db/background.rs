@@ -88,8 +88,21 @@ fn flush_due(db: &DbInner) -> bool {
     db.sv.load().imms.len() >= db.opts.flush_immutable_num
 }
 
-/// Flushes the oldest immutable PMTable; `Ok(false)` if there is none.
+/// Flushes the oldest immutable PMTable; `Ok(false)` if there is none. A failure, in
+/// whichever thread it runs, puts the database in the background-error state.
 pub(crate) fn flush_one(db: &DbInner) -> Result<bool> {
+    record_failure(db, flush_oldest(db))
+}
+
+/// Sets the background error for a failed job so later writes fail fast instead of retrying.
+fn record_failure<T>(db: &DbInner, r: Result<T>) -> Result<T> {
+    if let Err(e) = &r {
+        db.set_bg_error(e);
+    }
+    r
+}
+
+fn flush_oldest(db: &DbInner) -> Result<bool> {
     let _job = db.flush_lock.lock();
     let Some(table) = db.sv.load().imms.last().cloned() else {
         return Ok(false);
@@ -158,6 +171,10 @@ fn forget_pending(db: &DbInner, edit: &VersionEdit) {
 
 /// Runs one L1 → L2 compaction or one value-log GC if due; `Ok(false)` if nothing is due.
 pub(crate) fn compact_one(db: &DbInner) -> Result<bool> {
+    record_failure(db, compact_due(db))
+}
+
+fn compact_due(db: &DbInner) -> Result<bool> {
     let _job = db.compaction_lock.lock();
     let worked = run_due_job(db)?;
     // The job's pinned version is released by now, so dead files can go.

@@ -1,0 +1,121 @@
+//! A failing background job (disk full) puts the database in a clear error state: writes are
+//! refused, reads keep working, nothing acknowledged is lost, and a reopen recovers.
+
+mod common;
+
+use flatlsm::fs::{FileSystem, OsFileSystem, RandomAccessFile, WritableFile};
+use flatlsm::pm::simulated::SimulatedPmDevice;
+use flatlsm::{Db, Error, ReadOptions, WriteOptions};
+use std::io;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+/// The OS file system, except that creating files fails with ENOSPC while `full` is set.
+struct DiskFullFs {
+    full: AtomicBool,
+}
+
+impl FileSystem for DiskFullFs {
+    fn create_dir_all(&self, p: &Path) -> io::Result<()> {
+        OsFileSystem.create_dir_all(p)
+    }
+    fn create(&self, p: &Path) -> io::Result<Box<dyn WritableFile>> {
+        if self.full.load(Ordering::SeqCst) {
+            return Err(io::Error::from_raw_os_error(libc_enospc()));
+        }
+        OsFileSystem.create(p)
+    }
+    fn open_append(&self, p: &Path) -> io::Result<Box<dyn WritableFile>> {
+        OsFileSystem.open_append(p)
+    }
+    fn open(&self, p: &Path) -> io::Result<Arc<dyn RandomAccessFile>> {
+        OsFileSystem.open(p)
+    }
+    fn read_all(&self, p: &Path) -> io::Result<Vec<u8>> {
+        OsFileSystem.read_all(p)
+    }
+    fn rename(&self, a: &Path, b: &Path) -> io::Result<()> {
+        OsFileSystem.rename(a, b)
+    }
+    fn remove_file(&self, p: &Path) -> io::Result<()> {
+        OsFileSystem.remove_file(p)
+    }
+    fn list_dir(&self, p: &Path) -> io::Result<Vec<String>> {
+        OsFileSystem.list_dir(p)
+    }
+    fn exists(&self, p: &Path) -> bool {
+        OsFileSystem.exists(p)
+    }
+    fn sync_dir(&self, p: &Path) -> io::Result<()> {
+        OsFileSystem.sync_dir(p)
+    }
+}
+
+fn libc_enospc() -> i32 {
+    28 // ENOSPC on Linux
+}
+
+#[test]
+/// Regression: a flush failing in the foreground used to return the I/O error without setting
+/// the error state, so every later write retried the failing flush.
+fn disk_full_during_flush_refuses_writes_keeps_reads_and_recovers_on_reopen() {
+    let dir = tempfile::tempdir().unwrap();
+    let fs = Arc::new(DiskFullFs {
+        full: AtomicBool::new(false),
+    });
+    let device = SimulatedPmDevice::new();
+    let mut opts = common::tiny_options(2);
+    opts.pm_device = Some(device.clone());
+    opts.file_system = Some(fs.clone());
+    opts.background_work = false;
+    let db = Db::open(dir.path(), opts.clone()).unwrap();
+    let w = WriteOptions { sync: true };
+    for i in 0..100u32 {
+        db.put(&w, format!("k{i:03}").as_bytes(), &[i as u8; 300])
+            .unwrap();
+    }
+    fs.full.store(true, Ordering::SeqCst);
+    let err = db.flush().unwrap_err();
+    assert!(
+        err.to_string().contains("No space left") || err.to_string().contains("os error 28"),
+        "{err}"
+    );
+    // Reads keep working from the PMTables.
+    assert_eq!(
+        db.get(&ReadOptions::default(), b"k042").unwrap(),
+        Some(vec![42; 300])
+    );
+    // Later writes report the failure instead of losing data silently.
+    let mut saw_error = false;
+    for i in 0..2000u32 {
+        match db.put(&w, format!("x{i:04}").as_bytes(), &[1; 300]) {
+            Ok(()) => {}
+            Err(Error::Background(msg)) => {
+                assert!(
+                    msg.contains("No space") || msg.contains("os error 28"),
+                    "{msg}"
+                );
+                saw_error = true;
+                break;
+            }
+            Err(e) => panic!("unexpected error {e}"),
+        }
+    }
+    assert!(saw_error, "writes never reported the background failure");
+    drop(db);
+    fs.full.store(false, Ordering::SeqCst);
+    let db = Db::open(dir.path(), opts).unwrap();
+    for i in 0..100u32 {
+        assert_eq!(
+            db.get(&ReadOptions::default(), format!("k{i:03}").as_bytes())
+                .unwrap(),
+            Some(vec![i as u8; 300])
+        );
+    }
+    db.flush().unwrap();
+    assert_eq!(
+        db.get(&ReadOptions::default(), b"k099").unwrap(),
+        Some(vec![99; 300])
+    );
+}
