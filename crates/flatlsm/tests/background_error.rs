@@ -3,67 +3,18 @@
 
 mod common;
 
-use flatlsm::fs::{FileSystem, OsFileSystem, RandomAccessFile, WritableFile};
+use flatlsm::fs::FaultFs;
 use flatlsm::pm::simulated::SimulatedPmDevice;
 use flatlsm::{Db, Error, ReadOptions, WriteOptions};
-use std::io;
-use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
-
-/// The OS file system, except that creating files fails with ENOSPC while `full` is set.
-struct DiskFullFs {
-    full: AtomicBool,
-}
-
-impl FileSystem for DiskFullFs {
-    fn create_dir_all(&self, p: &Path) -> io::Result<()> {
-        OsFileSystem.create_dir_all(p)
-    }
-    fn create(&self, p: &Path) -> io::Result<Box<dyn WritableFile>> {
-        if self.full.load(Ordering::SeqCst) {
-            return Err(io::Error::from_raw_os_error(libc_enospc()));
-        }
-        OsFileSystem.create(p)
-    }
-    fn open_append(&self, p: &Path) -> io::Result<Box<dyn WritableFile>> {
-        OsFileSystem.open_append(p)
-    }
-    fn open(&self, p: &Path) -> io::Result<Arc<dyn RandomAccessFile>> {
-        OsFileSystem.open(p)
-    }
-    fn read_all(&self, p: &Path) -> io::Result<Vec<u8>> {
-        OsFileSystem.read_all(p)
-    }
-    fn rename(&self, a: &Path, b: &Path) -> io::Result<()> {
-        OsFileSystem.rename(a, b)
-    }
-    fn remove_file(&self, p: &Path) -> io::Result<()> {
-        OsFileSystem.remove_file(p)
-    }
-    fn list_dir(&self, p: &Path) -> io::Result<Vec<String>> {
-        OsFileSystem.list_dir(p)
-    }
-    fn exists(&self, p: &Path) -> bool {
-        OsFileSystem.exists(p)
-    }
-    fn sync_dir(&self, p: &Path) -> io::Result<()> {
-        OsFileSystem.sync_dir(p)
-    }
-}
-
-fn libc_enospc() -> i32 {
-    28 // ENOSPC on Linux
-}
 
 #[test]
 /// Regression: a flush failing in the foreground used to return the I/O error without setting
 /// the error state, so every later write retried the failing flush.
 fn disk_full_during_flush_refuses_writes_keeps_reads_and_recovers_on_reopen() {
     let dir = tempfile::tempdir().unwrap();
-    let fs = Arc::new(DiskFullFs {
-        full: AtomicBool::new(false),
-    });
+    let fs = Arc::new(FaultFs::default());
     let device = SimulatedPmDevice::new();
     let mut opts = common::tiny_options(2);
     opts.pm_device = Some(device.clone());
@@ -75,7 +26,7 @@ fn disk_full_during_flush_refuses_writes_keeps_reads_and_recovers_on_reopen() {
         db.put(&w, format!("k{i:03}").as_bytes(), &[i as u8; 300])
             .unwrap();
     }
-    fs.full.store(true, Ordering::SeqCst);
+    fs.disk_full.store(true, Ordering::SeqCst);
     let err = db.flush().unwrap_err();
     assert!(
         err.to_string().contains("No space left") || err.to_string().contains("os error 28"),
@@ -104,7 +55,7 @@ fn disk_full_during_flush_refuses_writes_keeps_reads_and_recovers_on_reopen() {
     }
     assert!(saw_error, "writes never reported the background failure");
     drop(db);
-    fs.full.store(false, Ordering::SeqCst);
+    fs.disk_full.store(false, Ordering::SeqCst);
     let db = Db::open(dir.path(), opts).unwrap();
     for i in 0..100u32 {
         assert_eq!(

@@ -4,8 +4,10 @@
 //! Thread-safety: a [`FileSystem`] and a [`RandomAccessFile`] are shared between threads; a
 //! [`WritableFile`] has one owner at a time.
 
+mod fault;
 mod os;
 
+pub use fault::FaultFs;
 pub use os::OsFileSystem;
 
 use std::io;

@@ -273,8 +273,8 @@ fn manifest_file_names_round_trip() {
 #[test]
 fn failed_append_poisons_the_writer_and_recovery_sees_prior_state() {
     let dir = tempfile::tempdir().unwrap();
-    let fault = Arc::new(super::fault_fs::FaultFs::default());
-    let fail = Arc::clone(&fault.fail);
+    let fault = Arc::new(crate::fs::FaultFs::default());
+    let fail = Arc::clone(&fault.fail_writes);
     let state = initial_state();
     let mut m = Manifest::create(fault, dir.path(), 5, &state).unwrap();
     fail.store(true, std::sync::atomic::Ordering::SeqCst);

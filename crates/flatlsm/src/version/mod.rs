@@ -19,8 +19,6 @@ pub mod manifest;
 pub mod version;
 
 #[cfg(test)]
-pub(crate) mod fault_fs;
-#[cfg(test)]
 mod manifest_tests;
 #[cfg(test)]
 mod tests;

@@ -283,12 +283,16 @@ fn callback_error_stops_the_scan() {
 #[test]
 fn failed_write_poisons_the_writer() {
     let dir = tempfile::tempdir().unwrap();
-    let fault = crate::version::fault_fs::FaultFs::default();
+    let fault = crate::fs::FaultFs::default();
     let mut w = VlogWriter::create(&fault, dir.path(), 1).unwrap();
     w.append(b"a", b"1").unwrap();
-    fault.fail.store(true, std::sync::atomic::Ordering::SeqCst);
+    fault
+        .fail_writes
+        .store(true, std::sync::atomic::Ordering::SeqCst);
     assert!(matches!(w.append(b"b", b"2"), Err(Error::Io { .. })));
-    fault.fail.store(false, std::sync::atomic::Ordering::SeqCst);
+    fault
+        .fail_writes
+        .store(false, std::sync::atomic::Ordering::SeqCst);
     assert!(matches!(w.append(b"c", b"3"), Err(Error::InvalidState(_))));
     assert!(w.finish().is_err());
 }

@@ -1,16 +1,22 @@
-//! A test [`FileSystem`] over the OS that can be told to fail writes (shared by version and vlog
-//! tests).
+//! [`FaultFs`]: the OS file system with switchable faults, for tests of error handling
+//! (a failing manifest or value-log write, a disk that fills up under a flush).
+//!
+//! Thread-safety: the switches are atomics; flip them from any thread while the engine runs.
 
-use crate::fs::{FileSystem, OsFileSystem, RandomAccessFile, WritableFile};
+use super::{FileSystem, OsFileSystem, RandomAccessFile, WritableFile};
 use std::io;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-/// Fails every `append`/`sync` of files it created while `fail` is set.
+/// The OS file system, failing on demand.
 #[derive(Default)]
-pub(crate) struct FaultFs {
-    pub(crate) fail: Arc<AtomicBool>,
+pub struct FaultFs {
+    /// While set, every `append`/`flush`/`sync` of a file this file system opened for writing
+    /// fails with "injected write failure".
+    pub fail_writes: Arc<AtomicBool>,
+    /// While set, creating a file fails with ENOSPC, as on a full disk.
+    pub disk_full: Arc<AtomicBool>,
 }
 
 struct FaultFile {
@@ -49,7 +55,7 @@ impl FaultFs {
     fn wrap(&self, inner: Box<dyn WritableFile>) -> Box<dyn WritableFile> {
         Box::new(FaultFile {
             inner,
-            fail: Arc::clone(&self.fail),
+            fail: Arc::clone(&self.fail_writes),
         })
     }
 }
@@ -59,6 +65,9 @@ impl FileSystem for FaultFs {
         OsFileSystem.create_dir_all(path)
     }
     fn create(&self, path: &Path) -> io::Result<Box<dyn WritableFile>> {
+        if self.disk_full.load(Ordering::SeqCst) {
+            return Err(io::Error::from_raw_os_error(libc::ENOSPC));
+        }
         Ok(self.wrap(OsFileSystem.create(path)?))
     }
     fn open_append(&self, path: &Path) -> io::Result<Box<dyn WritableFile>> {
