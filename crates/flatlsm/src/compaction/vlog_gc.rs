@@ -98,7 +98,7 @@ fn relocate(
     if ptr.file_number != victim {
         return out.add(ikey, value);
     }
-    let (_key, val) = db.vlogs.reader(victim)?.read_record(&ptr)?;
+    let val = db.vlogs.read_value(&ptr)?;
     let moved = vlog.append(p.user_key, &val)?;
     let key = make_internal_key(p.user_key, p.seq, ValueKind::ValuePointer);
     out.add(&key, &moved.encode())

@@ -153,20 +153,9 @@ fn install_flush(db: &DbInner, table: &PmTable, out: flush::FlushOutput) -> Resu
     edit.last_sequence = Some(db.visible().max(table.max_sequence()));
     let number = table.number();
     db.install(&mut edit, |imms| imms.retain(|t| t.number() != number))?;
-    forget_pending(db, &edit);
     Counters::add(&db.counters.flush_sst_bytes, out.sst_bytes);
     Counters::add(&db.counters.flush_vlog_bytes, out.vlog_bytes);
     Ok(())
-}
-
-fn forget_pending(db: &DbInner, edit: &VersionEdit) {
-    let mut p = db.pending_outputs.lock();
-    for (_, f) in &edit.new_files {
-        p.remove(&f.number);
-    }
-    for v in &edit.new_vlogs {
-        p.remove(&v.number);
-    }
 }
 
 /// Runs one L1 → L2 compaction or one value-log GC if due; `Ok(false)` if nothing is due.
@@ -200,7 +189,6 @@ fn run_due_job(db: &DbInner) -> Result<bool> {
     drop(version);
     let result = vlog_gc::run(db, &gc).and_then(|(mut edit, bytes)| {
         db.install(&mut edit, |_| {})?;
-        forget_pending(db, &edit);
         Counters::add(&db.counters.vlog_gc_bytes, bytes);
         Ok(())
     });
@@ -232,7 +220,6 @@ fn run_level_compaction(
     }
     let result = level::run(db, &c).and_then(|(mut edit, bytes)| {
         db.install(&mut edit, |_| {})?;
-        forget_pending(db, &edit);
         Counters::add(&db.counters.compaction_bytes, bytes);
         Ok(())
     });

@@ -43,7 +43,7 @@ pub(crate) fn open(path: &Path, opts: Options) -> Result<(Arc<DbInner>, std::fs:
     prepare_dir(&*fs, path, &opts)?;
     let lock = lock_dir(path)?;
     let pm = open_pm(path, &opts)?;
-    let state = load_manifest(&fs, path, &opts)?;
+    let state = load_manifest(&fs, path)?;
     let tables = recover_pmtables(&pm, &state)?;
     let max_pm_number = pm_numbers(&pm)?.into_iter().max().unwrap_or(0);
     let max_file = max_file_number(&*fs, path)?.max(max_pm_number);
@@ -211,11 +211,10 @@ fn open_pm(path: &Path, opts: &Options) -> Result<PmDeviceRef> {
     Ok(device)
 }
 
-fn load_manifest(fs: &FsRef, path: &Path, opts: &Options) -> Result<ManifestState> {
+fn load_manifest(fs: &FsRef, path: &Path) -> Result<ManifestState> {
     if Manifest::exists(&**fs, path) {
         return Manifest::recover(&**fs, path);
     }
-    let _ = opts;
     Ok(ManifestState {
         version: Version::default(),
         next_file_number: 1,

@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 impl ValueResolver for VlogSet {
     fn resolve(&self, ptr: &ValuePointer) -> Result<Vec<u8>> {
-        self.reader(ptr.file_number)?.read_value(ptr)
+        self.read_value(ptr)
     }
 }
 

@@ -92,6 +92,17 @@ impl DbInner {
         n
     }
 
+    /// The outputs an installed edit names are no longer pending: the version owns them now.
+    fn forget_pending(&self, edit: &VersionEdit) {
+        let mut p = self.pending_outputs.lock();
+        for (_, f) in &edit.new_files {
+            p.remove(&f.number);
+        }
+        for v in &edit.new_vlogs {
+            p.remove(&v.number);
+        }
+    }
+
     /// The latest visible sequence number.
     pub fn visible(&self) -> u64 {
         self.visible_seq.load(Ordering::Acquire)
@@ -174,6 +185,7 @@ impl DbInner {
         vs.live.retain(|w| w.strong_count() > 0);
         vs.live.push(Arc::downgrade(&new_version));
         vs.current = new_version.clone();
+        self.forget_pending(edit);
         let _g = self.sv_lock.lock();
         let old = self.sv.load_full();
         let mut imms = old.imms.clone();

@@ -26,10 +26,20 @@ use std::sync::Arc;
 /// Where an indexed entry's value lives.
 #[derive(Debug)]
 enum Slot {
-    /// In the PM Log at this entry offset.
-    Pm(u64),
+    /// In the PM Log at this entry offset; the length is kept so live-size accounting never
+    /// has to read the entry back.
+    Pm { offset: u64, value_len: usize },
     /// In DRAM (the batch was still in the Buffer Log when indexed).
     Dram(Box<[u8]>),
+}
+
+impl Slot {
+    fn value_len(&self) -> usize {
+        match self {
+            Slot::Dram(v) => v.len(),
+            Slot::Pm { value_len, .. } => *value_len,
+        }
+    }
 }
 
 /// What a point lookup in a PMTable found.
@@ -82,7 +92,13 @@ impl PmTable {
             max_seq: AtomicU64::new(0),
         };
         table.log.clone().for_each_entry(|offset, e| {
-            table.index_entry(&e, Slot::Pm(offset));
+            table.index_entry(
+                &e,
+                Slot::Pm {
+                    offset,
+                    value_len: e.value.len(),
+                },
+            );
             Ok(())
         })?;
         Ok(Arc::new(table))
@@ -112,7 +128,10 @@ impl PmTable {
             let slot = if appended.buffered {
                 Slot::Dram(e.value.into())
             } else {
-                Slot::Pm(*offset)
+                Slot::Pm {
+                    offset: *offset,
+                    value_len: e.value.len(),
+                }
             };
             self.index_entry(e, slot);
         }
@@ -158,7 +177,7 @@ impl PmTable {
                 return;
             }
             if prev.key().user_key() == e.key {
-                let old = (prev.key().user_key().len() + slot_len(&self.log, prev.value())) as u64;
+                let old = (prev.key().user_key().len() + prev.value().value_len()) as u64;
                 let _ = self
                     .live_bytes
                     .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| {
@@ -191,7 +210,7 @@ impl PmTable {
     fn read_value(&self, slot: &Slot) -> Result<Vec<u8>> {
         match slot {
             Slot::Dram(v) => Ok(v.to_vec()),
-            Slot::Pm(off) => Ok(self.log.read_entry(*off)?.value.to_vec()),
+            Slot::Pm { offset, .. } => Ok(self.log.read_entry(*offset)?.value.to_vec()),
         }
     }
 
@@ -309,13 +328,6 @@ impl PmTable {
         }
         fresh.mark_gc_complete()?;
         Ok(fresh)
-    }
-}
-
-fn slot_len(log: &PmLog, slot: &Slot) -> usize {
-    match slot {
-        Slot::Dram(v) => v.len(),
-        Slot::Pm(off) => log.read_entry(*off).map(|e| e.value.len()).unwrap_or(0),
     }
 }
 
