@@ -2,6 +2,7 @@
 //! database directory.
 
 mod bench;
+mod crashtest;
 
 use clap::{Parser, Subcommand};
 use flatlsm::{Db, Options, PmModeOption, ReadOptions, WriteOptions};
@@ -54,6 +55,8 @@ pub(crate) fn parse_pm_mode(s: &str) -> Result<PmModeOption, String> {
 enum Command {
     /// Runs db_bench-style benchmarks (fillrandom, fillseq, readrandom, ...).
     Bench(bench::BenchArgs),
+    /// Kills a writer process at random moments and verifies the database after each kill.
+    Crashtest(crashtest::CrashtestArgs),
     /// Sets a key.
     Put {
         #[command(flatten)]
@@ -80,6 +83,7 @@ fn run(cli: Cli) -> Result<(), String> {
     };
     match cli.command {
         Command::Bench(args) => bench::run(args),
+        Command::Crashtest(args) => crashtest::run(args),
         Command::Put { db, key, value } => open(&db)?
             .put(
                 &WriteOptions { sync: true },
