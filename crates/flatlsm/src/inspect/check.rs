@@ -348,6 +348,7 @@ impl Checker {
             .list_dir(pm_dir)
             .context(|| format!("listing PM directory {}", pm_dir.display()))?;
         names.sort();
+        self.check_identity(pm_dir);
         let min_unflushed = state.map_or(0, |s| s.min_unflushed_pmlog);
         for name in names {
             let path = pm_dir.join(&name);
@@ -362,6 +363,34 @@ impl Checker {
             }
         }
         Ok(())
+    }
+
+    /// The PM directory must carry the data directory's identity (see `db/identity.rs`).
+    fn check_identity(&mut self, pm_dir: &Path) {
+        let first_line = |p: &Path| {
+            std::fs::read(p).ok().map(|d| {
+                String::from_utf8_lossy(&d)
+                    .lines()
+                    .next()
+                    .unwrap_or("")
+                    .to_string()
+            })
+        };
+        let db_file = self.dir.join("IDENTITY");
+        let pm_file = pm_dir.join("IDENTITY");
+        let Some(ours) = first_line(&db_file) else {
+            return;
+        };
+        let detail = match first_line(&pm_file) {
+            Some(theirs) if theirs == ours => return,
+            Some(theirs) => format!("identity {theirs:?} differs from the database's {ours:?}: another database's PM directory"),
+            None => "no identity file: not this database's PM directory (or its contents were lost)".to_string(),
+        };
+        self.report.problems.push(Problem {
+            file: pm_file,
+            offset: None,
+            detail,
+        });
     }
 
     fn check_pm_log(&mut self, path: &Path) {
