@@ -5,11 +5,15 @@
 //! I/O and corruption errors through [`InternalIterator::status`] and become invalid on error.
 
 mod db_iter;
+#[cfg(test)]
+mod db_iter_tests;
 mod error_copy;
 mod level;
 mod merging;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+pub(crate) mod walk_check;
 
 pub use db_iter::{DbIterator, RevEntries, ValueResolver};
 pub(crate) use error_copy::copy_error;
