@@ -410,3 +410,7 @@ impl InternalIterator for PmTableIterator {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "table_iter_tests.rs"]
+mod iter_tests;
