@@ -228,3 +228,43 @@ fn reverse_iterator_keeps_its_view_while_writes_flushes_and_compactions_run() {
     assert!(now == later.into_iter().collect::<Entries>());
     db.close().unwrap();
 }
+
+#[test]
+fn damaged_sst_block_reports_corruption_through_the_db_iterator_in_both_directions() {
+    // Regression: LevelIterator and DbIterator turned a Corruption into InvalidState, so the
+    // caller could not tell damaged data (with its file and offset) from a misuse.
+    let dir = tempfile::tempdir().unwrap();
+    let opts = common::simulated(1);
+    let db = Db::open(dir.path(), opts.clone()).unwrap();
+    let mut rng = StdRng::seed_from_u64(3);
+    write_random(&db, &mut Model::new(), &mut rng, 400);
+    db.compact_range(None, None).unwrap();
+    db.close().unwrap();
+    drop(db);
+    let sst = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|x| x == "sst"))
+        .expect("an SST file");
+    let mut bytes = std::fs::read(&sst).unwrap();
+    bytes[10] ^= 0x55; // Inside the first data block.
+    std::fs::write(&sst, bytes).unwrap();
+    let db = Db::open(dir.path(), opts).unwrap();
+    for backward in [false, true] {
+        let mut it = db.iter(&ReadOptions::default()).unwrap();
+        if backward {
+            it.seek_to_last();
+        }
+        while it.valid() {
+            if backward {
+                it.prev();
+            } else {
+                it.advance();
+            }
+        }
+        match it.status() {
+            Err(flatlsm::Error::Corruption { file, .. }) => assert_eq!(file, sst),
+            other => panic!("expected corruption in {}, got {other:?}", sst.display()),
+        }
+    }
+}
