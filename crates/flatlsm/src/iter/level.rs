@@ -1,5 +1,5 @@
 //! Concatenates the SSTables of one sorted, non-overlapping level into one cursor, opening
-//! each table only when the cursor reaches it.
+//! each table only when the cursor reaches it (moving forward or backward).
 
 use super::copy_error;
 use super::InternalIterator;

@@ -1,4 +1,7 @@
 //! Two-level iterator over a table: a position in the in-memory index, then in one data block.
+//! It moves in both directions; a decoded [`Block`] gives random access to its entries, so
+//! stepping back within a block is an index decrement (LevelDB re-scans from a restart point
+//! instead because it decodes entries lazily).
 //!
 //! Invariant: when valid, `block` is the loaded data block `block_idx` and `pos < block.len()`.
 //! On a read or corruption error the iterator becomes invalid and keeps the first error for
