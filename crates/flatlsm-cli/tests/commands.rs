@@ -119,6 +119,8 @@ fn scan_honours_range_prefix_limit_and_keys_only() {
         "--keys-only",
     ]);
     assert_eq!(prefix, "b0\nb1\n");
+    let reverse = ok(&["scan", "--db", db, "--reverse", "--to", "a3", "--keys-only"]);
+    assert_eq!(reverse, "a2\na1\na0\n");
     let hex = ok(&["scan", "--db", db, "--hex", "--prefix", "6130"]);
     assert_eq!(hex, "6130 => 7630\n");
 }

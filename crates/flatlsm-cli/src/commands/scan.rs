@@ -26,6 +26,9 @@ pub struct ScanArgs {
     /// Print only the keys.
     #[arg(long = "keys-only")]
     keys_only: bool,
+    /// Walk from the last key backwards.
+    #[arg(long)]
+    reverse: bool,
 }
 
 /// The smallest key greater than every key starting with `prefix` (`None`: no upper bound).
@@ -43,6 +46,9 @@ pub fn prefix_successor(prefix: &[u8]) -> Option<Vec<u8>> {
 /// Bounds of the scan: the intersection of `[from, to)` and the prefix range.
 /// A lower (inclusive) and an upper (exclusive) key bound; `None` is unbounded.
 type Bounds = (Option<Vec<u8>>, Option<Vec<u8>>);
+
+/// A key and its value, or the error that ended the scan.
+type Entry = flatlsm::Result<(Vec<u8>, Vec<u8>)>;
 
 fn bounds(a: &ScanArgs) -> Result<Bounds, String> {
     let mut lower = a
@@ -75,10 +81,15 @@ pub fn scan(a: ScanArgs) -> Result<(), String> {
     let it = db
         .range(&ReadOptions::default(), lower.as_deref(), upper.as_deref())
         .map_err(|e| e.to_string())?;
+    let entries: Box<dyn Iterator<Item = Entry>> = if a.reverse {
+        Box::new(it.rev_entries())
+    } else {
+        Box::new(it)
+    };
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     let mut n = 0u64;
-    for entry in it {
+    for entry in entries {
         if a.limit.is_some_and(|l| n >= l) {
             break;
         }
