@@ -45,6 +45,37 @@ struct Inner {
     /// When to capture the crash image.
     freeze_at: Option<Freeze>,
     frozen: Option<Image>,
+    /// Many crash points recorded in one run (see [`SimulatedPmDevice::record_crash_points`]).
+    recorder: Option<Recorder>,
+}
+
+/// Crash images recorded at many persist points of one run.
+struct Recorder {
+    /// Persist numbers `n` at which to capture an image when persist `n + 1` starts.
+    points: BTreeSet<u64>,
+    seed: u64,
+    /// Called with `n` right after each capture, with the device lock held: it must not call
+    /// back into the device (it may capture other state, e.g. a file-system image).
+    on_capture: Option<CaptureHook>,
+    images: Vec<PmCrashImage>,
+}
+
+/// Callback of [`SimulatedPmDevice::record_crash_points`].
+pub type CaptureHook = Box<dyn FnMut(u64) + Send>;
+
+/// What a power loss at one point of a run could have left on the device.
+#[derive(Clone)]
+pub struct PmCrashImage {
+    /// Persists completed when the image was taken.
+    pub persists: u64,
+    image: Image,
+}
+
+impl PmCrashImage {
+    /// Total bytes held (for memory budgeting by tests).
+    pub fn bytes(&self) -> usize {
+        self.image.values().map(Vec::len).sum()
+    }
 }
 
 /// A planned freeze: after persist `n` completes, or (`before`) when persist `n + 1` starts, so
@@ -91,6 +122,7 @@ impl SimulatedPmDevice {
                     persists: 0,
                     freeze_at: None,
                     frozen: None,
+                    recorder: None,
                 }),
             }),
         })
@@ -154,6 +186,54 @@ impl SimulatedPmDevice {
         Self::from_image(image)
     }
 
+    /// Records a crash image each time persist `n + 1` starts for `n` in `points` (so the image
+    /// also holds the stores issued since persist `n`), each with its own seed derived from
+    /// `seed` and `n`. `on_capture(n)` runs right after each capture (see [`CaptureHook`]).
+    /// Replaces an earlier recording; [`Self::take_crash_images`] collects the images.
+    pub fn record_crash_points(
+        &self,
+        points: BTreeSet<u64>,
+        seed: u64,
+        on_capture: Option<CaptureHook>,
+    ) {
+        self.shared.inner.lock().recorder = Some(Recorder {
+            points,
+            seed,
+            on_capture,
+            images: Vec::new(),
+        });
+    }
+
+    /// The images recorded so far (oldest first); recording continues.
+    pub fn take_crash_images(&self) -> Vec<PmCrashImage> {
+        let mut inner = self.shared.inner.lock();
+        inner
+            .recorder
+            .as_mut()
+            .map(|r| std::mem::take(&mut r.images))
+            .unwrap_or_default()
+    }
+
+    /// Stops recording crash points (dropping the hook).
+    pub fn stop_recording(&self) {
+        self.shared.inner.lock().recorder = None;
+    }
+
+    /// What a power loss right now could leave: durable images plus a `seed`-chosen subset of
+    /// the dirty lines and words.
+    pub fn capture_now(&self, seed: u64) -> PmCrashImage {
+        let inner = self.shared.inner.lock();
+        PmCrashImage {
+            persists: inner.persists,
+            image: capture(&inner.regions, seed),
+        }
+    }
+
+    /// A new device holding `image` (as after the power loss it describes).
+    pub fn from_crash_image(image: &PmCrashImage) -> Arc<SimulatedPmDevice> {
+        Self::from_image(image.image.clone())
+    }
+
     /// Names of the regions present, sorted.
     pub fn region_names(&self) -> Vec<String> {
         self.shared.inner.lock().regions.keys().cloned().collect()
@@ -203,6 +283,9 @@ impl Inner {
     /// Captures the image if the planned point is reached; `starting` tells whether a persist is
     /// about to start (true) or has just completed (false).
     fn maybe_freeze(&mut self, starting: bool) {
+        if starting {
+            self.maybe_record();
+        }
         if let (None, Some(plan)) = (&self.frozen, self.freeze_at) {
             let due = if plan.before {
                 starting && self.persists == plan.n
@@ -212,6 +295,25 @@ impl Inner {
             if due {
                 self.frozen = Some(capture(&self.regions, plan.seed));
             }
+        }
+    }
+}
+
+impl Inner {
+    /// Records an image if persist `persists + 1` is starting at a planned point.
+    fn maybe_record(&mut self) {
+        let n = self.persists;
+        let Some(rec) = self.recorder.as_mut() else {
+            return;
+        };
+        if !rec.points.contains(&n) {
+            return;
+        }
+        let seed = rec.seed ^ n.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        let image = capture(&self.regions, seed);
+        rec.images.push(PmCrashImage { persists: n, image });
+        if let Some(hook) = rec.on_capture.as_mut() {
+            hook(n);
         }
     }
 }
@@ -488,6 +590,33 @@ mod tests {
             saw_store |= r2.load_u64(8) == 5;
         }
         assert!(saw_store);
+    }
+
+    #[test]
+    fn recorded_crash_points_capture_each_planned_persist_and_call_the_hook() {
+        let dev = SimulatedPmDevice::new();
+        let r = dev.create_region("r", 64).unwrap();
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let hook_seen = Arc::clone(&seen);
+        let hook: CaptureHook = Box::new(move |n| hook_seen.lock().push(n));
+        dev.record_crash_points([1, 2].into_iter().collect(), 3, Some(hook));
+        for i in 1..=3u64 {
+            r.store_u64(8 * i as usize, i);
+            r.persist(8 * i as usize, 8).unwrap();
+        }
+        let images = dev.take_crash_images();
+        assert_eq!(*seen.lock(), vec![1, 2]);
+        assert_eq!(
+            images.iter().map(|i| i.persists).collect::<Vec<_>>(),
+            [1, 2]
+        );
+        let after = SimulatedPmDevice::from_crash_image(&images[1]);
+        let r2 = after.open_region("r").unwrap();
+        // Persists 1 and 2 completed; the store of persist 3 may or may not have reached PM.
+        assert_eq!((r2.load_u64(8), r2.load_u64(16)), (1, 2));
+        assert!(matches!(r2.load_u64(24), 0 | 3));
+        assert!(dev.take_crash_images().is_empty());
+        assert_eq!(dev.capture_now(1).persists, 3);
     }
 
     #[test]
