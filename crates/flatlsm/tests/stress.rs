@@ -26,11 +26,14 @@ const WRITERS: usize = 3;
 const READERS: usize = 2;
 const KEYS_PER_WRITER: u32 = 400;
 
+/// Changes to one key: (operation number, new value or `None` for a delete).
+type KeyChanges = Vec<(u64, Option<Vec<u8>>)>;
+
 /// One writer's history: for each key, the operations that changed it (`None` = delete), in
 /// order, so the state after any number of operations can be rebuilt.
 #[derive(Default)]
 struct History {
-    per_key: BTreeMap<Vec<u8>, Vec<(u64, Option<Vec<u8>>)>>,
+    per_key: BTreeMap<Vec<u8>, KeyChanges>,
 }
 
 impl History {
