@@ -86,7 +86,8 @@ fn crash_everywhere(scenario: &Scenario, budget: u64, recovery_every: usize) -> 
         };
         let (points, _) = record(dir.path(), scenario, &plan);
         for p in &points {
-            let state = verify(dir.path(), scenario, p);
+            let count = tried.pm_points + tried.fs_points;
+            let state = verify(dir.path(), scenario, p, count.is_multiple_of(5));
             if p.label.contains("persist") {
                 tried.pm_points += 1;
             } else {

@@ -358,10 +358,52 @@ pub fn check_state(db: &Db, scenario: &Scenario, in_flight: usize, label: &str) 
     got
 }
 
-/// Reopens on `point`, checks it, and returns the recovered state.
-pub fn verify(dir: &Path, scenario: &Scenario, point: &CrashPoint) -> State {
-    let db = open_image(dir, scenario, &point.pm, &point.fs, &point.label);
-    check_state(&db, scenario, point.in_flight, &point.label)
+/// Reopens on `point`, checks it, and returns the recovered state. With `write_after`, also
+/// checks that new writes after recovery win over everything recovered (sequence numbers are
+/// not reused) and survive a clean reopen.
+pub fn verify(dir: &Path, scenario: &Scenario, point: &CrashPoint, write_after: bool) -> State {
+    let device = SimulatedPmDevice::from_crash_image(&point.pm);
+    let fs = CrashFs::from_image(&point.fs);
+    let opts = options(device, fs, scenario.tweak);
+    let db = Db::open(dir, opts.clone()).unwrap_or_else(|e| {
+        panic!(
+            "{}: reopen after crash {} failed: {e}",
+            scenario.name, point.label
+        )
+    });
+    let state = check_state(&db, scenario, point.in_flight, &point.label);
+    if write_after {
+        check_writes_after_recovery(dir, db, opts, &state, &point.label);
+    }
+    state
+}
+
+/// Overwrites one recovered key and deletes another, then checks both after a clean reopen.
+fn check_writes_after_recovery(dir: &Path, db: Db, opts: Options, state: &State, label: &str) {
+    let mut keys = state.keys();
+    let overwrite = keys.next().cloned().unwrap_or_else(|| b"key0000".to_vec());
+    let deleted = keys.next().cloned();
+    let sync = WriteOptions { sync: true };
+    db.put(&sync, &overwrite, b"written after recovery")
+        .unwrap();
+    if let Some(d) = &deleted {
+        db.delete(&sync, d).unwrap();
+    }
+    let mut want = state.clone();
+    want.insert(overwrite, b"written after recovery".to_vec());
+    if let Some(d) = &deleted {
+        want.remove(d);
+    }
+    assert!(
+        read_all(&db) == want,
+        "crash {label}: writes after recovery not visible"
+    );
+    drop(db);
+    let db = Db::open(dir, opts).unwrap();
+    assert!(
+        read_all(&db) == want,
+        "crash {label}: writes after recovery lost at reopen"
+    );
 }
 
 /// Crash during recovery: reopens on `point` while capturing crash images at every persist and
