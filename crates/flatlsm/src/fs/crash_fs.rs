@@ -7,9 +7,10 @@
 //!   its last `sync_dir`. A create, rename or remove is not durable until the directory is synced.
 //!
 //! [`CrashFs::capture`] returns what a power loss now could leave: the durable directory entries,
-//! each file holding its synced bytes plus (chosen by a seed) some prefix of its unsynced tail, as
-//! file systems that write data in order may keep. [`CrashFs::from_image`] starts a new file
-//! system from such an image.
+//! each file holding its synced bytes plus, chosen by a seed: nothing more (half the files), a
+//! prefix of its unsynced tail (as file systems that write data in order may keep), or a run of
+//! zeros (the size grew but the data never reached the disk). [`CrashFs::from_image`] starts a
+//! new file system from such an image.
 //!
 //! Faults: a [`FaultPlan`] makes chosen calls fail (ENOSPC, EIO, short writes);
 //! [`CrashFs::injected_faults`] counts them. A hook can observe every counted call (e.g. to
@@ -124,8 +125,8 @@ impl CrashFs {
         })
     }
 
-    /// What a power loss now could leave (see the module documentation); `seed` chooses how much
-    /// of each unsynced tail survives (nothing, half the time).
+    /// What a power loss now could leave (see the module documentation); `seed` chooses what
+    /// becomes of each unsynced tail.
     pub fn capture(&self, seed: u64) -> FsImage {
         let st = self.shared.state.lock();
         let mut files = BTreeMap::new();
@@ -133,12 +134,16 @@ impl CrashFs {
             let f = f.lock();
             let unsynced = f.data.len() - f.synced;
             let r = mix(seed ^ (i as u64).wrapping_mul(0xA24B_AED4_963E_E407));
-            let kept = if r & 1 == 0 || unsynced == 0 {
-                0
-            } else {
-                (r >> 1) as usize % (unsynced + 1)
-            };
-            files.insert(path.clone(), f.data[..f.synced + kept].to_vec());
+            let len = (r >> 2) as usize % (unsynced + 1);
+            let mut bytes = f.data[..f.synced].to_vec();
+            match r & 3 {
+                // The file system wrote part of the tail, in order.
+                2 => bytes.extend_from_slice(&f.data[f.synced..f.synced + len]),
+                // The size grew but the data blocks were never written: zeros.
+                3 => bytes.resize(f.synced + len, 0),
+                _ => {}
+            }
+            files.insert(path.clone(), bytes);
         }
         FsImage {
             dirs: st.dirs.clone(),
