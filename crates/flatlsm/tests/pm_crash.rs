@@ -54,6 +54,20 @@ fn background_jobs(seed: u64) -> Scenario {
     }
 }
 
+/// The write workload with background threads flushing, compacting and collecting garbage
+/// while the (single) writer runs: crash points fall wherever the threads happen to be.
+fn background_threads(seed: u64) -> Scenario {
+    let mut r = rng(seed);
+    Scenario {
+        name: "background_threads",
+        ops: random_writes(&mut r, 700, 60, 20, 10),
+        tweak: |o: &mut Options| {
+            o.background_work = true;
+            o.l1_capacity = 12 << 10;
+        },
+    }
+}
+
 /// Figures of one scenario's crash run.
 #[derive(Default, Debug)]
 struct Tried {
@@ -163,6 +177,16 @@ fn crash_during_flush_compaction_and_vlog_gc_keeps_acknowledged_writes() {
         tried.pm_points >= 1000 && tried.fs_points >= 500,
         "{tried:?}"
     );
+}
+
+#[test]
+fn crash_while_background_threads_run_keeps_acknowledged_writes() {
+    let (tried, runs) = crash_all_seeds(background_threads, 1..2);
+    assert!(
+        runs.iter().all(|t| t.stats.flushes > 0),
+        "no background flush ran"
+    );
+    assert!(tried.pm_points >= 500, "{tried:?}");
 }
 
 /// Stress: every scenario with many seeds until `FLATLSM_CRASH_POINTS` points were tried.
