@@ -71,11 +71,21 @@ fn run_with_fault(dir: &Path, s: &Scenario, plan: impl Fn(u64) -> FaultPlan, see
     let label = format!("after fault (op {failed_at:?} failed)");
     drop(db);
     let db = open_image(dir, s, &pm_image, &fs_image, &format!("power loss {label}"));
-    check_state(&db, s, in_flight, &format!("power loss {label}"));
+    check_state(
+        &db,
+        s,
+        (in_flight, in_flight),
+        &format!("power loss {label}"),
+    );
     drop(db);
     let db = Db::open(dir, options(device, fs, s.tweak))
         .unwrap_or_else(|e| panic!("reopen on the surviving files {label}: {e}"));
-    check_state(&db, s, in_flight, &format!("process exit {label}"));
+    check_state(
+        &db,
+        s,
+        (in_flight, in_flight),
+        &format!("process exit {label}"),
+    );
     Outcome {
         injected,
         failed_at,
@@ -207,10 +217,10 @@ fn fault_at_each_call_of_recovery_fails_open_cleanly_and_next_open_recovers() {
         let label = format!("fault at open call {call}");
         let (pm, files) = (device.capture_now(call), fs.capture(call));
         let db = open_image(dir.path(), &s, &pm, &files, &label);
-        check_state(&db, &s, s.ops.len(), &label);
+        check_state(&db, &s, (s.ops.len(), s.ops.len()), &label);
         drop(db);
         let db = Db::open(dir.path(), options(device, fs, s.tweak)).unwrap();
-        check_state(&db, &s, s.ops.len(), &label);
+        check_state(&db, &s, (s.ops.len(), s.ops.len()), &label);
     }
     eprintln!("recovery faults: {injected} injected, {failed_opens} opens failed");
     assert!(injected == open_calls && failed_opens > 0);

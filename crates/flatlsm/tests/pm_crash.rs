@@ -202,6 +202,7 @@ fn stress_crash_points_across_seeds() {
             pm_log_appends(seed),
             pmtable_gc(seed),
             background_jobs(seed),
+            background_threads(seed),
         ] {
             let (tried, totals) = crash_everywhere(&s, 5_000, 10);
             report(s.name, &tried, &totals);

@@ -186,8 +186,11 @@ pub fn apply(db: &Db, op: &Op) -> flatlsm::Result<()> {
 pub struct CrashPoint {
     pub pm: PmCrashImage,
     pub fs: FsImage,
-    /// Index of the operation in flight (`ops.len()` = closing the database).
+    /// Index of the operation in flight (`ops.len()` = closing the database) when the capture
+    /// started ...
     pub in_flight: usize,
+    /// ... and when it ended (later only if background threads captured while the writer ran).
+    pub in_flight_last: usize,
     /// Where the crash happened, for messages.
     pub label: String,
 }
@@ -241,11 +244,16 @@ pub fn record(dir: &Path, scenario: &Scenario, plan: &Plan) -> (Vec<CrashPoint>,
                 return;
             }
             let Some(fs) = fs2.upgrade() else { return };
+            // A background thread may capture while the writer moves on: bracket the writer's
+            // position so the check allows exactly the operations that may be in the image.
+            let first = in_flight.load(Ordering::SeqCst);
             let pm = dev2.capture_now(seed ^ n);
+            let fs = fs.capture(seed ^ n);
             out.lock().push(CrashPoint {
                 pm,
-                fs: fs.capture(seed ^ n),
-                in_flight: in_flight.load(Ordering::SeqCst),
+                fs,
+                in_flight: first,
+                in_flight_last: in_flight.load(Ordering::SeqCst),
                 label: format!("before fs call {n} ({kind:?})"),
             });
         })));
@@ -277,6 +285,7 @@ pub fn record(dir: &Path, scenario: &Scenario, plan: &Plan) -> (Vec<CrashPoint>,
             pm,
             fs,
             in_flight,
+            in_flight_last: in_flight,
         })
         .collect();
     points.append(&mut at_fs.lock());
@@ -325,11 +334,17 @@ pub fn required_prefix(ops: &[Op], in_flight: usize) -> usize {
 }
 
 /// Checks a reopened database against the model; returns its state.
-pub fn check_state(db: &Db, scenario: &Scenario, in_flight: usize, label: &str) -> State {
+/// `in_flight..=in_flight_last` are the operations that may have been running at the crash.
+pub fn check_state(
+    db: &Db,
+    scenario: &Scenario,
+    (in_flight, in_flight_last): (usize, usize),
+    label: &str,
+) -> State {
     let ops = &scenario.ops;
     let got = read_all(db);
     let lo = required_prefix(ops, in_flight);
-    let hi = (in_flight + 1).min(ops.len());
+    let hi = (in_flight_last + 1).min(ops.len());
     let matched = (lo..=hi).rev().find(|&n| model_after(ops, n) == got);
     if matched.is_none() {
         let want = model_after(ops, lo);
@@ -371,7 +386,8 @@ pub fn verify(dir: &Path, scenario: &Scenario, point: &CrashPoint, write_after: 
             scenario.name, point.label
         )
     });
-    let state = check_state(&db, scenario, point.in_flight, &point.label);
+    let in_flight = (point.in_flight, point.in_flight_last);
+    let state = check_state(&db, scenario, in_flight, &point.label);
     if write_after {
         check_writes_after_recovery(dir, db, opts, &state, &point.label);
     }
