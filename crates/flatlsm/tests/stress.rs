@@ -12,8 +12,9 @@
 //! Default: about 3 seconds. Longer: `FLATLSM_STRESS_SECS=600 cargo test --release -p flatlsm
 //! --test stress -- --nocapture`.
 
+use flatlsm::fs::{CrashFs, FaultKind, FaultPlan};
 use flatlsm::pm::simulated::SimulatedPmDevice;
-use flatlsm::{Db, Options, ReadOptions, WriteBatch, WriteOptions};
+use flatlsm::{Db, Error, Options, ReadOptions, WriteBatch, WriteOptions};
 use parking_lot::Mutex;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -88,8 +89,12 @@ fn stress_options(device: Arc<SimulatedPmDevice>) -> Options {
     }
 }
 
-/// Writes to the writer's own keys until `deadline`; checks read-your-writes.
-fn run_writer(db: &Db, w: usize, me: &Writer, deadline: Instant) -> BTreeMap<Vec<u8>, Vec<u8>> {
+/// What a writer thread ends with: its oracle, and the error that stopped it (if allowed).
+type WriterEnd = (BTreeMap<Vec<u8>, Vec<u8>>, Option<Error>);
+
+/// Writes to the writer's own keys until `deadline`; checks read-your-writes. A failed write
+/// stops the writer if `stop_on_error`, else fails the test.
+fn run_writer(db: &Db, w: usize, me: &Writer, deadline: Instant, stop_on_error: bool) -> WriterEnd {
     let mut rng = StdRng::seed_from_u64(w as u64 + 1);
     let mut oracle = BTreeMap::new();
     let mut op = 0u64;
@@ -126,7 +131,11 @@ fn run_writer(db: &Db, w: usize, me: &Writer, deadline: Instant) -> BTreeMap<Vec
             }
         }
         let sync = rng.gen_bool(0.1);
-        db.write(&WriteOptions { sync }, &batch).unwrap();
+        match db.write(&WriteOptions { sync }, &batch) {
+            Ok(()) => {}
+            Err(e) if stop_on_error => return (oracle, Some(e)),
+            Err(e) => panic!("writer {w}: {e}"),
+        }
         op += 1;
         me.acked.store(op, Ordering::SeqCst);
         for (k, v) in changes {
@@ -143,7 +152,7 @@ fn run_writer(db: &Db, w: usize, me: &Writer, deadline: Instant) -> BTreeMap<Vec
             "writer {w} lost its own write"
         );
     }
-    oracle
+    (oracle, None)
 }
 
 /// One snapshot check; returns the number of keys it verified.
@@ -224,7 +233,7 @@ fn writers_and_snapshot_readers_agree_with_per_thread_oracles_under_background_w
     let handles: Vec<_> = (0..WRITERS)
         .map(|w| {
             let (db, writers) = (db.clone(), writers.clone());
-            std::thread::spawn(move || run_writer(&db, w, &writers[w], deadline))
+            std::thread::spawn(move || run_writer(&db, w, &writers[w], deadline, false).0)
         })
         .collect();
     let oracles: Vec<_> = handles.into_iter().map(|h| h.join().unwrap()).collect();
@@ -263,4 +272,70 @@ fn writers_and_snapshot_readers_agree_with_per_thread_oracles_under_background_w
             Some(v)
         );
     }
+}
+
+/// Random disk faults while writers and background jobs run: every writer gets an error soon
+/// (no endless retry, nothing accepted after the failure), and a reopen finds each writer's
+/// acknowledged operations (the failed one may or may not be there).
+#[test]
+fn random_disk_faults_under_concurrent_writers_surface_as_errors_and_lose_nothing() {
+    let kinds = [FaultKind::NoSpace, FaultKind::Io, FaultKind::ShortWrite];
+    let mut injected = 0;
+    for (seed, kind) in kinds.into_iter().enumerate() {
+        injected += faults_under_concurrency(kind, seed as u64);
+    }
+    eprintln!("faults under concurrency: {injected} injected");
+}
+
+/// One run of the test above; returns the number of faults injected.
+fn faults_under_concurrency(kind: FaultKind, seed: u64) -> u64 {
+    let dir = tempfile::tempdir().unwrap();
+    let device = SimulatedPmDevice::new();
+    let fs = CrashFs::new();
+    let mut opts = stress_options(device.clone());
+    opts.file_system = Some(fs.clone());
+    let db = Arc::new(Db::open(dir.path(), opts.clone()).unwrap());
+    fs.set_fault_plan(FaultPlan::Random {
+        one_in: 400,
+        seed,
+        kind,
+    });
+    let writers: Arc<Vec<Writer>> = Arc::new((0..WRITERS).map(|_| Writer::default()).collect());
+    // Far beyond the time the first fault takes: reaching it means errors never surfaced.
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let handles: Vec<_> = (0..WRITERS)
+        .map(|w| {
+            let (db, writers) = (db.clone(), writers.clone());
+            std::thread::spawn(move || run_writer(&db, w, &writers[w], deadline, true))
+        })
+        .collect();
+    let ends: Vec<WriterEnd> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+    for (w, (_, err)) in ends.iter().enumerate() {
+        let err = err.as_ref().expect("a writer never saw the disk failure");
+        assert!(matches!(err, Error::Background(_)), "writer {w}: {err}");
+    }
+    let injected = fs.injected_faults();
+    assert!(injected > 0);
+    drop(db);
+    fs.set_fault_plan(FaultPlan::Never);
+    let db = Db::open(dir.path(), opts).unwrap();
+    let ops: Vec<u64> = writers
+        .iter()
+        .map(|w| w.acked.load(Ordering::SeqCst))
+        .collect();
+    for (w, writer) in writers.iter().enumerate() {
+        let h = writer.history.lock();
+        let matches = |n: u64| {
+            (0..KEYS_PER_WRITER).all(|k| {
+                let k = key(w, k);
+                db.get(&ReadOptions::default(), &k).unwrap().as_ref() == h.value_after(&k, n)
+            })
+        };
+        assert!(
+            matches(ops[w]) || matches(ops[w] + 1),
+            "writer {w}: reopened state is not its {} acknowledged operations",
+            ops[w]
+        );
+    }
+    injected
 }
