@@ -301,8 +301,13 @@ pub(crate) fn flush_all(db: &DbInner) -> Result<()> {
     Ok(())
 }
 
-/// `Db::compact_range`: compact every L1 file overlapping the range into L2.
+/// `Db::compact_range`: compact every L1 file overlapping the range into L2. A failure puts the
+/// database in the background-error state, as for compactions run by the background threads.
 pub(crate) fn compact_range(db: &DbInner, begin: Option<&[u8]>, end: Option<&[u8]>) -> Result<()> {
+    record_failure(db, compact_range_unrecorded(db, begin, end))
+}
+
+fn compact_range_unrecorded(db: &DbInner, begin: Option<&[u8]>, end: Option<&[u8]>) -> Result<()> {
     let _job = db.compaction_lock.lock();
     let b = begin.unwrap_or(&[]).to_vec();
     let e_max = vec![0xffu8; crate::options::MAX_KEY_SIZE + 1];

@@ -174,6 +174,13 @@ impl DbInner {
         edit: &mut VersionEdit,
         change_sv: impl FnOnce(&mut Vec<Arc<PmTable>>),
     ) -> Result<Arc<Version>> {
+        if !edit.new_files.is_empty() {
+            // The manifest may name a new SST only once its directory entry is durable: a
+            // synced file whose creation is lost at a crash is a missing file to recovery.
+            self.fs
+                .sync_dir(&self.path)
+                .map_err(|e| Error::io(format!("syncing directory {}", self.path.display()), e))?;
+        }
         let mut vs = self.versions.lock();
         edit.next_file_number = Some(self.next_file_number.load(Ordering::SeqCst));
         let new_version = Arc::new(vs.current.apply(edit)?);

@@ -4,10 +4,14 @@
 //! Thread-safety: a [`FileSystem`] and a [`RandomAccessFile`] are shared between threads; a
 //! [`WritableFile`] has one owner at a time.
 
+mod crash_fs;
 mod fault;
+mod fault_plan;
 mod os;
 
+pub use crash_fs::{CallHook, CrashFs, FsCall, FsImage};
 pub use fault::FaultFs;
+pub use fault_plan::{FaultKind, FaultPlan};
 pub use os::OsFileSystem;
 
 use std::io;

@@ -45,6 +45,37 @@ struct Inner {
     /// When to capture the crash image.
     freeze_at: Option<Freeze>,
     frozen: Option<Image>,
+    /// Many crash points recorded in one run (see [`SimulatedPmDevice::record_crash_points`]).
+    recorder: Option<Recorder>,
+}
+
+/// Crash images recorded at many persist points of one run.
+struct Recorder {
+    /// Persist numbers `n` at which to capture an image when persist `n + 1` starts.
+    points: BTreeSet<u64>,
+    seed: u64,
+    /// Called with `n` right after each capture, with the device lock held: it must not call
+    /// back into the device (it may capture other state, e.g. a file-system image).
+    on_capture: Option<CaptureHook>,
+    images: Vec<PmCrashImage>,
+}
+
+/// Callback of [`SimulatedPmDevice::record_crash_points`].
+pub type CaptureHook = Box<dyn FnMut(u64) + Send>;
+
+/// What a power loss at one point of a run could have left on the device.
+#[derive(Clone)]
+pub struct PmCrashImage {
+    /// Persists completed when the image was taken.
+    pub persists: u64,
+    image: Image,
+}
+
+impl PmCrashImage {
+    /// Total bytes held (for memory budgeting by tests).
+    pub fn bytes(&self) -> usize {
+        self.image.values().map(Vec::len).sum()
+    }
 }
 
 /// A planned freeze: after persist `n` completes, or (`before`) when persist `n + 1` starts, so
@@ -91,6 +122,7 @@ impl SimulatedPmDevice {
                     persists: 0,
                     freeze_at: None,
                     frozen: None,
+                    recorder: None,
                 }),
             }),
         })
@@ -154,6 +186,54 @@ impl SimulatedPmDevice {
         Self::from_image(image)
     }
 
+    /// Records a crash image each time persist `n + 1` starts for `n` in `points` (so the image
+    /// also holds the stores issued since persist `n`), each with its own seed derived from
+    /// `seed` and `n`. `on_capture(n)` runs right after each capture (see [`CaptureHook`]).
+    /// Replaces an earlier recording; [`Self::take_crash_images`] collects the images.
+    pub fn record_crash_points(
+        &self,
+        points: BTreeSet<u64>,
+        seed: u64,
+        on_capture: Option<CaptureHook>,
+    ) {
+        self.shared.inner.lock().recorder = Some(Recorder {
+            points,
+            seed,
+            on_capture,
+            images: Vec::new(),
+        });
+    }
+
+    /// The images recorded so far (oldest first); recording continues.
+    pub fn take_crash_images(&self) -> Vec<PmCrashImage> {
+        let mut inner = self.shared.inner.lock();
+        inner
+            .recorder
+            .as_mut()
+            .map(|r| std::mem::take(&mut r.images))
+            .unwrap_or_default()
+    }
+
+    /// Stops recording crash points (dropping the hook).
+    pub fn stop_recording(&self) {
+        self.shared.inner.lock().recorder = None;
+    }
+
+    /// What a power loss right now could leave: durable images plus a `seed`-chosen subset of
+    /// the dirty lines and words.
+    pub fn capture_now(&self, seed: u64) -> PmCrashImage {
+        let inner = self.shared.inner.lock();
+        PmCrashImage {
+            persists: inner.persists,
+            image: capture(&inner.regions, seed),
+        }
+    }
+
+    /// A new device holding `image` (as after the power loss it describes).
+    pub fn from_crash_image(image: &PmCrashImage) -> Arc<SimulatedPmDevice> {
+        Self::from_image(image.image.clone())
+    }
+
     /// Names of the regions present, sorted.
     pub fn region_names(&self) -> Vec<String> {
         self.shared.inner.lock().regions.keys().cloned().collect()
@@ -203,6 +283,9 @@ impl Inner {
     /// Captures the image if the planned point is reached; `starting` tells whether a persist is
     /// about to start (true) or has just completed (false).
     fn maybe_freeze(&mut self, starting: bool) {
+        if starting {
+            self.maybe_record();
+        }
         if let (None, Some(plan)) = (&self.frozen, self.freeze_at) {
             let due = if plan.before {
                 starting && self.persists == plan.n
@@ -212,6 +295,25 @@ impl Inner {
             if due {
                 self.frozen = Some(capture(&self.regions, plan.seed));
             }
+        }
+    }
+}
+
+impl Inner {
+    /// Records an image if persist `persists + 1` is starting at a planned point.
+    fn maybe_record(&mut self) {
+        let n = self.persists;
+        let Some(rec) = self.recorder.as_mut() else {
+            return;
+        };
+        if !rec.points.contains(&n) {
+            return;
+        }
+        let seed = rec.seed ^ n.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        let image = capture(&self.regions, seed);
+        rec.images.push(PmCrashImage { persists: n, image });
+        if let Some(hook) = rec.on_capture.as_mut() {
+            hook(n);
         }
     }
 }
@@ -415,91 +517,5 @@ impl PmRegion for SimulatedPmRegion {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn crash_keeps_persisted_and_drops_never_written_back_data() {
-        let dev = SimulatedPmDevice::new();
-        let r = dev.create_region("r", 4096).unwrap();
-        r.write(0, &[1; 128]);
-        r.persist(0, 128).unwrap();
-        r.write(1024, &[2; 64]);
-        dev.freeze_after_persists(1, 7); // already reached: freeze now
-        r.persist(1024, 64).unwrap(); // after the freeze: not in the image
-        let after = dev.crash(0);
-        let r2 = after.open_region("r").unwrap();
-        assert_eq!(r2.read(0, 128), &[1; 128][..]);
-        assert_eq!(dev.persist_count(), 2);
-        // Line 16 was dirty at the freeze: each word is either old (0) or new (2), never mixed.
-        for w in r2.read(1024, 64).chunks(8) {
-            assert!(w == [0; 8] || w == [2; 8], "{w:?}");
-        }
-    }
-
-    #[test]
-    fn unpersisted_lines_tear_only_at_8_byte_words() {
-        let mut saw_old = false;
-        let mut saw_new = false;
-        for seed in 0..64 {
-            let dev = SimulatedPmDevice::new();
-            let r = dev.create_region("r", 256).unwrap();
-            r.write(0, &[0xAB; 256]);
-            let r2 = dev.crash(seed).open_region("r").unwrap();
-            for w in r2.read(0, 256).chunks(8) {
-                assert!(w == [0; 8] || w == [0xAB; 8], "torn word {w:?}");
-                saw_old |= w == [0; 8];
-                saw_new |= w == [0xAB; 8];
-            }
-        }
-        assert!(saw_old && saw_new, "crash images should vary with the seed");
-    }
-
-    #[test]
-    fn freeze_at_a_persist_point_ignores_later_creates_and_removes() {
-        let dev = SimulatedPmDevice::new();
-        dev.freeze_after_persists(2, 1);
-        let a = dev.create_region("a", 64).unwrap();
-        a.store_u64(8, 42);
-        a.persist(8, 8).unwrap();
-        a.store_u64(16, 43);
-        a.persist(16, 8).unwrap(); // second persist: freeze here
-        dev.remove_region("a").unwrap();
-        dev.create_region("b", 64).unwrap();
-        let after = dev.crash(99);
-        assert_eq!(after.region_names(), vec!["a"]);
-        let a2 = after.open_region("a").unwrap();
-        assert_eq!((a2.load_u64(8), a2.load_u64(16)), (42, 43));
-    }
-
-    #[test]
-    fn freeze_before_persist_sees_stores_issued_after_the_previous_persist() {
-        let mut saw_store = false;
-        for seed in 0..16 {
-            let dev = SimulatedPmDevice::new();
-            let r = dev.create_region("r", 64).unwrap();
-            dev.freeze_before_persist(0, seed);
-            r.store_u64(8, 5); // issued before persist 1 starts: may or may not survive
-            r.persist(8, 8).unwrap();
-            r.store_u64(16, 6); // after the freeze: never in the image
-            let r2 = dev.crash(0).open_region("r").unwrap();
-            assert!(matches!(r2.load_u64(8), 0 | 5));
-            assert_eq!(r2.load_u64(16), 0);
-            saw_store |= r2.load_u64(8) == 5;
-        }
-        assert!(saw_store);
-    }
-
-    #[test]
-    fn corrupt_changes_what_reads_see_and_checks_range() {
-        let dev = SimulatedPmDevice::new();
-        let r = dev.create_region("r", 64).unwrap();
-        dev.corrupt("r", 3, b"xy").unwrap();
-        assert_eq!(r.read(3, 2), b"xy");
-        assert_eq!(&dev.durable_image("r").unwrap()[3..5], b"xy");
-        assert!(dev.corrupt("r", 63, b"xy").is_err());
-        assert!(dev.corrupt("nope", 0, b"x").is_err());
-        assert!(dev.open_region("nope").is_err());
-        assert!(dev.create_region("r", 64).is_err());
-    }
-}
+#[path = "simulated_tests.rs"]
+mod tests;

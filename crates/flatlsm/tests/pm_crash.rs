@@ -1,0 +1,214 @@
+//! Simulated PM power failures (and file-system crashes at the same instant) at thousands of
+//! points of workloads that exercise the PM Log append and UsedSize commit, the Buffer Log, PMTable
+//! GC, flush and L1 → L2 compaction installs, value-log GC, and recovery itself. See
+//! docs/fault-testing.md; the checks are those of `crash_harness`.
+//!
+//! Default run: a few thousand crash points. Stress:
+//! `FLATLSM_CRASH_POINTS=200000 cargo test --release -p flatlsm --test pm_crash -- --ignored`.
+
+mod crash_harness;
+
+use crash_harness::{
+    crash_points_budget, random_writes, record, rng, verify, verify_crash_during_recovery, windows,
+    Op, Plan, RunTotals, Scenario,
+};
+use flatlsm::Options;
+
+/// Batches of every size, some synced, over a key space that fills several PMTables (so the
+/// mutable table is sealed and flushed from the write path).
+fn pm_log_appends(seed: u64) -> Scenario {
+    let mut r = rng(seed);
+    Scenario {
+        name: "pm_log_appends",
+        ops: random_writes(&mut r, 700, 60, 20, 10),
+        tweak: |o: &mut Options| o.max_write_buffer_number = 3,
+    }
+}
+
+/// A few hot keys overwritten until the mutable PMTable is mostly garbage: PMTable GC.
+fn pmtable_gc(seed: u64) -> Scenario {
+    let mut r = rng(seed);
+    Scenario {
+        name: "pmtable_gc",
+        ops: random_writes(&mut r, 700, 6, 10, 5),
+        tweak: |o: &mut Options| o.pmtable_gc_ratio = 1.5,
+    }
+}
+
+/// Writes interleaved with flushes, L1 → L2 compactions and settles (value-log GC).
+fn background_jobs(seed: u64) -> Scenario {
+    let mut r = rng(seed);
+    let mut ops = Vec::new();
+    for chunk in 0..12 {
+        ops.extend(random_writes(&mut r, 40, 50, 15, 10));
+        ops.push(Op::Flush);
+        if chunk % 3 == 2 {
+            ops.push(Op::Compact);
+        }
+        ops.push(Op::Settle);
+    }
+    Scenario {
+        name: "background_jobs",
+        ops,
+        tweak: |_| {},
+    }
+}
+
+/// The write workload with background threads flushing, compacting and collecting garbage
+/// while the (single) writer runs: crash points fall wherever the threads happen to be.
+fn background_threads(seed: u64) -> Scenario {
+    let mut r = rng(seed);
+    Scenario {
+        name: "background_threads",
+        ops: random_writes(&mut r, 700, 60, 20, 10),
+        tweak: |o: &mut Options| {
+            o.background_work = true;
+            o.l1_capacity = 12 << 10;
+        },
+    }
+}
+
+/// Figures of one scenario's crash run.
+#[derive(Default, Debug)]
+struct Tried {
+    pm_points: usize,
+    fs_points: usize,
+    recovery_points: usize,
+}
+
+/// Crashes `scenario` at about `budget` points (PM persists and file-system calls, spread evenly),
+/// checking each; every `recovery_every`-th point also crashes again during its recovery.
+fn crash_everywhere(scenario: &Scenario, budget: u64, recovery_every: usize) -> (Tried, RunTotals) {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, totals) = record(dir.path(), scenario, &Plan::default());
+    let all = totals.persists + totals.fs_calls;
+    let stride = (all / budget.max(1)).max(1);
+    let pm: Vec<u64> = (0..totals.persists).step_by(stride as usize).collect();
+    let fs: Vec<u64> = (0..totals.fs_calls).step_by(stride as usize).collect();
+    let mut tried = Tried::default();
+    let n_windows = windows(0, pm.len().max(fs.len()) as u64, 40);
+    for (w, idx) in n_windows.iter().enumerate() {
+        let pick = |v: &[u64]| {
+            idx.iter()
+                .filter_map(|&i| v.get(i as usize).copied())
+                .collect()
+        };
+        let plan = Plan {
+            persists: pick(&pm),
+            fs_calls: pick(&fs),
+            seed: w as u64 * 0x1000_0001 + 17,
+        };
+        let (points, _) = record(dir.path(), scenario, &plan);
+        for p in &points {
+            let count = tried.pm_points + tried.fs_points;
+            let state = verify(dir.path(), scenario, p, count.is_multiple_of(5));
+            if p.label.contains("persist") {
+                tried.pm_points += 1;
+            } else {
+                tried.fs_points += 1;
+            }
+            if (tried.pm_points + tried.fs_points).is_multiple_of(recovery_every) {
+                tried.recovery_points +=
+                    verify_crash_during_recovery(dir.path(), scenario, p, &state);
+            }
+        }
+    }
+    (tried, totals)
+}
+
+fn report(name: &str, tried: &Tried, totals: &RunTotals) {
+    eprintln!(
+        "{name}: {} PM crash points + {} file-system crash points + {} crashes during recovery \
+         (run: {} persists, {} fs calls)",
+        tried.pm_points, tried.fs_points, tried.recovery_points, totals.persists, totals.fs_calls
+    );
+}
+
+/// Crashes every seed's scenario at every point; returns the summed figures.
+fn crash_all_seeds(
+    make: fn(u64) -> Scenario,
+    seeds: std::ops::Range<u64>,
+) -> (Tried, Vec<RunTotals>) {
+    let mut sum = Tried::default();
+    let mut all = Vec::new();
+    for seed in seeds {
+        let s = make(seed);
+        let (tried, totals) = crash_everywhere(&s, u64::MAX, 10);
+        report(s.name, &tried, &totals);
+        sum.pm_points += tried.pm_points;
+        sum.fs_points += tried.fs_points;
+        sum.recovery_points += tried.recovery_points;
+        all.push(totals);
+    }
+    (sum, all)
+}
+
+#[test]
+fn crash_during_pm_log_appends_keeps_acknowledged_writes() {
+    let (tried, runs) = crash_all_seeds(pm_log_appends, 1..3);
+    assert!(
+        runs.iter().all(|t| t.stats.flushes > 0),
+        "a workload never flushed"
+    );
+    assert!(tried.pm_points >= 1000, "{tried:?}");
+}
+
+#[test]
+fn crash_during_pmtable_gc_keeps_acknowledged_writes() {
+    let (tried, runs) = crash_all_seeds(pmtable_gc, 1..3);
+    assert!(
+        runs.iter().all(|t| t.stats.pmtable_gcs > 0),
+        "no PMTable GC ran"
+    );
+    assert!(tried.pm_points >= 1000, "{tried:?}");
+}
+
+#[test]
+fn crash_during_flush_compaction_and_vlog_gc_keeps_acknowledged_writes() {
+    let (tried, runs) = crash_all_seeds(background_jobs, 1..3);
+    for t in &runs {
+        let st = &t.stats;
+        assert!(
+            st.flushes > 0 && st.compactions > 0 && st.vlog_gcs > 0,
+            "work missing: {st}"
+        );
+    }
+    assert!(
+        tried.pm_points >= 1000 && tried.fs_points >= 500,
+        "{tried:?}"
+    );
+}
+
+#[test]
+fn crash_while_background_threads_run_keeps_acknowledged_writes() {
+    let (tried, runs) = crash_all_seeds(background_threads, 1..2);
+    assert!(
+        runs.iter().all(|t| t.stats.flushes > 0),
+        "no background flush ran"
+    );
+    assert!(tried.pm_points >= 500, "{tried:?}");
+}
+
+/// Stress: every scenario with many seeds until `FLATLSM_CRASH_POINTS` points were tried.
+#[test]
+#[ignore = "stress run: FLATLSM_CRASH_POINTS=N cargo test --release -p flatlsm --test pm_crash -- --ignored"]
+fn stress_crash_points_across_seeds() {
+    let target = crash_points_budget(50_000);
+    let mut done = 0u64;
+    let mut seed = 100;
+    let start = std::time::Instant::now();
+    while done < target {
+        for s in [
+            pm_log_appends(seed),
+            pmtable_gc(seed),
+            background_jobs(seed),
+            background_threads(seed),
+        ] {
+            let (tried, totals) = crash_everywhere(&s, 5_000, 10);
+            report(s.name, &tried, &totals);
+            done += (tried.pm_points + tried.fs_points + tried.recovery_points) as u64;
+        }
+        seed += 1;
+    }
+    eprintln!("stress: {done} crash points in {:?}", start.elapsed());
+}
