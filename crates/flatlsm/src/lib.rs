@@ -15,6 +15,8 @@ pub mod compaction;
 pub mod db;
 pub mod error;
 pub mod fs;
+#[doc(hidden)]
+pub mod fuzz_api;
 pub mod iter;
 pub mod pm;
 pub mod pmtable;

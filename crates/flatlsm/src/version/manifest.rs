@@ -374,8 +374,9 @@ fn complete_with_damaged_length(data: &[u8], pos: usize) -> bool {
     crc == stored
 }
 
-/// Replays every record of a manifest's bytes.
-fn replay(data: &[u8], path: &Path) -> Result<ManifestState> {
+/// Replays every record of a manifest's bytes (public for the fuzz targets; not a stable API).
+#[doc(hidden)]
+pub fn replay(data: &[u8], path: &Path) -> Result<ManifestState> {
     let mut state = ManifestState::default();
     let mut pos = 0;
     let mut records = 0usize;
