@@ -99,7 +99,9 @@ fn kill_one_child(
         std::thread::sleep(Duration::from_millis(rng.gen_range(0..30)));
     } else {
         wait_ready(&mut child)?;
-        std::thread::sleep(Duration::from_millis(rng.gen_range(1..=cfg_max_run(args))));
+        std::thread::sleep(Duration::from_millis(
+            rng.gen_range(1..=args.max_run_ms.max(1)),
+        ));
     }
     if let Ok(Some(status)) = child.try_wait() {
         let log = std::fs::read_to_string(&stderr_path).unwrap_or_default();
@@ -112,10 +114,6 @@ fn kill_one_child(
         .map_err(|e| format!("killing the child: {e}"))?;
     let _ = child.wait();
     Ok(early)
-}
-
-fn cfg_max_run(args: &CrashtestArgs) -> u64 {
-    args.max_run_ms.max(1)
 }
 
 fn child_args(cfg: &Config, args: &CrashtestArgs, run: u32) -> Vec<std::ffi::OsString> {

@@ -104,7 +104,8 @@ pub struct WorkloadShape {
     pub sync_percent: u32,
 }
 
-/// A random operation: 55% put, 15% delete, 30% batch of 2..=8 updates. Returns the updates
+/// A random operation: 70% single update, 30% batch of 2..=8 updates; each update is a delete
+/// with probability 20%, otherwise a put. Returns the updates
 /// and whether the operation is synced.
 pub fn random_op(rng: &mut impl Rng, shape: &WorkloadShape) -> (Vec<Update>, bool) {
     let n = match rng.gen_range(0..100) {
