@@ -192,3 +192,36 @@ fn out_of_range_options_are_rejected_naming_the_option() {
         "a rejected open must not create the database"
     );
 }
+
+/// Regression: `pmtable_gc_ratio = NaN` passed validation (`NaN <= 1.0` is false), making the
+/// PMTable GC trigger meaningless.
+#[test]
+fn nan_pmtable_gc_ratio_is_rejected() {
+    let o = Options {
+        pmtable_gc_ratio: f64::NAN,
+        ..Options::default()
+    };
+    invalid_argument(o.validate(), "pmtable_gc_ratio");
+}
+
+/// Regression: `pmtable_size = usize::MAX` passed validation and failed later as an I/O error
+/// while allocating the PM region.
+#[test]
+fn huge_pmtable_size_is_invalid_argument_not_an_io_error() {
+    let o = Options {
+        pmtable_size: usize::MAX,
+        ..Options::default()
+    };
+    invalid_argument(o.validate(), "pmtable_size");
+}
+
+/// Regression: an unbounded `bloom_bits_per_key` made every flush allocate
+/// `keys * bits_per_key` bits (overflowing for large values).
+#[test]
+fn huge_bloom_bits_per_key_is_rejected() {
+    let o = Options {
+        bloom_bits_per_key: 1 << 40,
+        ..Options::default()
+    };
+    invalid_argument(o.validate(), "bloom_bits_per_key");
+}
