@@ -63,6 +63,14 @@ pub fn run_parent(cfg: &Config, args: &CrashtestArgs) -> Result<(), String> {
                 run + 1
             )
         })?;
+        if totals.kills.is_multiple_of(50) {
+            println!(
+                "crashtest: {} kills survived, {} operations verified, {:.0} s",
+                totals.kills,
+                totals.ops_verified,
+                start.elapsed().as_secs_f64()
+            );
+        }
     }
     println!(
         "crashtest: {} kills survived ({} during open/recovery), {} operations verified, \
