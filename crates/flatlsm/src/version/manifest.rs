@@ -306,8 +306,8 @@ fn frame_at(data: &[u8], pos: usize) -> std::result::Result<(&[u8], usize), BadR
 /// True if the bad record at `pos` is a torn final write from a crash during an append (which was
 /// never acknowledged, so nothing acted on it), rather than damage to a committed record:
 /// - every byte from `pos` on is zero (the file was extended but its data was lost); or
-/// - the record claims to end exactly at the end of the file and its bytes end with a zero-filled
-///   stretch starting at a sector boundary (its last sectors were never written); or
+/// - the record claims to end exactly at the end of the file and one of its sectors is all zero
+///   (never written); or
 /// - it claims to extend past the end of the file, its length field is not merely damaged (the
 ///   crc does not verify with the length the file implies), and no valid, decodable record
 ///   starts anywhere after `pos`.
@@ -351,12 +351,16 @@ fn is_torn_tail(data: &[u8], pos: usize, bad: &BadRecord, path: &Path) -> bool {
 /// Sector size below which a write is assumed atomic (a torn write loses whole sectors).
 const SECTOR: usize = 512;
 
-/// True if the bytes from some sector boundary after `pos` to the end of the file are all zero.
+/// True if some sector of the record at `pos` (from a sector boundary after `pos`; the last one
+/// may be partial) is all zero: a sector the crash kept from reaching the disk. Page write-back
+/// order is not guaranteed, so the unwritten sector need not be the last.
 fn has_unwritten_sectors(data: &[u8], pos: usize) -> bool {
     let first_boundary = (pos / SECTOR + 1) * SECTOR;
-    (first_boundary..data.len())
-        .step_by(SECTOR)
-        .any(|q| data[q..].iter().all(|&b| b == 0))
+    (first_boundary..data.len()).step_by(SECTOR).any(|q| {
+        data[q..(q + SECTOR).min(data.len())]
+            .iter()
+            .all(|&b| b == 0)
+    })
 }
 
 /// True if the record at `pos` verifies when its length field is replaced by the length the

@@ -154,6 +154,17 @@ fn bit_flip_in_final_manifest_record_is_corruption_not_a_torn_write() {
     std::fs::write(&path, &torn).unwrap();
     let got = Manifest::recover(&OsFileSystem, dir.path()).unwrap();
     assert_eq!(&got, &states[states.len() - 2]);
+    // ... also when a middle sector is the unwritten one (write-back order is not guaranteed).
+    let end = end + 512;
+    let mut hole = full[..last].to_vec();
+    hole.extend_from_slice(&0x1234_5678u32.to_le_bytes());
+    hole.extend_from_slice(&((end - last - 8) as u32).to_le_bytes());
+    hole.resize(end - 1024, 0x5a);
+    hole.resize(end - 512, 0);
+    hole.resize(end, 0x5a);
+    std::fs::write(&path, &hole).unwrap();
+    let got = Manifest::recover(&OsFileSystem, dir.path()).unwrap();
+    assert_eq!(&got, &states[states.len() - 2]);
 }
 
 #[test]
