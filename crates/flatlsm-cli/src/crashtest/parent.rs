@@ -93,6 +93,17 @@ fn kill_one_child(
     run: u32,
     rng: &mut StdRng,
 ) -> Result<bool, String> {
+    // A journal left by an earlier crashtest in the same state directory must not be mistaken
+    // for this run's (a child killed before it creates its journal leaves none).
+    for t in 0..cfg.threads {
+        let stale = journal_path(&cfg.state_dir, run, t);
+        match std::fs::remove_file(&stale) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(format!("removing {}: {e}", stale.display()))
+            }
+            _ => {}
+        }
+    }
     let stderr_path = cfg.state_dir.join(format!("run-{run:06}.stderr"));
     let stderr = std::fs::File::create(&stderr_path)
         .map_err(|e| format!("creating {}: {e}", stderr_path.display()))?;
