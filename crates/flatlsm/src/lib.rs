@@ -16,6 +16,8 @@ pub mod compaction;
 pub mod db;
 pub mod error;
 pub mod fs;
+#[doc(hidden)]
+pub mod fuzz_api;
 pub mod inspect;
 pub mod iter;
 pub mod pm;

@@ -15,6 +15,8 @@ use std::sync::Arc;
 pub const MAX_KEY_SIZE: usize = 64 << 10;
 /// Largest accepted value, in bytes (values must also fit in half a PMTable).
 pub const MAX_VALUE_SIZE: usize = 256 << 20;
+/// Largest accepted `pmtable_size` (one PM Log is mapped whole).
+pub const MAX_PMTABLE_SIZE: usize = 1 << 40;
 
 /// How the PM directory is made durable; see [`crate::pm::PmMode`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -114,9 +116,9 @@ impl Options {
     /// Checks that the options make sense together; the message names the offending option.
     pub fn validate(&self) -> Result<()> {
         let bad = |m: String| Err(Error::InvalidArgument(m));
-        if self.pmtable_size < 64 << 10 {
+        if self.pmtable_size < 64 << 10 || self.pmtable_size > MAX_PMTABLE_SIZE {
             return bad(format!(
-                "pmtable_size {} is below 64 KiB",
+                "pmtable_size {} is not within 64 KiB..=1 TiB",
                 self.pmtable_size
             ));
         }
@@ -135,7 +137,7 @@ impl Options {
                 self.flush_threads
             ));
         }
-        if self.pmtable_gc_ratio <= 1.0 {
+        if self.pmtable_gc_ratio.is_nan() || self.pmtable_gc_ratio <= 1.0 {
             return bad("pmtable_gc_ratio must be greater than 1".into());
         }
         if !(0.0..=1.0).contains(&self.vlog_gc_garbage_ratio) {
@@ -143,6 +145,12 @@ impl Options {
         }
         if self.block_size < 256 || self.target_file_size < self.block_size as u64 {
             return bad("block_size must be >= 256 and <= target_file_size".into());
+        }
+        if self.bloom_bits_per_key > 100 {
+            return bad(format!(
+                "bloom_bits_per_key {} is above 100",
+                self.bloom_bits_per_key
+            ));
         }
         if self.l1_capacity == 0 || self.pm_persist_interval_ms == 0 {
             return bad("l1_capacity and pm_persist_interval_ms must be positive".into());

@@ -22,6 +22,9 @@ use crate::error::{Error, IoContext, Result};
 /// Name prefix of the temporary file used to probe for DAX (never listed as a region).
 const PROBE_PREFIX: &str = ".flatlsm-dax-probe";
 
+/// Name prefix of a region being created (sized and synced before it is renamed into place).
+const CREATING_PREFIX: &str = ".creating-";
+
 /// Which mode the caller wants for an [`MmapPmDevice`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PmModeRequest {
@@ -71,6 +74,7 @@ impl MmapPmDevice {
             PmModeRequest::Msync => PmMode::Msync,
         };
         log::info!("PM device at {} uses mode {mode}", dir.display());
+        remove_interrupted_creations(dir)?;
         Ok(Arc::new(MmapPmDevice {
             dir: dir.to_path_buf(),
             mode,
@@ -91,6 +95,25 @@ impl MmapPmDevice {
             mode: self.mode,
         }))
     }
+}
+
+/// Removes regions whose creation a crash interrupted before the rename into place (they never
+/// held data). The caller holds the database lock, so no creation is in progress.
+fn remove_interrupted_creations(dir: &Path) -> Result<()> {
+    let listing = || format!("listing PM directory {}", dir.display());
+    for entry in fs::read_dir(dir).context(listing)? {
+        let entry = entry.context(listing)?;
+        if entry
+            .file_name()
+            .to_string_lossy()
+            .starts_with(CREATING_PREFIX)
+        {
+            let path = entry.path();
+            log::warn!("removing {}: its creation was interrupted", path.display());
+            fs::remove_file(&path).context(|| format!("removing {}", path.display()))?;
+        }
+    }
+    Ok(())
 }
 
 fn warn_emulated(dir: &Path, dram_backed: bool) {
@@ -133,7 +156,8 @@ fn validate_name(name: &str) -> Result<()> {
         || name == "."
         || name == ".."
         || name.contains(['/', '\\', '\0'])
-        || name.starts_with(PROBE_PREFIX);
+        || name.starts_with(PROBE_PREFIX)
+        || name.starts_with(CREATING_PREFIX);
     if bad {
         return Err(Error::InvalidArgument(format!(
             "invalid PM region name {name:?}: must be a plain file name"
@@ -159,12 +183,22 @@ impl PmDevice for MmapPmDevice {
                 path.display()
             )));
         }
+        if path.exists() {
+            return Err(Error::InvalidState(format!(
+                "PM region {} already exists",
+                path.display()
+            )));
+        }
+        // Sized and synced under a temporary name, then renamed: a crash never leaves an empty
+        // or short file under a region name (which recovery would have to report as damage).
+        let temp = self.dir.join(format!("{CREATING_PREFIX}{name}"));
         let file = OpenOptions::new()
             .read(true)
             .write(true)
-            .create_new(true)
-            .open(&path)
-            .context(|| format!("creating PM region {}", path.display()))?;
+            .create(true)
+            .truncate(true)
+            .open(&temp)
+            .context(|| format!("creating PM region {}", temp.display()))?;
         let allocated = raw::preallocate(&file, size as u64)
             .context(|| format!("allocating {size} bytes for PM region {}", path.display()))?;
         if !allocated {
@@ -173,6 +207,7 @@ impl PmDevice for MmapPmDevice {
         }
         file.sync_all()
             .context(|| format!("syncing PM region {}", path.display()))?;
+        fs::rename(&temp, &path).context(|| format!("renaming {} into place", temp.display()))?;
         let region = self.map(&file, &path, size)?;
         self.sync_dir()?;
         Ok(region)
@@ -193,10 +228,12 @@ impl PmDevice for MmapPmDevice {
             Error::InvalidArgument(format!("PM region {} is too large", path.display()))
         })?;
         if len == 0 {
-            return Err(Error::InvalidState(format!(
-                "PM region {} is empty (its creation was interrupted?)",
-                path.display()
-            )));
+            // Regions are created under a temporary name, so an empty one was damaged.
+            return Err(Error::corruption(
+                &path,
+                0,
+                "PM region file is empty; expected at least a 64-byte PM log header",
+            ));
         }
         self.map(&file, &path, len)
     }
@@ -214,7 +251,7 @@ impl PmDevice for MmapPmDevice {
             let entry = entry.context(|| format!("listing PM directory {}", self.dir.display()))?;
             let is_file = entry.file_type().map(|t| t.is_file()).unwrap_or(false);
             let name = entry.file_name().to_string_lossy().into_owned();
-            if is_file && !name.starts_with(PROBE_PREFIX) {
+            if is_file && !name.starts_with(PROBE_PREFIX) && !name.starts_with(CREATING_PREFIX) {
                 names.push(name);
             }
         }
@@ -304,6 +341,32 @@ fn spin_for(d: Duration) {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+
+    /// Regression (found by `flatlsm crashtest`): a kill between creating a PM region file and
+    /// sizing it left an empty `NNNNNN.pmlog`, and every later open failed ("PM region is empty").
+    /// Regions are now sized under a temporary name; a leftover one is removed at open.
+    #[test]
+    fn killed_region_creation_leaves_nothing_that_blocks_reopen() {
+        let dir = disk_tempdir();
+        let dev = MmapPmDevice::open(dir.path(), PmModeRequest::Msync).unwrap();
+        dev.create_region("000005.pmlog", 4096).unwrap();
+        drop(dev);
+        let leftover = dir.path().join(format!("{CREATING_PREFIX}000007.pmlog"));
+        fs::write(&leftover, b"").unwrap();
+        let dev = MmapPmDevice::open(dir.path(), PmModeRequest::Msync).unwrap();
+        assert!(!leftover.exists());
+        assert_eq!(
+            dev.list_regions().unwrap(),
+            vec!["000005.pmlog".to_string()]
+        );
+        dev.create_region("000007.pmlog", 4096).unwrap();
+        assert!(dev.create_region("000007.pmlog", 4096).is_err());
+        fs::write(dir.path().join("000009.pmlog"), b"").unwrap();
+        match dev.open_region("000009.pmlog") {
+            Err(e) => assert!(e.is_corruption(), "{e}"),
+            Ok(_) => panic!("an empty region opened"),
+        }
+    }
 
     /// A temp dir on a disk-backed file system (the system temp dir may be tmpfs elsewhere).
     pub(crate) fn disk_tempdir() -> tempfile::TempDir {

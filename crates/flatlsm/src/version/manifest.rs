@@ -12,10 +12,11 @@
 //!
 //! Recovery rule: records are replayed in order; the fields in each edit overwrite
 //! (`next_file_number`, `last_sequence`, `min_unflushed_pmlog`) or apply (files, value logs) to
-//! the state built so far. A final record that is truncated or fails its crc and is followed by
-//! nothing else is a torn write from a crash during append (never acknowledged): it is ignored
-//! with a `log::warn`; so is an all-zero tail (a crash that extended the file but lost the data,
-//! which cannot hold a record since no valid record starts with eight zero bytes). Because a damaged length field cannot be trusted, "followed by nothing
+//! the state built so far. A final record that is truncated (or whose last sectors are zero) and is
+//! followed by nothing else is a torn write from a crash during append (never acknowledged): it is
+//! ignored with a `log::warn`; so is an all-zero tail (a crash that extended the file but lost the
+//! data, which cannot hold a record since no valid record starts with eight zero bytes). A complete
+//! final record that fails its crc is damage, not a torn write (see `is_torn_tail`). Because a damaged length field cannot be trusted, "followed by nothing
 //! else" is checked by searching the bytes after the bad record's start for any valid record; if
 //! one is found (or the search exceeds its budget) the bad record is not a torn tail. A bad
 //! record followed by more bytes, a record whose edit does not decode or apply, a manifest with
@@ -213,11 +214,12 @@ impl Manifest {
         let data = match fs.read_all(&path) {
             Ok(d) => d,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                // The bad bytes are CURRENT's (or the manifest was deleted): name CURRENT.
                 return Err(Error::corruption(
-                    &path,
+                    dir.join(CURRENT_FILE_NAME),
                     0,
-                    "manifest named by CURRENT is missing",
-                ))
+                    format!("CURRENT names {}, which is missing", path.display()),
+                ));
             }
             Err(e) => return Err(Error::io(format!("reading {}", path.display()), e)),
         };
@@ -307,15 +309,30 @@ fn frame_at(data: &[u8], pos: usize) -> std::result::Result<(&[u8], usize), BadR
     Ok((&data[pos + RECORD_HEADER_LEN..end], end))
 }
 
-/// True if the bad record at `pos` is a torn final write: either every byte from `pos` on is zero
-/// (a crash that extended the file without its data; no record starts with eight zero bytes), or
-/// it claims to end at or past the end of the file and no valid, decodable record starts anywhere
-/// after `pos`.
+/// True if the bad record at `pos` is a torn final write from a crash during an append (which was
+/// never acknowledged, so nothing acted on it), rather than damage to a committed record:
+/// - every byte from `pos` on is zero (the file was extended but its data was lost); or
+/// - the record claims to end exactly at the end of the file and one of its sectors is all zero
+///   (never written); or
+/// - it claims to extend past the end of the file, its length field is not merely damaged (the
+///   crc does not verify with the length the file implies), and no valid, decodable record
+///   starts anywhere after `pos`.
+///
+/// A complete final record that fails its crc otherwise is damage: the engine may already have
+/// deleted files because of it, so ignoring it would silently lose data.
 fn is_torn_tail(data: &[u8], pos: usize, bad: &BadRecord, path: &Path) -> bool {
     if data[pos..].iter().all(|&b| b == 0) {
         return true;
     }
-    if bad.claimed_end.is_some_and(|end| end < data.len()) {
+    match bad.claimed_end {
+        Some(end) if end < data.len() => return false,
+        Some(_) => return has_unwritten_sectors(data, pos),
+        None => {}
+    }
+    if data.len() - pos < RECORD_HEADER_LEN {
+        return true;
+    }
+    if complete_with_damaged_length(data, pos) {
         return false;
     }
     let mut budget = TORN_SEARCH_BUDGET;
@@ -335,6 +352,36 @@ fn is_torn_tail(data: &[u8], pos: usize, bad: &BadRecord, path: &Path) -> bool {
         }
     }
     true
+}
+
+/// Sector size below which a write is assumed atomic (a torn write loses whole sectors).
+const SECTOR: usize = 512;
+
+/// True if some sector of the record at `pos` (from a sector boundary after `pos`; the last one
+/// may be partial) is all zero: a sector the crash kept from reaching the disk. Page write-back
+/// order is not guaranteed, so the unwritten sector need not be the last.
+fn has_unwritten_sectors(data: &[u8], pos: usize) -> bool {
+    let first_boundary = (pos / SECTOR + 1) * SECTOR;
+    (first_boundary..data.len()).step_by(SECTOR).any(|q| {
+        data[q..(q + SECTOR).min(data.len())]
+            .iter()
+            .all(|&b| b == 0)
+    })
+}
+
+/// True if the record at `pos` verifies when its length field is replaced by the length the
+/// file implies (the rest of the file): a complete record whose length field was damaged.
+fn complete_with_damaged_length(data: &[u8], pos: usize) -> bool {
+    let implied = data.len() - pos - RECORD_HEADER_LEN;
+    let Ok(implied) = u32::try_from(implied) else {
+        return false;
+    };
+    let stored = u32::from_le_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
+    let crc = crate::types::crc32c_extend(
+        crc32c(&implied.to_le_bytes()),
+        &data[pos + RECORD_HEADER_LEN..],
+    );
+    crc == stored
 }
 
 /// One decoded record of a manifest file (for recovery and for inspection tools).
@@ -380,8 +427,9 @@ pub fn read_manifest_records(
     Ok((records, None))
 }
 
-/// Replays every record of a manifest's bytes.
-fn replay(data: &[u8], path: &Path) -> Result<ManifestState> {
+/// Replays every record of a manifest's bytes (public for the fuzz targets; not a stable API).
+#[doc(hidden)]
+pub fn replay(data: &[u8], path: &Path) -> Result<ManifestState> {
     let (records, torn) = read_manifest_records(data, path)?;
     if let Some(note) = torn {
         log::warn!("{note}");

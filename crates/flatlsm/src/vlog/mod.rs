@@ -24,7 +24,8 @@ mod tests;
 
 pub use reader::VlogReader;
 pub use record::{
-    decode_record, RECORD_HEADER_LEN, VLOG_FORMAT_VERSION, VLOG_HEADER_LEN, VLOG_MAGIC,
+    check_header, decode_record, RECORD_HEADER_LEN, VLOG_FORMAT_VERSION, VLOG_HEADER_LEN,
+    VLOG_MAGIC,
 };
 pub use writer::VlogWriter;
 

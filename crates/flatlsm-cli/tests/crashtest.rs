@@ -1,0 +1,73 @@
+//! Short runs of `flatlsm crashtest` (the long ones are documented in docs/crashtest.md).
+
+use std::process::Command;
+
+fn crashtest(args: &[&str], db: &std::path::Path) -> (bool, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_flatlsm"))
+        .arg("crashtest")
+        .arg("--db")
+        .arg(db)
+        .args(args)
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.success(), text)
+}
+
+#[test]
+fn crashtest_survives_twenty_kills_with_every_key_verified() {
+    let dir = tempfile::tempdir().unwrap();
+    let (ok, text) = crashtest(
+        &["--kills", "20", "--threads", "3", "--max-run-ms", "300"],
+        &dir.path().join("db"),
+    );
+    assert!(ok, "{text}");
+    assert!(text.contains("20 kills survived"), "{text}");
+}
+
+#[test]
+fn crashtest_survives_kills_in_emulated_pm_mode_with_large_values() {
+    let dir = tempfile::tempdir().unwrap();
+    let shm = std::path::Path::new("/dev/shm");
+    if !shm.is_dir() {
+        return; // no DRAM file system to emulate PM on
+    }
+    let pm = tempfile::tempdir_in(shm).unwrap();
+    let pm_path = pm.path().join("pm");
+    let (ok, text) = crashtest(
+        &[
+            "--kills",
+            "6",
+            "--pm-mode",
+            "emulated",
+            "--pm-path",
+            pm_path.to_str().unwrap(),
+            "--value-size",
+            "400..3000",
+            "--sync-percent",
+            "0",
+            "--max-run-ms",
+            "300",
+        ],
+        &dir.path().join("db"),
+    );
+    assert!(ok, "{text}");
+    assert!(text.contains("6 kills survived"), "{text}");
+}
+
+#[test]
+fn crashtest_refuses_an_existing_database_and_bad_flags() {
+    let dir = tempfile::tempdir().unwrap();
+    let (ok, text) = crashtest(&["--kills", "1"], dir.path());
+    assert!(
+        !ok && text.contains("needs a fresh database directory"),
+        "{text}"
+    );
+    let db = dir.path().join("db");
+    let (ok, text) = crashtest(&["--value-size", "8..100"], &db);
+    assert!(!ok && text.contains("--value-size"), "{text}");
+}

@@ -1,0 +1,142 @@
+//! Entry points for the cargo-fuzz targets in `fuzz/` and the stable decoder tests: each feeds
+//! untrusted bytes to one decoder of bytes on PM or SSD and walks whatever it accepts. None may
+//! panic; every rejection must be [`Error::Corruption`]. Not a stable API.
+
+use crate::error::{Error, Result};
+use crate::fs::RandomAccessFile;
+use crate::iter::InternalIterator;
+use crate::pmtable::log::{decode_entry, decode_header, PM_LOG_HEADER_LEN};
+use crate::sst::{decode_footer, Block, BloomFilter, Table, FOOTER_LEN};
+use crate::version::edit::VersionEdit;
+use crate::version::manifest::replay;
+use crate::vlog::{check_header, decode_record, VLOG_HEADER_LEN};
+use std::path::Path;
+use std::sync::Arc;
+
+/// Decoders a fuzz target can exercise (one per target in `fuzz/fuzz_targets`).
+pub const TARGETS: [&str; 8] = [
+    "pm_log",
+    "sst_footer",
+    "sst_block",
+    "sst_bloom",
+    "sst_table",
+    "manifest",
+    "version_edit",
+    "vlog",
+];
+
+/// Runs decoder `target` (one of [`TARGETS`]) over `data`. `Ok` if the bytes were accepted,
+/// otherwise the decoder's error, which must be a corruption error.
+pub fn decode(target: &str, data: &[u8]) -> Result<()> {
+    match target {
+        "pm_log" => pm_log(data),
+        "sst_footer" => sst_footer(data),
+        "sst_block" => Block::decode(data.to_vec(), path("b.sst"), 0).map(drop),
+        "sst_bloom" => sst_bloom(data),
+        "sst_table" => sst_table(data),
+        "manifest" => replay(data, path("MANIFEST-000001")).map(drop),
+        "version_edit" => VersionEdit::decode(data, path("MANIFEST-000001"), 0).map(drop),
+        "vlog" => vlog(data),
+        _ => Err(Error::InvalidArgument(format!(
+            "unknown fuzz target {target}"
+        ))),
+    }
+}
+
+/// Like [`decode`], but panics if the decoder rejects the bytes with anything other than a
+/// corruption error (what a fuzz target asserts).
+pub fn check(target: &str, data: &[u8]) {
+    if let Err(e) = decode(target, data) {
+        assert!(e.is_corruption(), "{target}: non-corruption error {e}");
+    }
+}
+
+fn path(name: &str) -> &Path {
+    Path::new(name)
+}
+
+/// A PM Log: header, then every entry up to `used_size` (clamped to the bytes given).
+fn pm_log(data: &[u8]) -> Result<()> {
+    let p = path("000001.pmlog");
+    let h = decode_header(data, p)?;
+    let used = (h.used_size as usize).min(data.len());
+    let mut pos = PM_LOG_HEADER_LEN;
+    while pos < used {
+        let (_, len) = decode_entry(&data[pos..used], pos as u64, p)?;
+        pos += len;
+    }
+    Ok(())
+}
+
+/// A footer: the first 8 bytes (LE) are the offset the footer was read at, the rest the
+/// footer itself.
+fn sst_footer(data: &[u8]) -> Result<()> {
+    let offset = data
+        .get(..8)
+        .map_or(0, |b| u64::from_le_bytes(b.try_into().unwrap_or_default()));
+    decode_footer(data.get(8..).unwrap_or_default(), path("f.sst"), offset).map(drop)
+}
+
+/// A bloom filter block, probed with a few keys.
+fn sst_bloom(data: &[u8]) -> Result<()> {
+    let f = BloomFilter::decode(data.to_vec(), path("b.sst"), 0)?;
+    for k in [&b""[..], b"a", b"key", data.get(..8).unwrap_or(b"")] {
+        let _ = f.may_contain(k);
+    }
+    Ok(())
+}
+
+/// A whole SSTable file: open (footer, index, filter), verify every block, then iterate,
+/// seek and get.
+fn sst_table(data: &[u8]) -> Result<()> {
+    if data.len() < FOOTER_LEN {
+        // Table::open reports this too; checked here to keep the input space relevant.
+        return decode_footer(data, path("000001.sst"), 0).map(drop);
+    }
+    let file: Arc<dyn RandomAccessFile> = Arc::new(MemFile(data.to_vec()));
+    let t = Table::open(file, "000001.sst".into(), 1, data.len() as u64, None)?;
+    t.verify()?;
+    let mut it = t.iter();
+    it.seek_to_first();
+    let mut first = None;
+    while it.valid() {
+        first.get_or_insert_with(|| it.key().to_vec());
+        it.next();
+    }
+    it.status()?;
+    if let Some(k) = first {
+        it.seek(&k);
+        it.status()?;
+        t.get(&k)?;
+    }
+    Ok(())
+}
+
+/// A value log: file header, then every record to the end.
+fn vlog(data: &[u8]) -> Result<()> {
+    let p = path("000001.vlog");
+    check_header(data, p)?;
+    let mut pos = VLOG_HEADER_LEN as usize;
+    while pos < data.len() {
+        let (_, _, len) = decode_record(&data[pos..], p, pos as u64)?;
+        pos += len;
+    }
+    Ok(())
+}
+
+/// An SSTable held in memory.
+struct MemFile(Vec<u8>);
+
+impl RandomAccessFile for MemFile {
+    fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> std::io::Result<()> {
+        let eof = || std::io::Error::from(std::io::ErrorKind::UnexpectedEof);
+        let start = usize::try_from(offset).map_err(|_| eof())?;
+        let end = start.checked_add(buf.len()).ok_or_else(eof)?;
+        buf.copy_from_slice(self.0.get(start..end).ok_or_else(eof)?);
+        Ok(())
+    }
+
+    fn size(&self) -> std::io::Result<u64> {
+        Ok(self.0.len() as u64)
+    }
+}
