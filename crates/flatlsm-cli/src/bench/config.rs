@@ -69,6 +69,11 @@ impl BenchConfig {
         if args.readwritepercent > 100 {
             return Err("--readwritepercent must be within 0..=100".into());
         }
+        if let Some(other) = args.compare.as_deref().filter(|c| *c != "rocksdb") {
+            return Err(format!(
+                "--compare {other:?}: only \"rocksdb\" is supported"
+            ));
+        }
         if args.profile != "default" {
             return Err(format!(
                 "unknown --profile {:?}: only \"default\" exists",

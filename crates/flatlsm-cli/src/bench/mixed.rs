@@ -37,7 +37,7 @@ pub fn read_random_write_random(
     })?;
     let w = writes.load(Ordering::Relaxed);
     let extra = format!(
-        "( reads:{} writes:{} total:{} found:{})",
+        " ( reads:{} writes:{} total:{} found:{})",
         m.ops - w,
         w,
         m.ops,
@@ -65,6 +65,6 @@ pub fn update_random(
         }
         Ok(())
     })?;
-    let extra = format!("( updates:{} found:{})", m.ops, m.found);
+    let extra = format!(" ( updates:{} found:{})", m.ops, m.found);
     Ok((m, extra))
 }

@@ -76,14 +76,19 @@ pub fn run_suite(cfg: &BenchConfig, engine: &mut dyn Engine) -> Result<Vec<Outco
     Ok(outcomes)
 }
 
-/// The worker plan of the `index`-th benchmark (each gets its own seeds, as in db_bench).
+/// The base seed of the `index`-th benchmark: each benchmark draws new keys, as in db_bench.
+pub fn benchmark_seed(cfg: &BenchConfig, index: usize) -> u64 {
+    cfg.args.seed.wrapping_add(1000 * index as u64)
+}
+
+/// The worker plan of the `index`-th benchmark.
 fn plan(cfg: &BenchConfig, index: usize) -> Plan {
     Plan {
         ops_per_thread: cfg.num,
         duration: (cfg.args.duration > 0).then(|| Duration::from_secs(cfg.args.duration)),
         threads: cfg.args.threads,
         interval: Duration::from_secs_f64(cfg.args.report_interval_seconds),
-        seed: cfg.args.seed.wrapping_add(1000 * index as u64),
+        seed: benchmark_seed(cfg, index),
         value_size: cfg.value_size,
     }
 }

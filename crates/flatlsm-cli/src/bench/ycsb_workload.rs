@@ -115,7 +115,7 @@ pub fn run(
     })?;
     let c = |a: &AtomicU64| a.load(Ordering::Relaxed);
     let extra = format!(
-        "( reads:{} updates:{} inserts:{} scans:{} rmws:{} found:{})",
+        " ( reads:{} updates:{} inserts:{} scans:{} rmws:{} found:{})",
         c(&counts.reads),
         c(&counts.updates),
         c(&counts.inserts),

@@ -13,6 +13,7 @@ use super::super::engine::EngineStats;
 use super::super::histogram::Summary;
 use super::super::outcome::{Outcome, Settle};
 use super::super::runner::Measured;
+use super::super::suite::benchmark_seed;
 use super::parse::{parse_output, parse_report_csv, DbBenchOutput};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -54,12 +55,16 @@ pub struct DbBenchDirs {
 }
 
 /// db_bench flags equivalent to this run's configuration, for benchmark `bench`.
+/// `seed` is per benchmark: db_bench gives each benchmark of one process new seeds, and each
+/// benchmark here is its own process, so the seed must differ (readrandom must not replay
+/// fillrandom's keys).
 pub fn db_bench_args(
     cfg: &BenchConfig,
     bench: &str,
     dirs: &DbBenchDirs,
     use_existing: bool,
     report: &Path,
+    seed: u64,
 ) -> Vec<String> {
     let a = &cfg.args;
     let o = &cfg.options;
@@ -74,7 +79,7 @@ pub fn db_bench_args(
         format!("--use_existing_db={}", u8::from(use_existing)),
         format!("--db={}", dirs.db.display()),
         format!("--sync={}", u8::from(a.sync)),
-        format!("--seed={}", a.seed),
+        format!("--seed={seed}"),
         "--histogram=1".into(),
         "--statistics=1".into(),
         format!(
@@ -104,7 +109,9 @@ fn run_db_bench(bin: &Path, args: &[String]) -> Result<(DbBenchOutput, f64), Str
         .output()
         .map_err(|e| format!("running {}: {e}", bin.display()))?;
     let secs = start.elapsed().as_secs_f64();
+    // The header (version, "Assertions are enabled") goes to stderr, results to stdout.
     let text = String::from_utf8_lossy(&out.stdout);
+    let header = String::from_utf8_lossy(&out.stderr);
     if !out.status.success() {
         return Err(format!(
             "{} {} failed ({}): {}{}",
@@ -120,7 +127,13 @@ fn run_db_bench(bin: &Path, args: &[String]) -> Result<(DbBenchOutput, f64), Str
                 .join(" | ")
         ));
     }
-    Ok((parse_output(&text), secs))
+    let mut parsed = parse_output(&text);
+    let head = parse_output(&header);
+    parsed.assertions_enabled |= head.assertions_enabled;
+    if parsed.version.is_empty() {
+        parsed.version = head.version;
+    }
+    Ok((parsed, secs))
 }
 
 /// Runs every supported benchmark of `cfg` through db_bench; returns outcomes (engine
@@ -132,13 +145,17 @@ pub fn run(cfg: &BenchConfig, dirs: &DbBenchDirs) -> Result<(Vec<Outcome>, Strin
     let mut outcomes = Vec::new();
     let mut note = String::new();
     let mut existing = cfg.args.use_existing_db;
-    for bench in &cfg.benchmarks {
+    for (index, bench) in cfg.benchmarks.iter().enumerate() {
+        let seed = benchmark_seed(cfg, index);
         if !SUPPORTED.contains(&bench.as_str()) {
             println!("db_bench: {bench} has no db_bench equivalent; skipped");
             continue;
         }
         let report = dirs.scratch.join(format!("db_bench-{bench}.csv"));
-        let (out, _) = run_db_bench(bin, &db_bench_args(cfg, bench, dirs, existing, &report))?;
+        let (out, _) = run_db_bench(
+            bin,
+            &db_bench_args(cfg, bench, dirs, existing, &report, seed),
+        )?;
         existing = true;
         note = format!(
             "db_bench {}{}",
@@ -159,7 +176,7 @@ pub fn run(cfg: &BenchConfig, dirs: &DbBenchDirs) -> Result<(Vec<Outcome>, Strin
         if WRITES.contains(&bench.as_str()) {
             let (settle, secs) = run_db_bench(
                 bin,
-                &db_bench_args(cfg, "waitforcompaction", dirs, true, &report),
+                &db_bench_args(cfg, "waitforcompaction", dirs, true, &report, seed),
             )?;
             let extra = ssd_bytes(&settle);
             o.settle = Some(Settle {

@@ -85,6 +85,10 @@ pub fn throughput_over_time(path: &Path, title: &str, series: &[Series]) -> Resu
             .map_err(&err)?
             .label(s.label.clone())
             .legend(move |(x, y)| PathElement::new([(x, y), (x + 20, y)], color.stroke_width(2)));
+        // Markers keep one-interval runs visible.
+        chart
+            .draw_series(s.points.iter().map(|&p| Circle::new(p, 3, color.filled())))
+            .map_err(&err)?;
     }
     legend(&mut chart).map_err(&err)?;
     root.present().map_err(&err)
