@@ -1,43 +1,30 @@
-//! The `flatlsm` command-line tool: a db_bench-style benchmark and basic operations on a
-//! database directory.
+//! The `flatlsm` command-line tool: operate, inspect and benchmark FlatLSM databases.
+//!
+//! Every command that takes `--db` refuses a missing directory (unless `put --create-if-missing`),
+//! a directory that is not a FlatLSM database, a database locked by another process and a PM
+//! directory that is not the database's, each with a one-line message and exit code 1, and
+//! without modifying anything.
 
 mod bench;
+mod commands;
 mod crashtest;
+mod db_args;
 
 use clap::{Parser, Subcommand};
-use flatlsm::{Db, Options, PmModeOption, ReadOptions, WriteOptions};
-use std::path::PathBuf;
+use commands::{check, dump, keys, maintenance, scan, stats};
+use flatlsm::PmModeOption;
 use std::process::ExitCode;
 
 #[derive(Parser)]
-#[command(name = "flatlsm", version, about = "FlatLSM key-value store tool")]
+#[command(
+    name = "flatlsm",
+    version,
+    about = "FlatLSM key-value store: operate, inspect and benchmark a database",
+    after_help = "Example: flatlsm put --db /tmp/mydb --create-if-missing hello world"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
-}
-
-/// Where the database lives.
-#[derive(clap::Args, Clone)]
-struct DbArgs {
-    /// Database directory.
-    #[arg(long)]
-    db: PathBuf,
-    /// PM directory (default: <db>/pm).
-    #[arg(long = "pm-path", alias = "pm_path")]
-    pm_path: Option<PathBuf>,
-    /// PM mode: auto, msync or emulated (DRAM; lost at reboot).
-    #[arg(long = "pm-mode", alias = "pm_mode", default_value = "auto")]
-    pm_mode: String,
-}
-
-impl DbArgs {
-    fn options(&self) -> Result<Options, String> {
-        Ok(Options {
-            pm_path: self.pm_path.clone(),
-            pm_mode: parse_pm_mode(&self.pm_mode)?,
-            ..Options::default()
-        })
-    }
 }
 
 pub(crate) fn parse_pm_mode(s: &str) -> Result<PmModeOption, String> {
@@ -53,59 +40,50 @@ pub(crate) fn parse_pm_mode(s: &str) -> Result<PmModeOption, String> {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Sets a key (synced before returning).
+    Put(keys::PutArgs),
+    /// Prints a key's value (exit code 1 if it is missing).
+    Get(keys::KeyArgs),
+    /// Deletes a key (synced before returning).
+    Delete(keys::KeyArgs),
+    /// Prints keys and values in order: a range, a prefix, a limit.
+    Scan(scan::ScanArgs),
+    /// Prints PMTables, levels, value logs and their garbage, write amplification, PM mode.
+    Stats(stats::StatsArgs),
+    /// Verifies every checksum in PM Logs, SSTs, manifest and value logs (exit 1 on damage).
+    Check(check::CheckArgs),
+    /// Prints one SST, PM Log, manifest or value-log file record by record.
+    Dump(dump::DumpArgs),
+    /// Flushes, then compacts a key range (default: everything) into L2.
+    Compact(maintenance::CompactArgs),
+    /// Flushes every PMTable to the Ordered-L1.
+    Flush(maintenance::FlushArgs),
     /// Runs db_bench-style benchmarks (fillrandom, fillseq, readrandom, ...).
     Bench(bench::BenchArgs),
     /// Kills a writer process at random moments and verifies the database after each kill.
     Crashtest(crashtest::CrashtestArgs),
-    /// Sets a key.
-    Put {
-        #[command(flatten)]
-        db: DbArgs,
-        key: String,
-        value: String,
-    },
-    /// Prints a key's value.
-    Get {
-        #[command(flatten)]
-        db: DbArgs,
-        key: String,
-    },
-    /// Prints sizes, bytes written, write amplification and stalls.
-    Stats {
-        #[command(flatten)]
-        db: DbArgs,
-    },
 }
 
 fn run(cli: Cli) -> Result<(), String> {
-    let open = |a: &DbArgs| -> Result<Db, String> {
-        Db::open(&a.db, a.options()?).map_err(|e| e.to_string())
-    };
     match cli.command {
+        Command::Put(a) => keys::put(a),
+        Command::Get(a) => keys::get(a),
+        Command::Delete(a) => keys::delete(a),
+        Command::Scan(a) => scan::scan(a),
+        Command::Stats(a) => stats::stats(a),
+        Command::Check(a) => check::check(a),
+        Command::Dump(a) => dump::dump(a),
+        Command::Compact(a) => maintenance::compact(a),
+        Command::Flush(a) => maintenance::flush(a),
         Command::Bench(args) => bench::run(args),
         Command::Crashtest(args) => crashtest::run(args),
-        Command::Put { db, key, value } => open(&db)?
-            .put(
-                &WriteOptions { sync: true },
-                key.as_bytes(),
-                value.as_bytes(),
-            )
-            .map_err(|e| e.to_string()),
-        Command::Get { db, key } => match open(&db)?
-            .get(&ReadOptions::default(), key.as_bytes())
-            .map_err(|e| e.to_string())?
-        {
-            Some(v) => {
-                println!("{}", String::from_utf8_lossy(&v));
-                Ok(())
-            }
-            None => Err(format!("key {key:?} not found")),
-        },
-        Command::Stats { db } => {
-            println!("{}", open(&db)?.stats());
-            Ok(())
-        }
     }
+}
+
+/// Prints a line to stdout; a closed pipe (e.g. `| head`) is not an error.
+pub(crate) fn emit(line: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stdout().lock(), "{line}");
 }
 
 fn main() -> ExitCode {

@@ -47,7 +47,7 @@ fn put_then_get_round_trips_and_missing_key_exits_nonzero() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("db");
     let put = flatlsm()
-        .args(["put", "--db"])
+        .args(["put", "--create-if-missing", "--db"])
         .arg(&db)
         .args(["hello", "world"])
         .output()
@@ -83,9 +83,9 @@ fn tmpfs_pm_directory_without_emulation_is_refused_with_a_clear_message() {
     let dir = tempfile::tempdir().unwrap();
     let pm = tempfile::tempdir_in("/dev/shm").unwrap();
     let out = flatlsm()
-        .args(["stats", "--db"])
+        .args(["put", "--create-if-missing", "--db"])
         .arg(dir.path().join("db"))
-        .arg("--pm-path")
+        .args(["k", "v", "--pm-path"])
         .arg(pm.path())
         .output()
         .unwrap();

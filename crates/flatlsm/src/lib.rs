@@ -10,11 +10,13 @@
 //! - [`compaction`]: parallel flush/compaction with KV separation, L1→L2, value-log GC.
 //! - [`db`]: the public database: write path, read path, background work.
 //! - [`fs`]: file I/O traits (so tests can inject faults).
+//! - [`inspect`]: read-only checks and dumps of database files (the CLI's `check` and `dump`).
 
 pub mod compaction;
 pub mod db;
 pub mod error;
 pub mod fs;
+pub mod inspect;
 pub mod iter;
 pub mod pm;
 pub mod pmtable;

@@ -37,6 +37,10 @@ pub struct Options {
     pub error_if_exists: bool,
     /// Directory for the PM Logs. Default: `<db>/pm` with msync persistence.
     pub pm_path: Option<PathBuf>,
+    /// Open an existing database even though its PM directory lost its contents (e.g. emulated
+    /// PM after a reboot), accepting the loss of writes that were only in PM (default false: such
+    /// an open is refused, see `db/identity.rs`).
+    pub allow_missing_pm: bool,
     /// How PM is made durable (default [`PmModeOption::Auto`]).
     pub pm_mode: PmModeOption,
     /// Injected latency per persisted cache line in emulated mode (the SLM-DB paper used 500 ns).
@@ -81,6 +85,7 @@ impl Default for Options {
             create_if_missing: true,
             error_if_exists: false,
             pm_path: None,
+            allow_missing_pm: false,
             pm_mode: PmModeOption::Auto,
             pm_write_latency_ns: 0,
             pm_persist_interval_ms: 1000,
@@ -155,6 +160,7 @@ impl fmt::Debug for Options {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Options")
             .field("pm_path", &self.pm_path)
+            .field("allow_missing_pm", &self.allow_missing_pm)
             .field("pm_mode", &self.pm_mode)
             .field("pm_write_latency_ns", &self.pm_write_latency_ns)
             .field("pmtable_size", &self.pmtable_size)

@@ -1,6 +1,6 @@
 //! Read benchmarks as db_bench defines them: readrandom (uniform keys, "(F of N found)"),
-//! readseq / readreverse (one ordered pass of up to `reads` entries per thread, one operation
-//! per entry), seekrandom (seek to a uniform key, then `seek_nexts` nexts; one operation per seek).
+//! readseq / readreverse (one ordered pass of up to `reads` entries per thread, repeated only
+//! under `--duration`; one operation per entry), seekrandom (seek to a uniform key, then `seek_nexts` nexts; one operation per seek).
 
 use super::engine::{Direction, Engine};
 use super::keys::{db_bench_key, uniform_key};
@@ -52,8 +52,9 @@ pub fn read_ordered(
                 ctx.bytes += bytes as u64;
                 last = Instant::now();
             })?;
-            if visited == 0 {
-                break; // empty database: nothing to read
+            // db_bench reads one pass (up to `reads` entries); only --duration repeats passes.
+            if visited == 0 || plan.duration.is_none() {
+                break;
             }
         }
         Ok(())

@@ -6,6 +6,7 @@
 
 mod background;
 mod batch;
+mod identity;
 mod open;
 mod read;
 pub(crate) mod snapshots;
@@ -29,7 +30,8 @@ use std::thread::JoinHandle;
 pub struct Db {
     inner: Arc<DbInner>,
     threads: parking_lot::Mutex<Vec<JoinHandle<()>>>,
-    _lock: std::fs::File,
+    /// The locked `LOCK` file; dropped by [`Db::close`] so the database can be reopened.
+    lock: parking_lot::Mutex<Option<std::fs::File>>,
 }
 
 impl Db {
@@ -40,7 +42,7 @@ impl Db {
         Ok(Db {
             inner,
             threads: parking_lot::Mutex::new(threads),
-            _lock: lock,
+            lock: parking_lot::Mutex::new(Some(lock)),
         })
     }
 
@@ -171,6 +173,8 @@ impl Db {
         for t in self.threads.lock().drain(..) {
             let _ = t.join();
         }
+        // Releasing the lock last: no thread of this handle writes any more.
+        drop(self.lock.lock().take());
         persisted
     }
 

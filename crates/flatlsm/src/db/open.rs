@@ -10,6 +10,7 @@
 //!   GC_COMPLETE, its source is deleted.
 //! - Every other PM Log is mapped and indexed in place (copy-free) as an immutable PMTable.
 
+use super::identity;
 use super::snapshots::SnapshotRegistry;
 use super::state::{BgSignal, DbInner, SuperVersion, VersionState};
 use super::stats::Counters;
@@ -26,13 +27,13 @@ use crate::vlog::{parse_vlog_file_name, VlogSet};
 use arc_swap::ArcSwap;
 use parking_lot::{Condvar, Mutex};
 use std::collections::{BTreeMap, HashSet};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::Arc;
 
 const LOCK_FILE: &str = "LOCK";
 /// Files a FlatLSM directory may hold besides its numbered files.
-const KNOWN_NAMES: &[&str] = &[LOCK_FILE, "CURRENT", "pm", "LOG"];
+const KNOWN_NAMES: &[&str] = &[LOCK_FILE, "CURRENT", "pm", "LOG", identity::IDENTITY_FILE];
 
 pub(crate) fn open(path: &Path, opts: Options) -> Result<(Arc<DbInner>, std::fs::File)> {
     opts.validate()?;
@@ -40,9 +41,28 @@ pub(crate) fn open(path: &Path, opts: Options) -> Result<(Arc<DbInner>, std::fs:
         .file_system
         .clone()
         .unwrap_or_else(|| Arc::new(OsFileSystem));
-    prepare_dir(&*fs, path, &opts)?;
+    let db_exists = prepare_dir(&*fs, path, &opts)?;
+    // Decided before anything is written, so a mismatched PM directory modifies nothing.
+    let pm_dir = opts.pm_device.is_none().then(|| pm_dir_of(path, &opts));
+    let identity = match &pm_dir {
+        Some(dir) => Some(identity::plan(
+            &*fs,
+            path,
+            dir,
+            db_exists,
+            opts.allow_missing_pm,
+        )?),
+        None => None,
+    };
+    if !db_exists {
+        fs.create_dir_all(path)
+            .context(|| format!("creating {}", path.display()))?;
+    }
     let lock = lock_dir(path)?;
     let pm = open_pm(path, &opts)?;
+    if let (Some(plan), Some(dir)) = (&identity, &pm_dir) {
+        plan.apply(&*fs, path, dir)?;
+    }
     let state = load_manifest(&fs, path)?;
     let tables = recover_pmtables(&pm, &state)?;
     let max_pm_number = pm_numbers(&pm)?.into_iter().max().unwrap_or(0);
@@ -139,8 +159,10 @@ fn build_inner(
     }
 }
 
-/// Creates the directory when allowed, and refuses directories that are not FlatLSM's.
-fn prepare_dir(fs: &dyn crate::fs::FileSystem, path: &Path, opts: &Options) -> Result<()> {
+/// Decides whether the database exists, refusing directories that are not FlatLSM's and
+/// the cases `create_if_missing`/`error_if_exists` forbid. Reads only: the caller creates the
+/// directory when this returns `Ok(false)`.
+fn prepare_dir(fs: &dyn crate::fs::FileSystem, path: &Path, opts: &Options) -> Result<bool> {
     let exists = Manifest::exists(fs, path);
     if exists && opts.error_if_exists {
         return Err(Error::InvalidArgument(format!(
@@ -149,13 +171,7 @@ fn prepare_dir(fs: &dyn crate::fs::FileSystem, path: &Path, opts: &Options) -> R
         )));
     }
     if exists {
-        return Ok(());
-    }
-    if !opts.create_if_missing {
-        return Err(Error::InvalidArgument(format!(
-            "database {} does not exist (create_if_missing is off)",
-            path.display()
-        )));
+        return Ok(true);
     }
     if fs.exists(path) {
         let names = fs
@@ -169,8 +185,13 @@ fn prepare_dir(fs: &dyn crate::fs::FileSystem, path: &Path, opts: &Options) -> R
             )));
         }
     }
-    fs.create_dir_all(path)
-        .context(|| format!("creating {}", path.display()))
+    if !opts.create_if_missing {
+        return Err(Error::InvalidArgument(format!(
+            "database {} does not exist (create_if_missing is off)",
+            path.display()
+        )));
+    }
+    Ok(false)
 }
 
 /// Takes an exclusive lock on `<db>/LOCK` so a second process cannot open the database.
@@ -194,11 +215,16 @@ fn lock_dir(path: &Path) -> Result<std::fs::File> {
     }
 }
 
+/// The PM directory: `pm_path`, or `<db>/pm`.
+fn pm_dir_of(path: &Path, opts: &Options) -> PathBuf {
+    opts.pm_path.clone().unwrap_or_else(|| path.join("pm"))
+}
+
 fn open_pm(path: &Path, opts: &Options) -> Result<PmDeviceRef> {
     if let Some(d) = &opts.pm_device {
         return Ok(d.clone());
     }
-    let dir = opts.pm_path.clone().unwrap_or_else(|| path.join("pm"));
+    let dir = pm_dir_of(path, opts);
     std::fs::create_dir_all(&dir).context(|| format!("creating PM directory {}", dir.display()))?;
     let request = match opts.pm_mode {
         PmModeOption::Auto => PmModeRequest::Auto,

@@ -1,13 +1,19 @@
 //! The user-facing iterator: newest visible version of each user key, tombstones hidden,
-//! separated values fetched from the value log, optional bounds.
+//! separated values fetched from the value log, optional bounds, both directions.
 //!
-//! Invariant: when valid, `key`/`value` hold the newest version with sequence <= the read
-//! sequence of the current user key, and that version is not a deletion.
+//! Invariants (after LevelDB's / RocksDB's DBIter):
+//! - When valid, `key`/`value` hold the newest version with sequence <= the read sequence of
+//!   the current user key, that version is not a deletion, and `lower <= key < upper`.
+//! - Moving forward, the inner cursor is on that newest visible version of `key`.
+//! - Moving backward, the inner cursor is on the last entry before every version of `key`
+//!   (invalid if there is none), so `key`/`value` are copies saved during the backward scan.
+//!
+//! Direction switches restore the other invariant first, then scan as usual.
 
-use super::InternalIterator;
+use super::{copy_error, InternalIterator};
 use crate::error::{Error, Result};
-use crate::types::{make_internal_key, parse_internal_key, ValueKind, ValuePointer, KIND_FOR_SEEK};
-use crate::types::{SequenceNumber, MAX_SEQUENCE};
+use crate::types::{make_internal_key, parse_internal_key, user_key_of, ValueKind, ValuePointer};
+use crate::types::{SequenceNumber, KIND_FOR_SEEK, MAX_SEQUENCE};
 use std::sync::Arc;
 
 /// Fetches values that were separated into a value log.
@@ -16,7 +22,15 @@ pub trait ValueResolver: Send + Sync {
     fn resolve(&self, ptr: &ValuePointer) -> Result<Vec<u8>>;
 }
 
-/// Iterator over user keys and values in ascending key order.
+/// Which invariant the inner cursor currently satisfies (see the module docs).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Direction {
+    Forward,
+    Reverse,
+}
+
+/// Iterator over user keys and values, in ascending key order by default and backward on
+/// request ([`DbIterator::prev`], [`DbIterator::seek_to_last`], [`DbIterator::seek_for_prev`]).
 pub struct DbIterator {
     inner: Box<dyn InternalIterator>,
     resolver: Arc<dyn ValueResolver>,
@@ -26,7 +40,11 @@ pub struct DbIterator {
     key: Vec<u8>,
     value: Vec<u8>,
     valid: bool,
+    direction: Direction,
     error: Option<Error>,
+    // Set once the `Iterator` adapters have yielded the error, so they end instead of
+    // repeating it forever; cleared by every positioning call.
+    error_yielded: bool,
     // Keeps the snapshot (and what it pins) alive for the iterator's lifetime.
     _pins: Vec<Box<dyn std::any::Any + Send>>,
 }
@@ -50,7 +68,9 @@ impl DbIterator {
             key: Vec::new(),
             value: Vec::new(),
             valid: false,
+            direction: Direction::Forward,
             error: None,
+            error_yielded: false,
             _pins: pins,
         }
     }
@@ -65,6 +85,7 @@ impl DbIterator {
         match self.lower.clone() {
             Some(l) => self.seek(&l),
             None => {
+                self.start_positioning(Direction::Forward);
                 self.inner.seek_to_first();
                 self.find_next_visible(None);
             }
@@ -73,6 +94,7 @@ impl DbIterator {
 
     /// Moves to the first key >= `key` (and >= the lower bound).
     pub fn seek(&mut self, key: &[u8]) {
+        self.start_positioning(Direction::Forward);
         let target = match &self.lower {
             Some(l) if l.as_slice() > key => l.clone(),
             _ => key.to_vec(),
@@ -82,11 +104,51 @@ impl DbIterator {
         self.find_next_visible(None);
     }
 
-    /// Moves to the next key. Requires `valid()`.
+    /// Moves to the last key (below the upper bound); invalid if the range holds no key.
+    pub fn seek_to_last(&mut self) {
+        self.start_positioning(Direction::Reverse);
+        match self.upper.clone() {
+            Some(u) => self.position_before(&u),
+            None => self.inner.seek_to_last(),
+        }
+        self.find_prev_visible();
+    }
+
+    /// Moves to the last key <= `key` (and below the upper bound, at or above the lower
+    /// bound); invalid if there is none.
+    pub fn seek_for_prev(&mut self, key: &[u8]) {
+        self.start_positioning(Direction::Reverse);
+        match self.upper.clone() {
+            Some(u) if key >= u.as_slice() => self.position_before(&u),
+            // Sequence 0 with the smallest kind sorts after every version of `key`.
+            _ => self
+                .inner
+                .seek_for_prev(&make_internal_key(key, 0, ValueKind::Deletion)),
+        }
+        self.find_prev_visible();
+    }
+
+    /// Moves to the next key. Requires `valid()` (does nothing otherwise).
     pub fn advance(&mut self) {
-        debug_assert!(self.valid);
+        if !self.valid {
+            return;
+        }
+        if self.direction == Direction::Reverse {
+            self.switch_to_forward();
+        }
         let skip = std::mem::take(&mut self.key);
         self.find_next_visible(Some(&skip));
+    }
+
+    /// Moves to the previous key. Requires `valid()` (does nothing otherwise).
+    pub fn prev(&mut self) {
+        if !self.valid {
+            return;
+        }
+        if self.direction == Direction::Forward {
+            self.switch_to_reverse();
+        }
+        self.find_prev_visible();
     }
 
     /// The current user key.
@@ -99,11 +161,62 @@ impl DbIterator {
         &self.value
     }
 
-    /// The first error met (I/O or corruption), if any; the iterator is invalid after one.
+    /// The first error met (I/O or corruption), if any, with its original kind (a damaged
+    /// file stays `Error::Corruption` naming the file and offset); the iterator is invalid
+    /// after one.
     pub fn status(&self) -> Result<()> {
         match &self.error {
-            Some(e) => Err(Error::InvalidState(e.to_string())),
+            Some(e) => Err(copy_error(e)),
             None => self.inner.status(),
+        }
+    }
+
+    /// Consumes the iterator into a Rust iterator walking backward from the last key within
+    /// the bounds (it calls [`DbIterator::seek_to_last`]). Yields an error at most once, then
+    /// ends.
+    pub fn rev_entries(mut self) -> RevEntries {
+        self.seek_to_last();
+        RevEntries { it: self }
+    }
+
+    fn start_positioning(&mut self, direction: Direction) {
+        self.direction = direction;
+        self.error_yielded = false;
+    }
+
+    /// Puts the inner cursor on the last entry whose user key is < `user_key`.
+    fn position_before(&mut self, user_key: &[u8]) {
+        self.inner
+            .seek(&make_internal_key(user_key, MAX_SEQUENCE, KIND_FOR_SEEK));
+        if self.inner.valid() {
+            self.inner.prev();
+        } else if self.inner.status().is_ok() {
+            self.inner.seek_to_last();
+        }
+    }
+
+    /// From the reverse invariant (inner just before every version of `key`) to the forward
+    /// scan start: inner on the first version of `key` (or later).
+    fn switch_to_forward(&mut self) {
+        self.direction = Direction::Forward;
+        if self.inner.valid() {
+            self.inner.next();
+        } else {
+            match self.lower.clone() {
+                Some(l) => self
+                    .inner
+                    .seek(&make_internal_key(&l, MAX_SEQUENCE, KIND_FOR_SEEK)),
+                None => self.inner.seek_to_first(),
+            }
+        }
+    }
+
+    /// From the forward invariant (inner on a version of `key`) to the reverse invariant:
+    /// steps back past the newer versions of `key`.
+    fn switch_to_reverse(&mut self) {
+        self.direction = Direction::Reverse;
+        while self.inner.valid() && user_key_of(self.inner.key()) >= self.key.as_slice() {
+            self.inner.prev();
         }
     }
 
@@ -114,7 +227,7 @@ impl DbIterator {
         let mut skipping: Option<Vec<u8>> = skip.map(|s| s.to_vec());
         while self.inner.valid() {
             let Some(p) = parse_internal_key(self.inner.key()) else {
-                self.error = Some(Error::InvalidState("unparsable internal key".into()));
+                self.error = Some(unparsable_key());
                 return;
             };
             if let Some(u) = &self.upper {
@@ -129,28 +242,76 @@ impl DbIterator {
             }
             // Newest visible version of a new user key: it decides.
             skipping = Some(p.user_key.to_vec());
-            match p.kind {
-                ValueKind::Deletion => {}
-                ValueKind::Value => {
-                    self.key = p.user_key.to_vec();
-                    self.value = self.inner.value().to_vec();
-                    self.valid = true;
-                    return;
-                }
-                ValueKind::ValuePointer => return self.load_pointer(p.user_key.to_vec()),
+            if p.kind != ValueKind::Deletion {
+                let (user_key, kind) = (p.user_key.to_vec(), p.kind);
+                let raw = self.inner.value().to_vec();
+                return self.make_current(user_key, kind, raw);
             }
             self.inner.next();
         }
-        if let Err(e) = self.inner.status() {
-            self.error = Some(e);
+        self.record_inner_error();
+    }
+
+    /// Scans backward from the inner position to the previous visible, non-deleted user key
+    /// at or above the lower bound. Versions of one user key appear oldest first, so the
+    /// last visible version seen before the user key changes is the newest one; it is kept in
+    /// `key`/`value` (raw) until a smaller visible user key proves the scan past it.
+    fn find_prev_visible(&mut self) {
+        self.valid = false;
+        let mut saved_kind = ValueKind::Deletion;
+        while self.inner.valid() {
+            let Some(p) = parse_internal_key(self.inner.key()) else {
+                self.error = Some(unparsable_key());
+                return;
+            };
+            if self.lower.as_deref().is_some_and(|l| p.user_key < l) {
+                break;
+            }
+            if p.seq <= self.read_seq {
+                if saved_kind != ValueKind::Deletion && p.user_key < self.key.as_slice() {
+                    break; // The saved key's newest visible version is complete and live.
+                }
+                saved_kind = p.kind;
+                self.key.clear();
+                self.key.extend_from_slice(p.user_key);
+                self.value.clear();
+                self.value.extend_from_slice(self.inner.value());
+            }
+            self.inner.prev();
+        }
+        if self.record_inner_error() || saved_kind == ValueKind::Deletion {
+            return;
+        }
+        let (key, raw) = (
+            std::mem::take(&mut self.key),
+            std::mem::take(&mut self.value),
+        );
+        self.make_current(key, saved_kind, raw);
+    }
+
+    /// Keeps the inner cursor's error, if it stopped on one; true if it did.
+    fn record_inner_error(&mut self) -> bool {
+        if self.inner.valid() {
+            return false;
+        }
+        match self.inner.status() {
+            Ok(()) => false,
+            Err(e) => {
+                self.error = Some(e);
+                true
+            }
         }
     }
 
-    fn load_pointer(&mut self, user_key: Vec<u8>) {
-        let resolved = ValuePointer::decode(self.inner.value())
-            .ok_or_else(|| Error::InvalidState("malformed value pointer".into()))
-            .and_then(|ptr| self.resolver.resolve(&ptr));
-        match resolved {
+    /// Makes `user_key` current with `raw` (inline bytes, or a pointer to resolve).
+    fn make_current(&mut self, user_key: Vec<u8>, kind: ValueKind, raw: Vec<u8>) {
+        let value = match kind {
+            ValueKind::ValuePointer => ValuePointer::decode(&raw)
+                .ok_or_else(|| Error::InvalidState("malformed value pointer".into()))
+                .and_then(|ptr| self.resolver.resolve(&ptr)),
+            _ => Ok(raw),
+        };
+        match value {
             Ok(v) => {
                 self.key = user_key;
                 self.value = v;
@@ -159,18 +320,52 @@ impl DbIterator {
             Err(e) => self.error = Some(e),
         }
     }
+
+    /// The `Iterator` adapters' end: the error once, then nothing.
+    fn end_of_entries(&mut self) -> Option<Result<(Vec<u8>, Vec<u8>)>> {
+        if self.error_yielded {
+            return None;
+        }
+        self.error_yielded = true;
+        self.status().err().map(Err)
+    }
+}
+
+fn unparsable_key() -> Error {
+    Error::InvalidState("unparsable internal key".into())
 }
 
 impl Iterator for DbIterator {
     type Item = Result<(Vec<u8>, Vec<u8>)>;
 
-    /// Yields the current entry and advances; call `seek`/`seek_to_first` first.
+    /// Yields the current entry and advances; call `seek`/`seek_to_first` first. After the
+    /// last entry, yields the iterator's error (if any) once, then `None`.
     fn next(&mut self) -> Option<Self::Item> {
         if !self.valid {
-            return self.status().err().map(Err);
+            return self.end_of_entries();
         }
         let item = (self.key.clone(), self.value.clone());
         self.advance();
+        Some(Ok(item))
+    }
+}
+
+/// A [`DbIterator`] walking backward as a Rust iterator; see [`DbIterator::rev_entries`].
+pub struct RevEntries {
+    it: DbIterator,
+}
+
+impl Iterator for RevEntries {
+    type Item = Result<(Vec<u8>, Vec<u8>)>;
+
+    /// Yields the current entry and steps back; after the first key, yields the error (if
+    /// any) once, then `None`.
+    fn next(&mut self) -> Option<Self::Item> {
+        if !self.it.valid {
+            return self.it.end_of_entries();
+        }
+        let item = (self.it.key.clone(), self.it.value.clone());
+        self.it.prev();
         Some(Ok(item))
     }
 }

@@ -1,6 +1,7 @@
 //! Concatenates the SSTables of one sorted, non-overlapping level into one cursor, opening
-//! each table only when the cursor reaches it.
+//! each table only when the cursor reaches it (moving forward or backward).
 
+use super::copy_error;
 use super::InternalIterator;
 use crate::error::{Error, Result};
 use crate::sst::{TableCache, TableIterator};
@@ -66,6 +67,27 @@ impl LevelIterator {
             }
         }
     }
+
+    /// Moves backward over exhausted files until a valid entry or the start.
+    fn skip_exhausted_backward(&mut self) {
+        while self.current.as_ref().is_some_and(|c| !c.valid()) {
+            if let Some(Err(e)) = self.current.as_ref().map(|c| c.status()) {
+                self.error = Some(e);
+                self.current = None;
+                return;
+            }
+            let Some(before) = self.index.checked_sub(1) else {
+                self.current = None;
+                return;
+            };
+            if !self.open(before) {
+                return;
+            }
+            if let Some(c) = self.current.as_mut() {
+                c.seek_to_last();
+            }
+        }
+    }
 }
 
 impl InternalIterator for LevelIterator {
@@ -97,6 +119,41 @@ impl InternalIterator for LevelIterator {
         }
         self.skip_exhausted();
     }
+    fn seek_to_last(&mut self) {
+        let Some(last) = self.files.len().checked_sub(1) else {
+            self.current = None;
+            return;
+        };
+        if self.open(last) {
+            if let Some(c) = self.current.as_mut() {
+                c.seek_to_last();
+            }
+        }
+        self.skip_exhausted_backward();
+    }
+    fn prev(&mut self) {
+        if let Some(c) = self.current.as_mut() {
+            c.prev();
+        }
+        self.skip_exhausted_backward();
+    }
+    fn seek_for_prev(&mut self, target: &[u8]) {
+        // The last file whose smallest key is <= target holds the answer, or the answer is
+        // the last entry of an earlier file (reached by skipping backward).
+        let after = self
+            .files
+            .partition_point(|f| compare_internal_keys(&f.smallest, target) != Ordering::Greater);
+        let Some(i) = after.checked_sub(1) else {
+            self.current = None;
+            return;
+        };
+        if self.open(i) {
+            if let Some(c) = self.current.as_mut() {
+                c.seek_for_prev(target);
+            }
+        }
+        self.skip_exhausted_backward();
+    }
     fn key(&self) -> &[u8] {
         self.current.as_ref().expect("valid").key()
     }
@@ -105,7 +162,7 @@ impl InternalIterator for LevelIterator {
     }
     fn status(&self) -> Result<()> {
         if let Some(e) = &self.error {
-            return Err(Error::InvalidState(format!("level read failed: {e}")));
+            return Err(copy_error(e));
         }
         match &self.current {
             Some(c) => c.status(),

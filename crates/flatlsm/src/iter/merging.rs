@@ -1,19 +1,33 @@
-//! Merges several sorted [`InternalIterator`]s into one sorted stream.
+//! Merges several sorted [`InternalIterator`]s into one sorted stream, in either direction.
 //!
 //! Children are ordered newest source first; when two children are on equal internal keys the
-//! lower index wins, so a newer source shadows an older one deterministically. The number of
-//! children is small (PMTables + one per level), so the minimum is found by a linear scan, which
-//! is faster than a heap at this size and keeps no extra state to invalidate.
+//! lower index comes first in forward order, so a newer source shadows an older one
+//! deterministically, and reverse order is exactly forward order reversed. The number of
+//! children is small (PMTables + one per level), so the minimum (or maximum) is found by a
+//! linear scan, which is faster than a heap at this size and keeps no extra state to invalidate.
+//!
+//! Invariant (as in LevelDB's MergingIterator): moving forward, every child is on its first
+//! entry that comes after the merged position, or on the current entry itself for the current
+//! child; moving backward, every child is on its last entry that comes before it. Switching
+//! direction re-seeks all non-current children to restore the invariant for the new direction.
 
 use super::InternalIterator;
 use crate::error::Result;
 use crate::types::compare_internal_keys;
 use std::cmp::Ordering;
 
+/// Which way the children are positioned relative to the current entry.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Direction {
+    Forward,
+    Reverse,
+}
+
 /// The merged view of several sorted sources.
 pub struct MergingIterator {
     children: Vec<Box<dyn InternalIterator>>,
     current: Option<usize>,
+    direction: Direction,
 }
 
 impl MergingIterator {
@@ -22,26 +36,72 @@ impl MergingIterator {
         MergingIterator {
             children,
             current: None,
+            direction: Direction::Forward,
+        }
+    }
+
+    /// Does child `a` come before child `b` in merged order? Both must be valid.
+    fn comes_before(&self, a: usize, b: usize) -> bool {
+        match compare_internal_keys(self.children[a].key(), self.children[b].key()) {
+            Ordering::Less => true,
+            Ordering::Equal => a < b,
+            Ordering::Greater => false,
         }
     }
 
     fn find_smallest(&mut self) {
+        self.direction = Direction::Forward;
+        self.current = self.pick(|m, i, best| m.comes_before(i, best));
+    }
+
+    fn find_largest(&mut self) {
+        self.direction = Direction::Reverse;
+        self.current = self.pick(|m, i, best| m.comes_before(best, i));
+    }
+
+    /// The valid child that `better` prefers over all others.
+    fn pick(&self, better: impl Fn(&Self, usize, usize) -> bool) -> Option<usize> {
         let mut best: Option<usize> = None;
         for (i, child) in self.children.iter().enumerate() {
+            if child.valid() && best.is_none_or(|b| better(self, i, b)) {
+                best = Some(i);
+            }
+        }
+        best
+    }
+
+    /// Puts every non-current child on its first entry after the current one (merged order).
+    fn switch_to_forward(&mut self, cur: usize) {
+        let key = self.children[cur].key().to_vec();
+        for i in (0..self.children.len()).filter(|&i| i != cur) {
+            let child = &mut self.children[i];
+            child.seek(&key);
+            // An equal key in a lower-index child precedes the current entry: skip it.
+            if i < cur && child.valid() && compare_internal_keys(child.key(), &key).is_eq() {
+                child.next();
+            }
+        }
+    }
+
+    /// Puts every non-current child on its last entry before the current one (merged order).
+    fn switch_to_reverse(&mut self, cur: usize) {
+        let key = self.children[cur].key().to_vec();
+        for i in (0..self.children.len()).filter(|&i| i != cur) {
+            let child = &mut self.children[i];
+            child.seek(&key);
             if !child.valid() {
+                // No entry >= key (or an error, which status() reports): the last one precedes.
+                if child.status().is_ok() {
+                    child.seek_to_last();
+                }
                 continue;
             }
-            best = match best {
-                Some(b)
-                    if compare_internal_keys(child.key(), self.children[b].key())
-                        != Ordering::Less =>
-                {
-                    Some(b)
-                }
-                _ => Some(i),
-            };
+            // An equal key in a lower-index child precedes the current entry: keep it.
+            let keep_equal = i < cur && compare_internal_keys(child.key(), &key).is_eq();
+            if !keep_equal {
+                child.prev();
+            }
         }
-        self.current = best;
     }
 }
 
@@ -62,10 +122,32 @@ impl InternalIterator for MergingIterator {
         self.find_smallest();
     }
     fn next(&mut self) {
-        if let Some(i) = self.current {
-            self.children[i].next();
-            self.find_smallest();
+        let Some(cur) = self.current else { return };
+        if self.direction == Direction::Reverse {
+            self.switch_to_forward(cur);
         }
+        self.children[cur].next();
+        self.find_smallest();
+    }
+    fn seek_to_last(&mut self) {
+        for c in &mut self.children {
+            c.seek_to_last();
+        }
+        self.find_largest();
+    }
+    fn prev(&mut self) {
+        let Some(cur) = self.current else { return };
+        if self.direction == Direction::Forward {
+            self.switch_to_reverse(cur);
+        }
+        self.children[cur].prev();
+        self.find_largest();
+    }
+    fn seek_for_prev(&mut self, target: &[u8]) {
+        for c in &mut self.children {
+            c.seek_for_prev(target);
+        }
+        self.find_largest();
     }
     fn key(&self) -> &[u8] {
         self.children[self.current.expect("valid iterator")].key()

@@ -5,14 +5,24 @@
 //! I/O and corruption errors through [`InternalIterator::status`] and become invalid on error.
 
 mod db_iter;
+#[cfg(test)]
+mod db_iter_tests;
+mod error_copy;
 mod level;
 mod merging;
+#[cfg(test)]
+mod tests;
+#[cfg(test)]
+pub(crate) mod walk_check;
 
-pub use db_iter::{DbIterator, ValueResolver};
+pub use db_iter::{DbIterator, RevEntries, ValueResolver};
+pub(crate) use error_copy::copy_error;
 pub use level::LevelIterator;
 pub use merging::MergingIterator;
 
 use crate::error::Result;
+use crate::types::compare_internal_keys;
+use std::cmp::Ordering;
 
 /// A cursor over entries sorted by [`crate::types::compare_internal_keys`].
 pub trait InternalIterator: Send {
@@ -24,6 +34,29 @@ pub trait InternalIterator: Send {
     fn seek(&mut self, target: &[u8]);
     /// Moves to the next entry. Requires `valid()`.
     fn next(&mut self);
+    /// Moves to the last entry (invalid if there is none).
+    fn seek_to_last(&mut self);
+    /// Moves to the previous entry in internal-key order (invalid before the first one).
+    /// Requires `valid()`.
+    fn prev(&mut self);
+    /// Moves to the last entry whose internal key is <= `target` (an internal key); invalid if
+    /// every entry is greater.
+    ///
+    /// The default seeks forward and steps back; sources that can find the position directly
+    /// may override it.
+    fn seek_for_prev(&mut self, target: &[u8]) {
+        self.seek(target);
+        if !self.valid() {
+            // Everything is < target, unless the seek failed: then stay invalid with the error.
+            if self.status().is_ok() {
+                self.seek_to_last();
+            }
+            return;
+        }
+        if compare_internal_keys(self.key(), target) == Ordering::Greater {
+            self.prev();
+        }
+    }
     /// The current internal key. Requires `valid()`.
     fn key(&self) -> &[u8];
     /// The current value (inline bytes, an encoded value pointer, or empty for a tombstone).
@@ -60,6 +93,14 @@ impl InternalIterator for VecIterator {
     }
     fn next(&mut self) {
         self.pos += 1;
+    }
+    fn seek_to_last(&mut self) {
+        // An empty vector leaves pos == len == 0: invalid.
+        self.pos = self.entries.len().saturating_sub(1);
+    }
+    fn prev(&mut self) {
+        // Stepping back from the first entry parks on the invalid position `len`.
+        self.pos = self.pos.checked_sub(1).unwrap_or(self.entries.len());
     }
     fn key(&self) -> &[u8] {
         &self.entries[self.pos].0

@@ -14,7 +14,7 @@
 use super::log::{LogEntry, PmLog, PmLogWriter};
 use crate::compaction::filter::VersionFilter;
 use crate::error::{Error, Result};
-use crate::iter::InternalIterator;
+use crate::iter::{copy_error, InternalIterator};
 use crate::pm::PmDevice;
 use crate::types::{parse_internal_key, InternalKey, SequenceNumber, ValueKind, KIND_FOR_SEEK};
 use crossbeam_skiplist::SkipMap;
@@ -343,8 +343,8 @@ pub struct PmTableIterator {
 }
 
 impl PmTableIterator {
-    fn load(&mut self, bound: Bound<&InternalKey>) {
-        let found = self.table.index.lower_bound(bound);
+    /// Makes `found` (an index entry, if any) the current position; invalid if `None`.
+    fn load_entry(&mut self, found: Option<crossbeam_skiplist::map::Entry<'_, InternalKey, Slot>>) {
         self.valid = false;
         if let Some(e) = found {
             match self.table.read_value(e.value()) {
@@ -356,6 +356,18 @@ impl PmTableIterator {
                 Err(err) => self.error = Some(err),
             }
         }
+    }
+
+    /// Moves to the first entry within `bound` (from below).
+    fn load(&mut self, bound: Bound<&InternalKey>) {
+        let table = self.table.clone();
+        self.load_entry(table.index.lower_bound(bound));
+    }
+
+    /// Moves to the last entry within `bound` (from above).
+    fn load_back(&mut self, bound: Bound<&InternalKey>) {
+        let table = self.table.clone();
+        self.load_entry(table.index.upper_bound(bound));
     }
 }
 
@@ -374,6 +386,17 @@ impl InternalIterator for PmTableIterator {
         let cur = InternalKey(std::mem::take(&mut self.key));
         self.load(Bound::Excluded(&cur));
     }
+    fn seek_to_last(&mut self) {
+        self.load_back(Bound::Unbounded);
+    }
+    fn prev(&mut self) {
+        let cur = InternalKey(std::mem::take(&mut self.key));
+        self.load_back(Bound::Excluded(&cur));
+    }
+    fn seek_for_prev(&mut self, target: &[u8]) {
+        let t = InternalKey(target.to_vec());
+        self.load_back(Bound::Included(&t));
+    }
     fn key(&self) -> &[u8] {
         &self.key
     }
@@ -382,8 +405,12 @@ impl InternalIterator for PmTableIterator {
     }
     fn status(&self) -> Result<()> {
         match &self.error {
-            Some(e) => Err(Error::InvalidState(format!("PMTable read failed: {e}"))),
+            Some(e) => Err(copy_error(e)),
             None => Ok(()),
         }
     }
 }
+
+#[cfg(test)]
+#[path = "table_iter_tests.rs"]
+mod iter_tests;

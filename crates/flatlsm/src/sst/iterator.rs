@@ -1,4 +1,7 @@
 //! Two-level iterator over a table: a position in the in-memory index, then in one data block.
+//! It moves in both directions; a decoded [`Block`] gives random access to its entries, so
+//! stepping back within a block is an index decrement (LevelDB re-scans from a restart point
+//! instead because it decodes entries lazily).
 //!
 //! Invariant: when valid, `block` is the loaded data block `block_idx` and `pos < block.len()`.
 //! On a read or corruption error the iterator becomes invalid and keeps the first error for
@@ -8,7 +11,7 @@
 use super::block::Block;
 use super::table::Table;
 use crate::error::{Error, Result};
-use crate::iter::InternalIterator;
+use crate::iter::{copy_error, InternalIterator};
 use std::sync::Arc;
 
 /// Cursor over the entries of one [`Table`].
@@ -42,6 +45,25 @@ impl TableIterator {
                     return;
                 }
                 Ok(_) => idx += 1,
+                Err(e) => self.error = Some(e),
+            }
+        }
+    }
+
+    /// Positions at the last entry of the last non-empty data block at or before `idx`
+    /// (invalid before the start of the table or on error). Blocks are decoded whole, so the
+    /// last entry is found by index; no restart-point scan is needed.
+    fn enter_block_backward(&mut self, idx: Option<usize>) {
+        self.block = None;
+        let mut idx = idx;
+        while let Some(i) = idx.filter(|_| self.error.is_none()) {
+            match self.table.load_block(i) {
+                Ok(b) if !b.is_empty() => {
+                    let last = b.len() - 1;
+                    (self.block, self.block_idx, self.pos) = (Some(b), i, last);
+                    return;
+                }
+                Ok(_) => idx = i.checked_sub(1),
                 Err(e) => self.error = Some(e),
             }
         }
@@ -89,6 +111,18 @@ impl InternalIterator for TableIterator {
         }
     }
 
+    fn seek_to_last(&mut self) {
+        self.enter_block_backward(self.table.num_blocks().checked_sub(1));
+    }
+
+    fn prev(&mut self) {
+        if self.pos > 0 {
+            self.pos -= 1;
+        } else {
+            self.enter_block_backward(self.block_idx.checked_sub(1));
+        }
+    }
+
     fn key(&self) -> &[u8] {
         self.current().key(self.pos)
     }
@@ -100,26 +134,7 @@ impl InternalIterator for TableIterator {
     fn status(&self) -> Result<()> {
         match &self.error {
             None => Ok(()),
-            Some(e) => Err(clone_error(e)),
+            Some(e) => Err(copy_error(e)),
         }
-    }
-}
-
-/// Reproduces an error for `status()` (`Error` is not `Clone` because of `std::io::Error`).
-fn clone_error(e: &Error) -> Error {
-    match e {
-        Error::Io { context, source } => Error::io(
-            context.clone(),
-            std::io::Error::new(source.kind(), source.to_string()),
-        ),
-        Error::Corruption {
-            file,
-            offset,
-            detail,
-        } => Error::corruption(file.clone(), *offset, detail.clone()),
-        Error::InvalidArgument(s) => Error::InvalidArgument(s.clone()),
-        Error::InvalidState(s) => Error::InvalidState(s.clone()),
-        Error::Background(s) => Error::Background(s.clone()),
-        Error::Closed => Error::Closed,
     }
 }

@@ -225,6 +225,12 @@ impl Manifest {
     }
 }
 
+/// The path of the manifest `CURRENT` names ([`Error::Corruption`] if `CURRENT` is missing or
+/// garbled).
+pub fn current_manifest_path(fs: &dyn FileSystem, dir: &Path) -> Result<PathBuf> {
+    Ok(dir.join(manifest_file_name(read_current(fs, dir)?)))
+}
+
 /// Reads and parses `CURRENT`; the manifest number it names.
 fn read_current(fs: &dyn FileSystem, dir: &Path) -> Result<u64> {
     let path = dir.join(CURRENT_FILE_NAME);
@@ -331,38 +337,67 @@ fn is_torn_tail(data: &[u8], pos: usize, bad: &BadRecord, path: &Path) -> bool {
     true
 }
 
-/// Replays every record of a manifest's bytes.
-fn replay(data: &[u8], path: &Path) -> Result<ManifestState> {
-    let mut state = ManifestState::default();
+/// One decoded record of a manifest file (for recovery and for inspection tools).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ManifestRecord {
+    /// Offset of the record's header in the file.
+    pub offset: u64,
+    /// The decoded edit.
+    pub edit: VersionEdit,
+}
+
+/// Decodes every record of a manifest's bytes in order, applying the torn-tail rule of the
+/// module documentation: returns the records and, when a torn final record was ignored, a
+/// description of it. A bad record that is not a torn tail, or an edit that does not decode,
+/// is [`Error::Corruption`] naming `path` and the offset.
+pub fn read_manifest_records(
+    data: &[u8],
+    path: &Path,
+) -> Result<(Vec<ManifestRecord>, Option<String>)> {
+    let mut records = Vec::new();
     let mut pos = 0;
-    let mut records = 0usize;
     while pos < data.len() {
         let (payload, end) = match frame_at(data, pos) {
             Ok(r) => r,
             Err(bad) if is_torn_tail(data, pos, &bad, path) => {
-                log::warn!(
-                    "ignoring torn final record at offset {pos} of {} ({}, {} bytes)",
+                let note = format!(
+                    "torn final record at offset {pos} of {} ({}, {} bytes) ignored",
                     path.display(),
                     bad.detail,
                     data.len() - pos
                 );
-                break;
+                return Ok((records, Some(note)));
             }
             Err(bad) => return Err(Error::corruption(path, pos as u64, bad.detail)),
         };
         let edit = VersionEdit::decode(payload, path, (pos + RECORD_HEADER_LEN) as u64)?;
-        state.apply(&edit).map_err(|e| {
-            Error::corruption(path, pos as u64, format!("edit cannot be applied: {e}"))
-        })?;
-        records += 1;
+        records.push(ManifestRecord {
+            offset: pos as u64,
+            edit,
+        });
         pos = end;
     }
-    if records == 0 {
+    Ok((records, None))
+}
+
+/// Replays every record of a manifest's bytes.
+fn replay(data: &[u8], path: &Path) -> Result<ManifestState> {
+    let (records, torn) = read_manifest_records(data, path)?;
+    if let Some(note) = torn {
+        log::warn!("{note}");
+    }
+    if records.is_empty() {
         return Err(Error::corruption(
             path,
             0,
             "manifest holds no complete record",
         ));
+    }
+    let mut state = ManifestState::default();
+    for r in &records {
+        state.apply(&r.edit).map_err(|e| {
+            Error::corruption(path, r.offset, format!("edit cannot be applied: {e}"))
+        })?;
     }
     Ok(state)
 }

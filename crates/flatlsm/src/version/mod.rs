@@ -25,7 +25,8 @@ mod tests;
 
 pub use edit::{FileMeta, VersionEdit, VlogMeta};
 pub use manifest::{
-    manifest_file_name, parse_manifest_file_name, Manifest, ManifestState, CURRENT_FILE_NAME,
+    current_manifest_path, manifest_file_name, parse_manifest_file_name, read_manifest_records,
+    Manifest, ManifestRecord, ManifestState, CURRENT_FILE_NAME,
 };
 pub use version::Version;
 

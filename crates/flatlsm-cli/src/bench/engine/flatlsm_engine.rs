@@ -70,18 +70,28 @@ impl Engine for FlatLsmEngine {
         limit: u64,
         visit: &mut dyn FnMut(usize),
     ) -> Result<u64, String> {
-        if dir == Direction::Reverse {
-            return Err("readreverse needs reverse iteration (not in this build)".into());
+        let db = self.db()?;
+        let opts = ReadOptions::default();
+        // `range` returns an iterator already positioned at its lower bound, so a forward scan
+        // from `k` costs exactly one seek (seekrandom and YCSB E time that seek).
+        let mut it = match start {
+            Some(k) if dir == Direction::Forward => db.range(&opts, Some(k), None),
+            _ => db.iter(&opts),
         }
-        let mut it = self
-            .db()?
-            .range(&ReadOptions::default(), start, None)
-            .map_err(err)?;
+        .map_err(err)?;
+        match (start, dir) {
+            (_, Direction::Forward) => {}
+            (Some(k), Direction::Reverse) => it.seek_for_prev(k),
+            (None, Direction::Reverse) => it.seek_to_last(),
+        }
         let mut n = 0;
         while n < limit && it.valid() {
             visit(it.key().len() + it.value().len());
             n += 1;
-            it.advance();
+            match dir {
+                Direction::Forward => it.advance(),
+                Direction::Reverse => it.prev(),
+            }
         }
         it.status().map_err(err)?;
         Ok(n)

@@ -1,0 +1,8 @@
+//! The database subcommands of the `flatlsm` tool (one file per family).
+
+pub mod check;
+pub mod dump;
+pub mod keys;
+pub mod maintenance;
+pub mod scan;
+pub mod stats;

@@ -1,0 +1,112 @@
+//! `scan`: prints keys and values in key order, over a range or a prefix, up to a limit.
+
+use crate::db_args::{DbArgs, Encoding};
+use flatlsm::ReadOptions;
+use std::io::Write;
+
+/// Flags of `flatlsm scan`.
+#[derive(clap::Args, Debug)]
+pub struct ScanArgs {
+    #[command(flatten)]
+    db: DbArgs,
+    #[command(flatten)]
+    enc: Encoding,
+    /// First key (inclusive).
+    #[arg(long)]
+    from: Option<String>,
+    /// End key (exclusive).
+    #[arg(long)]
+    to: Option<String>,
+    /// Only keys starting with this prefix (combined with --from/--to).
+    #[arg(long)]
+    prefix: Option<String>,
+    /// Print at most this many entries.
+    #[arg(long)]
+    limit: Option<u64>,
+    /// Print only the keys.
+    #[arg(long = "keys-only")]
+    keys_only: bool,
+}
+
+/// The smallest key greater than every key starting with `prefix` (`None`: no upper bound).
+pub fn prefix_successor(prefix: &[u8]) -> Option<Vec<u8>> {
+    let mut end = prefix.to_vec();
+    while let Some(last) = end.pop() {
+        if last < 0xff {
+            end.push(last + 1);
+            return Some(end);
+        }
+    }
+    None
+}
+
+/// Bounds of the scan: the intersection of `[from, to)` and the prefix range.
+/// A lower (inclusive) and an upper (exclusive) key bound; `None` is unbounded.
+type Bounds = (Option<Vec<u8>>, Option<Vec<u8>>);
+
+fn bounds(a: &ScanArgs) -> Result<Bounds, String> {
+    let mut lower = a
+        .from
+        .as_deref()
+        .map(|k| a.enc.decode("--from", k))
+        .transpose()?;
+    let mut upper =
+        a.to.as_deref()
+            .map(|k| a.enc.decode("--to", k))
+            .transpose()?;
+    if let Some(p) = a.prefix.as_deref() {
+        let p = a.enc.decode("--prefix", p)?;
+        if lower.as_ref().is_none_or(|l| *l < p) {
+            lower = Some(p.clone());
+        }
+        if let Some(end) = prefix_successor(&p) {
+            if upper.as_ref().is_none_or(|u| *u > end) {
+                upper = Some(end);
+            }
+        }
+    }
+    Ok((lower, upper))
+}
+
+/// Prints `key => value` lines (or keys only), then a count on stderr.
+pub fn scan(a: ScanArgs) -> Result<(), String> {
+    let (lower, upper) = bounds(&a)?;
+    let db = a.db.open()?;
+    let it = db
+        .range(&ReadOptions::default(), lower.as_deref(), upper.as_deref())
+        .map_err(|e| e.to_string())?;
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    let mut n = 0u64;
+    for entry in it {
+        if a.limit.is_some_and(|l| n >= l) {
+            break;
+        }
+        let (k, v) = entry.map_err(|e| e.to_string())?;
+        let line = if a.keys_only {
+            a.enc.encode(&k)
+        } else {
+            format!("{} => {}", a.enc.encode(&k), a.enc.encode(&v))
+        };
+        if writeln!(out, "{line}").is_err() {
+            return Ok(()); // The reader went away (e.g. `| head`).
+        }
+        n += 1;
+    }
+    let _ = out.flush();
+    eprintln!("{n} entries");
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::prefix_successor;
+
+    #[test]
+    fn prefix_successor_carries_over_0xff_bytes() {
+        assert_eq!(prefix_successor(b"ab"), Some(b"ac".to_vec()));
+        assert_eq!(prefix_successor(b"a\xff"), Some(b"b".to_vec()));
+        assert_eq!(prefix_successor(b"\xff\xff"), None);
+        assert_eq!(prefix_successor(b""), None);
+    }
+}

@@ -1,0 +1,113 @@
+//! `stats`: the shape of the tree (PMTables, levels, value logs and their garbage) and the
+//! engine's counters, for people or as JSON.
+
+use crate::db_args::DbArgs;
+use flatlsm::Stats;
+use serde_json::{json, Value};
+
+/// Flags of `flatlsm stats`.
+#[derive(clap::Args, Debug)]
+pub struct StatsArgs {
+    #[command(flatten)]
+    db: DbArgs,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Prints the statistics of the database.
+pub fn stats(a: StatsArgs) -> Result<(), String> {
+    let db = a.db.open()?;
+    let s = db.stats();
+    if a.json {
+        let text = serde_json::to_string_pretty(&to_json(&s)).map_err(|e| e.to_string())?;
+        crate::emit(&text);
+    } else {
+        crate::emit(human(&s).trim_end());
+    }
+    db.close().map_err(|e| e.to_string())
+}
+
+fn garbage_bytes(s: &Stats) -> u64 {
+    s.vlogs
+        .iter()
+        .map(|v| v.total_bytes - v.live_bytes.min(v.total_bytes))
+        .sum()
+}
+
+/// The statistics as a JSON object (field names are stable; sizes in bytes).
+pub fn to_json(s: &Stats) -> Value {
+    let levels: Vec<Value> = s
+        .levels
+        .iter()
+        .enumerate()
+        .skip(1)
+        .map(|(i, l)| json!({"level": i, "files": l.files, "bytes": l.bytes}))
+        .collect();
+    let vlogs: Vec<Value> = s
+        .vlogs
+        .iter()
+        .map(|v| json!({"number": v.number, "total_bytes": v.total_bytes, "live_bytes": v.live_bytes}))
+        .collect();
+    json!({
+        "pm_mode": s.pm_mode.map(|m| m.to_string()),
+        "pmtables": {"count": s.pmtables, "bytes": s.pmtable_bytes},
+        "levels": levels,
+        "value_logs": {"files": vlogs, "garbage_bytes": garbage_bytes(s)},
+        "last_sequence": s.last_sequence,
+        "since_open": {
+            "user_bytes": s.user_bytes,
+            "user_writes": s.user_writes,
+            "pm_bytes_written": s.pm_bytes_written,
+            "pm_gc_bytes": s.pm_gc_bytes,
+            "ssd_bytes_written": s.ssd_bytes_written(),
+            "write_amplification": s.write_amplification(),
+            "stall_micros": s.stall_micros,
+            "flushes": s.flushes,
+            "compactions": s.compactions,
+            "vlog_gcs": s.vlog_gcs,
+            "pmtable_gcs": s.pmtable_gcs,
+        },
+        "background_error": s.background_error,
+    })
+}
+
+fn human(s: &Stats) -> String {
+    let mut out = String::new();
+    let mode = s.pm_mode.map(|m| m.to_string()).unwrap_or_default();
+    out += &format!("PM mode:        {mode}\n");
+    out += &format!(
+        "PMTables:       {} ({} bytes of PM Log)\n",
+        s.pmtables, s.pmtable_bytes
+    );
+    for (i, l) in s.levels.iter().enumerate().skip(1) {
+        let label = if i == 1 {
+            "L1 (Ordered):".to_string()
+        } else {
+            format!("L{i}:")
+        };
+        out += &format!("{label:<16}{} files, {} bytes\n", l.files, l.bytes);
+    }
+    let total: u64 = s.vlogs.iter().map(|v| v.total_bytes).sum();
+    let garbage = garbage_bytes(s);
+    let pct = if total == 0 {
+        0.0
+    } else {
+        100.0 * garbage as f64 / total as f64
+    };
+    out += &format!(
+        "value logs:     {} files, {total} bytes, {garbage} garbage ({pct:.1}%)\n",
+        s.vlogs.len()
+    );
+    out += &format!("last sequence:  {}\n", s.last_sequence);
+    out += &format!(
+        "since open:     {} user bytes, write amplification {:.3}, stalls {} us\n",
+        s.user_bytes,
+        s.write_amplification(),
+        s.stall_micros
+    );
+    if let Some(e) = &s.background_error {
+        out += &format!("background error: {e}\n");
+    }
+    out
+}

@@ -1,0 +1,108 @@
+//! The flags every database command shares (`--db`, `--pm-path`, ...), and how the CLI opens a
+//! database: never creating one unless asked, and with one-line errors saying what to do.
+
+use crate::parse_pm_mode;
+use flatlsm::{Db, Options};
+use std::path::{Path, PathBuf};
+
+/// Where the database lives and how to open it.
+#[derive(clap::Args, Clone, Debug)]
+pub struct DbArgs {
+    /// Database directory.
+    #[arg(long)]
+    pub db: PathBuf,
+    /// PM directory (default: <db>/pm). Must be the one the database was created with.
+    #[arg(long = "pm-path", alias = "pm_path")]
+    pub pm_path: Option<PathBuf>,
+    /// PM mode: auto, msync or emulated (DRAM; lost at reboot).
+    #[arg(long = "pm-mode", alias = "pm_mode", default_value = "auto")]
+    pub pm_mode: String,
+    /// Create the database if it does not exist.
+    #[arg(long = "create-if-missing")]
+    pub create_if_missing: bool,
+    /// Open even though the PM directory lost its contents, accepting the loss of the writes
+    /// that were only in PM (e.g. emulated PM after a reboot).
+    #[arg(long = "allow-missing-pm")]
+    pub allow_missing_pm: bool,
+}
+
+impl DbArgs {
+    /// The PM directory these flags select.
+    pub fn pm_dir(&self) -> PathBuf {
+        self.pm_path.clone().unwrap_or_else(|| self.db.join("pm"))
+    }
+
+    fn options(&self) -> Result<Options, String> {
+        Ok(Options {
+            pm_path: self.pm_path.clone(),
+            pm_mode: parse_pm_mode(&self.pm_mode)?,
+            create_if_missing: self.create_if_missing,
+            allow_missing_pm: self.allow_missing_pm,
+            ..Options::default()
+        })
+    }
+
+    /// Opens the database; a missing directory is refused unless `--create-if-missing`.
+    pub fn open(&self) -> Result<Db, String> {
+        if !self.create_if_missing {
+            require_database(&self.db)?;
+        }
+        Db::open(&self.db, self.options()?).map_err(|e| e.to_string())
+    }
+}
+
+/// A one-line error unless `db` is an existing FlatLSM database directory.
+pub fn require_database(db: &Path) -> Result<(), String> {
+    if !db.exists() {
+        return Err(format!(
+            "database {} does not exist (to create it, pass --create-if-missing to put)",
+            db.display()
+        ));
+    }
+    if !db.is_dir() {
+        return Err(format!("{} is not a directory", db.display()));
+    }
+    if !db.join("CURRENT").exists() {
+        return Err(format!(
+            "{} is not a FlatLSM database (no CURRENT file); check the --db path",
+            db.display()
+        ));
+    }
+    Ok(())
+}
+
+/// How keys and values are given on the command line and printed.
+#[derive(clap::Args, Clone, Copy, Debug)]
+pub struct Encoding {
+    /// Keys and values are given and printed in hexadecimal.
+    #[arg(long)]
+    pub hex: bool,
+}
+
+impl Encoding {
+    /// Decodes a key or value given on the command line.
+    pub fn decode(self, what: &str, s: &str) -> Result<Vec<u8>, String> {
+        if !self.hex {
+            return Ok(s.as_bytes().to_vec());
+        }
+        if !s.len().is_multiple_of(2) {
+            return Err(format!("{what} {s:?} is not hex: odd number of digits"));
+        }
+        (0..s.len())
+            .step_by(2)
+            .map(|i| {
+                u8::from_str_radix(&s[i..i + 2], 16)
+                    .map_err(|_| format!("{what} {s:?} is not hex: bad digits at {i}"))
+            })
+            .collect()
+    }
+
+    /// Renders bytes for output: hex, or text with non-printable bytes as `\xNN`.
+    pub fn encode(self, b: &[u8]) -> String {
+        if self.hex {
+            flatlsm::inspect::hex_bytes(b)
+        } else {
+            flatlsm::inspect::escape_bytes(b)
+        }
+    }
+}

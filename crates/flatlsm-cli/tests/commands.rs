@@ -1,0 +1,338 @@
+//! End-to-end runs of the database subcommands of `flatlsm`, including every refusal: a missing
+//! database, a directory that is not one, a locked database, a PM directory that is not the
+//! database's (each: one-line message, exit code 1, nothing modified), and `check` finding
+//! planted damage.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+struct Out {
+    ok: bool,
+    stdout: String,
+    stderr: String,
+}
+
+fn flatlsm(args: &[&str]) -> Out {
+    let o = Command::new(env!("CARGO_BIN_EXE_flatlsm"))
+        .args(args)
+        .output()
+        .unwrap();
+    Out {
+        ok: o.status.success(),
+        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+    }
+}
+
+fn ok(args: &[&str]) -> String {
+    let o = flatlsm(args);
+    assert!(o.ok, "flatlsm {args:?} failed:\n{}\n{}", o.stdout, o.stderr);
+    o.stdout
+}
+
+/// A refusal: exit code 1 and one line on stderr containing `needle`.
+fn refused(args: &[&str], needle: &str) {
+    let o = flatlsm(args);
+    assert!(!o.ok, "flatlsm {args:?} should fail:\n{}", o.stdout);
+    assert_eq!(
+        o.stderr.trim_end().lines().count(),
+        1,
+        "one line: {}",
+        o.stderr
+    );
+    assert!(
+        o.stderr.starts_with("flatlsm: ") && o.stderr.contains(needle),
+        "{}",
+        o.stderr
+    );
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// Paths and modification times below `dir`, to show a refused command changed nothing.
+fn snapshot(dir: &Path) -> BTreeMap<PathBuf, (u64, std::time::SystemTime)> {
+    let mut out = BTreeMap::new();
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return out;
+    };
+    for e in rd.flatten() {
+        let m = e.metadata().unwrap();
+        out.insert(e.path(), (m.len(), m.modified().unwrap()));
+        if m.is_dir() {
+            out.extend(snapshot(&e.path()));
+        }
+    }
+    out
+}
+
+/// A database with keys a0..a9 (small values) and b0..b4 (600-byte values).
+fn small_db(dir: &Path) -> PathBuf {
+    let db = dir.join("db");
+    ok(&["put", "--db", s(&db), "--create-if-missing", "a0", "v0"]);
+    let d = flatlsm::Db::open(&db, flatlsm::Options::default()).unwrap();
+    let w = flatlsm::WriteOptions::default();
+    for i in 1..10 {
+        d.put(&w, format!("a{i}").as_bytes(), format!("v{i}").as_bytes())
+            .unwrap();
+    }
+    for i in 0..5 {
+        d.put(&w, format!("b{i}").as_bytes(), &[b'x'; 600]).unwrap();
+    }
+    d.close().unwrap();
+    db
+}
+
+#[test]
+fn put_get_delete_round_trip_in_text_and_hex() {
+    let t = tempfile::tempdir().unwrap();
+    let db = small_db(t.path());
+    let db = s(&db);
+    assert_eq!(ok(&["get", "--db", db, "a3"]).trim(), "v3");
+    ok(&["put", "--db", db, "--hex", "00ff", "cafe"]);
+    assert_eq!(ok(&["get", "--db", db, "--hex", "00ff"]).trim(), "cafe");
+    ok(&["delete", "--db", db, "a3"]);
+    refused(&["get", "--db", db, "a3"], "not found");
+    refused(&["get", "--db", db, "--hex", "0g"], "is not hex");
+}
+
+#[test]
+fn scan_honours_range_prefix_limit_and_keys_only() {
+    let t = tempfile::tempdir().unwrap();
+    let db = small_db(t.path());
+    let db = s(&db);
+    let all = ok(&["scan", "--db", db]);
+    assert_eq!(all.lines().count(), 15, "{all}");
+    assert_eq!(all.lines().next().unwrap(), "a0 => v0");
+    let range = ok(&["scan", "--db", db, "--from", "a2", "--to", "a5"]);
+    assert_eq!(range, "a2 => v2\na3 => v3\na4 => v4\n");
+    let prefix = ok(&[
+        "scan",
+        "--db",
+        db,
+        "--prefix",
+        "b",
+        "--limit",
+        "2",
+        "--keys-only",
+    ]);
+    assert_eq!(prefix, "b0\nb1\n");
+    let hex = ok(&["scan", "--db", db, "--hex", "--prefix", "6130"]);
+    assert_eq!(hex, "6130 => 7630\n");
+}
+
+#[test]
+fn stats_prints_levels_and_json_after_flush_and_compact() {
+    let t = tempfile::tempdir().unwrap();
+    let db = small_db(t.path());
+    let db = s(&db);
+    assert!(ok(&["flush", "--db", db]).contains("flushed"));
+    assert!(ok(&["compact", "--db", db]).contains("L2 "));
+    let human = ok(&["stats", "--db", db]);
+    for field in [
+        "PM mode:",
+        "PMTables:",
+        "L1 (Ordered):",
+        "L2:",
+        "value logs:",
+        "write amplification",
+    ] {
+        assert!(human.contains(field), "{field} missing in {human}");
+    }
+    let json: serde_json::Value =
+        serde_json::from_str(&ok(&["stats", "--db", db, "--json"])).unwrap();
+    let l2 = &json["levels"][1];
+    assert_eq!(l2["level"], 2);
+    assert!(l2["files"].as_u64().unwrap() >= 1, "{json}");
+    assert!(
+        !json["value_logs"]["files"].as_array().unwrap().is_empty(),
+        "{json}"
+    );
+    assert_eq!(
+        ok(&["get", "--db", db, "a7"]).trim(),
+        "v7",
+        "data survives flush and compact"
+    );
+}
+
+#[test]
+fn dump_prints_sst_pm_log_manifest_and_current() {
+    let t = tempfile::tempdir().unwrap();
+    let db = small_db(t.path());
+    ok(&["flush", "--db", s(&db)]);
+    ok(&["put", "--db", s(&db), "late", "in-pm"]);
+    let find = |dir: &Path, suffix: &str| -> PathBuf {
+        std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|p| {
+                p.to_str().unwrap().ends_with(suffix)
+                    || p.file_name().unwrap().to_str().unwrap().starts_with(suffix)
+            })
+            .unwrap_or_else(|| panic!("no {suffix} in {dir:?}"))
+    };
+    let sst: String = std::fs::read_dir(&db)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "sst"))
+        .map(|p| ok(&["dump", s(&p)]))
+        .collect();
+    assert!(sst.contains("'a5' @ ") && sst.contains("=> 'v5'"), "{sst}");
+    assert!(sst.contains("-> vlog "), "large values are pointers: {sst}");
+    let pm = std::fs::read_dir(db.join("pm"))
+        .unwrap()
+        .map(|e| e.unwrap().path());
+    let dumps: String = pm
+        .filter(|p| p.extension().is_some_and(|e| e == "pmlog"))
+        .map(|p| ok(&["dump", s(&p)]))
+        .collect();
+    assert!(
+        dumps.contains("'late' @ ") && dumps.contains("'in-pm'"),
+        "{dumps}"
+    );
+    assert!(ok(&["dump", s(&find(&db, "MANIFEST-"))]).contains("add L1 SST"));
+    assert!(ok(&["dump", s(&db.join("CURRENT"))]).contains("MANIFEST-"));
+    assert!(
+        ok(&["dump", "--hex", s(&find(&db, ".vlog"))]).contains("6234"),
+        "hex of b4"
+    );
+    refused(
+        &["dump", s(&t.path().join("missing.sst"))],
+        "does not exist",
+    );
+}
+
+#[test]
+fn check_passes_then_finds_a_planted_corruption_with_file_and_offset() {
+    let t = tempfile::tempdir().unwrap();
+    let db = small_db(t.path());
+    ok(&["flush", "--db", s(&db)]);
+    assert!(ok(&["check", "--db", s(&db)]).contains(": OK"));
+    let sst = std::fs::read_dir(&db)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "sst"))
+        .unwrap();
+    let mut bytes = std::fs::read(&sst).unwrap();
+    bytes[5] ^= 0xff;
+    std::fs::write(&sst, bytes).unwrap();
+    let o = flatlsm(&["check", "--db", s(&db)]);
+    assert!(!o.ok);
+    let line = o
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("problem: "))
+        .expect(&o.stdout);
+    assert!(line.contains(s(&sst)) && line.contains("offset "), "{line}");
+    assert!(o.stderr.contains("problem(s) found"), "{}", o.stderr);
+}
+
+#[test]
+fn missing_database_is_refused_and_not_created() {
+    let t = tempfile::tempdir().unwrap();
+    let db = t.path().join("nope");
+    for cmd in ["get", "delete"] {
+        refused(&[cmd, "--db", s(&db), "k"], "does not exist");
+    }
+    for cmd in ["scan", "stats", "check", "flush", "compact"] {
+        refused(&[cmd, "--db", s(&db)], "does not exist");
+    }
+    refused(&["put", "--db", s(&db), "k", "v"], "--create-if-missing");
+    assert!(!db.exists());
+}
+
+#[test]
+fn directory_that_is_not_a_database_is_refused_and_untouched() {
+    let t = tempfile::tempdir().unwrap();
+    std::fs::write(t.path().join("photo.jpg"), b"not a db").unwrap();
+    let before = snapshot(t.path());
+    refused(
+        &["get", "--db", s(t.path()), "k"],
+        "is not a FlatLSM database",
+    );
+    refused(&["check", "--db", s(t.path())], "is not a FlatLSM database");
+    refused(
+        &["put", "--db", s(t.path()), "--create-if-missing", "k", "v"],
+        "is not a FlatLSM database",
+    );
+    assert_eq!(snapshot(t.path()), before);
+}
+
+#[test]
+fn locked_database_is_refused_while_another_handle_has_it_open() {
+    let t = tempfile::tempdir().unwrap();
+    let db = small_db(t.path());
+    let holder = flatlsm::Db::open(&db, flatlsm::Options::default()).unwrap();
+    let before = snapshot(&db);
+    refused(&["get", "--db", s(&db), "a1"], "locked by another process");
+    refused(&["check", "--db", s(&db)], "locked by another process");
+    assert_eq!(snapshot(&db), before);
+    drop(holder);
+    assert_eq!(ok(&["get", "--db", s(&db), "a1"]).trim(), "v1");
+}
+
+#[test]
+fn pm_directory_of_another_database_or_an_empty_one_is_refused() {
+    let t = tempfile::tempdir().unwrap();
+    let (a, b) = (t.path().join("a"), t.path().join("b"));
+    let (pm_a, pm_b) = (t.path().join("pm-a"), t.path().join("pm-b"));
+    ok(&[
+        "put",
+        "--db",
+        s(&a),
+        "--pm-path",
+        s(&pm_a),
+        "--create-if-missing",
+        "k",
+        "a",
+    ]);
+    ok(&[
+        "put",
+        "--db",
+        s(&b),
+        "--pm-path",
+        s(&pm_b),
+        "--create-if-missing",
+        "k",
+        "b",
+    ]);
+    let before = snapshot(t.path());
+    refused(
+        &["get", "--db", s(&a), "--pm-path", s(&pm_b), "k"],
+        "belongs to another FlatLSM database",
+    );
+    refused(&["get", "--db", s(&a), "k"], "is not the PM directory of");
+    assert_eq!(snapshot(t.path()), before, "nothing modified");
+    let o = flatlsm(&["check", "--db", s(&a), "--pm-path", s(&pm_b)]);
+    assert!(
+        !o.ok && o.stdout.contains("another database's PM directory"),
+        "{}",
+        o.stdout
+    );
+    assert_eq!(
+        ok(&["get", "--db", s(&a), "--pm-path", s(&pm_a), "k"]).trim(),
+        "a"
+    );
+}
+
+#[test]
+fn every_subcommand_has_help() {
+    for cmd in [
+        "put",
+        "get",
+        "delete",
+        "scan",
+        "stats",
+        "check",
+        "dump",
+        "compact",
+        "flush",
+        "bench",
+        "crashtest",
+    ] {
+        let out = ok(&[cmd, "--help"]);
+        assert!(out.contains("Usage: flatlsm "), "{cmd}: {out}");
+    }
+}

@@ -1,0 +1,240 @@
+//! `dump`: prints one database file record by record (an SST, a PM Log, a manifest, a value log
+//! or `CURRENT`), as LevelDB's `leveldbutil dump` does. The file kind comes from its name.
+
+use super::{escape_bytes, hex_bytes, FileKind};
+use crate::error::{Error, IoContext, Result};
+use crate::fs::{FileSystem, OsFileSystem};
+use crate::iter::InternalIterator;
+use crate::pmtable::log::{decode_entry, decode_header, PM_LOG_HEADER_LEN};
+use crate::sst::Table;
+use crate::types::{parse_internal_key, ValueKind, ValuePointer};
+use crate::version::{read_manifest_records, VersionEdit};
+use crate::vlog::VlogReader;
+use std::io::Write;
+use std::path::Path;
+
+/// How keys and values are printed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum DumpFormat {
+    /// Printable ASCII as is, other bytes as `\xNN`.
+    #[default]
+    Text,
+    /// Lowercase hexadecimal.
+    Hex,
+}
+
+impl DumpFormat {
+    fn bytes(self, b: &[u8]) -> String {
+        match self {
+            DumpFormat::Text => format!("'{}'", escape_bytes(b)),
+            DumpFormat::Hex => hex_bytes(b),
+        }
+    }
+}
+
+/// Prints every record of the file at `path` to `out`; returns the number of records printed.
+/// A damaged record stops the dump with [`Error::Corruption`] naming the file and offset (the
+/// records before it are already printed).
+pub fn dump_file(path: &Path, format: DumpFormat, out: &mut dyn Write) -> Result<u64> {
+    let kind = FileKind::of(path).ok_or_else(|| {
+        Error::InvalidArgument(format!(
+            "{}: not a FlatLSM file name (expected NNNNNN.sst, NNNNNN.vlog, NNNNNN.pmlog, \
+             MANIFEST-NNNNNN or CURRENT)",
+            path.display()
+        ))
+    })?;
+    let mut d = Dumper { out, format, path };
+    match kind {
+        FileKind::Sst(n) => d.sst(n),
+        FileKind::Vlog(n) => d.vlog(n),
+        FileKind::PmLog(_) => d.pm_log(),
+        FileKind::Manifest(_) => d.manifest(),
+        FileKind::Current => d.current(),
+    }
+}
+
+struct Dumper<'a> {
+    out: &'a mut dyn Write,
+    format: DumpFormat,
+    path: &'a Path,
+}
+
+impl Dumper<'_> {
+    fn line(&mut self, text: &str) -> Result<()> {
+        writeln!(self.out, "{text}").context(|| "writing the dump".to_string())
+    }
+
+    fn read_all(&self) -> Result<Vec<u8>> {
+        OsFileSystem
+            .read_all(self.path)
+            .context(|| format!("reading {}", self.path.display()))
+    }
+
+    /// A value as stored: inline bytes, a value-log pointer, or nothing for a deletion.
+    fn stored_value(&self, kind: ValueKind, value: &[u8]) -> String {
+        match kind {
+            ValueKind::Deletion => "(deleted)".to_string(),
+            ValueKind::Value => self.format.bytes(value),
+            ValueKind::ValuePointer => match ValuePointer::decode(value) {
+                Some(p) => format!(
+                    "-> vlog {} offset {} value_len {} record_len {}",
+                    p.file_number, p.offset, p.value_len, p.record_len
+                ),
+                None => format!("(bad value pointer {})", hex_bytes(value)),
+            },
+        }
+    }
+
+    fn sst(&mut self, number: u64) -> Result<u64> {
+        let fs = OsFileSystem;
+        let file = fs
+            .open(self.path)
+            .context(|| format!("opening {}", self.path.display()))?;
+        let size = file
+            .size()
+            .context(|| format!("reading the size of {}", self.path.display()))?;
+        let table = Table::open(file, self.path.to_path_buf(), number, size, None)?;
+        self.line(&format!(
+            "SST {} ({size} bytes, {} entries)",
+            self.path.display(),
+            table.num_entries()
+        ))?;
+        let mut it = table.iter();
+        it.seek_to_first();
+        let mut n = 0;
+        while it.valid() {
+            let text = match parse_internal_key(it.key()) {
+                Some(k) => format!(
+                    "{} @ {} : {:?} => {}",
+                    self.format.bytes(k.user_key),
+                    k.seq,
+                    k.kind,
+                    self.stored_value(k.kind, it.value())
+                ),
+                None => format!("(bad internal key {})", hex_bytes(it.key())),
+            };
+            self.line(&text)?;
+            n += 1;
+            it.next();
+        }
+        it.status()?;
+        Ok(n)
+    }
+
+    fn vlog(&mut self, number: u64) -> Result<u64> {
+        let dir = self.path.parent().unwrap_or(Path::new("."));
+        let reader = VlogReader::open(&OsFileSystem, dir, number)?;
+        self.line(&format!("value log {}", self.path.display()))?;
+        let mut lines = Vec::new();
+        let format = self.format;
+        let result = reader.for_each_record(|ptr, key, value| {
+            lines.push(format!(
+                "@{} {} => {} ({} bytes)",
+                ptr.offset,
+                format.bytes(key),
+                format.bytes(value),
+                value.len()
+            ));
+            Ok(())
+        });
+        for l in &lines {
+            self.line(l)?;
+        }
+        result.map(|()| lines.len() as u64)
+    }
+
+    fn pm_log(&mut self) -> Result<u64> {
+        let data = self.read_all()?;
+        let h = decode_header(&data, self.path)?;
+        self.line(&format!(
+            "PM log {} (number {}, file_size {}, used_size {}, replaces {}, gc_complete {})",
+            self.path.display(),
+            h.number,
+            h.file_size,
+            h.used_size,
+            h.replaces,
+            h.gc_complete
+        ))?;
+        let used = (h.used_size as usize).min(data.len());
+        let mut pos = PM_LOG_HEADER_LEN;
+        let mut n = 0;
+        while pos < used {
+            let (e, len) = decode_entry(&data[pos..used], pos as u64, self.path)?;
+            let text = format!(
+                "@{pos} {} @ {} : {:?} => {}",
+                self.format.bytes(e.key),
+                e.seq,
+                e.kind,
+                self.stored_value(e.kind, e.value)
+            );
+            self.line(&text)?;
+            n += 1;
+            pos += len;
+        }
+        Ok(n)
+    }
+
+    fn manifest(&mut self) -> Result<u64> {
+        let data = self.read_all()?;
+        let (records, torn) = read_manifest_records(&data, self.path)?;
+        self.line(&format!("manifest {}", self.path.display()))?;
+        for r in &records {
+            self.line(&format!("@{}", r.offset))?;
+            for l in describe_edit(&r.edit, self.format) {
+                self.line(&format!("  {l}"))?;
+            }
+        }
+        if let Some(note) = torn {
+            self.line(&format!("({note})"))?;
+        }
+        Ok(records.len() as u64)
+    }
+
+    fn current(&mut self) -> Result<u64> {
+        let data = self.read_all()?;
+        self.line(&format!("CURRENT: {}", escape_bytes(&data)))?;
+        Ok(1)
+    }
+}
+
+/// One line per field an edit sets.
+fn describe_edit(e: &VersionEdit, format: DumpFormat) -> Vec<String> {
+    let mut lines = Vec::new();
+    if let Some(n) = e.next_file_number {
+        lines.push(format!("next_file_number {n}"));
+    }
+    if let Some(s) = e.last_sequence {
+        lines.push(format!("last_sequence {s}"));
+    }
+    if let Some(p) = e.min_unflushed_pmlog {
+        lines.push(format!("min_unflushed_pmlog {p}"));
+    }
+    for (level, number) in &e.deleted_files {
+        lines.push(format!("delete L{level} SST {number}"));
+    }
+    let key = |k: &[u8]| match parse_internal_key(k) {
+        Some(p) => format!("{} @ {}", format.bytes(p.user_key), p.seq),
+        None => hex_bytes(k),
+    };
+    for (level, f) in &e.new_files {
+        lines.push(format!(
+            "add L{level} SST {} ({} bytes, {} entries) [{} .. {}] vlog refs {:?}",
+            f.number,
+            f.file_size,
+            f.num_entries,
+            key(&f.smallest),
+            key(&f.largest),
+            f.vlog_refs
+        ));
+    }
+    for v in &e.new_vlogs {
+        lines.push(format!(
+            "add value log {} ({} bytes)",
+            v.number, v.total_bytes
+        ));
+    }
+    for v in &e.deleted_vlogs {
+        lines.push(format!("delete value log {v}"));
+    }
+    lines
+}

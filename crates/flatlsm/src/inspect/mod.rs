@@ -1,0 +1,68 @@
+//! Offline inspection of a database's files, for the `flatlsm check` and `flatlsm dump`
+//! commands (the roles of LevelDB's `leveldbutil` and RocksDB's `sst_dump`/`ldb`).
+//!
+//! Everything here only reads: no file is created, changed or removed. Callers that inspect a
+//! live database should hold its `LOCK` (the CLI does) so files do not change underneath.
+
+mod check;
+mod dump;
+
+pub use check::{check_database, CheckReport, Problem};
+pub use dump::{dump_file, DumpFormat};
+
+use crate::pmtable::log::parse_log_file_name;
+use crate::sst::parse_sst_file_name;
+use crate::version::{parse_manifest_file_name, CURRENT_FILE_NAME};
+use crate::vlog::parse_vlog_file_name;
+use std::path::Path;
+
+/// What a database file is, judged by its name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FileKind {
+    /// An SSTable (`NNNNNN.sst`).
+    Sst(u64),
+    /// A value log (`NNNNNN.vlog`).
+    Vlog(u64),
+    /// A PM Log (`NNNNNN.pmlog`).
+    PmLog(u64),
+    /// A manifest (`MANIFEST-NNNNNN`).
+    Manifest(u64),
+    /// The `CURRENT` file.
+    Current,
+}
+
+impl FileKind {
+    /// The kind of the file at `path`, or `None` for a name FlatLSM does not write.
+    pub fn of(path: &Path) -> Option<FileKind> {
+        let name = path.file_name()?.to_str()?;
+        if name == CURRENT_FILE_NAME {
+            return Some(FileKind::Current);
+        }
+        parse_sst_file_name(name)
+            .map(FileKind::Sst)
+            .or_else(|| parse_vlog_file_name(name).map(FileKind::Vlog))
+            .or_else(|| parse_log_file_name(name).map(FileKind::PmLog))
+            .or_else(|| parse_manifest_file_name(name).map(FileKind::Manifest))
+    }
+}
+
+/// Renders bytes for people: printable ASCII as is, everything else as `\xNN`.
+pub fn escape_bytes(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len());
+    for &b in bytes {
+        if b.is_ascii_graphic() || b == b' ' {
+            if b == b'\\' {
+                out.push('\\');
+            }
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("\\x{b:02x}"));
+        }
+    }
+    out
+}
+
+/// Renders bytes as lowercase hexadecimal.
+pub fn hex_bytes(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}

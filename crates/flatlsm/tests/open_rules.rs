@@ -1,0 +1,176 @@
+//! Rules of opening. A database and its PM directory belong together: opening with the wrong PM directory, a
+//! missing database without `create_if_missing`, or a directory that is not a database is
+//! refused with a message that says what to do, and modifies nothing.
+
+mod common;
+
+use flatlsm::{Db, Error, Options, ReadOptions, WriteOptions};
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+fn opts(pm: &Path) -> Options {
+    let mut o = common::tiny_options(1);
+    o.pm_path = Some(pm.to_path_buf());
+    o.pm_mode = flatlsm::PmModeOption::Msync;
+    o
+}
+
+/// Every path below `dir` (files and directories), to show nothing changed.
+fn tree(dir: &Path) -> BTreeSet<PathBuf> {
+    let mut out = BTreeSet::new();
+    if let Ok(rd) = std::fs::read_dir(dir) {
+        for e in rd.flatten() {
+            out.insert(e.path());
+            if e.path().is_dir() {
+                out.extend(tree(&e.path()));
+            }
+        }
+    }
+    out
+}
+
+fn create(db: &Path, pm: &Path, keys: &[&str]) {
+    let d = Db::open(db, opts(pm)).unwrap();
+    for k in keys {
+        d.put(&WriteOptions { sync: true }, k.as_bytes(), b"v")
+            .unwrap();
+    }
+    d.close().unwrap();
+}
+
+#[test]
+fn opening_with_another_databases_pm_dir_is_refused_and_modifies_nothing() {
+    let t = tempfile::tempdir().unwrap();
+    let (a, pm_a, b, pm_b) = (
+        t.path().join("a"),
+        t.path().join("pa"),
+        t.path().join("b"),
+        t.path().join("pb"),
+    );
+    create(&a, &pm_a, &["ka"]);
+    create(&b, &pm_b, &["kb"]);
+    let before = tree(t.path());
+    let err = Db::open(&a, opts(&pm_b)).err().expect("must be refused");
+    let msg = err.to_string();
+    assert!(matches!(err, Error::InvalidState(_)), "{msg}");
+    assert!(msg.contains("belongs to another FlatLSM database"), "{msg}");
+    assert!(
+        msg.contains(&pm_a.display().to_string()),
+        "names the right PM dir: {msg}"
+    );
+    assert_eq!(tree(t.path()), before);
+    let d = Db::open(&a, opts(&pm_a)).unwrap();
+    assert_eq!(
+        d.get(&ReadOptions::default(), b"ka").unwrap(),
+        Some(b"v".to_vec())
+    );
+}
+
+#[test]
+fn opening_with_an_empty_pm_dir_is_refused_unless_allow_missing_pm() {
+    let t = tempfile::tempdir().unwrap();
+    let (db, pm, elsewhere) = (
+        t.path().join("db"),
+        t.path().join("pm"),
+        t.path().join("new-pm"),
+    );
+    let d = Db::open(&db, opts(&pm)).unwrap();
+    d.put(&WriteOptions { sync: true }, b"flushed", b"1")
+        .unwrap();
+    d.flush().unwrap();
+    d.put(&WriteOptions { sync: true }, b"only-in-pm", b"2")
+        .unwrap();
+    d.close().unwrap();
+    let before = tree(t.path());
+    let msg = Db::open(&db, opts(&elsewhere))
+        .err()
+        .expect("refused")
+        .to_string();
+    assert!(msg.contains("is not the PM directory of"), "{msg}");
+    assert!(
+        msg.contains("--pm-path") && msg.contains("allow_missing_pm"),
+        "{msg}"
+    );
+    assert_eq!(tree(t.path()), before, "nothing created or changed");
+    let mut o = opts(&elsewhere);
+    o.allow_missing_pm = true;
+    let d = Db::open(&db, o).unwrap();
+    let r = ReadOptions::default();
+    assert_eq!(d.get(&r, b"flushed").unwrap(), Some(b"1".to_vec()));
+    assert_eq!(d.get(&r, b"only-in-pm").unwrap(), None, "the accepted loss");
+    d.close().unwrap();
+    Db::open(&db, opts(&elsewhere)).expect("the new PM directory is now this database's");
+}
+
+#[test]
+fn new_database_refuses_a_pm_dir_holding_logs_of_another_database() {
+    let t = tempfile::tempdir().unwrap();
+    let (a, pm, b) = (t.path().join("a"), t.path().join("pm"), t.path().join("b"));
+    create(&a, &pm, &["ka"]);
+    let msg = Db::open(&b, opts(&pm)).err().expect("refused").to_string();
+    assert!(msg.contains("belongs to another FlatLSM database"), "{msg}");
+    assert!(!b.exists(), "the new database directory was not created");
+    // Without the identity file (a database made by an older build) the PM Logs still give it away.
+    std::fs::remove_file(pm.join("IDENTITY")).unwrap();
+    let msg = Db::open(&b, opts(&pm)).err().expect("refused").to_string();
+    assert!(msg.contains("holds PM Logs"), "{msg}");
+    assert!(!b.exists());
+}
+
+#[test]
+fn missing_database_without_create_if_missing_is_refused_and_not_created() {
+    let t = tempfile::tempdir().unwrap();
+    let db = t.path().join("nope");
+    let mut o = opts(&t.path().join("pm"));
+    o.create_if_missing = false;
+    let msg = Db::open(&db, o).err().expect("refused").to_string();
+    assert!(msg.contains("does not exist"), "{msg}");
+    assert!(tree(t.path()).is_empty());
+}
+
+#[test]
+fn directory_that_is_not_a_database_is_refused_even_without_create_if_missing() {
+    let t = tempfile::tempdir().unwrap();
+    std::fs::write(t.path().join("notes.txt"), b"mine").unwrap();
+    let before = tree(t.path());
+    for create_if_missing in [true, false] {
+        let mut o = opts(&t.path().join("pm"));
+        o.create_if_missing = create_if_missing;
+        let msg = Db::open(t.path(), o).err().expect("refused").to_string();
+        assert!(msg.contains("is not a FlatLSM database"), "{msg}");
+        assert_eq!(tree(t.path()), before);
+    }
+}
+
+#[test]
+fn second_open_of_a_locked_database_is_refused_with_what_to_do() {
+    let t = tempfile::tempdir().unwrap();
+    let (db, pm) = (t.path().join("db"), t.path().join("pm"));
+    let first = Db::open(&db, opts(&pm)).unwrap();
+    let msg = Db::open(&db, opts(&pm)).err().expect("refused").to_string();
+    assert!(
+        msg.contains("is locked by another process") && msg.contains("close it first"),
+        "{msg}"
+    );
+    drop(first);
+}
+
+/// Regression: `close` kept the LOCK until the handle was dropped, so a process could not
+/// reopen a database it had closed while the old handle was still in scope.
+#[test]
+fn close_releases_the_lock_so_the_same_process_can_reopen() {
+    let t = tempfile::tempdir().unwrap();
+    let (db, pm) = (t.path().join("db"), t.path().join("pm"));
+    let first = Db::open(&db, opts(&pm)).unwrap();
+    first.put(&WriteOptions { sync: true }, b"k", b"v").unwrap();
+    first.close().unwrap();
+    let second = Db::open(&db, opts(&pm)).expect("reopen after close");
+    assert_eq!(
+        second.get(&ReadOptions::default(), b"k").unwrap(),
+        Some(b"v".to_vec())
+    );
+    assert!(matches!(
+        first.get(&ReadOptions::default(), b"k"),
+        Err(Error::Closed)
+    ));
+}
