@@ -85,6 +85,11 @@ pub struct BenchFlags {
     /// Run the same workload on another engine and print a comparison: `rocksdb`.
     #[arg(long)]
     pub compare: Option<String>,
+    /// Keep each engine's database after a `--compare` run (default: removed after each
+    /// engine's run so three paper-scaled databases need not fit on the disk at once).
+    #[arg(long = "keep_db", default_value_t = false, num_args = 0..=1,
+          default_missing_value = "true", value_parser = parse_flag_bool)]
+    pub keep_db: bool,
     /// db_bench binary used by `--compare rocksdb` (skipped when absent).
     #[arg(long = "db_bench", default_value = "/usr/bin/db_bench")]
     pub db_bench: PathBuf,

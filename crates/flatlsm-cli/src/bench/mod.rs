@@ -61,6 +61,9 @@ fn run_in(cfg: &BenchConfig, work: &WorkDir) -> Result<(), String> {
     }
     let _ = std::fs::remove_file(&cfg.report_file);
     let mut outcomes = run_flatlsm(cfg, work)?;
+    if cfg.args.compare.is_some() && !cfg.args.keep_db {
+        remove_flatlsm_files(cfg, work)?;
+    }
     let comparison = match &cfg.args.compare {
         Some(other) => {
             let (more, summary) = compare::run(cfg, work, other, &outcomes)?;
@@ -103,6 +106,15 @@ fn run_flatlsm(cfg: &BenchConfig, work: &WorkDir) -> Result<Vec<Outcome>, String
     let outcomes = result?;
     closed?;
     Ok(outcomes)
+}
+
+/// Deletes FlatLSM's database (and PM Logs) once measured, to free the disk for the next engine.
+fn remove_flatlsm_files(cfg: &BenchConfig, work: &WorkDir) -> Result<(), String> {
+    workdir::clear_for_fresh_run(&work.db, &workdir::is_flatlsm_file)?;
+    if let Some(pm) = &cfg.pm_path {
+        workdir::clear_for_fresh_run(pm, &workdir::is_pm_file)?;
+    }
+    Ok(())
 }
 
 /// db_bench's preamble (keys, values, entries), plus this tool's extras.

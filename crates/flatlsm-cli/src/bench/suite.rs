@@ -178,7 +178,16 @@ fn reopen(engine: &mut dyn Engine) -> Result<Outcome, String> {
         hists: [(OpKind::Write, hist)].into_iter().collect(),
         ..Measured::default()
     };
-    let extra = format!(" (reopen took {:.3} s)", took.as_secs_f64());
+    let resident = engine
+        .recovery_bytes()
+        .map(|b| {
+            format!(
+                ", {:.3} GiB of PMTables recovered",
+                b as f64 / (1u64 << 30) as f64
+            )
+        })
+        .unwrap_or_default();
+    let extra = format!(" (reopen took {:.3} s{resident})", took.as_secs_f64());
     let mut o = Outcome::new(&engine.name(), "reopen", m, extra, engine.stats());
     o.reopen_seconds = Some(took.as_secs_f64());
     Ok(o)

@@ -53,6 +53,9 @@ pub fn run(
         };
         clear(&dirs.db, dirs.wal.as_ref())?;
         let (v, note) = db_bench::run(cfg, &dirs)?;
+        if !cfg.args.keep_db {
+            clear(&dirs.db, dirs.wal.as_ref())?;
+        }
         others.extend(v);
         notes.push(note);
     } else {
@@ -110,7 +113,11 @@ fn run_in_process(
     let mut engine = RocksDbEngine::open(&db, wal.as_deref(), &setup, cfg.args.sync)?;
     let result = super::suite::run_suite(cfg, &mut engine);
     engine.close()?;
-    Ok(Ok(result?))
+    let outcomes = result?;
+    if !cfg.args.keep_db {
+        clear(&db, wal.as_ref())?;
+    }
+    Ok(Ok(outcomes))
 }
 
 /// In-process RocksDB; `Ok(Err(note))` when this build has no RocksDB.

@@ -152,6 +152,10 @@ impl Engine for FlatLsmEngine {
         Ok(took)
     }
 
+    fn recovery_bytes(&self) -> Option<u64> {
+        self.db.as_ref().map(|d| d.stats().pmtable_bytes)
+    }
+
     fn close(&mut self) -> Result<(), String> {
         match self.db.take() {
             Some(db) => db.close().map_err(err),

@@ -69,6 +69,9 @@ pub trait Engine: Sync {
     fn wait_for_background_work(&self) -> Result<(), String>;
     /// Closes and reopens the database (recovery), returning how long the reopen took.
     fn reopen(&mut self) -> Result<std::time::Duration, String>;
+    /// Bytes of write buffers recovery has to make usable again (FlatLSM: PMTables on PM),
+    /// if the engine reports it.
+    fn recovery_bytes(&self) -> Option<u64>;
     /// Closes the database.
     fn close(&mut self) -> Result<(), String>;
 }

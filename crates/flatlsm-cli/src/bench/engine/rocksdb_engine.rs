@@ -191,6 +191,10 @@ impl Engine for RocksDbEngine {
         Ok(took)
     }
 
+    fn recovery_bytes(&self) -> Option<u64> {
+        None
+    }
+
     fn close(&mut self) -> Result<(), String> {
         drop(self.db.take());
         Ok(())
