@@ -72,13 +72,15 @@ pub fn is_flatlsm_file(name: &str) -> bool {
     name == "pm"
         || name == "CURRENT"
         || name == "LOCK"
+        || name == "LOG"
+        || name == "IDENTITY"
         || name.starts_with("MANIFEST")
         || matches!(ext, "sst" | "vlog" | "pmlog" | "tmp" | "log" | "dbtmp")
 }
 
-/// Names in a PM directory: PM Logs only.
+/// Names in a PM directory: PM Logs and the identity file pairing it with its database.
 pub fn is_pm_file(name: &str) -> bool {
-    name.ends_with(".pmlog") || name.ends_with(".tmp")
+    name.ends_with(".pmlog") || name.ends_with(".tmp") || name == "IDENTITY"
 }
 
 #[cfg(test)]
@@ -92,6 +94,7 @@ mod tests {
         std::fs::create_dir(&db).unwrap();
         std::fs::write(db.join("CURRENT"), "x").unwrap();
         std::fs::write(db.join("000001.sst"), "x").unwrap();
+        std::fs::write(db.join("IDENTITY"), "x").unwrap();
         clear_for_fresh_run(&db, &is_flatlsm_file).unwrap();
         assert!(!db.exists());
         std::fs::create_dir(&db).unwrap();
