@@ -174,6 +174,11 @@ fn compare_rocksdb_through_db_bench_prints_one_table() {
     );
     assert!(text.contains("[db_bench] fillrandom   : "), "{text}");
     assert!(text.contains("assertions enabled"), "{text}");
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("[db_bench] fillrandom"))
+        .unwrap();
+    assert_eq!(line.matches("MB/s").count(), 1, "{line}");
     let table = text.split("=== Comparison").nth(1).unwrap();
     assert!(table.contains("FlatLSM/db_bench"), "{table}");
     for row in [

@@ -234,13 +234,12 @@ fn outcome(
         intervals,
         ..Measured::default()
     };
-    let mut o = Outcome::new(
-        "db_bench",
-        bench,
-        measured,
-        out.messages[idx].clone(),
-        stats,
-    );
+    // The message minus the MB/s figure: the result line is rebuilt from the numbers.
+    let msg = &out.messages[idx];
+    let msg = msg
+        .split_once("MB/s")
+        .map_or(msg.as_str(), |(_, rest)| rest);
+    let mut o = Outcome::new("db_bench", bench, measured, msg.to_string(), stats);
     // The histogram with most operations stands for the benchmark (e.g. "write" for fills).
     if let Some(h) = out.histograms.iter().max_by_key(|h| h.summary.count) {
         o.latency = h.summary;
