@@ -7,7 +7,7 @@ mod rocksdb_engine;
 
 pub use flatlsm_engine::FlatLsmEngine;
 #[cfg(feature = "rocksdb")]
-pub use rocksdb_engine::RocksDbEngine;
+pub use rocksdb_engine::{RocksDbEngine, RocksDbSetup};
 
 /// Counters an engine reports after a benchmark.
 #[derive(Debug, Clone, Default, PartialEq)]
