@@ -44,36 +44,42 @@ pub fn run_suite(cfg: &BenchConfig, engine: &mut dyn Engine) -> Result<Vec<Outco
     let mut outcomes = Vec::new();
     for (i, name) in cfg.benchmarks.iter().enumerate() {
         let plan = plan(cfg, i);
-        let mut produced = Vec::new();
         if name.starts_with("ycsb") && table.is_none() {
-            let t = if cfg.args.use_existing_db {
-                ycsb_workload::Table::with_records(cfg.num)
-            } else {
-                let m = ycsb_workload::load(
-                    &*engine,
-                    plan,
-                    cfg.num,
-                    &ycsb_workload::Table::with_records(0),
-                )?;
-                produced.push(settled(&*engine, "ycsb_load", m, String::new())?);
-                ycsb_workload::Table::with_records(cfg.num)
-            };
-            table = Some(t);
-        }
-        produced.push(run_one(cfg, engine, name, plan, table.as_ref())?);
-        for o in produced {
-            print!(
-                "{}",
-                o.report(cfg.args.histogram, cfg.args.report_interval_seconds)
-            );
-            if cfg.args.statistics {
-                print_tickers(&*engine);
+            if !cfg.args.use_existing_db {
+                let stall = engine.stats().stall_micros;
+                let empty = ycsb_workload::Table::with_records(0);
+                let m = ycsb_workload::load(&*engine, plan, cfg.num, &empty)?;
+                let o = settled(&*engine, "ycsb_load", m, String::new())?;
+                outcomes.push(emit(cfg, &*engine, o, stall)?);
             }
-            intervals::append_csv(&cfg.report_file, &o.engine, &o.name, &o.measured.intervals)?;
-            outcomes.push(o);
+            table = Some(ycsb_workload::Table::with_records(cfg.num));
         }
+        let stall = engine.stats().stall_micros;
+        let o = run_one(cfg, engine, name, plan, table.as_ref())?;
+        outcomes.push(emit(cfg, &*engine, o, stall)?);
     }
     Ok(outcomes)
+}
+
+/// Prints an outcome (and tickers), appends its intervals to the CSV, and makes its stall
+/// micros the benchmark's own (the engine counter is cumulative; `stall_before` is its value
+/// when the benchmark started).
+fn emit(
+    cfg: &BenchConfig,
+    engine: &dyn Engine,
+    mut o: Outcome,
+    stall_before: u64,
+) -> Result<Outcome, String> {
+    o.stats.stall_micros = o.stats.stall_micros.saturating_sub(stall_before);
+    print!(
+        "{}",
+        o.report(cfg.args.histogram, cfg.args.report_interval_seconds)
+    );
+    if cfg.args.statistics {
+        print_tickers(engine);
+    }
+    intervals::append_csv(&cfg.report_file, &o.engine, &o.name, &o.measured.intervals)?;
+    Ok(o)
 }
 
 /// The base seed of the `index`-th benchmark: each benchmark draws new keys, as in db_bench.
