@@ -2,10 +2,14 @@
 //! process. Both see the same keys, values and operation mix.
 
 mod flatlsm_engine;
+#[cfg(test)]
+mod mem_engine;
 #[cfg(feature = "rocksdb")]
 mod rocksdb_engine;
 
 pub use flatlsm_engine::FlatLsmEngine;
+#[cfg(test)]
+pub use mem_engine::MemEngine;
 #[cfg(feature = "rocksdb")]
 pub use rocksdb_engine::{RocksDbEngine, RocksDbSetup};
 
