@@ -25,7 +25,7 @@ impl Progress {
                 None => ProgressBar::new_spinner(),
             };
             let style = ProgressStyle::with_template(
-                "{prefix:>12} [{elapsed_precise}] {wide_bar} {pos}/{len} ({per_sec}, eta {eta})",
+                "{prefix:>12} [{elapsed_precise}] {wide_bar} {pos}/{len} ops, eta {eta}",
             )
             .unwrap_or_else(|_| ProgressStyle::default_bar());
             b.set_style(style);
