@@ -51,6 +51,8 @@ pub fn read_ordered(
                 ctx.record(OpKind::Read, last);
                 ctx.bytes += bytes as u64;
                 last = Instant::now();
+                // Under --duration a pass stops at the deadline (checked every 1024 entries).
+                ctx.ops % 1024 != 0 || ctx.keep_going()
             })?;
             // db_bench reads one pass (up to `reads` entries); only --duration repeats passes.
             if visited == 0 || plan.duration.is_none() {
@@ -80,6 +82,7 @@ pub fn seek_random(
                 1 + seek_nexts as u64,
                 &mut |b| {
                     bytes += b as u64;
+                    true
                 },
             )?;
             ctx.record(OpKind::Seek, start);

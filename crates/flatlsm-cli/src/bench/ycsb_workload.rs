@@ -189,7 +189,7 @@ fn one_op(
     let start = Instant::now();
     if p < mix.insert + mix.scan {
         let len = ctx.rng.gen_range(1..=100u64);
-        engine.scan(Some(&key), Direction::Forward, len, &mut |_| {})?;
+        engine.scan(Some(&key), Direction::Forward, len, &mut |_| true)?;
         ctx.record(OpKind::Seek, start);
         counts.scans.fetch_add(1, Ordering::Relaxed);
     } else if p < mix.insert + mix.scan + mix.read {

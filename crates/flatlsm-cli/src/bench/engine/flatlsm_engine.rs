@@ -68,7 +68,7 @@ impl Engine for FlatLsmEngine {
         start: Option<&[u8]>,
         dir: Direction,
         limit: u64,
-        visit: &mut dyn FnMut(usize),
+        visit: &mut dyn FnMut(usize) -> bool,
     ) -> Result<u64, String> {
         let db = self.db()?;
         let opts = ReadOptions::default();
@@ -86,8 +86,10 @@ impl Engine for FlatLsmEngine {
         }
         let mut n = 0;
         while n < limit && it.valid() {
-            visit(it.key().len() + it.value().len());
             n += 1;
+            if !visit(it.key().len() + it.value().len()) {
+                break;
+            }
             match dir {
                 Direction::Forward => it.advance(),
                 Direction::Reverse => it.prev(),

@@ -47,7 +47,7 @@ impl Engine for MemEngine {
         start: Option<&[u8]>,
         dir: Direction,
         limit: u64,
-        visit: &mut dyn FnMut(usize),
+        visit: &mut dyn FnMut(usize) -> bool,
     ) -> Result<u64, String> {
         let map = self.map.read().unwrap();
         let entries: Vec<(&Vec<u8>, &Vec<u8>)> = match (start, dir) {
@@ -60,10 +60,14 @@ impl Engine for MemEngine {
                 .collect(),
             (None, Direction::Reverse) => map.iter().rev().take(limit as usize).collect(),
         };
+        let mut n = 0;
         for (k, v) in &entries {
-            visit(k.len() + v.len());
+            n += 1;
+            if !visit(k.len() + v.len()) {
+                break;
+            }
         }
-        Ok(entries.len() as u64)
+        Ok(n)
     }
     fn stats(&self) -> EngineStats {
         EngineStats::default()

@@ -57,13 +57,13 @@ pub trait Engine: Sync {
     /// Reads one key.
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, String>;
     /// Walks up to `limit` entries from `start` (or the first/last key), calling `visit` with
-    /// each entry's size in bytes; returns the entries visited.
+    /// each entry's size in bytes until it returns false; returns the entries visited.
     fn scan(
         &self,
         start: Option<&[u8]>,
         dir: Direction,
         limit: u64,
-        visit: &mut dyn FnMut(usize),
+        visit: &mut dyn FnMut(usize) -> bool,
     ) -> Result<u64, String>;
     /// Current counters.
     fn stats(&self) -> EngineStats;

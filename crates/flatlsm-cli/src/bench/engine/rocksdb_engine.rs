@@ -121,7 +121,7 @@ impl Engine for RocksDbEngine {
         start: Option<&[u8]>,
         dir: Direction,
         limit: u64,
-        visit: &mut dyn FnMut(usize),
+        visit: &mut dyn FnMut(usize) -> bool,
     ) -> Result<u64, String> {
         let mut it = self.db()?.raw_iterator();
         match (start, dir) {
@@ -132,8 +132,10 @@ impl Engine for RocksDbEngine {
         }
         let mut n = 0;
         while n < limit && it.valid() {
-            visit(it.key().map_or(0, <[u8]>::len) + it.value().map_or(0, <[u8]>::len));
             n += 1;
+            if !visit(it.key().map_or(0, <[u8]>::len) + it.value().map_or(0, <[u8]>::len)) {
+                break;
+            }
             match dir {
                 Direction::Forward => it.next(),
                 Direction::Reverse => it.prev(),
