@@ -191,3 +191,29 @@ fn compare_rocksdb_through_db_bench_prints_one_table() {
     }
     assert!(dir.path().join("plots").join("throughput.png").exists());
 }
+
+/// Runs only in a `--features rocksdb` build (RocksDB compiled from source).
+#[cfg(feature = "rocksdb")]
+#[test]
+fn compare_rocksdb_in_process_prints_a_rocksdb_column() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = run_ok(
+        small_bench(dir.path())
+            .args(["--benchmarks", "fillrandom,readrandom,ycsba,reopen"])
+            .args([
+                "--compare",
+                "rocksdb",
+                "--db_bench",
+                "/nonexistent/db_bench",
+            ])
+            .arg("--plot")
+            .arg(dir.path().join("plots")),
+    );
+    let table = text.split("=== Comparison").nth(1).unwrap();
+    assert!(table.contains("FlatLSM/RocksDB"), "{table}");
+    assert!(table.contains("== ycsba"), "{table}");
+    assert!(
+        text.contains("db_bench: /nonexistent/db_bench not found; skipped"),
+        "{text}"
+    );
+}
