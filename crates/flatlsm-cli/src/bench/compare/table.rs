@@ -38,7 +38,7 @@ const METRICS: &[Metric] = &[
         higher_is_better: false,
     },
     Metric {
-        name: "intervals",
+        name: "intervals (context)",
         value: |o| Some(o.interval_stats.count as f64),
         higher_is_better: true,
     },
@@ -97,7 +97,9 @@ pub fn table(bench: &str, runs: &[&Outcome]) -> String {
             };
             line += &format!(" | {:>16}", ratio);
         }
-        line += if m.higher_is_better {
+        line += if m.name.ends_with("(context)") {
+            ""
+        } else if m.higher_is_better {
             "  (higher is better)"
         } else {
             "  (lower is better)"
@@ -138,5 +140,13 @@ mod tests {
         let tp = t.lines().find(|l| l.starts_with("throughput")).unwrap();
         assert!(tp.contains("5.00x"), "{tp}");
         assert_eq!(t.lines().count(), 1 + METRICS.len());
+        let ctx = t
+            .lines()
+            .find(|l| l.starts_with("intervals (context)"))
+            .unwrap();
+        assert!(
+            ctx.trim_end().ends_with('-') && !ctx.contains("better"),
+            "{ctx}"
+        );
     }
 }
