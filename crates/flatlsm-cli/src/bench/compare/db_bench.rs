@@ -249,3 +249,56 @@ fn outcome(
     }
     Ok(o)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::flags::BenchFlags;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Wrapper {
+        #[command(flatten)]
+        flags: BenchFlags,
+    }
+
+    #[test]
+    fn db_bench_args_give_each_benchmark_its_own_seed() {
+        // One db_bench process per benchmark: with one seed, readrandom replayed fillrandom's
+        // keys and found every key.
+        let flags = Wrapper::parse_from([
+            "b",
+            "--benchmarks=fillrandom,readrandom",
+            "--pmtable_size=1024",
+        ])
+        .flags;
+        let cfg = BenchConfig::resolve(flags).unwrap();
+        let dirs = DbBenchDirs {
+            db: "/x/db".into(),
+            wal: Some("/x/wal".into()),
+            scratch: "/x/s".into(),
+        };
+        let args = |i: usize| {
+            db_bench_args(
+                &cfg,
+                &cfg.benchmarks[i],
+                &dirs,
+                i > 0,
+                Path::new("/x/r.csv"),
+                benchmark_seed(&cfg, i),
+            )
+        };
+        let seed = |v: Vec<String>| v.into_iter().find(|a| a.starts_with("--seed=")).unwrap();
+        assert_ne!(seed(args(0)), seed(args(1)));
+        let a = args(1);
+        for want in [
+            "--compression_type=none",
+            "--bloom_bits=10",
+            "--write_buffer_size=1024",
+            "--wal_dir=/x/wal",
+            "--use_existing_db=1",
+        ] {
+            assert!(a.iter().any(|x| x == want), "{want} missing in {a:?}");
+        }
+    }
+}
