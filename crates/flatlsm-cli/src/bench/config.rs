@@ -1,0 +1,164 @@
+//! The resolved configuration of one bench invocation: flags, then the preset, then db_bench's
+//! defaults, in that order of precedence.
+
+use super::flags::BenchFlags;
+use super::preset::{self, Preset};
+use crate::parse_pm_mode;
+use flatlsm::{Options, PmModeOption};
+use std::path::PathBuf;
+
+/// Everything a benchmark run needs, with every default applied.
+#[derive(Debug, Clone)]
+pub struct BenchConfig {
+    /// Benchmark names in run order.
+    pub benchmarks: Vec<String>,
+    /// Keys (and writes per thread).
+    pub num: u64,
+    /// Operations per thread of read and YCSB run phases.
+    pub reads: u64,
+    /// Value size in bytes.
+    pub value_size: usize,
+    /// Key size in bytes (db_bench keys).
+    pub key_size: usize,
+    /// The flags as given (seed, threads, histogram, ...).
+    pub args: BenchFlags,
+    /// PM directory, if any.
+    pub pm_path: Option<PathBuf>,
+    /// Engine options for FlatLSM.
+    pub options: Options,
+    /// Where interval throughput goes (CSV).
+    pub report_file: PathBuf,
+}
+
+/// db_bench's default key count.
+const DEFAULT_NUM: u64 = 1_000_000;
+/// db_bench's default value size.
+const DEFAULT_VALUE_SIZE: usize = 100;
+/// db_bench's default key size.
+const DEFAULT_KEY_SIZE: usize = 16;
+/// db_bench's default list, restricted to what this tool runs.
+const DEFAULT_BENCHMARKS: &str = "fillseq,fillrandom,overwrite,readrandom,readseq";
+
+impl BenchConfig {
+    /// Applies the preset (if any) and the defaults; rejects inconsistent flags.
+    pub fn resolve(args: BenchFlags) -> Result<BenchConfig, String> {
+        let p = match &args.preset {
+            Some(name) => preset::lookup(name)?,
+            None => Preset::default(),
+        };
+        let pm_path = args.pm_path.clone();
+        if p.needs_pm_path && pm_path.is_none() {
+            return Err(format!(
+                "--preset {} needs --pm_path DIR (a tmpfs directory such as /dev/shm/flatlsm-pm)",
+                args.preset.as_deref().unwrap_or_default()
+            ));
+        }
+        let num = args.num.or(p.num).unwrap_or(DEFAULT_NUM);
+        let key_size = args.key_size.or(p.key_size).unwrap_or(DEFAULT_KEY_SIZE);
+        if key_size < 8 {
+            return Err(format!(
+                "--key_size {key_size}: must be at least 8 (db_bench keys hold a 64-bit number)"
+            ));
+        }
+        if args.threads == 0 {
+            return Err("--threads must be at least 1".into());
+        }
+        if args.report_interval_seconds <= 0.0 {
+            return Err("--report_interval_seconds must be > 0".into());
+        }
+        if args.readwritepercent > 100 {
+            return Err("--readwritepercent must be within 0..=100".into());
+        }
+        if let Some(other) = args.compare.as_deref().filter(|c| *c != "rocksdb") {
+            return Err(format!(
+                "--compare {other:?}: only \"rocksdb\" is supported"
+            ));
+        }
+        if args.profile != "default" {
+            return Err(format!(
+                "unknown --profile {:?}: only \"default\" exists",
+                args.profile
+            ));
+        }
+        let benchmarks = args
+            .benchmarks
+            .clone()
+            .or(p.benchmarks.map(str::to_string))
+            .unwrap_or_else(|| DEFAULT_BENCHMARKS.to_string())
+            .split(',')
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty())
+            .collect();
+        let options = engine_options(&args, &p, pm_path.as_ref())?;
+        let report_file = report_file(&args);
+        Ok(BenchConfig {
+            benchmarks,
+            num,
+            reads: args.reads.unwrap_or(num),
+            value_size: args
+                .value_size
+                .or(p.value_size)
+                .unwrap_or(DEFAULT_VALUE_SIZE),
+            key_size,
+            args,
+            pm_path,
+            options,
+            report_file,
+        })
+    }
+}
+
+/// The interval CSV's path (see the `--report_file` flag).
+fn report_file(args: &BenchFlags) -> PathBuf {
+    if let Some(f) = &args.report_file {
+        return f.clone();
+    }
+    if let Some(plot) = &args.plot {
+        return plot.join("intervals.csv");
+    }
+    match &args.db {
+        Some(db) => {
+            let mut name = db.file_name().unwrap_or_default().to_os_string();
+            name.push("-intervals.csv");
+            db.with_file_name(name)
+        }
+        None => std::env::temp_dir().join("flatlsm_bench_report.csv"),
+    }
+}
+
+/// FlatLSM options from the flags, the preset and the engine defaults.
+fn engine_options(
+    args: &BenchFlags,
+    p: &Preset,
+    pm_path: Option<&PathBuf>,
+) -> Result<Options, String> {
+    let d = Options::default();
+    let pm_mode = match (&args.pm_mode, pm_path) {
+        (Some(m), _) => parse_pm_mode(m)?,
+        (None, Some(path)) if preset::is_tmpfs(path) => PmModeOption::Emulated,
+        (None, _) => PmModeOption::Auto,
+    };
+    Ok(Options {
+        pm_path: pm_path.cloned(),
+        pm_mode,
+        pm_write_latency_ns: args.pm_write_latency_ns.unwrap_or(d.pm_write_latency_ns),
+        pmtable_size: args
+            .pmtable_size
+            .or(p.pmtable_size)
+            .unwrap_or(d.pmtable_size),
+        flush_immutable_num: args
+            .flush_immutable_num
+            .or(p.flush_immutable_num)
+            .unwrap_or(d.flush_immutable_num),
+        max_write_buffer_number: args
+            .max_write_buffer_number
+            .or(p.max_write_buffer_number)
+            .unwrap_or(d.max_write_buffer_number),
+        l1_capacity: args.l1_capacity.or(p.l1_capacity).unwrap_or(d.l1_capacity),
+        flush_threads: args.flush_threads.unwrap_or(d.flush_threads),
+        kv_separation_threshold: args
+            .kv_separation_threshold
+            .unwrap_or(d.kv_separation_threshold),
+        ..d
+    })
+}

@@ -1,0 +1,189 @@
+//! Command-line flags of `flatlsm bench`, named and defaulted as RocksDB's db_bench names them.
+//!
+//! Boolean flags accept db_bench's spelling (`--histogram=1`, `--sync=0`) as well as a bare
+//! `--histogram`. Flags a preset may set are `Option`s so that an explicit flag always wins
+//! over the preset, and the preset over the db_bench default (see [`super::preset`]).
+
+use std::path::PathBuf;
+
+/// Flags of `flatlsm bench`, named as db_bench names them.
+#[derive(clap::Args, Debug, Clone)]
+pub struct BenchFlags {
+    /// Comma-separated list: fillseq, fillrandom, overwrite, readrandom, readseq, readreverse,
+    /// seekrandom, readrandomwriterandom, updaterandom, ycsba..ycsbf, reopen.
+    #[arg(long)]
+    pub benchmarks: Option<String>,
+    /// Number of keys (db_bench: 1000000). Each thread performs this many writes.
+    #[arg(long)]
+    pub num: Option<u64>,
+    /// Operations per thread of read and YCSB run phases (default: num).
+    #[arg(long)]
+    pub reads: Option<u64>,
+    /// Value size in bytes (db_bench: 100).
+    #[arg(long = "value_size")]
+    pub value_size: Option<usize>,
+    /// Key size in bytes (db_bench keys: 8-byte big-endian number padded with '0').
+    #[arg(long = "key_size")]
+    pub key_size: Option<usize>,
+    /// Worker threads; each runs the benchmark's operations.
+    #[arg(long, default_value_t = 1)]
+    pub threads: usize,
+    /// Run each benchmark for this many seconds instead of a fixed count (0: off).
+    #[arg(long, default_value_t = 0)]
+    pub duration: u64,
+    /// Open the database as it is instead of starting from an empty one.
+    #[arg(long = "use_existing_db", default_value_t = false, num_args = 0..=1,
+          default_missing_value = "true", value_parser = parse_flag_bool)]
+    pub use_existing_db: bool,
+    /// Database directory (default: a fresh temporary directory, removed afterwards).
+    #[arg(long)]
+    pub db: Option<PathBuf>,
+    /// PM directory (a tmpfs such as /dev/shm/x runs in emulated mode).
+    #[arg(long = "pm_path")]
+    pub pm_path: Option<PathBuf>,
+    /// PM mode: auto, msync or emulated (default auto; emulated when pm_path is on tmpfs).
+    #[arg(long = "pm_mode")]
+    pub pm_mode: Option<String>,
+    /// Sync every write.
+    #[arg(long, default_value_t = false, num_args = 0..=1,
+          default_missing_value = "true", value_parser = parse_flag_bool)]
+    pub sync: bool,
+    /// Random seed (db_bench's default base seed).
+    #[arg(long, default_value_t = 301)]
+    pub seed: u64,
+    /// Print latency histograms (db_bench format).
+    #[arg(long, default_value_t = false, num_args = 0..=1,
+          default_missing_value = "true", value_parser = parse_flag_bool)]
+    pub histogram: bool,
+    /// Print engine counters (db_bench ticker format) after each benchmark.
+    #[arg(long, default_value_t = false, num_args = 0..=1,
+          default_missing_value = "true", value_parser = parse_flag_bool)]
+    pub statistics: bool,
+    /// Length of one throughput interval in seconds.
+    #[arg(long = "report_interval_seconds", default_value_t = 1.0)]
+    pub report_interval_seconds: f64,
+    /// CSV of per-interval throughput (engine,benchmark,secs_elapsed,interval_ops,interval_qps).
+    /// Default: `<plot>/intervals.csv` with --plot, else `<db>-intervals.csv` with --db, else
+    /// `flatlsm_bench_report.csv` in the temporary directory.
+    #[arg(long = "report_file")]
+    pub report_file: Option<PathBuf>,
+    /// Entries read after each seek of seekrandom.
+    #[arg(long = "seek_nexts", default_value_t = 0)]
+    pub seek_nexts: usize,
+    /// Percentage of reads in readrandomwriterandom.
+    #[arg(long = "readwritepercent", default_value_t = 90)]
+    pub readwritepercent: u32,
+    /// Write everything measured as JSON to this file.
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+    /// Write PNG plots (throughput over time, latency CDF) into this directory.
+    #[arg(long)]
+    pub plot: Option<PathBuf>,
+    /// A named configuration: `paper-scaled` (FlatLSM paper's micro-benchmark on 2 cores).
+    #[arg(long)]
+    pub preset: Option<String>,
+    /// Run the same workload on another engine and print a comparison: `rocksdb`.
+    #[arg(long)]
+    pub compare: Option<String>,
+    /// Keep each engine's database after a `--compare` run (default: removed after each
+    /// engine's run so three paper-scaled databases need not fit on the disk at once).
+    #[arg(long = "keep_db", default_value_t = false, num_args = 0..=1,
+          default_missing_value = "true", value_parser = parse_flag_bool)]
+    pub keep_db: bool,
+    /// db_bench binary used by `--compare rocksdb` (skipped when absent).
+    #[arg(long = "db_bench", default_value = "/usr/bin/db_bench")]
+    pub db_bench: PathBuf,
+    /// Engine profile (only `default` today; later profiles tune several options at once).
+    #[arg(long, default_value = "default")]
+    pub profile: String,
+    /// PMTable (PM Log) size in bytes; RocksDB's write_buffer_size when comparing.
+    #[arg(long = "pmtable_size")]
+    pub pmtable_size: Option<usize>,
+    /// Immutable PMTables that trigger a flush.
+    #[arg(long = "flush_immutable_num")]
+    pub flush_immutable_num: Option<usize>,
+    /// Maximum number of PMTables (RocksDB: memtables).
+    #[arg(long = "max_write_buffer_number")]
+    pub max_write_buffer_number: Option<usize>,
+    /// Ordered-L1 capacity in bytes.
+    #[arg(long = "l1_capacity")]
+    pub l1_capacity: Option<u64>,
+    /// Threads of a parallel flush.
+    #[arg(long = "flush_threads")]
+    pub flush_threads: Option<usize>,
+    /// Values at least this large go to the value log.
+    #[arg(long = "kv_separation_threshold")]
+    pub kv_separation_threshold: Option<usize>,
+    /// Injected PM write latency per cache line (emulated mode).
+    #[arg(long = "pm_write_latency_ns")]
+    pub pm_write_latency_ns: Option<u64>,
+}
+
+/// Parses db_bench-style booleans: 1/0, true/false, yes/no.
+pub fn parse_flag_bool(s: &str) -> Result<bool, String> {
+    match s.to_ascii_lowercase().as_str() {
+        "1" | "true" | "yes" | "on" => Ok(true),
+        "0" | "false" | "no" | "off" => Ok(false),
+        _ => Err(format!("expected 1/0 or true/false, got {s:?}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Wrapper {
+        #[command(flatten)]
+        args: BenchFlags,
+    }
+
+    fn parse(list: &[&str]) -> BenchFlags {
+        let mut v = vec!["bench"];
+        v.extend_from_slice(list);
+        Wrapper::try_parse_from(v).unwrap().args
+    }
+
+    #[test]
+    fn defaults_follow_db_bench() {
+        let a = parse(&[]);
+        assert_eq!(a.threads, 1);
+        assert_eq!(a.seed, 301);
+        assert!(!a.histogram && !a.sync && !a.use_existing_db);
+        assert_eq!(a.report_interval_seconds, 1.0);
+        assert_eq!(a.readwritepercent, 90);
+        assert!(a.num.is_none() && a.value_size.is_none());
+    }
+
+    #[test]
+    fn db_bench_boolean_spellings_parse() {
+        let a = parse(&[
+            "--histogram=1",
+            "--sync=0",
+            "--use_existing_db",
+            "--statistics=true",
+        ]);
+        assert!(a.histogram && !a.sync && a.use_existing_db && a.statistics);
+        assert!(Wrapper::try_parse_from(["bench", "--histogram=maybe"]).is_err());
+    }
+
+    #[test]
+    fn engine_and_workload_flags_parse() {
+        let a = parse(&[
+            "--num=5",
+            "--value_size",
+            "4096",
+            "--pmtable_size=1024",
+            "--threads=2",
+            "--seek_nexts=10",
+            "--benchmarks=ycsba,ycsbf",
+        ]);
+        assert_eq!(
+            (a.num, a.value_size, a.pmtable_size),
+            (Some(5), Some(4096), Some(1024))
+        );
+        assert_eq!((a.threads, a.seek_nexts), (2, 10));
+        assert_eq!(a.benchmarks.as_deref(), Some("ycsba,ycsbf"));
+    }
+}

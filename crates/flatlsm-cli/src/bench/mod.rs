@@ -1,0 +1,182 @@
+//! `flatlsm bench`: a db_bench-compatible benchmark tool with YCSB A–F, per-interval throughput,
+//! latency histograms, plots, and a side-by-side comparison with RocksDB.
+//!
+//! Result lines use db_bench's format:
+//! `fillrandom   :       3.123 micros/op 320234 ops/sec 12.497 seconds 4000000 operations;  1250.3 MB/s`
+//! See docs/bench.md for flags, outputs and the paper-scaled comparison.
+
+mod compare;
+mod config;
+mod engine;
+mod fill;
+mod flags;
+mod histogram;
+mod intervals;
+mod json;
+mod keys;
+mod mixed;
+mod outcome;
+mod plot;
+mod preset;
+mod progress;
+mod read;
+mod result_line;
+mod runner;
+mod suite;
+mod workdir;
+mod ycsb_gen;
+mod ycsb_workload;
+
+/// Flags of `flatlsm bench` (boxed: the flag set is large and lives in [`flags`]).
+#[derive(clap::Args, Debug, Clone)]
+pub struct BenchArgs {
+    #[command(flatten)]
+    flags: Box<flags::BenchFlags>,
+}
+
+use config::BenchConfig;
+use engine::{Engine, FlatLsmEngine};
+use outcome::Outcome;
+use serde_json::json;
+use workdir::WorkDir;
+
+/// Runs the requested benchmarks (and the comparison, if asked for).
+pub fn run(args: BenchArgs) -> Result<(), String> {
+    let cfg = BenchConfig::resolve(*args.flags)?;
+    let work = WorkDir::new(cfg.args.db.as_deref());
+    let result = run_in(&cfg, &work);
+    work.cleanup(compare::SIBLINGS);
+    result
+}
+
+fn run_in(cfg: &BenchConfig, work: &WorkDir) -> Result<(), String> {
+    print_header(cfg);
+    if let Some(parent) = cfg
+        .report_file
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+    {
+        std::fs::create_dir_all(parent)
+            .map_err(|e| format!("creating {}: {e}", parent.display()))?;
+    }
+    let _ = std::fs::remove_file(&cfg.report_file);
+    let mut outcomes = run_flatlsm(cfg, work)?;
+    if cfg.args.compare.is_some() && !cfg.args.keep_db {
+        remove_flatlsm_files(cfg, work)?;
+    }
+    let comparison = match &cfg.args.compare {
+        Some(other) => {
+            let (more, summary) = compare::run(cfg, work, other, &outcomes)?;
+            outcomes.extend(more);
+            summary
+        }
+        None => serde_json::Value::Null,
+    };
+    // A comparison always gets its figures (both engines' timelines in one PNG).
+    let plot_dir = cfg.args.plot.clone().or_else(|| {
+        cfg.args
+            .compare
+            .as_ref()
+            .map(|_| std::path::PathBuf::from("flatlsm-compare-plots"))
+    });
+    if let Some(dir) = &plot_dir {
+        let files = plot_outcomes(dir, &outcomes)?;
+        for f in files {
+            println!("plot: {}", f.display());
+        }
+    }
+    println!("interval throughput CSV: {}", cfg.report_file.display());
+    if let Some(path) = &cfg.args.json {
+        json::write(path, config_json(cfg), &outcomes, comparison)?;
+        println!("json: {}", path.display());
+    }
+    Ok(())
+}
+
+fn run_flatlsm(cfg: &BenchConfig, work: &WorkDir) -> Result<Vec<Outcome>, String> {
+    if !cfg.args.use_existing_db {
+        workdir::clear_for_fresh_run(&work.db, &workdir::is_flatlsm_file)?;
+        if let Some(pm) = &cfg.pm_path {
+            workdir::clear_for_fresh_run(pm, &workdir::is_pm_file)?;
+        }
+    }
+    let mut engine = FlatLsmEngine::open(&work.db, cfg.options.clone(), cfg.args.sync)?;
+    let result = suite::run_suite(cfg, &mut engine);
+    let closed = engine.close();
+    let outcomes = result?;
+    closed?;
+    Ok(outcomes)
+}
+
+/// Deletes FlatLSM's database (and PM Logs) once measured, to free the disk for the next engine.
+fn remove_flatlsm_files(cfg: &BenchConfig, work: &WorkDir) -> Result<(), String> {
+    workdir::clear_for_fresh_run(&work.db, &workdir::is_flatlsm_file)?;
+    if let Some(pm) = &cfg.pm_path {
+        workdir::clear_for_fresh_run(pm, &workdir::is_pm_file)?;
+    }
+    Ok(())
+}
+
+/// db_bench's preamble (keys, values, entries), plus this tool's extras.
+fn print_header(cfg: &BenchConfig) {
+    println!("Keys:       {} bytes each", cfg.key_size);
+    println!("Values:     {} bytes each", cfg.value_size);
+    println!("Entries:    {}", cfg.num);
+    println!("Threads:    {}", cfg.args.threads);
+    println!(
+        "FileSize:   {:.1} MB (estimated)",
+        (cfg.key_size + cfg.value_size) as f64 * cfg.num as f64 / 1048576.0
+    );
+    if let Some(p) = &cfg.args.preset {
+        println!("Preset:     {p}");
+    }
+    println!("------------------------------------------------");
+}
+
+fn config_json(cfg: &BenchConfig) -> serde_json::Value {
+    let o = &cfg.options;
+    json!({
+        "benchmarks": cfg.benchmarks, "num": cfg.num, "reads": cfg.reads,
+        "key_size": cfg.key_size, "value_size": cfg.value_size, "threads": cfg.args.threads,
+        "duration": cfg.args.duration, "seed": cfg.args.seed, "preset": cfg.args.preset,
+        "pm_path": cfg.pm_path, "pm_mode": format!("{:?}", o.pm_mode),
+        "pmtable_size": o.pmtable_size, "flush_immutable_num": o.flush_immutable_num,
+        "max_write_buffer_number": o.max_write_buffer_number, "l1_capacity": o.l1_capacity,
+        "flush_threads": o.flush_threads, "kv_separation_threshold": o.kv_separation_threshold,
+        "report_interval_seconds": cfg.args.report_interval_seconds,
+    })
+}
+
+/// One throughput figure and one CDF figure holding every run (all engines, all benchmarks
+/// that have a timeline).
+fn plot_outcomes(
+    dir: &std::path::Path,
+    outcomes: &[Outcome],
+) -> Result<Vec<std::path::PathBuf>, String> {
+    let with_ops: Vec<&Outcome> = outcomes
+        .iter()
+        .filter(|o| o.measured.ops > 1 || o.external_cdf.is_some())
+        .collect();
+    let label = |o: &Outcome| format!("{} {}", o.engine, o.name);
+    let timelines: Vec<plot::Series> = with_ops
+        .iter()
+        .filter(|o| !o.measured.intervals.is_empty())
+        .map(|o| plot::Series {
+            label: label(o),
+            points: o
+                .measured
+                .intervals
+                .iter()
+                .map(|i| (i.end_secs, i.qps))
+                .collect(),
+        })
+        .collect();
+    let cdfs: Vec<plot::Series> = with_ops
+        .iter()
+        .map(|o| plot::Series {
+            label: label(o),
+            points: o.cdf(),
+        })
+        .collect();
+    plot::write_figures(dir, "", &timelines, &cdfs)
+}

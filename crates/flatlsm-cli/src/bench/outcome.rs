@@ -1,0 +1,129 @@
+//! The outcome of one benchmark on one engine, and its text report (result line, histograms,
+//! interval summary, engine counters).
+
+use super::engine::EngineStats;
+use super::histogram::Summary;
+use super::intervals::{self, IntervalStats};
+use super::result_line::result_line;
+use super::runner::Measured;
+
+/// How background work settled after a write benchmark.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Settle {
+    /// Seconds `wait_for_background_work` took.
+    pub seconds: f64,
+    /// Write amplification once settled.
+    pub write_amplification: f64,
+}
+
+/// One benchmark's results on one engine.
+#[derive(Clone)]
+pub struct Outcome {
+    /// Engine name.
+    pub engine: String,
+    /// Benchmark name (as printed in the result line).
+    pub name: String,
+    /// Worker measurements.
+    pub measured: Measured,
+    /// Extra text of the result line, e.g. " (F of N found)".
+    pub extra: String,
+    /// Engine counters when the workers finished.
+    pub stats: EngineStats,
+    /// Settling after writes (write benchmarks only).
+    pub settle: Option<Settle>,
+    /// Summary of the timeline.
+    pub interval_stats: IntervalStats,
+    /// Summary of all latencies.
+    pub latency: Summary,
+    /// Reopen time in seconds (the `reopen` benchmark).
+    pub reopen_seconds: Option<f64>,
+    /// Latency CDF points (µs, fraction) when no histogram was recorded here (parsed db_bench
+    /// output); otherwise the CDF comes from the histograms.
+    pub external_cdf: Option<Vec<(f64, f64)>>,
+}
+
+impl Outcome {
+    /// Builds an outcome, summarising timeline and latencies.
+    pub fn new(
+        engine: &str,
+        name: &str,
+        measured: Measured,
+        extra: String,
+        stats: EngineStats,
+    ) -> Outcome {
+        let interval_stats = intervals::summarize(&measured.intervals);
+        let latency = measured.all_latencies().summary();
+        Outcome {
+            engine: engine.to_string(),
+            name: name.to_string(),
+            measured,
+            extra,
+            stats,
+            settle: None,
+            interval_stats,
+            latency,
+            reopen_seconds: None,
+            external_cdf: None,
+        }
+    }
+
+    /// The latency CDF (µs, fraction of operations).
+    pub fn cdf(&self) -> Vec<(f64, f64)> {
+        match &self.external_cdf {
+            Some(c) => c.clone(),
+            None => self.measured.all_latencies().cdf_points(),
+        }
+    }
+
+    /// Operations per second over the whole benchmark.
+    pub fn ops_per_sec(&self) -> f64 {
+        self.measured.ops as f64 / self.measured.wall_seconds.max(1e-9)
+    }
+
+    /// The db_bench result line.
+    pub fn result_line(&self) -> String {
+        let m = &self.measured;
+        result_line(
+            &self.name,
+            m.ops,
+            m.wall_seconds,
+            m.thread_seconds,
+            m.bytes,
+            &self.extra,
+        )
+    }
+
+    /// Everything printed after a benchmark.
+    pub fn report(&self, histogram: bool, interval_secs: f64) -> String {
+        let mut out = self.result_line() + "\n";
+        if self.reopen_seconds.is_some() {
+            return out; // one timed operation: no timeline, no engine work to report
+        }
+        if histogram {
+            for (kind, h) in &self.measured.hists {
+                out += &format!(
+                    "Microseconds per {}:\n{}\n",
+                    kind.label(),
+                    h.to_db_bench_string()
+                );
+            }
+        }
+        out += &intervals::describe(&self.interval_stats, interval_secs);
+        out += "\n";
+        let s = &self.stats;
+        out += &format!(
+            "  engine: stall micros {} | write amplification {:.3} at end | PM bytes written {} | SSD bytes written {}\n",
+            s.stall_micros,
+            s.write_amplification(),
+            s.pm_bytes,
+            s.ssd_bytes
+        );
+        if let Some(st) = &self.settle {
+            out += &format!(
+                "  settled in {:.3} s | write amplification {:.3} after settling\n",
+                st.seconds, st.write_amplification
+            );
+        }
+        out
+    }
+}

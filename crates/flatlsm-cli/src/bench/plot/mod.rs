@@ -1,0 +1,185 @@
+//! `--plot DIR`: PNG figures drawn with plotters' bitmap backend. Text uses DejaVu Sans Mono
+//! embedded in the binary (ab_glyph), so no fontconfig/freetype is needed at build or run time.
+//!
+//! - `throughput.png`: instant throughput (ops/s per interval) over time, one line per run
+//!   (like the FlatLSM paper's Fig. 20/21);
+//! - `latency_cdf.png`: latency CDF per run, logarithmic latency axis.
+
+use plotters::prelude::*;
+use plotters::style::FontStyle;
+use std::path::{Path, PathBuf};
+use std::sync::Once;
+
+/// DejaVu Sans Mono (Bitstream Vera license, free to redistribute; see DejaVu-LICENSE.txt).
+static FONT: &[u8] = include_bytes!("DejaVuSansMono.ttf");
+/// The family name figures ask for.
+const FAMILY: &str = "sans-serif";
+
+/// One line of a figure.
+pub struct Series {
+    /// Legend text, e.g. "FlatLSM fillrandom".
+    pub label: String,
+    /// (x, y) points.
+    pub points: Vec<(f64, f64)>,
+}
+
+fn register_font() -> Result<(), String> {
+    static ONCE: Once = Once::new();
+    let mut result = Ok(());
+    ONCE.call_once(|| {
+        result = plotters::style::register_font(FAMILY, FontStyle::Normal, FONT)
+            .map_err(|_| "the embedded plot font is invalid".to_string());
+    });
+    result
+}
+
+const COLORS: [RGBColor; 6] = [
+    RGBColor(31, 119, 180),
+    RGBColor(214, 39, 40),
+    RGBColor(44, 160, 44),
+    RGBColor(255, 127, 14),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+];
+
+fn max_of(series: &[Series], f: impl Fn(&(f64, f64)) -> f64) -> f64 {
+    series
+        .iter()
+        .flat_map(|s| s.points.iter().map(&f))
+        .fold(0.0, f64::max)
+}
+
+fn draw_err<E: std::fmt::Debug>(path: &Path) -> impl Fn(E) -> String + '_ {
+    move |e| format!("drawing {}: {e:?}", path.display())
+}
+
+/// Draws throughput over time into `path`.
+pub fn throughput_over_time(path: &Path, title: &str, series: &[Series]) -> Result<(), String> {
+    register_font()?;
+    let err = draw_err(path);
+    let root = BitMapBackend::new(path, (1200, 600)).into_drawing_area();
+    root.fill(&WHITE).map_err(&err)?;
+    let x_max = max_of(series, |p| p.0).max(1.0);
+    let y_max = max_of(series, |p| p.1).max(1.0) * 1.1;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(title, (FAMILY, 24))
+        .margin(15)
+        .x_label_area_size(45)
+        .y_label_area_size(80)
+        .build_cartesian_2d(0.0..x_max, 0.0..y_max)
+        .map_err(&err)?;
+    chart
+        .configure_mesh()
+        .x_desc("time (s)")
+        .y_desc("throughput (ops/s)")
+        .label_style((FAMILY, 14))
+        .draw()
+        .map_err(&err)?;
+    for (i, s) in series.iter().enumerate() {
+        let color = COLORS[i % COLORS.len()];
+        chart
+            .draw_series(LineSeries::new(
+                s.points.iter().copied(),
+                color.stroke_width(2),
+            ))
+            .map_err(&err)?
+            .label(s.label.clone())
+            .legend(move |(x, y)| PathElement::new([(x, y), (x + 20, y)], color.stroke_width(2)));
+        // Markers keep one-interval runs visible.
+        chart
+            .draw_series(s.points.iter().map(|&p| Circle::new(p, 3, color.filled())))
+            .map_err(&err)?;
+    }
+    legend(&mut chart).map_err(&err)?;
+    root.present().map_err(&err)
+}
+
+/// Draws latency CDFs (x: latency µs, log scale; y: fraction of operations) into `path`.
+pub fn latency_cdf(path: &Path, title: &str, series: &[Series]) -> Result<(), String> {
+    register_font()?;
+    let err = draw_err(path);
+    let root = BitMapBackend::new(path, (1200, 600)).into_drawing_area();
+    root.fill(&WHITE).map_err(&err)?;
+    let x_max = max_of(series, |p| p.0).max(10.0) * 1.2;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(title, (FAMILY, 24))
+        .margin(15)
+        .x_label_area_size(45)
+        .y_label_area_size(80)
+        .build_cartesian_2d((0.1..x_max).log_scale(), 0.0..1.0)
+        .map_err(&err)?;
+    chart
+        .configure_mesh()
+        .x_desc("latency (µs, log scale)")
+        .y_desc("fraction of operations")
+        .label_style((FAMILY, 14))
+        .draw()
+        .map_err(&err)?;
+    for (i, s) in series.iter().enumerate() {
+        let color = COLORS[i % COLORS.len()];
+        let pts = s.points.iter().map(|&(x, y)| (x.max(0.1), y));
+        chart
+            .draw_series(LineSeries::new(pts, color.stroke_width(2)))
+            .map_err(&err)?
+            .label(s.label.clone())
+            .legend(move |(x, y)| PathElement::new([(x, y), (x + 20, y)], color.stroke_width(2)));
+    }
+    legend(&mut chart).map_err(&err)?;
+    root.present().map_err(&err)
+}
+
+fn legend<'a, DB: DrawingBackend + 'a, CT: plotters::coord::CoordTranslate>(
+    chart: &mut ChartContext<'a, DB, CT>,
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::LowerRight)
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .label_font((FAMILY, 14))
+        .draw()
+}
+
+/// Writes `throughput.png` and `latency_cdf.png` into `dir`; returns their paths.
+pub fn write_figures(
+    dir: &Path,
+    prefix: &str,
+    timelines: &[Series],
+    cdfs: &[Series],
+) -> Result<Vec<PathBuf>, String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
+    let tp = dir.join(format!("{prefix}throughput.png"));
+    throughput_over_time(&tp, "Instant throughput", timelines)?;
+    let cdf = dir.join(format!("{prefix}latency_cdf.png"));
+    latency_cdf(&cdf, "Latency CDF", cdfs)?;
+    Ok(vec![tp, cdf])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn figures_are_png_files_with_several_runs() {
+        let dir = tempfile::tempdir().unwrap();
+        let line = |l: &str, k: f64| Series {
+            label: l.into(),
+            points: (0..10).map(|i| (i as f64, k * (i as f64 + 1.0))).collect(),
+        };
+        let cdf = |l: &str| Series {
+            label: l.into(),
+            points: (1..=100).map(|i| (i as f64, i as f64 / 100.0)).collect(),
+        };
+        let files = write_figures(
+            dir.path(),
+            "",
+            &[line("a", 1.0), line("b", 2.0)],
+            &[cdf("a"), cdf("b")],
+        )
+        .unwrap();
+        for f in files {
+            let bytes = std::fs::read(&f).unwrap();
+            assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n", "{}", f.display());
+        }
+    }
+}

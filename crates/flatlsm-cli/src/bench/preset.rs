@@ -1,0 +1,111 @@
+//! Named configurations (`--preset`).
+//!
+//! `paper-scaled`: the FlatLSM paper's micro-benchmark (16 B keys, 4 KB values, random writes,
+//! PMTables 256 MiB, Ordered-L1 8 GiB) scaled to a 2-core, 24 GiB machine: 16 GiB of writes,
+//! 6 PMTables with a flush at 4 immutables, PM in a tmpfs directory given by `--pm_path`.
+
+use std::path::Path;
+
+/// Values a preset sets; `None` leaves the db_bench or engine default.
+#[derive(Debug, Default, Clone)]
+pub struct Preset {
+    /// Benchmarks to run.
+    pub benchmarks: Option<&'static str>,
+    /// Number of keys.
+    pub num: Option<u64>,
+    /// Key size.
+    pub key_size: Option<usize>,
+    /// Value size.
+    pub value_size: Option<usize>,
+    /// PMTable size.
+    pub pmtable_size: Option<usize>,
+    /// Flush trigger.
+    pub flush_immutable_num: Option<usize>,
+    /// PMTable budget.
+    pub max_write_buffer_number: Option<usize>,
+    /// Ordered-L1 capacity.
+    pub l1_capacity: Option<u64>,
+    /// The preset is meaningless without a PM directory.
+    pub needs_pm_path: bool,
+}
+
+/// Bytes of user data the paper-scaled preset writes.
+pub const PAPER_SCALED_BYTES: u64 = 16 << 30;
+
+/// The preset called `name`.
+pub fn lookup(name: &str) -> Result<Preset, String> {
+    match name {
+        "paper-scaled" => Ok(paper_scaled()),
+        _ => Err(format!("unknown --preset {name:?}: expected paper-scaled")),
+    }
+}
+
+fn paper_scaled() -> Preset {
+    let (key, value) = (16usize, 4096usize);
+    Preset {
+        benchmarks: Some("fillrandom"),
+        num: Some(PAPER_SCALED_BYTES / (key + value) as u64),
+        key_size: Some(key),
+        value_size: Some(value),
+        pmtable_size: Some(256 << 20),
+        flush_immutable_num: Some(4),
+        max_write_buffer_number: Some(6),
+        l1_capacity: Some(8 << 30),
+        needs_pm_path: true,
+    }
+}
+
+/// True if `path` (or its nearest existing ancestor) lies on a tmpfs mount, per /proc/mounts.
+pub fn is_tmpfs(path: &Path) -> bool {
+    let mut probe = path.to_path_buf();
+    while !probe.exists() {
+        if !probe.pop() {
+            return false;
+        }
+    }
+    let Ok(real) = probe.canonicalize() else {
+        return false;
+    };
+    let Ok(mounts) = std::fs::read_to_string("/proc/mounts") else {
+        return false;
+    };
+    // The longest mount point that is a prefix of the path decides.
+    mounts
+        .lines()
+        .filter_map(|l| {
+            let mut f = l.split_whitespace();
+            let (_, mnt, fstype) = (f.next()?, f.next()?, f.next()?);
+            real.starts_with(mnt)
+                .then(|| (mnt.len(), fstype == "tmpfs"))
+        })
+        .max_by_key(|(len, _)| *len)
+        .is_some_and(|(_, tmpfs)| tmpfs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paper_scaled_writes_16_gib_of_4k_values() {
+        let p = lookup("paper-scaled").unwrap();
+        let per_entry = (p.key_size.unwrap() + p.value_size.unwrap()) as u64;
+        assert_eq!(p.num.unwrap(), PAPER_SCALED_BYTES / per_entry);
+        assert_eq!(p.pmtable_size, Some(256 << 20));
+        assert_eq!(
+            (p.max_write_buffer_number, p.flush_immutable_num),
+            (Some(6), Some(4))
+        );
+        assert!(p.needs_pm_path);
+        assert!(lookup("paper").is_err());
+    }
+
+    #[test]
+    fn tmpfs_detection_follows_proc_mounts_for_missing_subdirectories() {
+        let mounts = std::fs::read_to_string("/proc/mounts").unwrap_or_default();
+        let shm_is_tmpfs = mounts.lines().any(|l| l.contains(" /dev/shm tmpfs "));
+        if shm_is_tmpfs {
+            assert!(is_tmpfs(Path::new("/dev/shm/not-yet-created/sub")));
+        }
+    }
+}

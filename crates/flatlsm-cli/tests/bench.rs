@@ -1,0 +1,219 @@
+//! End-to-end runs of `flatlsm bench`: every benchmark name, the output formats (result line,
+//! histogram, CSV, JSON, PNG), flag errors, and `--compare rocksdb` through db_bench when
+//! /usr/bin/db_bench is installed.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn flatlsm() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_flatlsm"))
+}
+
+fn run_ok(cmd: &mut Command) -> String {
+    let out: Output = cmd.output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(
+        out.status.success(),
+        "{text}\nstderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    text
+}
+
+/// `flatlsm bench` with small settings so flushes and compactions happen within a few thousand
+/// writes.
+fn small_bench(dir: &Path) -> Command {
+    let mut cmd = flatlsm();
+    cmd.arg("bench")
+        .args([
+            "--num",
+            "1500",
+            "--value_size",
+            "200",
+            "--pmtable_size",
+            "262144",
+        ])
+        .args(["--report_interval_seconds", "0.2", "--db"])
+        .arg(dir.join("db"));
+    cmd
+}
+
+fn result_line<'a>(text: &'a str, name: &str) -> &'a str {
+    text.lines()
+        .find(|l| l.starts_with(&format!("{name:<12} : ")))
+        .unwrap_or_else(|| panic!("no result line for {name} in\n{text}"))
+}
+
+#[test]
+fn every_benchmark_name_runs_and_prints_db_bench_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let names = "fillseq,fillrandom,overwrite,readrandom,readseq,readreverse,seekrandom,readrandomwriterandom,\
+                 updaterandom,ycsba,ycsbb,ycsbc,ycsbd,ycsbe,ycsbf,reopen";
+    let json = dir.path().join("out.json");
+    let plots = dir.path().join("plots");
+    let text = run_ok(
+        small_bench(dir.path())
+            .args(["--benchmarks", names, "--histogram=1", "--statistics"])
+            .args(["--seek_nexts", "5", "--threads", "2", "--json"])
+            .arg(&json)
+            .arg("--plot")
+            .arg(&plots),
+    );
+    for name in names.split(',') {
+        let line = result_line(&text, name);
+        let w: Vec<&str> = line.split_whitespace().collect();
+        assert_eq!(
+            (w[3], w[5], w[7], w[9]),
+            ("micros/op", "ops/sec", "seconds", "operations;"),
+            "{line}"
+        );
+    }
+    // Two threads, each doing num operations, as db_bench counts them.
+    assert!(result_line(&text, "fillrandom").contains(" 3000 operations;"));
+    assert!(result_line(&text, "readrandom").contains(" of 3000 found)"));
+    assert!(result_line(&text, "ycsbe").contains("scans:"));
+    assert!(text.contains("ycsb_load    : "));
+    assert!(text.contains("Microseconds per write:\nCount: "));
+    assert!(text.contains("Percentiles: P50: "));
+    assert!(text.contains("flatlsm.stall.micros COUNT : "));
+    assert!(text.contains("stall intervals (< 50% of mean"));
+    assert!(text.contains("settled in "));
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let results = doc["results"].as_array().unwrap();
+    assert_eq!(
+        results.len(),
+        names.split(',').count() + 1,
+        "plus ycsb_load"
+    );
+    assert!(results.iter().any(|r| r["reopen_seconds"].is_number()));
+    let fill = results
+        .iter()
+        .find(|r| r["benchmark"] == "fillrandom")
+        .unwrap();
+    assert_eq!(fill["operations"], 3000);
+    assert!(fill["latency"]["p99_us"].as_f64().unwrap() > 0.0);
+    assert!(fill["settle"]["write_amplification"].as_f64().unwrap() > 0.0);
+    for png in ["throughput.png", "latency_cdf.png"] {
+        let bytes = std::fs::read(plots.join(png)).unwrap();
+        assert_eq!(&bytes[..4], b"\x89PNG");
+    }
+    let csv = std::fs::read_to_string(plots.join("intervals.csv")).unwrap();
+    assert!(csv.starts_with("engine,benchmark,secs_elapsed,interval_ops,interval_qps\n"));
+}
+
+#[test]
+fn readreverse_and_readseq_make_one_pass_over_every_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let text =
+        run_ok(small_bench(dir.path()).args(["--benchmarks", "fillseq,readseq,readreverse"]));
+    assert!(
+        result_line(&text, "readseq").contains(" 1500 operations;"),
+        "{text}"
+    );
+    assert!(
+        result_line(&text, "readreverse").contains(" 1500 operations;"),
+        "{text}"
+    );
+}
+
+#[test]
+fn bad_flags_are_refused_with_clear_messages() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases: [(&[&str], &str); 4] = [
+        (
+            &["--benchmarks", "fillrandom,nosuch"],
+            "unknown benchmark \"nosuch\"",
+        ),
+        (&["--preset", "paper-scaled"], "needs --pm_path"),
+        (&["--compare", "leveldb"], "only \"rocksdb\""),
+        (&["--key_size", "4"], "--key_size 4"),
+    ];
+    for (args, want) in cases {
+        let out = small_bench(dir.path()).args(args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !out.status.success() && err.contains(want),
+            "{args:?}: {err}"
+        );
+    }
+}
+
+#[test]
+fn fresh_run_refuses_a_directory_that_is_not_a_database() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("db")).unwrap();
+    std::fs::write(dir.path().join("db").join("notes.txt"), "keep me").unwrap();
+    let out = small_bench(dir.path())
+        .args(["--benchmarks", "fillseq"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("notes.txt"));
+    assert!(dir.path().join("db").join("notes.txt").exists());
+}
+
+#[test]
+fn compare_rocksdb_through_db_bench_prints_one_table() {
+    let db_bench = Path::new("/usr/bin/db_bench");
+    if !db_bench.exists() {
+        println!("SKIPPED: /usr/bin/db_bench not installed (apt-get install rocksdb-tools)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let text = run_ok(
+        small_bench(dir.path())
+            .args([
+                "--benchmarks",
+                "fillrandom,readrandom",
+                "--compare",
+                "rocksdb",
+            ])
+            .arg("--plot")
+            .arg(dir.path().join("plots")),
+    );
+    assert!(text.contains("[db_bench] fillrandom   : "), "{text}");
+    assert!(text.contains("assertions enabled"), "{text}");
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("[db_bench] fillrandom"))
+        .unwrap();
+    assert_eq!(line.matches("MB/s").count(), 1, "{line}");
+    let table = text.split("=== Comparison").nth(1).unwrap();
+    assert!(table.contains("FlatLSM/db_bench"), "{table}");
+    for row in [
+        "throughput (ops/s)",
+        "P99.9 latency (us)",
+        "stall intervals",
+        "write amp. settled",
+    ] {
+        assert!(table.contains(row), "{row} missing in {table}");
+    }
+    assert!(dir.path().join("plots").join("throughput.png").exists());
+}
+
+/// Runs only in a `--features rocksdb` build (RocksDB compiled from source).
+#[cfg(feature = "rocksdb")]
+#[test]
+fn compare_rocksdb_in_process_prints_a_rocksdb_column() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = run_ok(
+        small_bench(dir.path())
+            .args(["--benchmarks", "fillrandom,readrandom,ycsba,reopen"])
+            .args([
+                "--compare",
+                "rocksdb",
+                "--db_bench",
+                "/nonexistent/db_bench",
+            ])
+            .arg("--plot")
+            .arg(dir.path().join("plots")),
+    );
+    let table = text.split("=== Comparison").nth(1).unwrap();
+    assert!(table.contains("FlatLSM/RocksDB"), "{table}");
+    assert!(table.contains("== ycsba"), "{table}");
+    assert!(
+        text.contains("db_bench: /nonexistent/db_bench not found; skipped"),
+        "{text}"
+    );
+}
