@@ -143,13 +143,14 @@ fn directory_that_is_not_a_database_is_refused_even_without_create_if_missing() 
 }
 
 #[test]
-fn second_open_of_a_locked_database_is_refused_with_what_to_do() {
+fn second_open_in_one_process_is_refused_with_what_to_do() {
     let t = tempfile::tempdir().unwrap();
     let (db, pm) = (t.path().join("db"), t.path().join("pm"));
     let first = Db::open(&db, opts(&pm)).unwrap();
     let msg = Db::open(&db, opts(&pm)).err().expect("refused").to_string();
     assert!(
-        msg.contains("is locked by another process") && msg.contains("close it first"),
+        msg.contains("already open in this process")
+            && msg.contains("close the other handle first"),
         "{msg}"
     );
     drop(first);
@@ -173,4 +174,40 @@ fn close_releases_the_lock_so_the_same_process_can_reopen() {
         first.get(&ReadOptions::default(), b"k"),
         Err(Error::Closed)
     ));
+}
+
+#[test]
+fn second_handle_in_the_same_process_is_refused_and_does_not_break_the_first() {
+    let t = tempfile::tempdir().unwrap();
+    let (db, pm) = (t.path().join("db"), t.path().join("pm"));
+    let first = Db::open(&db, opts(&pm)).unwrap();
+    let msg = Db::open(&db, opts(&pm)).err().expect("refused").to_string();
+    assert!(msg.contains("already open in this process"), "{msg}");
+    first.put(&WriteOptions { sync: true }, b"k", b"v").unwrap();
+    drop(first);
+    Db::open(&db, opts(&pm)).expect("reopen after the first handle is gone");
+}
+
+/// Regression: the LOCK was an `flock` lock, which every child forked while it was held shares;
+/// a process spawned by another thread kept a closed database "locked" until it exec'd, so a
+/// reopen right after `close` failed at random ("locked by another process").
+#[test]
+fn reopen_after_close_while_other_threads_spawn_processes_is_not_refused() {
+    let t = tempfile::tempdir().unwrap();
+    let (db, pm) = (t.path().join("db"), t.path().join("pm"));
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let spawner = {
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let _ = std::process::Command::new("true").status();
+            }
+        })
+    };
+    for _ in 0..50 {
+        let d = Db::open(&db, opts(&pm)).expect("reopen must not see a stale lock");
+        d.close().unwrap();
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    spawner.join().unwrap();
 }

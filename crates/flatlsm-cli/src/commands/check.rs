@@ -3,7 +3,6 @@
 
 use crate::db_args::{require_database, DbArgs};
 use flatlsm::inspect::check_database;
-use std::path::Path;
 
 /// Flags of `flatlsm check`.
 #[derive(clap::Args, Debug)]
@@ -18,7 +17,8 @@ pub struct CheckArgs {
 /// Runs the check; `Err` (exit code 1) when any problem is found.
 pub fn check(a: CheckArgs) -> Result<(), String> {
     require_database(&a.db.db)?;
-    let _lock = lock_existing(&a.db.db)?;
+    // Files must not change underneath; a database never opened has no LOCK and needs none.
+    let _lock = flatlsm::db::DirLock::acquire(&a.db.db, false).map_err(|e| e.to_string())?;
     let report = check_database(&a.db.db, &a.db.pm_dir()).map_err(|e| e.to_string())?;
     for p in &report.problems {
         crate::emit(&format!("problem: {p}"));
@@ -40,24 +40,5 @@ pub fn check(a: CheckArgs) -> Result<(), String> {
             "{summary}: {} problem(s) found",
             report.problems.len()
         ))
-    }
-}
-
-/// Holds the database's lock while checking (files must not change underneath), without
-/// creating anything: a database never opened has no `LOCK` and needs none.
-fn lock_existing(db: &Path) -> Result<Option<std::fs::File>, String> {
-    let path = db.join("LOCK");
-    let file = match std::fs::OpenOptions::new().write(true).open(&path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(format!("opening {}: {e}", path.display())),
-    };
-    match file.try_lock() {
-        Ok(()) => Ok(Some(file)),
-        Err(std::fs::TryLockError::WouldBlock) => Err(format!(
-            "database {} is locked by another process (close it first)",
-            db.display()
-        )),
-        Err(std::fs::TryLockError::Error(e)) => Err(format!("locking {}: {e}", path.display())),
     }
 }

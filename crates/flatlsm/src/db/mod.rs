@@ -7,6 +7,7 @@
 mod background;
 mod batch;
 mod identity;
+mod lock;
 mod open;
 mod read;
 pub(crate) mod snapshots;
@@ -15,6 +16,7 @@ mod stats;
 mod write;
 
 pub use batch::WriteBatch;
+pub use lock::DirLock;
 pub use stats::{LevelStats, Stats, VlogStats};
 
 use crate::error::{Error, Result};
@@ -31,7 +33,7 @@ pub struct Db {
     inner: Arc<DbInner>,
     threads: parking_lot::Mutex<Vec<JoinHandle<()>>>,
     /// The locked `LOCK` file; dropped by [`Db::close`] so the database can be reopened.
-    lock: parking_lot::Mutex<Option<std::fs::File>>,
+    lock: parking_lot::Mutex<Option<DirLock>>,
 }
 
 impl Db {

@@ -11,6 +11,7 @@
 //! - Every other PM Log is mapped and indexed in place (copy-free) as an immutable PMTable.
 
 use super::identity;
+use super::lock::{DirLock, LOCK_FILE};
 use super::snapshots::SnapshotRegistry;
 use super::state::{BgSignal, DbInner, SuperVersion, VersionState};
 use super::stats::Counters;
@@ -31,11 +32,10 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::Arc;
 
-const LOCK_FILE: &str = "LOCK";
 /// Files a FlatLSM directory may hold besides its numbered files.
 const KNOWN_NAMES: &[&str] = &[LOCK_FILE, "CURRENT", "pm", "LOG", identity::IDENTITY_FILE];
 
-pub(crate) fn open(path: &Path, opts: Options) -> Result<(Arc<DbInner>, std::fs::File)> {
+pub(crate) fn open(path: &Path, opts: Options) -> Result<(Arc<DbInner>, DirLock)> {
     opts.validate()?;
     let fs: FsRef = opts
         .file_system
@@ -58,7 +58,7 @@ pub(crate) fn open(path: &Path, opts: Options) -> Result<(Arc<DbInner>, std::fs:
         fs.create_dir_all(path)
             .context(|| format!("creating {}", path.display()))?;
     }
-    let lock = lock_dir(path)?;
+    let lock = DirLock::acquire(path, true)?.expect("LOCK is created when missing");
     let pm = open_pm(path, &opts)?;
     if let (Some(plan), Some(dir)) = (&identity, &pm_dir) {
         plan.apply(&*fs, path, dir)?;
@@ -192,27 +192,6 @@ fn prepare_dir(fs: &dyn crate::fs::FileSystem, path: &Path, opts: &Options) -> R
         )));
     }
     Ok(false)
-}
-
-/// Takes an exclusive lock on `<db>/LOCK` so a second process cannot open the database.
-fn lock_dir(path: &Path) -> Result<std::fs::File> {
-    let lock_path = path.join(LOCK_FILE);
-    let file = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&lock_path)
-        .context(|| format!("opening {}", lock_path.display()))?;
-    match file.try_lock() {
-        Ok(()) => Ok(file),
-        Err(std::fs::TryLockError::WouldBlock) => Err(Error::InvalidState(format!(
-            "database {} is locked by another process (close it first)",
-            path.display()
-        ))),
-        Err(std::fs::TryLockError::Error(e)) => {
-            Err(Error::io(format!("locking {}", lock_path.display()), e))
-        }
-    }
 }
 
 /// The PM directory: `pm_path`, or `<db>/pm`.

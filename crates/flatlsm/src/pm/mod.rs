@@ -18,7 +18,7 @@
 //! writes only above it.
 
 pub mod mmap;
-mod raw;
+pub(crate) mod raw;
 pub mod simulated;
 
 pub use mmap::{MmapPmDevice, MmapPmRegion, PmModeRequest};

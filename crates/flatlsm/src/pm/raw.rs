@@ -378,6 +378,29 @@ pub(crate) fn preallocate(file: &File, len: u64) -> io::Result<bool> {
     }
 }
 
+/// Takes a POSIX advisory write lock on the whole file without waiting (`fcntl(F_SETLK)`);
+/// `Ok(false)` when another process holds it. Unlike `flock`, such a lock belongs to the process
+/// and is not inherited by children, so a fork in another thread cannot keep it alive after its
+/// owner closed the file. It is released when the process closes any descriptor of the file,
+/// which the caller (`db::lock`) must account for.
+pub(crate) fn try_lock_posix(file: &File) -> io::Result<bool> {
+    // SAFETY: `flock` is a plain C struct for which all-zero bytes are a valid value.
+    let mut fl: libc::flock = unsafe { std::mem::zeroed() };
+    fl.l_type = libc::F_WRLCK as libc::c_short;
+    fl.l_whence = libc::SEEK_SET as libc::c_short;
+    // l_start = 0, l_len = 0: the whole file.
+    // SAFETY: the descriptor is open for writing and `fl` outlives the call.
+    let rc = unsafe { libc::fcntl(file.as_raw_fd(), libc::F_SETLK, &fl as *const libc::flock) };
+    if rc == 0 {
+        return Ok(true);
+    }
+    let err = io::Error::last_os_error();
+    match err.raw_os_error() {
+        Some(libc::EAGAIN) | Some(libc::EACCES) => Ok(false),
+        _ => Err(err),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
