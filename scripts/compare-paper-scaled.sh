@@ -7,5 +7,5 @@ out=${1:-/var/tmp/flatlsm-paper}
 pm=${2:-/dev/shm/flatlsm-pm}
 cargo build --release -p flatlsm-cli --features rocksdb
 mkdir -p "$out"
-target/release/flatlsm bench --preset paper-scaled --pm_path "$pm" --db "$out/db" \
+"${CARGO_TARGET_DIR:-target}"/release/flatlsm bench --preset paper-scaled --pm_path "$pm" --db "$out/db" \
     --compare rocksdb --plot "$out/plots" --json "$out/result.json" | tee "$out/report.txt"
