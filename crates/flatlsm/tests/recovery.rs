@@ -222,7 +222,10 @@ fn second_open_of_the_same_directory_is_refused() {
     let err = Db::open(dir.path(), crash_options(device))
         .err()
         .expect("lock refused");
-    assert!(err.to_string().contains("already open in this process"), "got {err}");
+    assert!(
+        err.to_string().contains("already open in this process"),
+        "got {err}"
+    );
 }
 
 #[test]

@@ -62,8 +62,16 @@ fn healthy(db: &DbInner) -> bool {
     db.bg_error.lock().is_none()
 }
 
+/// Gives every immutable PMTable its bloom filter, so point reads skip tables without the key.
+fn build_missing_filters(db: &DbInner) {
+    for table in db.sv.load().imms.iter() {
+        table.build_filter(db.opts.bloom_bits_per_key);
+    }
+}
+
 fn flush_loop(db: &DbInner) {
     while wait(db, Duration::from_millis(100)) {
+        build_missing_filters(db);
         while healthy(db) && flush_due(db) && !db.shutting_down.load(Ordering::Acquire) {
             if let Err(e) = flush_one(db) {
                 db.set_bg_error(&e);
@@ -74,6 +82,7 @@ fn flush_loop(db: &DbInner) {
 
 fn compaction_loop(db: &DbInner) {
     while wait(db, Duration::from_millis(100)) {
+        build_missing_filters(db);
         while healthy(db) && !db.shutting_down.load(Ordering::Acquire) {
             match compact_one(db) {
                 Ok(true) => {}

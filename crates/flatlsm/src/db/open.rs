@@ -65,6 +65,9 @@ pub(crate) fn open(path: &Path, opts: Options) -> Result<(Arc<DbInner>, DirLock)
     }
     let state = load_manifest(&fs, path)?;
     let tables = recover_pmtables(&pm, &state)?;
+    for t in &tables {
+        t.build_filter(opts.bloom_bits_per_key);
+    }
     let max_pm_number = pm_numbers(&pm)?.into_iter().max().unwrap_or(0);
     let max_file = max_file_number(&*fs, path)?.max(max_pm_number);
     let next = state.next_file_number.max(max_file + 1);

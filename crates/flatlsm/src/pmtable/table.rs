@@ -16,12 +16,13 @@ use crate::compaction::filter::VersionFilter;
 use crate::error::{Error, Result};
 use crate::iter::{copy_error, InternalIterator};
 use crate::pm::PmDevice;
+use crate::sst::bloom::{bloom_hash, BloomFilter};
 use crate::types::{parse_internal_key, InternalKey, SequenceNumber, ValueKind, KIND_FOR_SEEK};
 use crossbeam_skiplist::SkipMap;
 use parking_lot::Mutex;
 use std::ops::Bound;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// Where an indexed entry's value lives.
 #[derive(Debug)]
@@ -59,6 +60,10 @@ pub struct PmTable {
     live_bytes: AtomicU64,
     user_bytes: AtomicU64,
     max_seq: AtomicU64,
+    /// Bloom filter over the user keys, built once the table is immutable (see
+    /// [`PmTable::build_filter`]); lets a point read skip the table's skiplist search.
+    /// Invariant: set only while `writer` is `None`, so it covers every key of the table.
+    filter: OnceLock<BloomFilter>,
 }
 
 impl PmTable {
@@ -77,6 +82,7 @@ impl PmTable {
             live_bytes: AtomicU64::new(0),
             user_bytes: AtomicU64::new(0),
             max_seq: AtomicU64::new(0),
+            filter: OnceLock::new(),
         }))
     }
 
@@ -90,6 +96,7 @@ impl PmTable {
             live_bytes: AtomicU64::new(0),
             user_bytes: AtomicU64::new(0),
             max_seq: AtomicU64::new(0),
+            filter: OnceLock::new(),
         };
         table.log.clone().for_each_entry(|offset, e| {
             table.index_entry(
@@ -191,8 +198,33 @@ impl PmTable {
         self.index.insert(key, slot);
     }
 
+    /// Builds the table's bloom filter if the table is immutable and has none yet; returns
+    /// whether it has one now. Cheap when already built; safe to call from several threads.
+    pub fn build_filter(&self, bits_per_key: usize) -> bool {
+        if self.filter.get().is_some() {
+            return true;
+        }
+        // Holding the writer lock: no key can be added while the filter is built.
+        let writer = self.writer.lock();
+        if writer.is_some() || bits_per_key == 0 {
+            return false;
+        }
+        self.filter.get_or_init(|| {
+            let hashes: Vec<u32> = self
+                .index
+                .iter()
+                .map(|e| bloom_hash(e.key().user_key()))
+                .collect();
+            BloomFilter::from_hashes(&hashes, bits_per_key)
+        });
+        true
+    }
+
     /// Newest version of `user_key` with sequence <= `seq`.
     pub fn get(&self, user_key: &[u8], seq: SequenceNumber) -> Result<Option<MemLookup>> {
+        if self.filter.get().is_some_and(|f| !f.may_contain(user_key)) {
+            return Ok(None);
+        }
         let probe = InternalKey::new(user_key, seq, KIND_FOR_SEEK);
         let Some(entry) = self.index.lower_bound(Bound::Included(&probe)) else {
             return Ok(None);

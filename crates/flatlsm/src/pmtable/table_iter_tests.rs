@@ -77,3 +77,36 @@ fn pmtable_iterator_on_an_empty_table_is_invalid_in_both_directions() {
     assert!(!it.valid());
     it.status().unwrap();
 }
+
+/// The bloom filter of an immutable PMTable must never hide a key it holds (every version,
+/// tombstones included), and is refused while the table still accepts writes.
+#[test]
+fn pmtable_filter_is_built_only_when_sealed_and_never_hides_a_key() {
+    let (table, model) = filled_table(7);
+    assert!(!table.build_filter(10), "a mutable table gets no filter");
+    let before: Vec<_> = (0..200)
+        .map(|i| {
+            table
+                .get(format!("k{i:04}").as_bytes(), u64::MAX >> 8)
+                .unwrap()
+        })
+        .collect();
+    table.seal().unwrap();
+    assert!(table.build_filter(10));
+    for (i, expected) in before.iter().enumerate() {
+        let got = table
+            .get(format!("k{i:04}").as_bytes(), u64::MAX >> 8)
+            .unwrap();
+        assert_eq!(format!("{got:?}"), format!("{expected:?}"), "key k{i:04}");
+    }
+    assert!(!model.is_empty());
+    let absent = (0..1000)
+        .filter(|i| {
+            table
+                .get(format!("absent{i}").as_bytes(), u64::MAX >> 8)
+                .unwrap()
+                .is_none()
+        })
+        .count();
+    assert_eq!(absent, 1000);
+}

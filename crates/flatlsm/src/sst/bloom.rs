@@ -82,6 +82,14 @@ impl BloomFilter {
         })
     }
 
+    /// A filter over keys given by their [`bloom_hash`], built in memory (the PMTables' filters
+    /// are never persisted).
+    pub(crate) fn from_hashes(hashes: &[u32], bits_per_key: usize) -> BloomFilter {
+        let mut bits = build_filter(hashes, bits_per_key.max(1));
+        let k = bits.pop().map_or(1, usize::from);
+        BloomFilter { bits, k }
+    }
+
     /// False only if `user_key` was certainly not added.
     pub fn may_contain(&self, user_key: &[u8]) -> bool {
         let bits = self.bits.len() * 8;

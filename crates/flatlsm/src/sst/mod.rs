@@ -16,7 +16,7 @@
 
 mod block;
 mod block_builder;
-mod bloom;
+pub(crate) mod bloom;
 mod builder;
 mod cache;
 mod coding;
