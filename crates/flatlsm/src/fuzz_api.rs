@@ -5,7 +5,7 @@
 use crate::error::{Error, Result};
 use crate::fs::RandomAccessFile;
 use crate::iter::InternalIterator;
-use crate::pmtable::log::{decode_entry, decode_header, PM_LOG_HEADER_LEN};
+use crate::pmtable::log::{decode_header, for_each_entry_in};
 use crate::sst::{decode_footer, Block, BloomFilter, Table, FOOTER_LEN};
 use crate::version::edit::VersionEdit;
 use crate::version::manifest::replay;
@@ -59,13 +59,7 @@ fn path(name: &str) -> &Path {
 fn pm_log(data: &[u8]) -> Result<()> {
     let p = path("000001.pmlog");
     let h = decode_header(data, p)?;
-    let used = (h.used_size as usize).min(data.len());
-    let mut pos = PM_LOG_HEADER_LEN;
-    while pos < used {
-        let (_, len) = decode_entry(&data[pos..used], pos as u64, p)?;
-        pos += len;
-    }
-    Ok(())
+    for_each_entry_in(data, h.used_size as usize, p, |_, _| Ok(()))
 }
 
 /// A footer: the first 8 bytes (LE) are the offset the footer was read at, the rest the

@@ -9,8 +9,8 @@ use super::runner::{Measured, OpKind, Plan};
 use super::{intervals, mixed, read, ycsb_workload};
 use std::time::{Duration, Instant};
 
-/// Every benchmark name this tool runs.
-pub const BENCHMARK_NAMES: &[&str] = &[
+/// The benchmarks db_bench has under the same names (the ones `--compare` can run through it).
+pub const DB_BENCH_NAMES: &[&str] = &[
     "fillseq",
     "fillrandom",
     "overwrite",
@@ -20,22 +20,20 @@ pub const BENCHMARK_NAMES: &[&str] = &[
     "seekrandom",
     "readrandomwriterandom",
     "updaterandom",
-    "ycsba",
-    "ycsbb",
-    "ycsbc",
-    "ycsbd",
-    "ycsbe",
-    "ycsbf",
-    "reopen",
+];
+
+/// The benchmarks of this tool only.
+const OWN_NAMES: &[&str] = &[
+    "ycsba", "ycsbb", "ycsbc", "ycsbd", "ycsbe", "ycsbf", "reopen",
 ];
 
 /// Runs every benchmark of `cfg` on `engine`; prints and returns the outcomes.
 pub fn run_suite(cfg: &BenchConfig, engine: &mut dyn Engine) -> Result<Vec<Outcome>, String> {
     for name in &cfg.benchmarks {
-        if !BENCHMARK_NAMES.contains(&name.as_str()) {
+        if !DB_BENCH_NAMES.contains(&name.as_str()) && !OWN_NAMES.contains(&name.as_str()) {
             return Err(format!(
                 "unknown benchmark {name:?}; known: {}",
-                BENCHMARK_NAMES.join(", ")
+                [DB_BENCH_NAMES, OWN_NAMES].concat().join(", ")
             ));
         }
     }

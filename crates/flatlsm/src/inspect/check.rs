@@ -9,14 +9,15 @@ use super::FileKind;
 use crate::error::{Error, IoContext, Result};
 use crate::fs::{FileSystem, OsFileSystem};
 use crate::iter::InternalIterator;
-use crate::pmtable::log::{decode_entry, decode_header, PM_LOG_HEADER_LEN};
+use crate::pmtable::log::{decode_header, for_each_entry_in, PM_LOG_HEADER_LEN};
 use crate::sst::Table;
 use crate::types::{parse_internal_key, ValueKind, ValuePointer};
 use crate::version::{
-    current_manifest_path, read_manifest_records, FileMeta, ManifestState, CURRENT_FILE_NAME,
+    apply_manifest_records, current_manifest_path, read_manifest_records, FileMeta, ManifestState,
+    CURRENT_FILE_NAME,
 };
 use crate::vlog::VlogReader;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -156,16 +157,14 @@ impl Checker {
         if let Some(note) = torn {
             self.report.notes.push(note);
         }
-        let mut state = ManifestState::default();
-        for r in &records {
-            self.report.records_checked += 1;
-            if let Err(e) = state.apply(&r.edit) {
-                let detail = format!("edit cannot be applied: {e}");
-                self.problem(Error::corruption(&path, r.offset, detail), &path);
-                return None;
+        self.report.records_checked += records.len() as u64;
+        match apply_manifest_records(&records, &path) {
+            Ok(state) => Some(state),
+            Err(e) => {
+                self.problem(e, &path);
+                None
             }
         }
-        Some(state)
     }
 
     /// True (with a note) if the manifest was read and does not list the file: a leftover of
@@ -190,12 +189,18 @@ impl Checker {
     /// Verifies an SST's footer, index, filter and blocks, and that every value pointer it
     /// holds reads back a record with a valid checksum.
     fn check_sst(&mut self, path: &Path, number: u64, state: Option<&ManifestState>) {
-        if self.unlisted(path, state, |s| s.version.file_numbers().contains(&number)) {
+        if self.unlisted(path, state, |s| {
+            s.version
+                .levels
+                .iter()
+                .flatten()
+                .any(|f| f.number == number)
+        }) {
             return;
         }
         self.report.files_checked += 1;
-        let table = match self.open_table(path, number) {
-            Ok(t) => t,
+        let table = match super::open_sst(path, number) {
+            Ok((t, _)) => t,
             Err(e) => return self.problem(e, path),
         };
         match table.verify() {
@@ -203,17 +208,6 @@ impl Checker {
             Err(e) => return self.problem(e, path),
         }
         self.check_value_pointers(&table, path);
-    }
-
-    fn open_table(&self, path: &Path, number: u64) -> Result<std::sync::Arc<Table>> {
-        let file = self
-            .fs
-            .open(path)
-            .context(|| format!("opening {}", path.display()))?;
-        let size = file
-            .size()
-            .context(|| format!("reading the size of {}", path.display()))?;
-        Table::open(file, path.to_path_buf(), number, size, None)
     }
 
     fn check_value_pointers(&mut self, table: &std::sync::Arc<Table>, path: &Path) {
@@ -301,15 +295,15 @@ impl Checker {
 
     /// Every SST and value log the manifest names must exist, SSTs with the recorded size.
     fn check_references(&mut self, state: &ManifestState, names: &[String]) {
-        let sizes: HashMap<&str, ()> = names.iter().map(|n| (n.as_str(), ())).collect();
+        let present: HashSet<&str> = names.iter().map(String::as_str).collect();
         for (level, files) in state.version.levels.iter().enumerate() {
             for f in files {
-                self.check_sst_reference(level, f, &sizes);
+                self.check_sst_reference(level, f, &present);
             }
         }
         for number in state.version.vlogs.keys() {
             let name = crate::vlog::vlog_file_name(*number);
-            if !sizes.contains_key(name.as_str()) {
+            if !present.contains(name.as_str()) {
                 self.report.problems.push(Problem {
                     file: self.dir.join(name),
                     offset: None,
@@ -319,10 +313,10 @@ impl Checker {
         }
     }
 
-    fn check_sst_reference(&mut self, level: usize, f: &FileMeta, names: &HashMap<&str, ()>) {
+    fn check_sst_reference(&mut self, level: usize, f: &FileMeta, names: &HashSet<&str>) {
         let name = crate::sst::sst_file_name(f.number);
         let path = self.dir.join(&name);
-        if !names.contains_key(name.as_str()) {
+        if !names.contains(name.as_str()) {
             self.report.problems.push(Problem {
                 file: path,
                 offset: None,
@@ -431,16 +425,14 @@ impl Checker {
             // Offset 8 is the header's file_size field (docs/pm-log-format.md).
             return self.problem(Error::corruption(path, 8, detail), path);
         }
-        let used = header.used_size as usize;
-        let mut pos = PM_LOG_HEADER_LEN;
-        while pos < used {
-            match decode_entry(&data[pos..used], pos as u64, path) {
-                Ok((_, len)) => {
-                    self.report.records_checked += 1;
-                    pos += len;
-                }
-                Err(e) => return self.problem(e, path),
-            }
+        let mut entries = 0;
+        let walk = for_each_entry_in(&data, header.used_size as usize, path, |_, _| {
+            entries += 1;
+            Ok(())
+        });
+        self.report.records_checked += entries;
+        if let Err(e) = walk {
+            self.problem(e, path);
         }
     }
 }

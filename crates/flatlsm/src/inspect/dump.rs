@@ -5,8 +5,7 @@ use super::{escape_bytes, hex_bytes, FileKind};
 use crate::error::{Error, IoContext, Result};
 use crate::fs::{FileSystem, OsFileSystem};
 use crate::iter::InternalIterator;
-use crate::pmtable::log::{decode_entry, decode_header, PM_LOG_HEADER_LEN};
-use crate::sst::Table;
+use crate::pmtable::log::{decode_header, for_each_entry_in};
 use crate::types::{parse_internal_key, ValueKind, ValuePointer};
 use crate::version::{read_manifest_records, VersionEdit};
 use crate::vlog::VlogReader;
@@ -86,14 +85,7 @@ impl Dumper<'_> {
     }
 
     fn sst(&mut self, number: u64) -> Result<u64> {
-        let fs = OsFileSystem;
-        let file = fs
-            .open(self.path)
-            .context(|| format!("opening {}", self.path.display()))?;
-        let size = file
-            .size()
-            .context(|| format!("reading the size of {}", self.path.display()))?;
-        let table = Table::open(file, self.path.to_path_buf(), number, size, None)?;
+        let (table, size) = super::open_sst(self.path, number)?;
         self.line(&format!(
             "SST {} ({size} bytes, {} entries)",
             self.path.display(),
@@ -155,11 +147,8 @@ impl Dumper<'_> {
             h.replaces,
             h.gc_complete
         ))?;
-        let used = (h.used_size as usize).min(data.len());
-        let mut pos = PM_LOG_HEADER_LEN;
         let mut n = 0;
-        while pos < used {
-            let (e, len) = decode_entry(&data[pos..used], pos as u64, self.path)?;
+        for_each_entry_in(&data, h.used_size as usize, self.path, |pos, e| {
             let text = format!(
                 "@{pos} {} @ {} : {:?} => {}",
                 self.format.bytes(e.key),
@@ -167,10 +156,9 @@ impl Dumper<'_> {
                 e.kind,
                 self.stored_value(e.kind, e.value)
             );
-            self.line(&text)?;
             n += 1;
-            pos += len;
-        }
+            self.line(&text)
+        })?;
         Ok(n)
     }
 

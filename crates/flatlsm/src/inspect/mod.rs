@@ -10,11 +10,15 @@ mod dump;
 pub use check::{check_database, CheckReport, Problem};
 pub use dump::{dump_file, DumpFormat};
 
+use crate::error::{IoContext, Result};
+use crate::fs::{FileSystem, OsFileSystem};
 use crate::pmtable::log::parse_log_file_name;
 use crate::sst::parse_sst_file_name;
+use crate::sst::Table;
 use crate::version::{parse_manifest_file_name, CURRENT_FILE_NAME};
 use crate::vlog::parse_vlog_file_name;
 use std::path::Path;
+use std::sync::Arc;
 
 /// What a database file is, judged by its name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -44,6 +48,20 @@ impl FileKind {
             .or_else(|| parse_log_file_name(name).map(FileKind::PmLog))
             .or_else(|| parse_manifest_file_name(name).map(FileKind::Manifest))
     }
+}
+
+/// Opens the SST at `path` (table `number`) for reading without a cache; also returns its size.
+fn open_sst(path: &Path, number: u64) -> Result<(Arc<Table>, u64)> {
+    let file = OsFileSystem
+        .open(path)
+        .context(|| format!("opening {}", path.display()))?;
+    let size = file
+        .size()
+        .context(|| format!("reading the size of {}", path.display()))?;
+    Ok((
+        Table::open(file, path.to_path_buf(), number, size, None)?,
+        size,
+    ))
 }
 
 /// Renders bytes for people: printable ASCII as is, everything else as `\xNN`.

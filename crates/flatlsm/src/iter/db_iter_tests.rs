@@ -1,6 +1,7 @@
 //! Scenario tests for [`DbIterator`] in both directions, over in-memory sources: snapshots,
 //! tombstones, separated values, bounds and direction switches, checked against a model.
 
+use super::walk_check::walk_cursor;
 use super::{DbIterator, InternalIterator, MergingIterator, ValueResolver, VecIterator};
 use crate::error::{Error, Result};
 use crate::types::{compare_internal_keys, make_internal_key, SequenceNumber, ValueKind};
@@ -300,46 +301,14 @@ fn db_iterator_random_walk_matches_model_with_snapshots_bounds_and_pointers() {
         let model = visible(&versions, read_seq, lower.as_deref(), upper.as_deref());
         let inner = merged_sources(&versions, &mut rng);
         let mut it = db_iter(inner, read_seq, lower.as_deref(), upper.as_deref());
-        walk(&mut it, &model, &mut rng, seed);
-    }
-}
-
-/// Random positioning and steps, compared with the model after each one.
-fn walk(it: &mut DbIterator, model: &[(Vec<u8>, Vec<u8>)], rng: &mut StdRng, seed: u64) {
-    let mut pos: Option<usize> = None;
-    for step in 0..400 {
-        let target = format!("k{:03}", rng.gen_range(0..62)).into_bytes();
-        let op = rng.gen_range(0..8);
-        pos = match op {
-            0 => {
-                it.seek_to_first();
-                (!model.is_empty()).then_some(0)
-            }
-            1 => {
-                it.seek_to_last();
-                model.len().checked_sub(1)
-            }
-            2 => {
-                it.seek(&target);
-                let p = model.partition_point(|(k, _)| *k < target);
-                (p < model.len()).then_some(p)
-            }
-            3 => {
-                it.seek_for_prev(&target);
-                model.partition_point(|(k, _)| *k <= target).checked_sub(1)
-            }
-            4 | 5 => pos.and_then(|p| {
-                it.advance();
-                (p + 1 < model.len()).then_some(p + 1)
-            }),
-            _ => pos.and_then(|p| {
-                it.prev();
-                p.checked_sub(1)
-            }),
-        };
-        it.status().unwrap();
-        let want = pos.map(|p| model[p].clone());
-        let got = it.valid().then(|| (it.key().to_vec(), it.value().to_vec()));
-        assert_eq!(got, want, "seed {seed} step {step} op {op}");
+        let target = |rng: &mut StdRng| format!("k{:03}", rng.gen_range(0..62)).into_bytes();
+        walk_cursor(
+            &mut it,
+            &model,
+            &mut rng,
+            (seed, 400),
+            |a, b| a.cmp(b),
+            target,
+        );
     }
 }

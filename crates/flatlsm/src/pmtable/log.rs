@@ -29,7 +29,7 @@ mod format;
 #[cfg(test)]
 mod tests;
 
-pub use format::{decode_entry, decode_header, encode_entry, encoded_entry_len};
+pub use format::{decode_entry, decode_header, encode_entry, encoded_entry_len, for_each_entry_in};
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -207,21 +207,15 @@ impl PmLog {
     /// Recovery scan: every entry in `[64, used_size)` in order; an entry that does not decode,
     /// fails its crc or runs past `used_size` is [`Error::Corruption`] naming the file and the
     /// entry's offset. Stops at the first error returned by `f`.
-    pub fn for_each_entry(&self, mut f: impl FnMut(u64, LogEntry<'_>) -> Result<()>) -> Result<()> {
+    pub fn for_each_entry(&self, f: impl FnMut(u64, LogEntry<'_>) -> Result<()>) -> Result<()> {
         let used = self.region.load_u64(OFF_USED_SIZE);
         let readable = self.readable.load(Ordering::Acquire);
         if used < PM_LOG_HEADER_LEN as u64 || used > readable {
             let detail = format!("used_size {used} outside [64, {readable}]");
             return Err(Error::corruption(&self.path, OFF_USED_SIZE as u64, detail));
         }
-        let mut pos = PM_LOG_HEADER_LEN as u64;
-        while pos < used {
-            let bytes = self.region.read(pos as usize, (used - pos) as usize);
-            let (entry, len) = decode_entry(bytes, pos, &self.path)?;
-            f(pos, entry)?;
-            pos += len as u64;
-        }
-        Ok(())
+        let log = self.region.read(0, used as usize);
+        for_each_entry_in(log, used as usize, &self.path, f)
     }
 }
 

@@ -441,8 +441,14 @@ pub fn replay(data: &[u8], path: &Path) -> Result<ManifestState> {
             "manifest holds no complete record",
         ));
     }
+    apply_manifest_records(&records, path)
+}
+
+/// The state the records build, in order; an edit that cannot be applied is
+/// [`Error::Corruption`] naming `path` and the record's offset.
+pub fn apply_manifest_records(records: &[ManifestRecord], path: &Path) -> Result<ManifestState> {
     let mut state = ManifestState::default();
-    for r in &records {
+    for r in records {
         state.apply(&r.edit).map_err(|e| {
             Error::corruption(path, r.offset, format!("edit cannot be applied: {e}"))
         })?;

@@ -25,8 +25,8 @@ mod tests;
 
 pub use edit::{FileMeta, VersionEdit, VlogMeta};
 pub use manifest::{
-    current_manifest_path, manifest_file_name, parse_manifest_file_name, read_manifest_records,
-    Manifest, ManifestRecord, ManifestState, CURRENT_FILE_NAME,
+    apply_manifest_records, current_manifest_path, manifest_file_name, parse_manifest_file_name,
+    read_manifest_records, Manifest, ManifestRecord, ManifestState, CURRENT_FILE_NAME,
 };
 pub use version::Version;
 

@@ -13,24 +13,11 @@ use super::super::engine::EngineStats;
 use super::super::histogram::Summary;
 use super::super::outcome::{Outcome, Settle};
 use super::super::runner::Measured;
-use super::super::suite::benchmark_seed;
+use super::super::suite::{benchmark_seed, DB_BENCH_NAMES};
 use super::parse::{parse_output, parse_report_csv, DbBenchOutput};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
-
-/// Benchmarks db_bench runs under the same name.
-pub const SUPPORTED: &[&str] = &[
-    "fillseq",
-    "fillrandom",
-    "overwrite",
-    "readrandom",
-    "readseq",
-    "readreverse",
-    "seekrandom",
-    "readrandomwriterandom",
-    "updaterandom",
-];
 
 /// Benchmarks that write (and so get a settle phase).
 const WRITES: &[&str] = &[
@@ -147,7 +134,7 @@ pub fn run(cfg: &BenchConfig, dirs: &DbBenchDirs) -> Result<(Vec<Outcome>, Strin
     let mut existing = cfg.args.use_existing_db;
     for (index, bench) in cfg.benchmarks.iter().enumerate() {
         let seed = benchmark_seed(cfg, index);
-        if !SUPPORTED.contains(&bench.as_str()) {
+        if !DB_BENCH_NAMES.contains(&bench.as_str()) {
             println!("db_bench: {bench} has no db_bench equivalent; skipped");
             continue;
         }

@@ -192,3 +192,23 @@ pub fn decode_entry<'a>(
         total,
     ))
 }
+
+/// Decodes every entry of a log's bytes in `[64, used)` in order, calling `f(offset, entry)`.
+/// `log` starts at the log's first byte and holds at least `used` bytes. The first entry that
+/// does not decode, fails its crc or runs past `used` is [`Error::Corruption`] naming `path`
+/// and its offset; an error from `f` stops the walk and is returned. Never panics.
+pub fn for_each_entry_in<'a>(
+    log: &'a [u8],
+    used: usize,
+    path: &Path,
+    mut f: impl FnMut(u64, LogEntry<'a>) -> Result<()>,
+) -> Result<()> {
+    let used = used.min(log.len());
+    let mut pos = PM_LOG_HEADER_LEN;
+    while pos < used {
+        let (entry, len) = decode_entry(&log[pos..used], pos as u64, path)?;
+        f(pos as u64, entry)?;
+        pos += len;
+    }
+    Ok(())
+}
