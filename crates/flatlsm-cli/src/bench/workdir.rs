@@ -66,21 +66,18 @@ pub fn clear_for_fresh_run(dir: &Path, is_db_file: &dyn Fn(&str) -> bool) -> Res
     std::fs::remove_dir_all(dir).map_err(|e| format!("clearing {}: {e}", dir.display()))
 }
 
-/// Names FlatLSM creates in its database directory.
+/// Names a database directory of either engine may hold: FlatLSM's (the engine's own list)
+/// and RocksDB's (`*.log` WAL, `LOG`, `MANIFEST-*`, `*.sst`, `*.dbtmp`) for `--compare`.
 pub fn is_flatlsm_file(name: &str) -> bool {
     let ext = name.rsplit('.').next().unwrap_or("");
-    name == "pm"
-        || name == "CURRENT"
-        || name == "LOCK"
-        || name == "LOG"
-        || name == "IDENTITY"
+    flatlsm::db::is_database_file_name(name)
         || name.starts_with("MANIFEST")
-        || matches!(ext, "sst" | "vlog" | "pmlog" | "tmp" | "log" | "dbtmp")
+        || matches!(ext, "sst" | "log" | "dbtmp" | "pmlog")
 }
 
-/// Names in a PM directory: PM Logs and the identity file pairing it with its database.
+/// Names in a PM directory (the engine's own list).
 pub fn is_pm_file(name: &str) -> bool {
-    name.ends_with(".pmlog") || name.ends_with(".tmp") || name == "IDENTITY"
+    flatlsm::db::is_pm_dir_file_name(name)
 }
 
 #[cfg(test)]
@@ -102,5 +99,24 @@ mod tests {
         let e = clear_for_fresh_run(&db, &is_flatlsm_file).unwrap_err();
         assert!(e.contains("thesis.tex"), "{e}");
         assert!(db.join("thesis.tex").exists());
+    }
+
+    /// Regression: the bench kept its own copy of the PM directory's file names and refused
+    /// to clear a PM directory holding the DAX probe file of an open that a kill interrupted.
+    #[test]
+    fn fresh_run_clears_a_pm_dir_with_leftovers_of_an_interrupted_open() {
+        let d = tempfile::tempdir().unwrap();
+        let pm = d.path().join("pm");
+        std::fs::create_dir(&pm).unwrap();
+        for name in [
+            "000004.pmlog",
+            ".creating-000006.pmlog",
+            "IDENTITY",
+            "IDENTITY.tmp",
+        ] {
+            std::fs::write(pm.join(name), "x").unwrap();
+        }
+        clear_for_fresh_run(&pm, &is_pm_file).unwrap();
+        assert!(!pm.exists());
     }
 }

@@ -17,6 +17,7 @@ mod write;
 
 pub use batch::WriteBatch;
 pub use lock::DirLock;
+pub use open::{is_database_file_name, is_pm_dir_file_name};
 pub use stats::{LevelStats, Stats, VlogStats};
 
 use crate::error::{Error, Result};

@@ -35,6 +35,25 @@ use std::sync::Arc;
 /// Files a FlatLSM directory may hold besides its numbered files.
 const KNOWN_NAMES: &[&str] = &[LOCK_FILE, "CURRENT", "pm", "LOG", identity::IDENTITY_FILE];
 
+/// True for every name FlatLSM itself writes in a database directory (for tools that clear or
+/// inspect one): numbered files, the fixed names, and temporary files of atomic writes.
+pub fn is_database_file_name(name: &str) -> bool {
+    KNOWN_NAMES.contains(&name)
+        || name.ends_with(".tmp")
+        || parse_sst_file_name(name).is_some()
+        || parse_vlog_file_name(name).is_some()
+        || crate::version::parse_manifest_file_name(name).is_some()
+}
+
+/// True for every name FlatLSM itself writes in a PM directory: PM Logs, the identity file,
+/// temporary files of atomic writes, and the device's work files.
+pub fn is_pm_dir_file_name(name: &str) -> bool {
+    parse_log_file_name(name).is_some()
+        || name == identity::IDENTITY_FILE
+        || name.ends_with(".tmp")
+        || crate::pm::mmap::is_device_work_file(name)
+}
+
 pub(crate) fn open(path: &Path, opts: Options) -> Result<(Arc<DbInner>, DirLock)> {
     opts.validate()?;
     let fs: FsRef = opts

@@ -150,14 +150,19 @@ fn probe_mode(dir: &Path) -> Result<PmMode> {
     Ok(if dax { PmMode::Dax } else { PmMode::Msync })
 }
 
+/// True for the names the device itself uses for work in progress (a region being created, a
+/// DAX probe), which are never regions.
+pub(crate) fn is_device_work_file(name: &str) -> bool {
+    name.starts_with(PROBE_PREFIX) || name.starts_with(CREATING_PREFIX)
+}
+
 /// Region names are plain file names: no separators, not `.`/`..`, not empty, no NUL.
 fn validate_name(name: &str) -> Result<()> {
     let bad = name.is_empty()
         || name == "."
         || name == ".."
         || name.contains(['/', '\\', '\0'])
-        || name.starts_with(PROBE_PREFIX)
-        || name.starts_with(CREATING_PREFIX);
+        || is_device_work_file(name);
     if bad {
         return Err(Error::InvalidArgument(format!(
             "invalid PM region name {name:?}: must be a plain file name"
@@ -251,7 +256,7 @@ impl PmDevice for MmapPmDevice {
             let entry = entry.context(|| format!("listing PM directory {}", self.dir.display()))?;
             let is_file = entry.file_type().map(|t| t.is_file()).unwrap_or(false);
             let name = entry.file_name().to_string_lossy().into_owned();
-            if is_file && !name.starts_with(PROBE_PREFIX) && !name.starts_with(CREATING_PREFIX) {
+            if is_file && !is_device_work_file(&name) {
                 names.push(name);
             }
         }
