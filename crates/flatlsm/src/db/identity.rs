@@ -156,6 +156,12 @@ fn missing_pm(db: &Path, pm: &Path, d: &Identity) -> Error {
     ))
 }
 
+/// The identity (32 hex digits) in the IDENTITY file of `dir`; `None` when there is none. A
+/// file that does not parse is [`Error::Corruption`]. For `inspect::check`.
+pub(crate) fn read_identity_id(fs: &dyn FileSystem, dir: &Path) -> Result<Option<String>> {
+    Ok(read_identity(fs, &dir.join(IDENTITY_FILE))?.map(|i| i.id))
+}
+
 /// Reads an IDENTITY file; `None` when it does not exist.
 fn read_identity(fs: &dyn FileSystem, path: &Path) -> Result<Option<Identity>> {
     if !fs.exists(path) {

@@ -6,7 +6,7 @@
 
 mod background;
 mod batch;
-mod identity;
+pub(crate) mod identity;
 mod lock;
 mod open;
 mod read;

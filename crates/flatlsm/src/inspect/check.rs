@@ -370,24 +370,23 @@ impl Checker {
 
     /// The PM directory must carry the data directory's identity (see `db/identity.rs`).
     fn check_identity(&mut self, pm_dir: &Path) {
-        let first_line = |p: &Path| {
-            std::fs::read(p).ok().map(|d| {
-                String::from_utf8_lossy(&d)
-                    .lines()
-                    .next()
-                    .unwrap_or("")
+        use crate::db::identity::{read_identity_id, IDENTITY_FILE};
+        let pm_file = pm_dir.join(IDENTITY_FILE);
+        let ids = read_identity_id(&self.fs, &self.dir).and_then(|ours| {
+            let theirs = read_identity_id(&self.fs, pm_dir)?;
+            Ok((ours, theirs))
+        });
+        let detail = match ids {
+            Err(e) => return self.problem(e, &pm_file),
+            Ok((None, _)) => return,
+            Ok((Some(ours), Some(theirs))) if theirs == ours => return,
+            Ok((Some(ours), Some(theirs))) => format!(
+                "identity {theirs} differs from the database's {ours}: another database's PM directory"
+            ),
+            Ok((Some(_), None)) => {
+                "no identity file: not this database's PM directory (or its contents were lost)"
                     .to_string()
-            })
-        };
-        let db_file = self.dir.join("IDENTITY");
-        let pm_file = pm_dir.join("IDENTITY");
-        let Some(ours) = first_line(&db_file) else {
-            return;
-        };
-        let detail = match first_line(&pm_file) {
-            Some(theirs) if theirs == ours => return,
-            Some(theirs) => format!("identity {theirs:?} differs from the database's {ours:?}: another database's PM directory"),
-            None => "no identity file: not this database's PM directory (or its contents were lost)".to_string(),
+            }
         };
         self.report.problems.push(Problem {
             file: pm_file,
