@@ -63,11 +63,11 @@ impl DbInner {
             })
             .collect();
         let mut mem = self.sv.load().mem.clone();
-        while !mem.append_batch(&entries)? {
+        while !self.fail_stop(mem.append_batch(&entries))? {
             mem = self.make_room()?;
         }
         if opts.sync {
-            mem.commit()?;
+            self.fail_stop(mem.commit())?;
         }
         let pm_bytes: usize = entries
             .iter()
@@ -79,6 +79,15 @@ impl DbInner {
         self.visible_seq
             .store(first + batch.len() as u64 - 1, Ordering::Release);
         Ok(())
+    }
+
+    /// Passes on the result of a step that may have put the batch into the log. On failure the
+    /// batch may be in the log and index (invisible: `visible_seq` has not moved past it) and
+    /// may even reach the disk, so its sequence numbers must never be given out again: the
+    /// error becomes the background error and every later write fails until a reopen, whose
+    /// recovery finds the batch either whole (durable, then visible) or not at all.
+    fn fail_stop<T>(&self, step: Result<T>) -> Result<T> {
+        step.inspect_err(|e| self.set_bg_error(e))
     }
 
     /// The mutable PMTable is full: garbage-collect it if it is mostly overwritten entries

@@ -11,6 +11,13 @@
 //! device from such an image, chosen by a seeded PRNG so failures are reproducible;
 //! [`SimulatedPmDevice::freeze_after_persists`] captures the image at an exact persist point.
 //!
+//! A process crash keeps every store, persisted or not: [`SimulatedPmDevice::crash_process`] and
+//! [`CrashKind::ProcessCrash`] recordings build such images.
+//!
+//! By default regions report [`PmMode::Simulated`] (a cache-line mode); a device made with
+//! [`SimulatedPmDevice::with_group_commit`] reports [`PmMode::Msync`], so writers persist only at
+//! commits, as on an ordinary file, while persistence is still simulated line by line.
+//!
 //! Region creation and removal are durable immediately (zero-filled at creation).
 //!
 //! Lock order: the device's `inner` mutex, then a region's `lines` mutex.
@@ -37,6 +44,17 @@ pub struct SimulatedPmDevice {
 
 struct Shared {
     inner: Mutex<Inner>,
+    /// The mode regions report.
+    mode: PmMode,
+}
+
+/// What kind of crash a recorded image stands for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CrashKind {
+    /// Power loss: durable lines plus a random subset of dirty lines and words.
+    PowerLoss,
+    /// Process crash: every store survives (the mapping outlives the process).
+    ProcessCrash,
 }
 
 struct Inner {
@@ -54,6 +72,7 @@ struct Recorder {
     /// Persist numbers `n` at which to capture an image when persist `n + 1` starts.
     points: BTreeSet<u64>,
     seed: u64,
+    kind: CrashKind,
     /// Called with `n` right after each capture, with the device lock held: it must not call
     /// back into the device (it may capture other state, e.g. a file-system image).
     on_capture: Option<CaptureHook>,
@@ -100,12 +119,17 @@ struct Lines {
 }
 
 impl SimulatedPmDevice {
-    /// An empty device.
+    /// An empty device in a cache-line mode.
     pub fn new() -> Arc<Self> {
-        Self::from_image(Image::new())
+        Self::from_image(Image::new(), PmMode::Simulated)
     }
 
-    fn from_image(image: Image) -> Arc<Self> {
+    /// An empty device whose regions report [`PmMode::Msync`]: writers persist only at commits.
+    pub fn with_group_commit() -> Arc<Self> {
+        Self::from_image(Image::new(), PmMode::Msync)
+    }
+
+    fn from_image(image: Image, mode: PmMode) -> Arc<Self> {
         let dir = PathBuf::from("simulated-pm");
         let regions = image
             .into_iter()
@@ -124,6 +148,7 @@ impl SimulatedPmDevice {
                     frozen: None,
                     recorder: None,
                 }),
+                mode,
             }),
         })
     }
@@ -183,7 +208,13 @@ impl SimulatedPmDevice {
             }
             (None, _) => capture(&inner.regions, seed),
         };
-        Self::from_image(image)
+        Self::from_image(image, self.shared.mode)
+    }
+
+    /// A new device holding what a process crash now leaves: every store, persisted or not.
+    pub fn crash_process(&self) -> Arc<SimulatedPmDevice> {
+        let inner = self.shared.inner.lock();
+        Self::from_image(capture_all(&inner.regions), self.shared.mode)
     }
 
     /// Records a crash image each time persist `n + 1` starts for `n` in `points` (so the image
@@ -196,9 +227,21 @@ impl SimulatedPmDevice {
         seed: u64,
         on_capture: Option<CaptureHook>,
     ) {
+        self.record_crash_points_of(CrashKind::PowerLoss, points, seed, on_capture);
+    }
+
+    /// [`Self::record_crash_points`] for crashes of `kind`.
+    pub fn record_crash_points_of(
+        &self,
+        kind: CrashKind,
+        points: BTreeSet<u64>,
+        seed: u64,
+        on_capture: Option<CaptureHook>,
+    ) {
         self.shared.inner.lock().recorder = Some(Recorder {
             points,
             seed,
+            kind,
             on_capture,
             images: Vec::new(),
         });
@@ -229,9 +272,14 @@ impl SimulatedPmDevice {
         }
     }
 
-    /// A new device holding `image` (as after the power loss it describes).
+    /// A new device holding `image` (as after the crash it describes), in this device's mode.
+    pub fn reopen_crash_image(&self, image: &PmCrashImage) -> Arc<SimulatedPmDevice> {
+        Self::from_image(image.image.clone(), self.shared.mode)
+    }
+
+    /// A new cache-line-mode device holding `image` (as after the crash it describes).
     pub fn from_crash_image(image: &PmCrashImage) -> Arc<SimulatedPmDevice> {
-        Self::from_image(image.image.clone())
+        Self::from_image(image.image.clone(), PmMode::Simulated)
     }
 
     /// Names of the regions present, sorted.
@@ -310,7 +358,10 @@ impl Inner {
             return;
         }
         let seed = rec.seed ^ n.wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        let image = capture(&self.regions, seed);
+        let image = match rec.kind {
+            CrashKind::PowerLoss => capture(&self.regions, seed),
+            CrashKind::ProcessCrash => capture_all(&self.regions),
+        };
         rec.images.push(PmCrashImage { persists: n, image });
         if let Some(hook) = rec.on_capture.as_mut() {
             hook(n);
@@ -367,6 +418,19 @@ fn capture(regions: &BTreeMap<String, Arc<RegionData>>, seed: u64) -> Image {
     image
 }
 
+/// Every region's volatile image: what a process crash leaves.
+fn capture_all(regions: &BTreeMap<String, Arc<RegionData>>) -> Image {
+    regions
+        .iter()
+        .map(|(name, data)| {
+            (
+                name.clone(),
+                data.volatile.read(0, data.volatile.len()).to_vec(),
+            )
+        })
+        .collect()
+}
+
 /// Small deterministic PRNG (the crate has no runtime dependency on `rand`).
 struct SplitMix64(u64);
 
@@ -402,7 +466,7 @@ fn validate_name(name: &str) -> Result<()> {
 
 impl PmDevice for SimulatedPmDevice {
     fn mode(&self) -> PmMode {
-        PmMode::Simulated
+        self.shared.mode
     }
 
     fn dir(&self) -> &Path {
@@ -469,7 +533,7 @@ impl PmRegion for SimulatedPmRegion {
     }
 
     fn mode(&self) -> PmMode {
-        PmMode::Simulated
+        self.shared.mode
     }
 
     fn read(&self, offset: usize, len: usize) -> &[u8] {
