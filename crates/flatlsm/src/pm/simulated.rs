@@ -65,6 +65,8 @@ struct Inner {
     frozen: Option<Image>,
     /// Many crash points recorded in one run (see [`SimulatedPmDevice::record_crash_points`]).
     recorder: Option<Recorder>,
+    /// Persists fail with EIO once this many have completed (fault injection).
+    fail_after: Option<u64>,
 }
 
 /// Crash images recorded at many persist points of one run.
@@ -147,6 +149,7 @@ impl SimulatedPmDevice {
                     freeze_at: None,
                     frozen: None,
                     recorder: None,
+                    fail_after: None,
                 }),
                 mode,
             }),
@@ -257,6 +260,12 @@ impl SimulatedPmDevice {
             .unwrap_or_default()
     }
 
+    /// Makes every persist fail with EIO (changing nothing durable) once `n` persists have
+    /// completed; `None` heals the device.
+    pub fn fail_persists_after(&self, n: Option<u64>) {
+        self.shared.inner.lock().fail_after = n;
+    }
+
     /// Stops recording crash points (dropping the hook).
     pub fn stop_recording(&self) {
         self.shared.inner.lock().recorder = None;
@@ -265,10 +274,15 @@ impl SimulatedPmDevice {
     /// What a power loss right now could leave: durable images plus a `seed`-chosen subset of
     /// the dirty lines and words.
     pub fn capture_now(&self, seed: u64) -> PmCrashImage {
+        self.capture_now_of(CrashKind::PowerLoss, seed)
+    }
+
+    /// What a crash of `kind` right now could leave (`seed` chooses for a power loss).
+    pub fn capture_now_of(&self, kind: CrashKind, seed: u64) -> PmCrashImage {
         let inner = self.shared.inner.lock();
         PmCrashImage {
             persists: inner.persists,
-            image: capture(&inner.regions, seed),
+            image: capture_of(kind, &inner.regions, seed),
         }
     }
 
@@ -358,10 +372,7 @@ impl Inner {
             return;
         }
         let seed = rec.seed ^ n.wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        let image = match rec.kind {
-            CrashKind::PowerLoss => capture(&self.regions, seed),
-            CrashKind::ProcessCrash => capture_all(&self.regions),
-        };
+        let image = capture_of(rec.kind, &self.regions, seed);
         rec.images.push(PmCrashImage { persists: n, image });
         if let Some(hook) = rec.on_capture.as_mut() {
             hook(n);
@@ -416,6 +427,14 @@ fn capture(regions: &BTreeMap<String, Arc<RegionData>>, seed: u64) -> Image {
         image.insert(name.clone(), bytes);
     }
     image
+}
+
+/// What a crash of `kind` leaves (`seed` chooses for a power loss).
+fn capture_of(kind: CrashKind, regions: &BTreeMap<String, Arc<RegionData>>, seed: u64) -> Image {
+    match kind {
+        CrashKind::PowerLoss => capture(regions, seed),
+        CrashKind::ProcessCrash => capture_all(regions),
+    }
 }
 
 /// Every region's volatile image: what a process crash leaves.
@@ -561,6 +580,9 @@ impl PmRegion for SimulatedPmRegion {
     fn persist(&self, offset: usize, len: usize) -> io::Result<()> {
         let _ = self.data.volatile.read(offset, len); // bounds check: panics on a caller bug
         let mut inner = self.shared.inner.lock();
+        if inner.fail_after.is_some_and(|n| inner.persists >= n) {
+            return Err(io::Error::other("injected persist failure"));
+        }
         inner.maybe_freeze(true);
         {
             let mut lines = self.data.lines.lock();
