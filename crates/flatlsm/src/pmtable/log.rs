@@ -90,6 +90,8 @@ pub fn parse_log_file_name(name: &str) -> Option<u64> {
 /// The decoded header of a PM Log.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PmLogHeader {
+    /// Format version (1 or 2).
+    pub version: u16,
     /// The log's number (also in its file name).
     pub number: u64,
     /// Capacity of the log file in bytes, header included.
@@ -105,6 +107,23 @@ pub struct PmLogHeader {
     pub gc_complete: bool,
 }
 
+impl PmLogHeader {
+    /// What every entry crc of this log starts from: in version 2 the crc32c of the log number
+    /// (8 bytes LE), so an entry left in a recycled region by an earlier log fails its crc here;
+    /// 0 (a plain crc32c) in version 1.
+    pub fn entry_crc_seed(&self) -> u32 {
+        entry_crc_seed(self.version, self.number)
+    }
+}
+
+fn entry_crc_seed(version: u16, number: u64) -> u32 {
+    if version >= 2 {
+        crate::types::crc32c(&number.to_le_bytes())
+    } else {
+        0
+    }
+}
+
 /// Shared read handle to a PM Log (`Send + Sync`).
 pub struct PmLog {
     region: Arc<dyn PmRegion>,
@@ -112,6 +131,7 @@ pub struct PmLog {
     number: u64,
     file_size: u64,
     replaces: u64,
+    version: u16,
     /// End of the bytes copied to the region; readers stay below it (aliasing contract).
     readable: AtomicU64,
 }
@@ -167,6 +187,7 @@ impl PmLog {
             number: h.number,
             file_size: h.file_size,
             replaces: h.replaces,
+            version: h.version,
             readable: AtomicU64::new(h.used_size),
         }))
     }
@@ -174,6 +195,7 @@ impl PmLog {
     /// The header as it is now (`used_size` and flags are read atomically).
     pub fn header(&self) -> PmLogHeader {
         PmLogHeader {
+            version: self.version,
             number: self.number,
             file_size: self.file_size,
             used_size: self.region.load_u64(OFF_USED_SIZE),
@@ -205,7 +227,8 @@ impl PmLog {
             )));
         }
         let bytes = self.region.read(offset as usize, (end - offset) as usize);
-        decode_entry(bytes, offset, &self.path).map(|(e, _)| e)
+        let seed = entry_crc_seed(self.version, self.number);
+        decode_entry(bytes, offset, seed, &self.path).map(|(e, _)| e)
     }
 
     /// Recovery scan: every entry the recovery rule accepts, in order (see
@@ -275,6 +298,8 @@ pub struct PmLogWriter {
     published: u64,
     /// Reused encoding buffer.
     scratch: Vec<u8>,
+    /// The log's entry crc seed.
+    crc_seed: u32,
 }
 
 impl PmLogWriter {
@@ -306,6 +331,7 @@ impl PmLogWriter {
         let log = PmLog::from_region(region, &log_file_name(number))?;
         let start = PM_LOG_HEADER_LEN as u64;
         Ok(PmLogWriter {
+            crc_seed: log.header().entry_crc_seed(),
             mode: log.region.mode(),
             log,
             written: start,
@@ -339,7 +365,7 @@ impl PmLogWriter {
         scratch.clear();
         for (i, e) in entries.iter().enumerate() {
             offsets.push(self.written + scratch.len() as u64);
-            encode_entry(e, i + 1 == entries.len(), &mut scratch);
+            encode_entry(e, i + 1 == entries.len(), self.crc_seed, &mut scratch);
         }
         self.copy_to_region(&scratch);
         self.scratch = scratch;

@@ -130,6 +130,7 @@ pub fn decode_header(bytes: &[u8], path: &Path) -> Result<PmLogHeader> {
         ));
     }
     Ok(PmLogHeader {
+        version,
         number: u64_at(h, OFF_NUMBER),
         file_size,
         used_size,
@@ -144,9 +145,10 @@ pub fn encoded_entry_len(key_len: usize, value_len: usize) -> usize {
     ENTRY_HEADER_LEN + key_len + value_len
 }
 
-/// Appends the encoding of `e` to `out`; `ends_batch` marks the last entry of a WriteBatch. The
-/// caller has checked that the key and value lengths fit in u32.
-pub fn encode_entry(e: &LogEntry<'_>, ends_batch: bool, out: &mut Vec<u8>) {
+/// Appends the encoding of `e` to `out`; `ends_batch` marks the last entry of a WriteBatch and
+/// `crc_seed` is the log's [`PmLogHeader::entry_crc_seed`]. The caller has checked that the key
+/// and value lengths fit in u32.
+pub fn encode_entry(e: &LogEntry<'_>, ends_batch: bool, crc_seed: u32, out: &mut Vec<u8>) {
     let start = out.len();
     out.extend_from_slice(&[0; 4]);
     out.extend_from_slice(&e.seq.to_le_bytes());
@@ -155,16 +157,17 @@ pub fn encode_entry(e: &LogEntry<'_>, ends_batch: bool, out: &mut Vec<u8>) {
     out.extend_from_slice(&(e.value.len() as u32).to_le_bytes());
     out.extend_from_slice(e.key);
     out.extend_from_slice(e.value);
-    let crc = crc32c(&out[start + 4..]);
+    let crc = crc32c_extend(crc_seed, &out[start + 4..]);
     out[start..start + 4].copy_from_slice(&crc.to_le_bytes());
 }
 
 /// Decodes the entry at the start of `bytes` (which ends where the readable log ends), verifying
-/// its crc. `offset` is the entry's offset in the file, for errors. Returns the entry and its
-/// encoded length. Never panics.
+/// its crc (seeded with the log's [`PmLogHeader::entry_crc_seed`]). `offset` is the entry's
+/// offset in the file, for errors. Returns the entry and its encoded length. Never panics.
 pub fn decode_entry<'a>(
     bytes: &'a [u8],
     offset: u64,
+    crc_seed: u32,
     path: &Path,
 ) -> Result<(LogEntry<'a>, usize)> {
     let bad = |detail: String| Error::corruption(path, offset, detail);
@@ -186,7 +189,7 @@ pub fn decode_entry<'a>(
     }
     let total = total as usize;
     let stored = u32_at(bytes, 0);
-    let computed = crc32c(&bytes[4..total]);
+    let computed = crc32c_extend(crc_seed, &bytes[4..total]);
     if stored != computed {
         return Err(bad(format!(
             "PM log entry crc mismatch: stored {stored:#010x}, computed {computed:#010x}"
@@ -230,8 +233,9 @@ pub struct LogExtent {
 ///   the walk fails with [`Error::Corruption`] naming `path` and the entry's offset.
 /// - `[used_size, written_size)` is the tail a power failure may have torn (a process crash
 ///   leaves it whole). Its entries are accepted while each decodes, matches its crc and has a
-///   sequence above every earlier entry of the log (bytes of a region's earlier life have lower
-///   ones), and only up to the last entry that ends a batch; the first failure ends the log.
+///   sequence above every earlier entry of the log, and only up to the last entry that ends a
+///   batch; the first failure ends the log. (Bytes of a region's earlier life fail the crc,
+///   which is seeded with the log number, and carry lower sequences.)
 ///
 /// An error from `f` stops the walk and is returned. Never panics.
 pub fn for_each_entry_in<'a>(
@@ -241,33 +245,35 @@ pub fn for_each_entry_in<'a>(
     mut f: impl FnMut(u64, LogEntry<'a>) -> Result<()>,
 ) -> Result<LogExtent> {
     let used = (h.used_size as usize).min(log.len());
+    let seed = h.entry_crc_seed();
     let mut max_seq = 0;
     let mut pos = PM_LOG_HEADER_LEN;
     while pos < used {
-        let (entry, len) = decode_entry(&log[pos..used], pos as u64, path)?;
+        let (entry, len) = decode_entry(&log[pos..used], pos as u64, seed, path)?;
         max_seq = max_seq.max(entry.seq);
         f(pos as u64, entry)?;
         pos += len;
     }
     let written = (h.written_size.max(h.used_size) as usize).min(log.len());
-    let end = walk_tail(&log[..written], used, max_seq, path, &mut f)?;
+    let end = walk_tail(&log[..written], used, (max_seq, seed), path, &mut f)?;
     Ok(LogExtent {
         end: end as u64,
         discarded: (written - end) as u64,
     })
 }
 
-/// The tolerant part of [`for_each_entry_in`]: returns the end of the last accepted batch.
+/// The tolerant part of [`for_each_entry_in`], from `start` with the largest sequence seen so
+/// far and the crc seed: returns the end of the last accepted batch.
 fn walk_tail<'a>(
     log: &'a [u8],
     start: usize,
-    mut max_seq: u64,
+    (mut max_seq, seed): (u64, u32),
     path: &Path,
     f: &mut impl FnMut(u64, LogEntry<'a>) -> Result<()>,
 ) -> Result<usize> {
     let (mut pos, mut accepted) = (start, start);
     let mut batch: Vec<(u64, LogEntry<'a>)> = Vec::new();
-    while let Ok((entry, len)) = decode_entry(&log[pos..], pos as u64, path) {
+    while let Ok((entry, len)) = decode_entry(&log[pos..], pos as u64, seed, path) {
         if entry.seq <= max_seq {
             break;
         }

@@ -484,7 +484,7 @@ proptest! {
         offset in any::<u64>(),
     ) {
         let p = Path::new("fuzz.pmlog");
-        let _ = decode_entry(&bytes, offset, p);
+        let _ = decode_entry(&bytes, offset, 0, p);
         let _ = decode_header(&bytes, p);
     }
 
@@ -496,21 +496,23 @@ proptest! {
     ) {
         let e = entry(seq, &key, &value);
         let mut buf = Vec::new();
-        encode_entry(&e, seq % 2 == 0, &mut buf);
+        let seed = crate::types::crc32c(&seq.to_le_bytes());
+        encode_entry(&e, seq % 2 == 0, seed, &mut buf);
         prop_assert_eq!(buf.len(), encoded_entry_len(key.len(), value.len()));
         let p = Path::new("x.pmlog");
-        let (d, n) = decode_entry(&buf, 64, p).unwrap();
+        let (d, n) = decode_entry(&buf, 64, seed, p).unwrap();
         prop_assert_eq!(d, e);
         prop_assert_eq!(n, buf.len());
+        prop_assert!(decode_entry(&buf, 64, seed ^ 1, p).unwrap_err().is_corruption());
         for cut in 0..buf.len() {
-            prop_assert!(decode_entry(&buf[..cut], 64, p).unwrap_err().is_corruption());
+            prop_assert!(decode_entry(&buf[..cut], 64, seed, p).unwrap_err().is_corruption());
         }
     }
 
     #[test]
     fn encoded_headers_round_trip(number in any::<u64>(), size in 64u64.., replaces in any::<u64>()) {
         let h = decode_header(&format::encode_header(number, size, replaces), Path::new("h")).unwrap();
-        prop_assert_eq!(h, PmLogHeader { number, file_size: size, used_size: 64, written_size: 64, replaces, gc_complete: false });
+        prop_assert_eq!(h, PmLogHeader { version: 2, number, file_size: size, used_size: 64, written_size: 64, replaces, gc_complete: false });
     }
 }
 
@@ -567,6 +569,25 @@ fn stale_entries_with_older_sequences_in_the_tail_are_not_accepted() {
 }
 
 #[test]
+fn entries_left_by_an_earlier_log_in_a_reused_region_fail_the_seeded_crc() {
+    // Log 4's region reused as log 5 (a recycled PM Log): header re-initialised, old bytes kept.
+    let (dev, _) = log_with_tail(&[&[2], &[3]]);
+    let mut image = dev.durable_image("000004.pmlog").unwrap();
+    let fresh = format::encode_header(5, 8192, 0);
+    image[..64].copy_from_slice(&fresh);
+    image[56..64].copy_from_slice(&200u64.to_le_bytes()); // a torn written_size over old bytes
+    let r = dev.create_region("000005.pmlog", 8192).unwrap();
+    r.write(0, &image);
+    r.persist(0, 8192).unwrap();
+    let log = PmLog::open(&*dev, "000005.pmlog").unwrap();
+    assert_eq!(
+        seqs(&log),
+        Vec::<u64>::new(),
+        "log 4's entries are not log 5's"
+    );
+}
+
+#[test]
 fn damage_below_used_size_is_still_corruption_with_a_tail_present() {
     let (dev, _) = log_with_tail(&[&[2]]);
     dev.corrupt("000004.pmlog", 64 + 22, &[0xee]).unwrap();
@@ -586,12 +607,15 @@ fn written_size_beyond_file_size_is_corruption_at_offset_56() {
 #[test]
 fn version_1_log_without_written_size_is_read_up_to_used_size() {
     let (dev, _) = log_with_tail(&[&[2]]);
-    let mut header = dev.durable_image("000004.pmlog").unwrap()[..64].to_vec();
-    header[4] = 1; // version 1: no written_size field, no tail
-    header[56..64].fill(0);
-    let crc = format::header_crc(&header);
-    header[40..44].copy_from_slice(&crc.to_le_bytes());
-    dev.corrupt("000004.pmlog", 0, &header).unwrap();
+    let mut image = dev.durable_image("000004.pmlog").unwrap();
+    image[4] = 1; // version 1: no written_size field, no tail, unseeded entry crcs
+    image[56..64].fill(0);
+    let crc = format::header_crc(&image[..64]);
+    image[40..44].copy_from_slice(&crc.to_le_bytes());
+    let len = encoded_entry_len(b"durable".len(), 1);
+    let crc = crate::types::crc32c(&image[68..64 + len]);
+    image[64..68].copy_from_slice(&crc.to_le_bytes());
+    dev.corrupt("000004.pmlog", 0, &image[..64 + len]).unwrap();
     let log = PmLog::open(&*dev, "000004.pmlog").unwrap();
     assert_eq!(seqs(&log), vec![1]);
 }
