@@ -29,7 +29,10 @@ mod format;
 #[cfg(test)]
 mod tests;
 
-pub use format::{decode_entry, decode_header, encode_entry, encoded_entry_len, for_each_entry_in};
+pub use format::{
+    decode_entry, decode_header, decode_header_checked, encode_entry, encoded_entry_len,
+    for_each_entry_in, is_blank_header,
+};
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -38,7 +41,7 @@ use std::sync::Arc;
 use crate::error::{Error, Result};
 use crate::pm::{PmDevice, PmMode, PmRegion};
 use crate::types::{SequenceNumber, ValueKind, MAX_SEQUENCE};
-use format::{FLAG_GC_COMPLETE, OFF_FLAGS, OFF_NUMBER, OFF_USED_SIZE};
+use format::{FLAG_GC_COMPLETE, OFF_FLAGS, OFF_USED_SIZE};
 
 /// Size of the PM Log header.
 pub const PM_LOG_HEADER_LEN: usize = 64;
@@ -126,10 +129,7 @@ impl PmLog {
     /// word still zero and `used_size` ≤ 64: it never held data and may be deleted).
     pub fn open_if_initialized(device: &dyn PmDevice, name: &str) -> Result<Option<Arc<PmLog>>> {
         let region = device.open_region(name)?;
-        let blank = region.len() >= PM_LOG_HEADER_LEN
-            && region.load_u64(0) == 0
-            && region.load_u64(OFF_USED_SIZE) <= PM_LOG_HEADER_LEN as u64;
-        if blank {
+        if is_blank_header(region.read(0, region.len().min(PM_LOG_HEADER_LEN))) {
             return Ok(None);
         }
         Self::from_region(region, name).map(Some)
@@ -138,26 +138,7 @@ impl PmLog {
     fn from_region(region: Arc<dyn PmRegion>, name: &str) -> Result<Arc<PmLog>> {
         let path = region.path().to_path_buf();
         let head = region.read(0, region.len().min(PM_LOG_HEADER_LEN));
-        let h = decode_header(head, &path)?;
-        if h.file_size != region.len() as u64 {
-            let detail = format!(
-                "file_size {} in header, but the region has {} bytes",
-                h.file_size,
-                region.len()
-            );
-            return Err(Error::corruption(
-                &path,
-                format::OFF_FILE_SIZE as u64,
-                detail,
-            ));
-        }
-        if parse_log_file_name(name).is_some_and(|n| n != h.number) {
-            let detail = format!(
-                "header says log number {}, file name says otherwise",
-                h.number
-            );
-            return Err(Error::corruption(&path, OFF_NUMBER as u64, detail));
-        }
+        let h = decode_header_checked(head, region.len() as u64, parse_log_file_name(name), &path)?;
         Ok(Arc::new(PmLog {
             region,
             path,
