@@ -90,12 +90,12 @@ fn file_problem(
     Some(Error::corruption(path, actual.min(size), detail))
 }
 
-/// Why a consistent-looking manifest may name files that are gone.
+/// Why a manifest may name files that are gone.
 fn cut_hint(m: &RecoveredManifest) -> String {
     match &m.torn_tail {
         Some(note) => format!(
-            " ({note}; the state before that record names this file, so the record had taken \
-             effect: the manifest was cut, not torn by a crash)"
+            "; {note}, but the state before that record names this file: the record had taken \
+             effect, so the manifest was cut short, not torn by a crash"
         ),
         None => " (removed or truncated since, or the manifest is an older copy)".to_string(),
     }
@@ -263,7 +263,7 @@ pub(crate) fn refuse_if_any(problems: Vec<Error>) -> Result<()> {
         }) if more > 0 => Err(Error::Corruption {
             file,
             offset,
-            detail: format!("{detail} (and {more} more problems; `flatlsm check` lists them)"),
+            detail: format!("{detail} (and {more} more; `flatlsm check` lists all)"),
         }),
         Some(e) => Err(e),
     }

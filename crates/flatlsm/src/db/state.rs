@@ -171,7 +171,8 @@ impl DbInner {
     /// the log. Recovery then refuses when a log that may hold unflushed writes is missing,
     /// and when a log holding writes is not recorded (docs/manifest-format.md, tag 9). One
     /// record per PMTable switch or GC, never per write. A failure puts the database in the
-    /// background-error state: the manifest refuses later appends anyway.
+    /// background-error state (the manifest refuses later appends anyway) and is returned as
+    /// [`Error::Background`], as every write refused from then on is.
     pub fn record_pm_log(&self, table: &PmTable) -> Result<()> {
         let edit = VersionEdit {
             next_file_number: Some(self.next_file_number.load(Ordering::SeqCst)),
@@ -181,11 +182,10 @@ impl DbInner {
             }],
             ..VersionEdit::default()
         };
-        let appended = self.versions.lock().manifest.append(&edit);
-        if let Err(e) = &appended {
-            self.set_bg_error(e);
+        if let Err(e) = self.versions.lock().manifest.append(&edit) {
+            self.set_bg_error(&e);
+            return Err(Error::Background(e.to_string()));
         }
-        appended?;
         let bytes = edit.encode().len() as u64 + 8;
         Counters::add(&self.counters.manifest_bytes, bytes);
         Ok(())
