@@ -335,6 +335,16 @@ mod tests {
     }
 
     #[test]
+    fn example_of_docs_identity_format_parses() {
+        let text = "flatlsm-id2 5f0c2b7d9e31a4c68b10f2d3e4a5b6c7\npm-path /mnt/pmem0/mydb\n\
+                    crc32c fc2f7cbb\n";
+        assert_eq!(
+            parse_identity(text.as_bytes()).unwrap().pm_path,
+            "/mnt/pmem0/mydb"
+        );
+    }
+
+    #[test]
     fn first_format_without_checksum_is_still_read() {
         let text = format!("flatlsm-id {}\npm-path /x/pm\n", "ab".repeat(16));
         let parsed = parse_identity(text.as_bytes()).unwrap();

@@ -9,10 +9,13 @@
 //! Persist order: a record is acknowledged only after the manifest file is synced; `CURRENT` is
 //! replaced only by [`write_file_atomic`] (temp file, sync, rename, directory sync), and only
 //! after the new manifest holding its snapshot is synced. Older manifests are removed afterwards.
+//! A PM Log is recorded (tag 9) before its first user write (`DbInner::record_pm_log`, and the
+//! snapshot open writes names the mutable PMTable it created).
 //!
 //! Recovery rule: records are replayed in order; the fields in each edit overwrite
-//! (`next_file_number`, `last_sequence`, `min_unflushed_pmlog`) or apply (files, value logs) to
-//! the state built so far. A final record that is truncated (or whose last sectors are zero) and is
+//! (`next_file_number`, `last_sequence`, `min_unflushed_pmlog`, identity) or apply (files, value
+//! logs, the set of PM Logs that may hold unflushed data) to the state built so far (see
+//! [`ManifestState`]). A final record that is truncated (or whose last sectors are zero) and is
 //! followed by nothing else is a torn write from a crash during append (never acknowledged): it is
 //! ignored with a `log::warn`; so is an all-zero tail (a crash that extended the file but lost the
 //! data, which cannot hold a record since no valid record starts with eight zero bytes). A complete
@@ -22,6 +25,11 @@
 //! record followed by more bytes, a record whose edit does not decode or apply, a manifest with
 //! no valid record, a missing or garbled `CURRENT`, or a `CURRENT` naming a missing file is
 //! [`crate::Error::Corruption`] naming the file and offset.
+//!
+//! A torn tail cannot be told from a manifest cut at the same place; a cut that lost a record
+//! which had taken effect shows as files the recovered state names but that are gone, which
+//! open checks before it writes (`db/consistency.rs`; [`Manifest::load`] reports the torn tail
+//! for its messages).
 //!
 //! After recovery the engine must start a new manifest with [`Manifest::create`] rather than
 //! append to the recovered one (a torn tail would otherwise be followed by new records).
