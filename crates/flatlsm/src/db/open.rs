@@ -79,30 +79,57 @@ pub(crate) fn open(path: &Path, opts: Options) -> Result<(Arc<DbInner>, DirLock)
         .unwrap_or_else(|| Arc::new(OsFileSystem));
     let db_exists = prepare_dir(&*fs, path, &opts)?;
     let pm_dir = opts.pm_device.is_none().then(|| pm_dir_of(path, &opts));
-    // A new database: a foreign PM directory is refused before the directory is created.
-    let early = match db_exists {
-        false => plan_identity(&*fs, path, pm_dir.as_deref(), &opts, false, None)?,
-        true => None,
-    };
-    if !db_exists {
-        fs.create_dir_all(path)
-            .context(|| format!("creating {}", path.display()))?;
-    }
-    let lock = DirLock::acquire(path, true)?.expect("LOCK is created when missing");
-    let manifest = load_manifest(&*fs, path)?;
-    let recorded = manifest.as_ref().and_then(|m| m.state.identity.as_deref());
-    let identity = match early {
-        Some(plan) => Some(plan),
-        None => plan_identity(&*fs, path, pm_dir.as_deref(), &opts, db_exists, recorded)?,
-    };
+    let locked = lock_and_load(&*fs, path, pm_dir.as_deref(), &opts, db_exists)?;
     let pm = open_pm(path, &opts)?;
-    let recovered = recover_read_only(&*fs, path, &pm, manifest, &opts)?;
-    if let (Some(plan), Some(dir)) = (&identity, &pm_dir) {
+    let recovered = recover_read_only(&*fs, path, &pm, locked.manifest, &opts)?;
+    if let (Some(plan), Some(dir)) = (&locked.identity, &pm_dir) {
         plan.apply(&*fs, path, dir)?;
     }
-    let id = identity.map(|p| p.id().to_string());
+    let id = locked.identity.map(|p| p.id().to_string());
     let inner = commit_open(opts, path, fs, pm, recovered, id)?;
-    Ok((Arc::new(inner), lock))
+    Ok((Arc::new(inner), locked.lock))
+}
+
+/// The lock, the recovered manifest (`None` for a new database) and the identity plan.
+struct Locked {
+    lock: DirLock,
+    manifest: Option<RecoveredManifest>,
+    identity: Option<identity::IdentityPlan>,
+}
+
+/// Takes the lock and replays the manifest, deciding identities: for a new database before its
+/// directory is created (a foreign PM directory then creates nothing), for an existing one after
+/// the lock is taken (the manifest records the identity and must not change while it is read).
+fn lock_and_load(
+    fs: &dyn FileSystem,
+    path: &Path,
+    pm_dir: Option<&Path>,
+    opts: &Options,
+    db_exists: bool,
+) -> Result<Locked> {
+    let acquire = || DirLock::acquire(path, true).map(|l| l.expect("LOCK is created when missing"));
+    if !db_exists {
+        let identity = plan_identity(fs, path, pm_dir, opts, false, None)?;
+        fs.create_dir_all(path)
+            .context(|| format!("creating {}", path.display()))?;
+        let lock = acquire()?;
+        let manifest = None;
+        return Ok(Locked {
+            lock,
+            manifest,
+            identity,
+        });
+    }
+    let lock = acquire()?;
+    let manifest = Manifest::load(fs, path)?;
+    let recorded = manifest.state.identity.as_deref();
+    let identity = plan_identity(fs, path, pm_dir, opts, true, recorded)?;
+    let manifest = Some(manifest);
+    Ok(Locked {
+        lock,
+        manifest,
+        identity,
+    })
 }
 
 /// What the read-only phase of open decided.
@@ -207,65 +234,56 @@ fn commit_open(
     identity: Option<String>,
 ) -> Result<DbInner> {
     let Recovered {
-        state,
+        mut state,
         tables,
         remove,
     } = recovered;
-    let max_pm_number = pm_numbers(&pm)?.into_iter().max().unwrap_or(0);
-    let max_file = max_file_number(&*fs, path)?.max(max_pm_number);
-    let next = state.next_file_number.max(max_file + 1);
-    let last_seq = tables
-        .iter()
-        .map(|t| t.max_sequence())
-        .max()
-        .unwrap_or(0)
-        .max(state.last_sequence);
+    let next = next_file_number(&*fs, path, &pm, &state)?;
+    let tables_seq = tables.iter().map(|t| t.max_sequence()).max();
+    state.last_sequence = state.last_sequence.max(tables_seq.unwrap_or(0));
     // Created before the snapshot, so the snapshot records it before any write goes into it.
     let mem = PmTable::create(&*pm, next + 1, opts.pmtable_size, None)?;
-    let logs = tables.iter().chain([&mem]).map(|t| t.number()).collect();
-    let manifest_state = ManifestState {
-        version: state.version.clone(),
-        next_file_number: next + 2,
-        last_sequence: last_seq,
-        min_unflushed_pmlog: state.min_unflushed_pmlog,
-        pm_logs: Some(logs),
-        identity: identity.or(state.identity),
-    };
-    let manifest = Manifest::create(fs.clone(), path, next, &manifest_state)?;
+    state.next_file_number = next + 2;
+    state.pm_logs = Some(tables.iter().chain([&mem]).map(|t| t.number()).collect());
+    state.identity = identity.or(state.identity);
+    let manifest = Manifest::create(fs.clone(), path, next, &state)?;
     remove_pm_logs(&pm, &remove)?;
     purge_orphans(&*fs, path, &state.version)?;
     log::info!(
-        "opened {} with PM at {} in mode {}; recovered {} PMTables, last sequence {last_seq}",
+        "opened {} with PM at {} in mode {}; recovered {} PMTables, last sequence {}",
         path.display(),
         pm.dir().display(),
         pm.mode(),
-        tables.len()
+        tables.len(),
+        state.last_sequence
     );
-    let version = Arc::new(state.version);
-    Ok(build_inner(
-        opts,
-        path,
-        fs,
-        pm,
-        manifest,
-        version,
-        mem,
-        tables,
-        last_seq,
-        next + 2,
-    ))
+    let (last_seq, version) = (state.last_sequence, Arc::new(state.version));
+    let parts = (manifest, version, mem, tables);
+    Ok(build_inner(opts, path, fs, pm, parts, last_seq, next + 2))
 }
 
-#[allow(clippy::too_many_arguments)]
+/// The manifest number of the new manifest: above every number the manifest recorded and every
+/// file present (the mutable PMTable takes the next one).
+fn next_file_number(
+    fs: &dyn FileSystem,
+    path: &Path,
+    pm: &PmDeviceRef,
+    state: &ManifestState,
+) -> Result<u64> {
+    let max_pm_number = pm_numbers(pm)?.into_iter().max().unwrap_or(0);
+    let max_file = max_file_number(fs, path)?.max(max_pm_number);
+    Ok(state.next_file_number.max(max_file + 1))
+}
+
+/// The manifest, version, mutable PMTable and immutable PMTables a database starts with.
+type Parts = (Manifest, Arc<Version>, Arc<PmTable>, Vec<Arc<PmTable>>);
+
 fn build_inner(
     opts: Options,
     path: &Path,
     fs: FsRef,
     pm: PmDeviceRef,
-    manifest: Manifest,
-    version: Arc<Version>,
-    mem: Arc<PmTable>,
-    imms: Vec<Arc<PmTable>>,
+    (manifest, version, mem, imms): Parts,
     last_seq: u64,
     next_file: u64,
 ) -> DbInner {
@@ -380,14 +398,6 @@ fn plan_identity(
     };
     let plan = identity::plan(fs, path, dir, db_exists, opts.allow_missing_pm, recorded)?;
     Ok(Some(plan))
-}
-
-/// The recovered manifest of an existing database; `None` for a new one.
-fn load_manifest(fs: &dyn FileSystem, path: &Path) -> Result<Option<RecoveredManifest>> {
-    if Manifest::exists(fs, path) {
-        return Manifest::load(fs, path).map(Some);
-    }
-    Ok(None)
 }
 
 /// The state of a database that has no manifest yet.
