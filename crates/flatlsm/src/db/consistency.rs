@@ -268,3 +268,106 @@ pub(crate) fn refuse_if_any(problems: Vec<Error>) -> Result<()> {
         Some(e) => Err(e),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A log with a valid header: `used` bytes used, the log it replaces, GC_COMPLETE.
+    fn log(used: u64, replaces: u64, gc_complete: bool) -> PmLogState {
+        PmLogState::Header(PmLogHeader {
+            number: 0,
+            file_size: 1 << 16,
+            used_size: used,
+            replaces,
+            gc_complete,
+        })
+    }
+
+    const DATA: u64 = 200;
+    const EMPTY: u64 = PM_LOG_HEADER_LEN as u64;
+
+    fn plan(min: u64, recorded: Option<&[u64]>, logs: Vec<(u64, PmLogState)>) -> PmPlan {
+        let state = ManifestState {
+            min_unflushed_pmlog: min,
+            pm_logs: recorded.map(|r| r.iter().copied().collect()),
+            ..ManifestState::default()
+        };
+        let numbers: Vec<u64> = logs.iter().map(|(n, _)| *n).collect();
+        let mut logs: BTreeMap<u64, PmLogState> = logs.into_iter().collect();
+        plan_pm_logs(&state, &numbers, |n| {
+            Ok(logs.remove(&n).expect("read once"))
+        })
+        .unwrap()
+    }
+
+    fn removed(p: &PmPlan) -> Vec<u64> {
+        p.remove.iter().map(|(n, _)| *n).collect()
+    }
+
+    #[test]
+    fn flushed_blank_and_empty_logs_are_removed_and_logs_with_data_kept() {
+        let logs = vec![
+            (3, log(DATA, 0, false)),
+            (5, log(DATA, 0, false)),
+            (6, log(EMPTY, 0, false)),
+            (7, PmLogState::Blank),
+            (8, log(EMPTY, 0, false)),
+        ];
+        let p = plan(5, Some(&[5, 6]), logs);
+        assert_eq!(p.keep, vec![5]);
+        assert_eq!(removed(&p), vec![3, 6, 7, 8]);
+        assert_eq!(p.problems, vec![]);
+    }
+
+    #[test]
+    fn missing_recorded_log_is_a_problem_unless_a_complete_gc_replaced_it() {
+        let p = plan(5, Some(&[5, 6]), vec![(6, log(DATA, 0, false))]);
+        assert_eq!(p.problems, vec![PmProblem::Missing(5)]);
+        let logs = vec![(6, log(DATA, 0, false)), (9, log(DATA, 5, true))];
+        let p = plan(5, Some(&[5, 6]), logs);
+        assert_eq!((p.keep, p.problems), (vec![6, 9], vec![]));
+        let p = plan(5, Some(&[5]), vec![(5, PmLogState::Blank)]);
+        assert_eq!(
+            p.problems,
+            vec![PmProblem::Missing(5)],
+            "a recorded log is never blank"
+        );
+    }
+
+    #[test]
+    fn crash_between_gc_complete_and_its_record_keeps_the_replacement() {
+        let logs = vec![(5, log(DATA, 0, false)), (8, log(DATA, 5, true))];
+        let p = plan(5, Some(&[5]), logs);
+        assert_eq!((p.keep.clone(), removed(&p)), (vec![8], vec![5]));
+        assert_eq!(p.problems, vec![]);
+    }
+
+    #[test]
+    fn unrecorded_log_with_entries_is_a_problem_but_an_unfinished_gc_is_not() {
+        let logs = vec![
+            (5, log(DATA, 0, false)),
+            (7, log(DATA, 0, false)),
+            (8, log(DATA, 5, false)),
+        ];
+        let p = plan(5, Some(&[5]), logs);
+        assert_eq!(removed(&p), vec![8]);
+        let unrecorded = PmProblem::Unrecorded {
+            number: 7,
+            used_size: DATA,
+        };
+        assert_eq!(p.problems, vec![unrecorded]);
+    }
+
+    #[test]
+    fn manifest_without_the_pm_log_set_keeps_the_old_rules_and_reports_nothing() {
+        let logs = vec![
+            (5, log(DATA, 0, false)),
+            (7, log(DATA, 0, false)),
+            (8, log(DATA, 5, false)),
+        ];
+        let p = plan(0, None, logs);
+        assert_eq!((p.keep.clone(), removed(&p)), (vec![5, 7], vec![8]));
+        assert_eq!(p.problems, vec![]);
+    }
+}
