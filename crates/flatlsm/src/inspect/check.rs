@@ -106,20 +106,7 @@ pub fn check_database(db_dir: &Path, pm_dir: &Path) -> Result<CheckReport> {
         vlogs: HashMap::new(),
     };
     let manifest = c.check_manifest();
-    let state = manifest.as_ref().map(|m| &m.state);
-    for name in &names {
-        let path = db_dir.join(name);
-        match FileKind::of(&path) {
-            Some(FileKind::Sst(n)) => c.check_sst(&path, n, state),
-            Some(FileKind::Vlog(n)) => c.check_vlog(&path, n, state),
-            _ => {}
-        }
-    }
-    if let Some(m) = &manifest {
-        for e in tree_file_problems(&c.fs, db_dir, m) {
-            c.problem(e, db_dir);
-        }
-    }
+    c.check_files(&names, manifest.as_ref());
     c.check_identity(pm_dir, manifest.as_ref());
     c.check_pm_dir(pm_dir, manifest.as_ref())?;
     Ok(c.report)
@@ -153,6 +140,24 @@ impl Checker {
                 self.problem(e, &file);
                 None
             }
+        }
+    }
+
+    /// Verifies every SST and value log present, then that every one the manifest names is
+    /// present with its recorded size (`db::consistency`, as open does).
+    fn check_files(&mut self, names: &[String], m: Option<&RecoveredManifest>) {
+        let state = m.map(|m| &m.state);
+        for name in names {
+            let path = self.dir.join(name);
+            match FileKind::of(&path) {
+                Some(FileKind::Sst(n)) => self.check_sst(&path, n, state),
+                Some(FileKind::Vlog(n)) => self.check_vlog(&path, n, state),
+                _ => {}
+            }
+        }
+        let dir = self.dir.clone();
+        for e in m.map_or_else(Vec::new, |m| tree_file_problems(&self.fs, &dir, m)) {
+            self.problem(e, &dir);
         }
     }
 
