@@ -69,8 +69,8 @@ impl IdentityPlan {
         &self.id
     }
 
-    /// True if applying the plan writes an identity file (a new or adopted identity, or a PM
-    /// directory accepted without its identity).
+    /// True if applying the plan writes an identity file (a new or adopted identity, a PM
+    /// directory accepted without its identity, or a file of the first format rewritten).
     pub(crate) fn writes(&self) -> bool {
         self.write_db || self.write_pm
     }
@@ -239,8 +239,10 @@ fn read_identity(fs: &dyn FileSystem, path: &Path) -> Result<Option<Identity>> {
         .map_err(|(offset, detail)| Error::corruption(PathBuf::from(path), offset, detail))
 }
 
-/// The current format: two lines and the crc32c of their bytes.
+/// The current format: two lines and the crc32c of their bytes. The PM path is only shown in
+/// messages, so a newline in it is escaped rather than breaking the line structure.
 fn encode_identity(id: &str, pm_path: &str) -> String {
+    let pm_path = pm_path.replace('\n', "\\n");
     let body = format!("{MAGIC_V2}{id}\npm-path {pm_path}\n");
     format!("{body}crc32c {:08x}\n", crc32c(body.as_bytes()))
 }
@@ -368,5 +370,10 @@ mod tests {
         for len in 0..good.len() {
             assert!(parse_identity(&good[..len]).is_err(), "cut to {len} bytes");
         }
+        let odd = encode_identity(&new_id(), "/pm\nwith newline");
+        assert_eq!(
+            parse_identity(odd.as_bytes()).unwrap().pm_path,
+            "/pm\\nwith newline"
+        );
     }
 }
