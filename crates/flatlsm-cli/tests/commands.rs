@@ -231,6 +231,61 @@ fn check_passes_then_finds_a_planted_corruption_with_file_and_offset() {
     assert!(o.stderr.contains("problem(s) found"), "{}", o.stderr);
 }
 
+/// Damage that open refuses, and the file `check` must name.
+type Damage = fn(&Path) -> PathBuf;
+
+fn first_named(dir: &Path, pred: impl Fn(&str) -> bool) -> PathBuf {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.file_name().and_then(|n| n.to_str()).is_some_and(&pred))
+        .collect();
+    v.sort();
+    v.remove(0)
+}
+
+/// Regression (issue 9): `check` exited 0 on a manifest truncated to 0 bytes, a deleted
+/// `db/IDENTITY` and a deleted PM Log, which open refuses. Now `get` (open) is refused and
+/// `check` exits 1 with a problem naming the file.
+#[test]
+fn check_refuses_what_open_refuses() {
+    let damages: [(&str, Damage); 4] = [
+        ("manifest truncated to 0 bytes", |db| {
+            let m = first_named(db, |n| n.starts_with("MANIFEST-"));
+            std::fs::write(&m, b"").unwrap();
+            m
+        }),
+        ("db/IDENTITY deleted", |db| {
+            std::fs::remove_file(db.join("IDENTITY")).unwrap();
+            db.join("IDENTITY")
+        }),
+        ("a PM Log deleted", |db| {
+            let log = first_named(&db.join("pm"), |n| n.ends_with(".pmlog"));
+            std::fs::remove_file(&log).unwrap();
+            log
+        }),
+        ("a bit flipped in pm/IDENTITY", |db| {
+            let p = db.join("pm").join("IDENTITY");
+            let mut b = std::fs::read(&p).unwrap();
+            b[20] ^= 0x10;
+            std::fs::write(&p, b).unwrap();
+            p
+        }),
+    ];
+    for (what, damage) in damages {
+        let t = tempfile::tempdir().unwrap();
+        let db = small_db(t.path());
+        let file = damage(&db);
+        refused(&["get", "--db", s(&db), "a3"], s(&file));
+        let o = flatlsm(&["check", "--db", s(&db)]);
+        let named = o
+            .stdout
+            .lines()
+            .any(|l| l.starts_with("problem: ") && l.contains(s(&file)));
+        assert!(!o.ok && named, "{what}: {}{}", o.stdout, o.stderr);
+    }
+}
+
 #[test]
 fn missing_database_is_refused_and_not_created() {
     let t = tempfile::tempdir().unwrap();
@@ -309,7 +364,7 @@ fn pm_directory_of_another_database_or_an_empty_one_is_refused() {
     assert_eq!(snapshot(t.path()), before, "nothing modified");
     let o = flatlsm(&["check", "--db", s(&a), "--pm-path", s(&pm_b)]);
     assert!(
-        !o.ok && o.stdout.contains("another database's PM directory"),
+        !o.ok && o.stdout.contains("belongs to another FlatLSM database"),
         "{}",
         o.stdout
     );

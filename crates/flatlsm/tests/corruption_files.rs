@@ -248,9 +248,10 @@ fn positions(end: usize, n: usize, rng: &mut StdRng) -> Vec<usize> {
 /// Flips one random bit at `budget` positions and truncates at `budget / 8` lengths, spread
 /// over the picked files; returns (damaged copies, corruptions detected).
 ///
-/// Manifests are not truncated: a manifest cut inside a record is indistinguishable from a
-/// torn append after a crash (and one cut at a record boundary from a shorter manifest), as in
-/// LevelDB and RocksDB; docs/fuzzing.md lists this limitation.
+/// Manifests are not truncated here: a manifest cut inside a record looks like a torn append
+/// after a crash (and one cut at a record boundary like a shorter manifest), so a cut is
+/// either harmless (the lost record had not taken effect) or refused by open's consistency
+/// check, which names the missing file rather than the manifest. tests/integrity.rs covers cuts.
 fn damage_files(
     files: &[PathBuf],
     live_end: impl Fn(&[u8]) -> usize,

@@ -42,15 +42,20 @@ fn crash_options(device: Arc<SimulatedPmDevice>) -> Options {
     o
 }
 
-/// Runs the workload, freezing the PM image after `freeze_at` persists; returns how many steps
-/// were acknowledged durable before the freeze (sync steps whose persists all preceded it).
+/// Runs the workload, freezing the PM image after `freeze_at` persists of the workload; returns
+/// how many steps were acknowledged durable before the freeze (sync steps whose persists all
+/// preceded it), how many ran, and how many persists open made. The count starts once open returned: the SSD files are not crashed here, and
+/// the manifest open writes records the PM Log open created (a PM image from before that point
+/// with the manifest from after it is a state no power loss leaves: `pm_crash` crashes both).
 fn run_until_freeze(
     dir: &std::path::Path,
     device: &Arc<SimulatedPmDevice>,
     freeze_at: u64,
-) -> (usize, usize) {
-    device.freeze_after_persists(freeze_at, freeze_at);
+) -> (usize, usize, u64) {
     let db = Db::open(dir, crash_options(device.clone())).unwrap();
+    let opened = device.persist_count();
+    let freeze_at = opened.saturating_add(freeze_at);
+    device.freeze_after_persists(freeze_at, freeze_at);
     let mut durable_steps = 0;
     let mut done = 0;
     for (i, step) in workload().iter().enumerate() {
@@ -65,7 +70,7 @@ fn run_until_freeze(
         }
     }
     drop(db);
-    (durable_steps, done)
+    (durable_steps, done, opened)
 }
 
 /// The model after the first `n` steps.
@@ -91,14 +96,14 @@ fn crash_at_every_persist_point_keeps_a_prefix_of_whole_batches_and_every_sync_w
     // Count the persists of a full run first.
     let probe_dir = tempfile::tempdir().unwrap();
     let probe = SimulatedPmDevice::new();
-    run_until_freeze(probe_dir.path(), &probe, u64::MAX);
-    let total = probe.persist_count();
+    let (_, _, opened) = run_until_freeze(probe_dir.path(), &probe, u64::MAX);
+    let total = probe.persist_count() - opened;
     assert!(total > 20, "workload too small: {total} persists");
     let mut crash_points = 0;
     for freeze_at in 0..=total {
         let dir = tempfile::tempdir().unwrap();
         let device = SimulatedPmDevice::new();
-        let (durable, done) = run_until_freeze(dir.path(), &device, freeze_at);
+        let (durable, done, _) = run_until_freeze(dir.path(), &device, freeze_at);
         let crashed = device.crash(freeze_at ^ 0x5eed);
         let db = Db::open(dir.path(), crash_options(crashed))
             .unwrap_or_else(|e| panic!("reopen after crash at persist {freeze_at} failed: {e}"));

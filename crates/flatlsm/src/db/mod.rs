@@ -6,6 +6,7 @@
 
 mod background;
 mod batch;
+pub(crate) mod consistency;
 pub(crate) mod identity;
 mod lock;
 mod open;

@@ -1,29 +1,46 @@
-//! Opening a database: lock, PM device, manifest recovery, copy-free PMTable recovery, and
-//! clean-up of whatever an interrupted flush, compaction or GC left behind.
+//! Opening a database: lock, manifest recovery, identity and consistency checks, copy-free
+//! PMTable recovery, and clean-up of whatever an interrupted flush, compaction or GC left behind.
+//!
+//! Open runs in two phases. The first only reads (apart from taking the lock and creating the
+//! PM directory's device): it replays the manifest, decides about identities
+//! (`db/identity.rs`), plans which PM Logs to keep, verifies that the recovered state is
+//! consistent with the files present (`db/consistency.rs`) and rebuilds the PMTable indexes. Any
+//! refusal happens there, so a refused open deletes and rewrites nothing. The second phase
+//! writes, in this order: identity files, the new mutable PMTable's log, a new manifest whose
+//! snapshot records it (the commit point of open), then the removals.
 //!
 //! Recovery rules (the persist orders they rely on are stated where each structure is written):
 //! - Manifest: replayed from CURRENT (see `version::manifest`). It is the commit point of every
-//!   flush/compaction/GC: an SST or value log not named by the recovered version is an orphan
-//!   of an interrupted job and is deleted.
+//!   flush/compaction/GC. Every SST and value log it names must exist with its recorded size,
+//!   else `Corruption` naming the file: the manifest lost a record that had taken effect.
 //! - PM Logs numbered below `min_unflushed_pmlog` were flushed before the crash: deleted.
-//! - A PMTable-GC replacement log without GC_COMPLETE is deleted (its source is intact); with
-//!   GC_COMPLETE, its source is deleted.
+//! - A PMTable-GC replacement log without GC_COMPLETE (never recorded) is deleted (its source is
+//!   intact); with GC_COMPLETE, its source is deleted.
+//! - A manifest that tracks PM Logs (every snapshot since they are recorded) names each log that
+//!   may hold unflushed data: a named log must be present (or replaced by a complete GC log),
+//!   else `Corruption` unless `allow_missing_pm`; a log holding entries that the manifest does
+//!   not name is `Corruption` (the manifest lost records); an unnamed empty log is deleted.
 //! - Every other PM Log is mapped and indexed in place (copy-free) as an immutable PMTable.
+//! - SSTs and value logs the version does not name are orphans of interrupted jobs: deleted, but
+//!   only after the checks passed and the new manifest is durable (see `purge_orphans`).
+//! - PM Logs are deleted only after the new manifest no longer records them, so a crash during
+//!   open never leaves a manifest naming a deleted log.
 
+use super::consistency::{self, plan_pm_logs, PmLogState, PmPlan, PmProblem};
 use super::identity;
 use super::lock::{DirLock, LOCK_FILE};
 use super::snapshots::SnapshotRegistry;
 use super::state::{BgSignal, DbInner, SuperVersion, VersionState};
 use super::stats::Counters;
 use crate::error::{Error, IoContext, Result};
-use crate::fs::{FsRef, OsFileSystem};
+use crate::fs::{FileSystem, FsRef, OsFileSystem};
 use crate::options::{Options, PmModeOption};
 use crate::pm::mmap::{MmapPmDevice, PmModeRequest};
 use crate::pm::PmDeviceRef;
 use crate::pmtable::log::{log_file_name, parse_log_file_name, PmLog};
 use crate::pmtable::PmTable;
 use crate::sst::{parse_sst_file_name, BlockCache, TableCache};
-use crate::version::{Manifest, ManifestState, Version};
+use crate::version::{Manifest, ManifestState, RecoveredManifest, Version};
 use crate::vlog::{parse_vlog_file_name, VlogSet};
 use arc_swap::ArcSwap;
 use parking_lot::{Condvar, Mutex};
@@ -61,83 +78,220 @@ pub(crate) fn open(path: &Path, opts: Options) -> Result<(Arc<DbInner>, DirLock)
         .clone()
         .unwrap_or_else(|| Arc::new(OsFileSystem));
     let db_exists = prepare_dir(&*fs, path, &opts)?;
-    // Decided before anything is written, so a mismatched PM directory modifies nothing.
     let pm_dir = opts.pm_device.is_none().then(|| pm_dir_of(path, &opts));
-    let identity = match &pm_dir {
-        Some(dir) => Some(identity::plan(
-            &*fs,
-            path,
-            dir,
-            db_exists,
-            opts.allow_missing_pm,
-        )?),
-        None => None,
-    };
-    if !db_exists {
-        fs.create_dir_all(path)
-            .context(|| format!("creating {}", path.display()))?;
-    }
-    let lock = DirLock::acquire(path, true)?.expect("LOCK is created when missing");
+    let locked = lock_and_load(&*fs, path, pm_dir.as_deref(), &opts, db_exists)?;
     let pm = open_pm(path, &opts)?;
-    if let (Some(plan), Some(dir)) = (&identity, &pm_dir) {
+    let recovered = recover_read_only(&*fs, path, &pm, locked.manifest, &opts)?;
+    if let (Some(plan), Some(dir)) = (&locked.identity, &pm_dir) {
         plan.apply(&*fs, path, dir)?;
     }
-    let state = load_manifest(&fs, path)?;
-    let tables = recover_pmtables(&pm, &state)?;
-    for t in &tables {
-        t.build_filter(opts.bloom_bits_per_key);
+    let id = locked.identity.map(|p| p.id().to_string());
+    let inner = commit_open(opts, path, fs, pm, recovered, id)?;
+    Ok((Arc::new(inner), locked.lock))
+}
+
+/// The lock, the recovered manifest (`None` for a new database) and the identity plan.
+struct Locked {
+    lock: DirLock,
+    manifest: Option<RecoveredManifest>,
+    identity: Option<identity::IdentityPlan>,
+}
+
+/// Takes the lock and replays the manifest, deciding identities: for a new database before its
+/// directory is created (a foreign PM directory then creates nothing), for an existing one after
+/// the lock is taken (the manifest records the identity and must not change while it is read).
+fn lock_and_load(
+    fs: &dyn FileSystem,
+    path: &Path,
+    pm_dir: Option<&Path>,
+    opts: &Options,
+    db_exists: bool,
+) -> Result<Locked> {
+    let acquire = || DirLock::acquire(path, true).map(|l| l.expect("LOCK is created when missing"));
+    if !db_exists {
+        let identity = plan_identity(fs, path, pm_dir, opts, false, None)?;
+        fs.create_dir_all(path)
+            .context(|| format!("creating {}", path.display()))?;
+        let lock = acquire()?;
+        let manifest = None;
+        return Ok(Locked {
+            lock,
+            manifest,
+            identity,
+        });
     }
-    let max_pm_number = pm_numbers(&pm)?.into_iter().max().unwrap_or(0);
-    let max_file = max_file_number(&*fs, path)?.max(max_pm_number);
-    let next = state.next_file_number.max(max_file + 1);
-    let last_seq = tables
-        .iter()
-        .map(|t| t.max_sequence())
-        .max()
-        .unwrap_or(0)
-        .max(state.last_sequence);
-    let manifest_state = ManifestState {
-        version: state.version.clone(),
-        next_file_number: next + 2,
-        last_sequence: last_seq,
-        min_unflushed_pmlog: state.min_unflushed_pmlog,
-    };
-    let manifest = Manifest::create(fs.clone(), path, next, &manifest_state)?;
-    purge_orphans(&*fs, path, &state.version)?;
+    let lock = acquire()?;
+    let manifest = Manifest::load(fs, path)?;
+    let recorded = manifest.state.identity.as_deref();
+    let identity = plan_identity(fs, path, pm_dir, opts, true, recorded)?;
+    let manifest = Some(manifest);
+    Ok(Locked {
+        lock,
+        manifest,
+        identity,
+    })
+}
+
+/// What the read-only phase of open decided.
+struct Recovered {
+    state: ManifestState,
+    /// Surviving PMTables, newest first.
+    tables: Vec<Arc<PmTable>>,
+    /// PM Logs to remove once the new manifest no longer records them.
+    remove: Vec<(u64, String)>,
+}
+
+/// Plans the PM Logs, verifies the recovered state against the files present and rebuilds the
+/// PMTable indexes. Reads only: every refusal of open on damaged or missing files is here.
+fn recover_read_only(
+    fs: &dyn FileSystem,
+    path: &Path,
+    pm: &PmDeviceRef,
+    manifest: Option<RecoveredManifest>,
+    opts: &Options,
+) -> Result<Recovered> {
+    let state = manifest
+        .as_ref()
+        .map_or_else(new_state, |m| m.state.clone());
+    let mut logs = BTreeMap::new();
+    let plan = plan_pm_logs(&state, &pm_numbers(pm)?, |n| read_pm_log(pm, n, &mut logs))?;
+    if let Some(m) = &manifest {
+        verify(fs, path, pm, m, &plan, opts.allow_missing_pm)?;
+    }
+    let (mut tables, mut remove) = (Vec::new(), plan.remove);
+    for n in plan.keep.iter().rev() {
+        let log = logs.remove(n).ok_or_else(|| unreadable_log(pm, *n))?;
+        let table = PmTable::recover(log)?;
+        if table.is_empty() {
+            // Only a tail a power failure tore completely: nothing to keep.
+            remove.push((*n, format!("log {n} holds no entries after its torn tail")));
+            continue;
+        }
+        table.build_filter(opts.bloom_bits_per_key);
+        tables.push(table);
+    }
+    Ok(Recovered {
+        state,
+        tables,
+        remove,
+    })
+}
+
+/// Refuses a recovered state that does not match the files present (`db/consistency.rs`);
+/// with `allow_missing_pm`, missing PM Logs are accepted with a warning.
+fn verify(
+    fs: &dyn FileSystem,
+    path: &Path,
+    pm: &PmDeviceRef,
+    m: &RecoveredManifest,
+    plan: &PmPlan,
+    allow_missing_pm: bool,
+) -> Result<()> {
+    if let Some(note) = &m.torn_tail {
+        log::warn!("{note}");
+    }
+    let mut problems = consistency::tree_file_problems(fs, path, m);
+    for p in &plan.problems {
+        let e = p.to_error(pm.dir(), &m.path);
+        if allow_missing_pm && matches!(p, PmProblem::Missing(_)) {
+            log::warn!("{e}: accepted (allow_missing_pm), its writes are lost");
+        } else {
+            problems.push(e);
+        }
+    }
+    consistency::refuse_if_any(problems)
+}
+
+/// The header of PM Log `n`, keeping the opened log for recovery.
+fn read_pm_log(
+    pm: &PmDeviceRef,
+    n: u64,
+    logs: &mut BTreeMap<u64, Arc<PmLog>>,
+) -> Result<PmLogState> {
+    Ok(
+        match PmLog::open_if_initialized(&**pm, &log_file_name(n))? {
+            None => PmLogState::Blank,
+            Some(log) => {
+                let header = log.header();
+                logs.insert(n, log);
+                PmLogState::Header(header)
+            }
+        },
+    )
+}
+
+/// Open never plans to keep a log it could not read (it fails instead): a bug if reached.
+fn unreadable_log(pm: &PmDeviceRef, n: u64) -> Error {
+    Error::InvalidState(format!(
+        "PM log {} was planned for recovery but not read",
+        pm.dir().join(log_file_name(n)).display()
+    ))
+}
+
+/// The writing phase of open: a new mutable PMTable, a new manifest whose snapshot records it
+/// and every surviving PM Log (the commit point), then the removals the plan called for.
+fn commit_open(
+    opts: Options,
+    path: &Path,
+    fs: FsRef,
+    pm: PmDeviceRef,
+    recovered: Recovered,
+    identity: Option<String>,
+) -> Result<DbInner> {
+    let Recovered {
+        mut state,
+        tables,
+        remove,
+    } = recovered;
+    let next = next_file_number(&*fs, path, &pm, &state)?;
+    let tables_seq = tables.iter().map(|t| t.max_sequence()).max();
+    state.last_sequence = state.last_sequence.max(tables_seq.unwrap_or(0));
+    // Created before the snapshot, so the snapshot records it before any write goes into it.
     let mem = PmTable::create(&*pm, next + 1, opts.pmtable_size, None)?;
+    state.next_file_number = next + 2;
+    state.pm_logs = Some(tables.iter().chain([&mem]).map(|t| t.number()).collect());
+    state.identity = identity.or(state.identity);
+    for t in &tables {
+        t.persist_recovered_tail()?;
+    }
+    let manifest = Manifest::create(fs.clone(), path, next, &state)?;
+    remove_pm_logs(&pm, &remove)?;
+    purge_orphans(&*fs, path, &state.version)?;
     log::info!(
-        "opened {} with PM at {} in mode {}; recovered {} PMTables, last sequence {last_seq}",
+        "opened {} with PM at {} in mode {}; recovered {} PMTables, last sequence {}",
         path.display(),
         pm.dir().display(),
         pm.mode(),
-        tables.len()
+        tables.len(),
+        state.last_sequence
     );
-    let version = Arc::new(state.version);
-    let inner = build_inner(
-        opts,
-        path,
-        fs,
-        pm,
-        manifest,
-        version,
-        mem,
-        tables,
-        last_seq,
-        next + 2,
-    );
-    Ok((Arc::new(inner), lock))
+    let (last_seq, version) = (state.last_sequence, Arc::new(state.version));
+    let parts = (manifest, version, mem, tables);
+    Ok(build_inner(opts, path, fs, pm, parts, last_seq, next + 2))
 }
 
-#[allow(clippy::too_many_arguments)]
+/// The manifest number of the new manifest: above every number the manifest recorded and every
+/// file present (the mutable PMTable takes the next one).
+fn next_file_number(
+    fs: &dyn FileSystem,
+    path: &Path,
+    pm: &PmDeviceRef,
+    state: &ManifestState,
+) -> Result<u64> {
+    let max_pm_number = pm_numbers(pm)?.into_iter().max().unwrap_or(0);
+    let max_file = max_file_number(fs, path)?.max(max_pm_number);
+    Ok(state.next_file_number.max(max_file + 1))
+}
+
+/// The manifest, version, mutable PMTable and immutable PMTables a database starts with.
+type Parts = (Manifest, Arc<Version>, Arc<PmTable>, Vec<Arc<PmTable>>);
+
 fn build_inner(
     opts: Options,
     path: &Path,
     fs: FsRef,
     pm: PmDeviceRef,
-    manifest: Manifest,
-    version: Arc<Version>,
-    mem: Arc<PmTable>,
-    imms: Vec<Arc<PmTable>>,
+    (manifest, version, mem, imms): Parts,
     last_seq: u64,
     next_file: u64,
 ) -> DbInner {
@@ -184,7 +338,7 @@ fn build_inner(
 /// Decides whether the database exists, refusing directories that are not FlatLSM's and
 /// the cases `create_if_missing`/`error_if_exists` forbid. Reads only: the caller creates the
 /// directory when this returns `Ok(false)`.
-fn prepare_dir(fs: &dyn crate::fs::FileSystem, path: &Path, opts: &Options) -> Result<bool> {
+fn prepare_dir(fs: &dyn FileSystem, path: &Path, opts: &Options) -> Result<bool> {
     let exists = Manifest::exists(fs, path);
     if exists && opts.error_if_exists {
         return Err(Error::InvalidArgument(format!(
@@ -247,16 +401,28 @@ fn open_pm(path: &Path, opts: &Options) -> Result<PmDeviceRef> {
     Ok(device)
 }
 
-fn load_manifest(fs: &FsRef, path: &Path) -> Result<ManifestState> {
-    if Manifest::exists(&**fs, path) {
-        return Manifest::recover(&**fs, path);
-    }
-    Ok(ManifestState {
-        version: Version::default(),
+/// The identity plan (`db/identity.rs`); `None` for an injected PM device (no directory).
+fn plan_identity(
+    fs: &dyn FileSystem,
+    path: &Path,
+    pm_dir: Option<&Path>,
+    opts: &Options,
+    db_exists: bool,
+    recorded: Option<&str>,
+) -> Result<Option<identity::IdentityPlan>> {
+    let Some(dir) = pm_dir else {
+        return Ok(None);
+    };
+    let plan = identity::plan(fs, path, dir, db_exists, opts.allow_missing_pm, recorded)?;
+    Ok(Some(plan))
+}
+
+/// The state of a database that has no manifest yet.
+fn new_state() -> ManifestState {
+    ManifestState {
         next_file_number: 1,
-        last_sequence: 0,
-        min_unflushed_pmlog: 0,
-    })
+        ..ManifestState::default()
+    }
 }
 
 fn pm_numbers(pm: &PmDeviceRef) -> Result<Vec<u64>> {
@@ -267,49 +433,16 @@ fn pm_numbers(pm: &PmDeviceRef) -> Result<Vec<u64>> {
         .collect())
 }
 
-/// Applies the PM recovery rules and returns the surviving tables, newest first.
-fn recover_pmtables(pm: &PmDeviceRef, state: &ManifestState) -> Result<Vec<Arc<PmTable>>> {
-    let mut logs: BTreeMap<u64, Arc<PmLog>> = BTreeMap::new();
-    for n in pm_numbers(pm)? {
-        if n < state.min_unflushed_pmlog {
-            pm.remove_region(&log_file_name(n))?;
-            continue;
-        }
-        match PmLog::open_if_initialized(&**pm, &log_file_name(n))? {
-            Some(log) => {
-                logs.insert(n, log);
-            }
-            // A crash interrupted the log's creation: it never held data.
-            None => pm.remove_region(&log_file_name(n))?,
-        }
+/// Removes the PM Logs the plan rejected (flushed, blank, empty, replaced, unfinished GC).
+fn remove_pm_logs(pm: &PmDeviceRef, remove: &[(u64, String)]) -> Result<()> {
+    for (n, why) in remove {
+        log::info!("removing PM log {}: {why}", log_file_name(*n));
+        pm.remove_region(&log_file_name(*n))?;
     }
-    let numbers: Vec<u64> = logs.keys().copied().collect();
-    for n in numbers {
-        let Some(h) = logs.get(&n).map(|l| l.header()) else {
-            continue;
-        };
-        if h.replaces == 0 {
-            continue;
-        }
-        let victim = if h.gc_complete { h.replaces } else { n };
-        if logs.remove(&victim).is_some() {
-            pm.remove_region(&log_file_name(victim))?;
-        }
-    }
-    let mut tables = Vec::new();
-    for (n, log) in logs.into_iter().rev() {
-        let table = PmTable::recover(log)?;
-        if table.is_empty() {
-            pm.remove_region(&log_file_name(n))?;
-        } else {
-            tables.push(table);
-        }
-    }
-    pm.sync_dir()?;
-    Ok(tables)
+    pm.sync_dir()
 }
 
-fn max_file_number(fs: &dyn crate::fs::FileSystem, path: &Path) -> Result<u64> {
+fn max_file_number(fs: &dyn FileSystem, path: &Path) -> Result<u64> {
     let names = fs
         .list_dir(path)
         .context(|| format!("listing {}", path.display()))?;
@@ -324,9 +457,22 @@ fn max_file_number(fs: &dyn crate::fs::FileSystem, path: &Path) -> Result<u64> {
         .unwrap_or(0))
 }
 
-/// Deletes SSTs and value logs the recovered version does not name (outputs of a job that
-/// did not reach the manifest), and leftover temporary files.
-fn purge_orphans(fs: &dyn crate::fs::FileSystem, path: &Path, version: &Version) -> Result<()> {
+/// Deletes SSTs and value logs the recovered version does not name, and leftover temporary
+/// files. Called only after `verify` passed and the new manifest is durable, which is what
+/// makes it safe:
+/// - An unnamed file is an output of a job whose manifest record never became durable (a
+///   crash), or of a record that was durable once and then lost (a manifest cut short or
+///   replaced by an older copy). After a lost record took effect its inputs were deleted (input
+///   SSTs and value logs, or the flushed PM Log, which a tracking manifest still records), so
+///   the recovered state names missing files and `verify` refused. Hence, once it passed,
+///   every acknowledged write is in a named file or a kept PM Log and unnamed files hold copies.
+/// - A rule "never delete files numbered at or above the recovered `next_file_number`" would add
+///   nothing: a lost record's outputs can be numbered below it (a later record of another job
+///   carries a higher `next_file_number`), and the outputs of a job a crash interrupted are
+///   usually numbered above it and must go.
+/// - Limit: a manifest written before PM Logs were recorded cannot reveal a lost flush record
+///   whose only input was a PM Log. It is replaced by a tracking snapshot at this open.
+fn purge_orphans(fs: &dyn FileSystem, path: &Path, version: &Version) -> Result<()> {
     let live: HashSet<u64> = version.file_numbers().into_iter().collect();
     for name in fs
         .list_dir(path)

@@ -12,7 +12,7 @@ use crate::options::Options;
 use crate::pm::PmDeviceRef;
 use crate::pmtable::PmTable;
 use crate::sst::TableCache;
-use crate::version::{Manifest, Version, VersionEdit};
+use crate::version::{Manifest, PmLogMeta, Version, VersionEdit};
 use crate::vlog::VlogSet;
 use arc_swap::ArcSwap;
 use parking_lot::{Condvar, Mutex};
@@ -165,6 +165,30 @@ impl DbInner {
     pub fn wake_all(&self) {
         let _g = self.bg_signal.lock();
         self.bg_cv.notify_all();
+    }
+
+    /// Records `table`'s new PM Log in the manifest; call it before any user write goes into
+    /// the log. Recovery then refuses when a log that may hold unflushed writes is missing,
+    /// and when a log holding writes is not recorded (docs/manifest-format.md, tag 9). One
+    /// record per PMTable switch or GC, never per write. A failure puts the database in the
+    /// background-error state (the manifest refuses later appends anyway) and is returned as
+    /// [`Error::Background`], as every write refused from then on is.
+    pub fn record_pm_log(&self, table: &PmTable) -> Result<()> {
+        let edit = VersionEdit {
+            next_file_number: Some(self.next_file_number.load(Ordering::SeqCst)),
+            new_pm_logs: vec![PmLogMeta {
+                number: table.number(),
+                replaces: table.log().header().replaces,
+            }],
+            ..VersionEdit::default()
+        };
+        if let Err(e) = self.versions.lock().manifest.append(&edit) {
+            self.set_bg_error(&e);
+            return Err(Error::Background(e.to_string()));
+        }
+        let bytes = edit.encode().len() as u64 + 8;
+        Counters::add(&self.counters.manifest_bytes, bytes);
+        Ok(())
     }
 
     /// Appends `edit` to the manifest and installs the resulting version; `change_sv` adjusts

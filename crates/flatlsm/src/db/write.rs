@@ -113,6 +113,7 @@ impl DbInner {
             self.opts.pmtable_size,
             None,
         )?;
+        self.record_pm_log(&fresh)?;
         self.replace_mutable(fresh.clone(), Some(old));
         self.wake_all();
         Ok(fresh)
@@ -128,6 +129,7 @@ impl DbInner {
             self.opts.pmtable_size,
             oldest,
         )?;
+        self.record_pm_log(&fresh)?;
         self.replace_mutable(fresh.clone(), None);
         self.pm.remove_region(&log_file_name(old.number()))?;
         Counters::add(&self.counters.pm_gc_bytes, fresh.log_bytes());

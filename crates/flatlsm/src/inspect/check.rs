@@ -1,23 +1,30 @@
 //! `check`: verifies every checksum of every file of a database (manifest, SSTs, value logs,
-//! PM Logs) and the references between them, and reports each problem with its file and offset.
+//! PM Logs, identities) and the references between them, and reports each problem with its
+//! file and offset.
 //!
 //! Unlike opening the database, a check does not stop at the first damage: every file is
 //! checked on its own, and within a file the scan stops at the first record that cannot be
-//! framed (later offsets could not be trusted).
+//! framed (later offsets could not be trusted). Whatever open refuses, check reports: both
+//! replay the manifest with `Manifest::load`, judge identities with `db::identity::plan` and
+//! judge the files present against the manifest with `db::consistency` (one rule book).
 
 use super::FileKind;
+use crate::db::consistency::{plan_pm_logs, tree_file_problems, PmLogState};
+use crate::db::identity::{self, IDENTITY_FILE};
 use crate::error::{Error, IoContext, Result};
 use crate::fs::{FileSystem, OsFileSystem};
 use crate::iter::InternalIterator;
-use crate::pmtable::log::{decode_header, for_each_entry_in, PM_LOG_HEADER_LEN};
+use crate::pmtable::log::{
+    decode_header_checked, for_each_entry_in, is_blank_header, log_file_name, parse_log_file_name,
+    PmLogHeader,
+};
 use crate::sst::Table;
 use crate::types::{parse_internal_key, ValueKind, ValuePointer};
 use crate::version::{
-    apply_manifest_records, current_manifest_path, read_manifest_records, FileMeta, ManifestState,
-    CURRENT_FILE_NAME,
+    current_manifest_path, Manifest, ManifestState, RecoveredManifest, CURRENT_FILE_NAME,
 };
 use crate::vlog::VlogReader;
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -99,19 +106,10 @@ pub fn check_database(db_dir: &Path, pm_dir: &Path) -> Result<CheckReport> {
         report: CheckReport::default(),
         vlogs: HashMap::new(),
     };
-    let state = c.check_manifest();
-    for name in &names {
-        let path = db_dir.join(name);
-        match FileKind::of(&path) {
-            Some(FileKind::Sst(n)) => c.check_sst(&path, n, state.as_ref()),
-            Some(FileKind::Vlog(n)) => c.check_vlog(&path, n, state.as_ref()),
-            _ => {}
-        }
-    }
-    if let Some(state) = &state {
-        c.check_references(state, &names);
-    }
-    c.check_pm_dir(pm_dir, state.as_ref())?;
+    let manifest = c.check_manifest();
+    c.check_files(&names, manifest.as_ref());
+    c.check_identity(pm_dir, manifest.as_ref());
+    c.check_pm_dir(pm_dir, manifest.as_ref())?;
     Ok(c.report)
 }
 
@@ -128,42 +126,39 @@ impl Checker {
         self.report.problems.push(Problem::from_error(err, file));
     }
 
-    /// Verifies `CURRENT` and every record of the manifest it names; the replayed state.
-    fn check_manifest(&mut self) -> Option<ManifestState> {
-        let current = self.dir.join(CURRENT_FILE_NAME);
-        let path = match current_manifest_path(&self.fs, &self.dir) {
-            Ok(p) => p,
-            Err(e) => {
-                self.problem(e, &current);
-                return None;
+    /// Verifies `CURRENT` and every record of the manifest it names, as open replays it.
+    fn check_manifest(&mut self) -> Option<RecoveredManifest> {
+        match Manifest::load(&self.fs, &self.dir) {
+            Ok(m) => {
+                self.report.files_checked += 1;
+                self.report.records_checked += m.records as u64;
+                self.report.notes.extend(m.torn_tail.clone());
+                Some(m)
             }
-        };
-        let data = match self.fs.read_all(&path) {
-            Ok(d) => d,
             Err(e) => {
-                let detail = format!("manifest named by CURRENT cannot be read: {e}");
-                self.problem(Error::corruption(&path, 0, detail), &path);
-                return None;
-            }
-        };
-        self.report.files_checked += 1;
-        let (records, torn) = match read_manifest_records(&data, &path) {
-            Ok(r) => r,
-            Err(e) => {
-                self.problem(e, &path);
-                return None;
-            }
-        };
-        if let Some(note) = torn {
-            self.report.notes.push(note);
-        }
-        self.report.records_checked += records.len() as u64;
-        match apply_manifest_records(&records, &path) {
-            Ok(state) => Some(state),
-            Err(e) => {
-                self.problem(e, &path);
+                let current = self.dir.join(CURRENT_FILE_NAME);
+                let file = current_manifest_path(&self.fs, &self.dir).unwrap_or(current);
+                self.problem(e, &file);
                 None
             }
+        }
+    }
+
+    /// Verifies every SST and value log present, then that every one the manifest names is
+    /// present with its recorded size (`db::consistency`, as open does).
+    fn check_files(&mut self, names: &[String], m: Option<&RecoveredManifest>) {
+        let state = m.map(|m| &m.state);
+        for name in names {
+            let path = self.dir.join(name);
+            match FileKind::of(&path) {
+                Some(FileKind::Sst(n)) => self.check_sst(&path, n, state),
+                Some(FileKind::Vlog(n)) => self.check_vlog(&path, n, state),
+                _ => {}
+            }
+        }
+        let dir = self.dir.clone();
+        for e in m.map_or_else(Vec::new, |m| tree_file_problems(&self.fs, &dir, m)) {
+            self.problem(e, &dir);
         }
     }
 
@@ -293,139 +288,100 @@ impl Checker {
         }
     }
 
-    /// Every SST and value log the manifest names must exist, SSTs with the recorded size.
-    fn check_references(&mut self, state: &ManifestState, names: &[String]) {
-        let present: HashSet<&str> = names.iter().map(String::as_str).collect();
-        for (level, files) in state.version.levels.iter().enumerate() {
-            for f in files {
-                self.check_sst_reference(level, f, &present);
-            }
-        }
-        for number in state.version.vlogs.keys() {
-            let name = crate::vlog::vlog_file_name(*number);
-            if !present.contains(name.as_str()) {
-                self.report.problems.push(Problem {
-                    file: self.dir.join(name),
-                    offset: None,
-                    detail: "value log named by the manifest is missing".into(),
-                });
-            }
-        }
-    }
-
-    fn check_sst_reference(&mut self, level: usize, f: &FileMeta, names: &HashSet<&str>) {
-        let name = crate::sst::sst_file_name(f.number);
-        let path = self.dir.join(&name);
-        if !names.contains(name.as_str()) {
-            self.report.problems.push(Problem {
-                file: path,
-                offset: None,
-                detail: format!("SST of level {level} named by the manifest is missing"),
-            });
-            return;
-        }
-        match std::fs::metadata(&path) {
-            Ok(m) if m.len() != f.file_size => self.report.problems.push(Problem {
-                file: path,
-                offset: None,
-                detail: format!(
-                    "file has {} bytes, the manifest recorded {}",
-                    m.len(),
-                    f.file_size
-                ),
-            }),
+    /// The PM directory must be the database's, as open decides (`db/identity.rs`).
+    fn check_identity(&mut self, pm_dir: &Path, m: Option<&RecoveredManifest>) {
+        let recorded = m.and_then(|m| m.state.identity.as_deref());
+        match identity::plan(&self.fs, &self.dir, pm_dir, true, false, recorded) {
+            Ok(plan) if plan.writes() => self.report.notes.push(format!(
+                "{}: open writes identity files (none yet, or in the format without checksum)",
+                self.dir.join(IDENTITY_FILE).display()
+            )),
             Ok(_) => {}
-            Err(e) => self.problem(Error::io(format!("stat {}", path.display()), e), &path),
+            Err(e) => self.problem(e, &pm_dir.join(IDENTITY_FILE)),
         }
     }
 
-    /// Verifies the header and every entry of each PM Log.
-    fn check_pm_dir(&mut self, pm_dir: &Path, state: Option<&ManifestState>) -> Result<()> {
-        if !pm_dir.exists() {
-            let note = format!("PM directory {} does not exist", pm_dir.display());
+    /// Plans the PM Logs as open does (which it keeps, which it removes, which are missing or
+    /// unrecorded), then verifies every entry of the logs it keeps.
+    fn check_pm_dir(&mut self, pm_dir: &Path, m: Option<&RecoveredManifest>) -> Result<()> {
+        let numbers = self.pm_log_numbers(pm_dir)?;
+        let unknown = ManifestState::default();
+        let state = m.map_or(&unknown, |m| &m.state);
+        let mut read = BTreeMap::new();
+        let plan = plan_pm_logs(state, &numbers, |n| {
+            Ok(self.read_pm_log(&pm_dir.join(log_file_name(n)), n, &mut read))
+        })?;
+        for (n, why) in &plan.remove {
+            let path = pm_dir.join(log_file_name(*n));
+            let note = format!("{}: {why}; removed at next open", path.display());
             self.report.notes.push(note);
-            return Ok(());
         }
-        let mut names = self
-            .fs
-            .list_dir(pm_dir)
-            .context(|| format!("listing PM directory {}", pm_dir.display()))?;
-        names.sort();
-        self.check_identity(pm_dir);
-        let min_unflushed = state.map_or(0, |s| s.min_unflushed_pmlog);
-        for name in names {
-            let path = pm_dir.join(&name);
-            if let Some(FileKind::PmLog(n)) = FileKind::of(&path) {
-                if n < min_unflushed {
-                    let note =
-                        format!("{}: already flushed (removed at next open)", path.display());
-                    self.report.notes.push(note);
-                    continue;
-                }
-                self.check_pm_log(&path);
+        if let Some(m) = m {
+            for p in &plan.problems {
+                self.problem(p.to_error(pm_dir, &m.path), pm_dir);
+            }
+        }
+        for n in &plan.keep {
+            if let Some((data, header)) = read.get(n) {
+                self.check_pm_entries(&pm_dir.join(log_file_name(*n)), data, header);
             }
         }
         Ok(())
     }
 
-    /// The PM directory must carry the data directory's identity (see `db/identity.rs`).
-    fn check_identity(&mut self, pm_dir: &Path) {
-        use crate::db::identity::{read_identity_id, IDENTITY_FILE};
-        let pm_file = pm_dir.join(IDENTITY_FILE);
-        let ids = read_identity_id(&self.fs, &self.dir).and_then(|ours| {
-            let theirs = read_identity_id(&self.fs, pm_dir)?;
-            Ok((ours, theirs))
-        });
-        let detail = match ids {
-            Err(e) => return self.problem(e, &pm_file),
-            Ok((None, _)) => return,
-            Ok((Some(ours), Some(theirs))) if theirs == ours => return,
-            Ok((Some(ours), Some(theirs))) => format!(
-                "identity {theirs} differs from the database's {ours}: another database's PM directory"
-            ),
-            Ok((Some(_), None)) => {
-                "no identity file: not this database's PM directory (or its contents were lost)"
-                    .to_string()
-            }
-        };
-        self.report.problems.push(Problem {
-            file: pm_file,
-            offset: None,
-            detail,
-        });
+    /// The numbers of the PM Logs in `pm_dir`, sorted (none if it does not exist).
+    fn pm_log_numbers(&mut self, pm_dir: &Path) -> Result<Vec<u64>> {
+        if !pm_dir.exists() {
+            let note = format!("PM directory {} does not exist", pm_dir.display());
+            self.report.notes.push(note);
+            return Ok(Vec::new());
+        }
+        let names = self
+            .fs
+            .list_dir(pm_dir)
+            .context(|| format!("listing PM directory {}", pm_dir.display()))?;
+        let mut numbers: Vec<u64> = names
+            .iter()
+            .filter_map(|n| parse_log_file_name(n))
+            .collect();
+        numbers.sort_unstable();
+        Ok(numbers)
     }
 
-    fn check_pm_log(&mut self, path: &Path) {
+    /// Reads a PM Log's file and validates its header as recovery does; a damaged one is a
+    /// problem and `Unreadable`. Keeps the bytes of valid logs in `read` for the entry check.
+    fn read_pm_log(
+        &mut self,
+        path: &Path,
+        n: u64,
+        read: &mut BTreeMap<u64, (Vec<u8>, PmLogHeader)>,
+    ) -> PmLogState {
         let data = match self.fs.read_all(path) {
             Ok(d) => d,
             Err(e) => {
-                return self.problem(Error::io(format!("reading {}", path.display()), e), path)
+                self.problem(Error::io(format!("reading {}", path.display()), e), path);
+                return PmLogState::Unreadable;
             }
         };
         self.report.files_checked += 1;
-        if is_blank_log(&data) {
-            let note = format!(
-                "{}: blank log (creation interrupted), removed at next open",
-                path.display()
-            );
-            self.report.notes.push(note);
-            return;
+        if is_blank_header(&data) {
+            return PmLogState::Blank;
         }
-        let header = match decode_header(&data, path) {
-            Ok(h) => h,
-            Err(e) => return self.problem(e, path),
-        };
-        if header.file_size != data.len() as u64 {
-            let detail = format!(
-                "header says file_size {}, the file has {} bytes",
-                header.file_size,
-                data.len()
-            );
-            // Offset 8 is the header's file_size field (docs/pm-log-format.md).
-            return self.problem(Error::corruption(path, 8, detail), path);
+        match decode_header_checked(&data, data.len() as u64, Some(n), path) {
+            Ok(h) => {
+                read.insert(n, (data, h.clone()));
+                PmLogState::Header(h)
+            }
+            Err(e) => {
+                self.problem(e, path);
+                PmLogState::Unreadable
+            }
         }
+    }
+
+    fn check_pm_entries(&mut self, path: &Path, data: &[u8], header: &PmLogHeader) {
         let mut entries = 0;
-        let walk = for_each_entry_in(&data, &header, path, |_, _| {
+        let walk = for_each_entry_in(data, header, path, |_, _| {
             entries += 1;
             Ok(())
         });
@@ -442,9 +398,4 @@ impl Checker {
             Ok(_) => {}
         }
     }
-}
-
-/// A log whose creation a crash interrupted: magic still zero and nothing committed.
-fn is_blank_log(data: &[u8]) -> bool {
-    data.len() >= PM_LOG_HEADER_LEN && data[..8].iter().all(|&b| b == 0)
 }

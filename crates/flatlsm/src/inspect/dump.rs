@@ -232,5 +232,17 @@ fn describe_edit(e: &VersionEdit, format: DumpFormat) -> Vec<String> {
     for v in &e.deleted_vlogs {
         lines.push(format!("delete value log {v}"));
     }
+    if e.tracks_pm_logs {
+        lines.push("tracks PM logs".to_string());
+    }
+    for l in &e.new_pm_logs {
+        match l.replaces {
+            0 => lines.push(format!("add PM log {}", l.number)),
+            r => lines.push(format!("add PM log {} replacing {r}", l.number)),
+        }
+    }
+    if let Some(id) = &e.identity {
+        lines.push(format!("identity {id}"));
+    }
     lines
 }

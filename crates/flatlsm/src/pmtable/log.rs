@@ -37,7 +37,8 @@ mod format;
 mod tests;
 
 pub use format::{
-    decode_entry, decode_header, encode_entry, encoded_entry_len, for_each_entry_in, LogExtent,
+    decode_entry, decode_header, decode_header_checked, encode_entry, encoded_entry_len,
+    for_each_entry_in, is_blank_header, LogExtent,
 };
 
 use std::path::{Path, PathBuf};
@@ -47,7 +48,7 @@ use std::sync::Arc;
 use crate::error::{Error, Result};
 use crate::pm::{PmDevice, PmMode, PmRegion};
 use crate::types::{SequenceNumber, ValueKind, MAX_SEQUENCE};
-use format::{FLAG_GC_COMPLETE, OFF_FLAGS, OFF_NUMBER, OFF_USED_SIZE, OFF_WRITTEN_SIZE};
+use format::{FLAG_GC_COMPLETE, OFF_FLAGS, OFF_USED_SIZE, OFF_WRITTEN_SIZE};
 
 /// Size of the PM Log header.
 pub const PM_LOG_HEADER_LEN: usize = 64;
@@ -108,6 +109,18 @@ pub struct PmLogHeader {
 }
 
 impl PmLogHeader {
+    /// True if the log may hold entries: committed ones below `used_size`, or a tail (which a
+    /// process crash leaves whole) below `written_size`. Only the recovery scan can tell whether
+    /// a tail survived a power failure.
+    pub fn may_hold_entries(&self) -> bool {
+        self.used_size.max(self.written_size) > PM_LOG_HEADER_LEN as u64
+    }
+
+    /// End of the bytes the log may hold: `max(used_size, written_size)`.
+    pub fn written_end(&self) -> u64 {
+        self.used_size.max(self.written_size)
+    }
+
     /// What every entry crc of this log starts from: in version 2 the crc32c of the log number
     /// (8 bytes LE), so an entry left in a recycled region by an earlier log fails its crc here;
     /// 0 (a plain crc32c) in version 1.
@@ -149,10 +162,7 @@ impl PmLog {
     /// word still zero and `used_size` ≤ 64: it never held data and may be deleted).
     pub fn open_if_initialized(device: &dyn PmDevice, name: &str) -> Result<Option<Arc<PmLog>>> {
         let region = device.open_region(name)?;
-        let blank = region.len() >= PM_LOG_HEADER_LEN
-            && region.load_u64(0) == 0
-            && region.load_u64(OFF_USED_SIZE) <= PM_LOG_HEADER_LEN as u64;
-        if blank {
+        if is_blank_header(region.read(0, region.len().min(PM_LOG_HEADER_LEN))) {
             return Ok(None);
         }
         Self::from_region(region, name).map(Some)
@@ -161,26 +171,7 @@ impl PmLog {
     fn from_region(region: Arc<dyn PmRegion>, name: &str) -> Result<Arc<PmLog>> {
         let path = region.path().to_path_buf();
         let head = region.read(0, region.len().min(PM_LOG_HEADER_LEN));
-        let h = decode_header(head, &path)?;
-        if h.file_size != region.len() as u64 {
-            let detail = format!(
-                "file_size {} in header, but the region has {} bytes",
-                h.file_size,
-                region.len()
-            );
-            return Err(Error::corruption(
-                &path,
-                format::OFF_FILE_SIZE as u64,
-                detail,
-            ));
-        }
-        if parse_log_file_name(name).is_some_and(|n| n != h.number) {
-            let detail = format!(
-                "header says log number {}, file name says otherwise",
-                h.number
-            );
-            return Err(Error::corruption(&path, OFF_NUMBER as u64, detail));
-        }
+        let h = decode_header_checked(head, region.len() as u64, parse_log_file_name(name), &path)?;
         Ok(Arc::new(PmLog {
             region,
             path,
@@ -244,32 +235,38 @@ impl PmLog {
         for_each_entry_in(log, &h, &self.path, f)
     }
 
+    /// Takes the end found by recovery as the log's end in memory: readers may read up to it.
+    /// Writes nothing (open's read-only phase); [`PmLog::adopt_tail`] persists it.
+    pub fn accept_tail(&self, extent: &LogExtent) {
+        self.readable.fetch_max(extent.end, Ordering::AcqRel);
+    }
+
     /// Makes the end found by recovery the log's durable end (RocksDB's point-in-time recovery):
     /// persists the accepted tail, then stores `used_size` = `written_size` = `extent.end` and
     /// persists them, so every later scan finds the same entries. A crash in between leaves
-    /// the old header, whose scan accepts the same tail. Readers may then read up to the end.
+    /// the old header, whose scan accepts the same tail. Also does [`PmLog::accept_tail`].
     pub fn adopt_tail(&self, extent: &LogExtent) -> Result<()> {
+        self.accept_tail(extent);
         let h = self.header();
         let end = extent.end;
-        if end != h.used_size || h.written_size.max(end) != end {
-            let ctx = || {
-                format!(
-                    "persisting the recovered tail of PM log {}",
-                    self.path.display()
-                )
-            };
-            let used = h.used_size as usize;
-            self.region
-                .persist(used, end as usize - used)
-                .map_err(|e| Error::io(ctx(), e))?;
-            self.region.store_u64(OFF_USED_SIZE, end);
-            self.region.store_u64(OFF_WRITTEN_SIZE, end);
-            self.region
-                .persist(OFF_USED_SIZE, PM_LOG_HEADER_LEN - OFF_USED_SIZE)
-                .map_err(|e| Error::io(ctx(), e))?;
+        if end == h.used_size && h.written_size <= end {
+            return Ok(());
         }
-        self.readable.fetch_max(end, Ordering::AcqRel);
-        Ok(())
+        let ctx = || {
+            format!(
+                "persisting the recovered tail of PM log {}",
+                self.path.display()
+            )
+        };
+        let used = h.used_size as usize;
+        self.region
+            .persist(used, end as usize - used)
+            .map_err(|e| Error::io(ctx(), e))?;
+        self.region.store_u64(OFF_USED_SIZE, end);
+        self.region.store_u64(OFF_WRITTEN_SIZE, end);
+        self.region
+            .persist(OFF_USED_SIZE, PM_LOG_HEADER_LEN - OFF_USED_SIZE)
+            .map_err(|e| Error::io(ctx(), e))
     }
 }
 

@@ -10,7 +10,7 @@
 //!
 //! Thread-safety: `PmTable` is `Send + Sync`; share it as `Arc<PmTable>`.
 
-use super::log::{LogEntry, PmLog, PmLogWriter};
+use super::log::{LogEntry, LogExtent, PmLog, PmLogWriter};
 use crate::compaction::filter::VersionFilter;
 use crate::error::{Error, Result};
 use crate::iter::{copy_error, InternalIterator};
@@ -58,6 +58,8 @@ pub struct PmTable {
     /// [`PmTable::build_filter`]); lets a point read skip the table's skiplist search.
     /// Invariant: set only while `writer` is `None`, so it covers every key of the table.
     filter: OnceLock<BloomFilter>,
+    /// Where recovery found the log to end (recovered tables only).
+    recovered_end: OnceLock<LogExtent>,
 }
 
 impl PmTable {
@@ -77,11 +79,13 @@ impl PmTable {
             user_bytes: AtomicU64::new(0),
             max_seq: AtomicU64::new(0),
             filter: OnceLock::new(),
+            recovered_end: OnceLock::new(),
         }))
     }
 
     /// Rebuilds the index of an existing PM Log without copying entries (copy-free recovery).
-    /// The table is immutable afterwards.
+    /// The table is immutable afterwards. Reads only: a tail a crash tore is accepted in
+    /// memory; [`PmTable::persist_recovered_tail`] makes that end durable.
     pub fn recover(log: Arc<PmLog>) -> Result<Arc<PmTable>> {
         let table = PmTable {
             log,
@@ -91,6 +95,7 @@ impl PmTable {
             user_bytes: AtomicU64::new(0),
             max_seq: AtomicU64::new(0),
             filter: OnceLock::new(),
+            recovered_end: OnceLock::new(),
         };
         let log = table.log.clone();
         let extent = log.for_each_entry(|offset, e| {
@@ -107,8 +112,18 @@ impl PmTable {
                 extent.end
             );
         }
-        log.adopt_tail(&extent)?;
+        log.accept_tail(&extent);
+        let _ = table.recovered_end.set(extent); // a fresh cell: always set
         Ok(Arc::new(table))
+    }
+
+    /// Persists the end recovery accepted (see `PmLog::adopt_tail`); a no-op for tables
+    /// that were not recovered or whose log ended cleanly.
+    pub fn persist_recovered_tail(&self) -> Result<()> {
+        match self.recovered_end.get() {
+            Some(extent) => self.log.adopt_tail(extent),
+            None => Ok(()),
+        }
     }
 
     /// The PM Log's file number (also the table's age: higher is newer).

@@ -106,6 +106,14 @@ impl<'a> Decoder<'a> {
         self.pos += len;
         Ok(b)
     }
+
+    /// Reads a length-prefixed byte string that must be UTF-8.
+    pub(crate) fn utf8(&mut self, what: &str) -> Result<&'a str> {
+        let at = self.offset();
+        let b = self.bytes(what)?;
+        std::str::from_utf8(b)
+            .map_err(|_| Error::corruption(self.path, at, format!("{what} is not UTF-8")))
+    }
 }
 
 #[cfg(test)]

@@ -13,9 +13,14 @@
 //! | 5   | one new file          | level, number, file_size, num_entries, smallest, largest, n, n × (vlog number, bytes) |
 //! | 6   | one new value log     | number, total_bytes                                            |
 //! | 7   | one deleted value log | number                                                         |
+//! | 8   | `tracks_pm_logs`      | u64, always 1: this manifest records every PM Log that may hold unflushed data |
+//! | 9   | one new PM Log        | number, replaces (the log a PMTable GC replaces; 0 = none)     |
+//! | 10  | `identity`            | byte string: the database identity (32 hex digits, `db/identity.rs`) |
 //!
 //! Repeated list fields appear once per element, in list order. An unknown tag, a truncated
 //! field or a scalar tag that appears twice is [`crate::Error::Corruption`]; decoding never panics.
+//! Tags 8–10 were added after the first release: manifests written before lack them (see
+//! docs/manifest-format.md for how recovery treats such a manifest).
 //!
 //! Thread-safety: plain data (`Send + Sync`).
 
@@ -30,6 +35,12 @@ const TAG_DELETED_FILE: u64 = 4;
 const TAG_NEW_FILE: u64 = 5;
 const TAG_NEW_VLOG: u64 = 6;
 const TAG_DELETED_VLOG: u64 = 7;
+const TAG_TRACKS_PM_LOGS: u64 = 8;
+const TAG_NEW_PM_LOG: u64 = 9;
+const TAG_IDENTITY: u64 = 10;
+
+/// The only payload of tag 8: the PM Log recording rule of docs/manifest-format.md.
+const PM_LOG_TRACKING_VERSION: u64 = 1;
 
 /// Metadata of one SSTable in the tree.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -57,6 +68,15 @@ pub struct VlogMeta {
     pub total_bytes: u64,
 }
 
+/// A PM Log recorded in the manifest before any user write goes into it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PmLogMeta {
+    /// The log's number (its file is `log_file_name(number)`).
+    pub number: u64,
+    /// The log a PMTable GC replaced with this one (it leaves the recorded set); 0 = none.
+    pub replaces: u64,
+}
+
 /// One atomic change to the tree, as recorded in the manifest.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct VersionEdit {
@@ -74,6 +94,13 @@ pub struct VersionEdit {
     pub new_vlogs: Vec<VlogMeta>,
     /// Value logs removed (by number).
     pub deleted_vlogs: Vec<u64>,
+    /// Set in every snapshot written since PM Logs are recorded: from this record on, every PM
+    /// Log that may hold unflushed data is named by a `new_pm_logs` entry.
+    pub tracks_pm_logs: bool,
+    /// PM Logs created (and, for a PMTable GC, the log each replaces).
+    pub new_pm_logs: Vec<PmLogMeta>,
+    /// The database identity (the id of `<db>/IDENTITY`), in snapshots.
+    pub identity: Option<String>,
 }
 
 impl VersionEdit {
@@ -115,7 +142,25 @@ impl VersionEdit {
             put_varint(&mut b, TAG_DELETED_VLOG);
             put_varint(&mut b, n);
         }
+        self.encode_pm_fields(&mut b);
         b
+    }
+
+    /// Encodes the fields of tags 8–10 (absent when unset, so older edits encode as before).
+    fn encode_pm_fields(&self, b: &mut Vec<u8>) {
+        if self.tracks_pm_logs {
+            put_varint(b, TAG_TRACKS_PM_LOGS);
+            put_varint(b, PM_LOG_TRACKING_VERSION);
+        }
+        for log in &self.new_pm_logs {
+            put_varint(b, TAG_NEW_PM_LOG);
+            put_varint(b, log.number);
+            put_varint(b, log.replaces);
+        }
+        if let Some(id) = &self.identity {
+            put_varint(b, TAG_IDENTITY);
+            put_bytes(b, id.as_bytes());
+        }
     }
 
     /// Decodes an edit from `bytes`, which start at byte `offset` of `path` (for error messages).
@@ -162,8 +207,38 @@ fn decode_field(d: &mut Decoder<'_>, e: &mut VersionEdit, tag: u64) -> Result<()
             e.deleted_vlogs.push(d.varint("deleted vlog number")?);
             Ok(())
         }
+        TAG_TRACKS_PM_LOGS | TAG_NEW_PM_LOG | TAG_IDENTITY => decode_pm_field(d, e, tag),
         _ => Err(d.error(format!("unknown version edit tag {tag}"))),
     }
+}
+
+fn decode_pm_field(d: &mut Decoder<'_>, e: &mut VersionEdit, tag: u64) -> Result<()> {
+    match tag {
+        TAG_TRACKS_PM_LOGS => {
+            let version = d.varint("tracks_pm_logs")?;
+            if e.tracks_pm_logs {
+                return Err(d.error("tracks_pm_logs appears twice"));
+            }
+            if version != PM_LOG_TRACKING_VERSION {
+                return Err(d.error(format!(
+                    "tracks_pm_logs {version}, expected {PM_LOG_TRACKING_VERSION}"
+                )));
+            }
+            e.tracks_pm_logs = true;
+        }
+        TAG_NEW_PM_LOG => {
+            let number = d.varint("PM log number")?;
+            let replaces = d.varint("PM log replaces")?;
+            e.new_pm_logs.push(PmLogMeta { number, replaces });
+        }
+        _ => {
+            let id = d.utf8("identity")?.to_string();
+            if e.identity.replace(id).is_some() {
+                return Err(d.error("identity appears twice"));
+            }
+        }
+    }
+    Ok(())
 }
 
 fn set_once(d: &mut Decoder<'_>, slot: &mut Option<u64>, what: &str) -> Result<()> {

@@ -9,10 +9,13 @@
 //! Persist order: a record is acknowledged only after the manifest file is synced; `CURRENT` is
 //! replaced only by [`write_file_atomic`] (temp file, sync, rename, directory sync), and only
 //! after the new manifest holding its snapshot is synced. Older manifests are removed afterwards.
+//! A PM Log is recorded (tag 9) before its first user write (`DbInner::record_pm_log`, and the
+//! snapshot open writes names the mutable PMTable it created).
 //!
 //! Recovery rule: records are replayed in order; the fields in each edit overwrite
-//! (`next_file_number`, `last_sequence`, `min_unflushed_pmlog`) or apply (files, value logs) to
-//! the state built so far. A final record that is truncated (or whose last sectors are zero) and is
+//! (`next_file_number`, `last_sequence`, `min_unflushed_pmlog`, identity) or apply (files, value
+//! logs, the set of PM Logs that may hold unflushed data) to the state built so far (see
+//! [`ManifestState`]). A final record that is truncated (or whose last sectors are zero) and is
 //! followed by nothing else is a torn write from a crash during append (never acknowledged): it is
 //! ignored with a `log::warn`; so is an all-zero tail (a crash that extended the file but lost the
 //! data, which cannot hold a record since no valid record starts with eight zero bytes). A complete
@@ -23,13 +26,18 @@
 //! no valid record, a missing or garbled `CURRENT`, or a `CURRENT` naming a missing file is
 //! [`crate::Error::Corruption`] naming the file and offset.
 //!
+//! A torn tail cannot be told from a manifest cut at the same place; a cut that lost a record
+//! which had taken effect shows as files the recovered state names but that are gone, which
+//! open checks before it writes (`db/consistency.rs`; [`Manifest::load`] reports the torn tail
+//! for its messages).
+//!
 //! After recovery the engine must start a new manifest with [`Manifest::create`] rather than
 //! append to the recovered one (a torn tail would otherwise be followed by new records).
 //!
 //! Thread-safety: [`Manifest`] is `Send` and has one owner (the thread that installs versions).
 
 use super::edit::VersionEdit;
-use super::version::Version;
+use super::manifest_state::ManifestState;
 use crate::error::{Error, IoContext, Result};
 use crate::fs::{write_file_atomic, FileSystem, WritableFile};
 use crate::types::crc32c;
@@ -59,46 +67,6 @@ pub fn parse_manifest_file_name(name: &str) -> Option<u64> {
         return None;
     }
     digits.parse().ok()
-}
-
-/// Everything the manifest knows after recovery.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct ManifestState {
-    /// The recovered tree.
-    pub version: Version,
-    /// The next file number to allocate.
-    pub next_file_number: u64,
-    /// The largest sequence number recorded.
-    pub last_sequence: u64,
-    /// PM logs below this number have been flushed and may be deleted.
-    pub min_unflushed_pmlog: u64,
-}
-
-impl ManifestState {
-    /// Applies one edit: overwrites the scalar fields it sets and applies the rest to the version.
-    pub fn apply(&mut self, edit: &VersionEdit) -> Result<()> {
-        self.version = self.version.apply(edit)?;
-        if let Some(n) = edit.next_file_number {
-            self.next_file_number = n;
-        }
-        if let Some(s) = edit.last_sequence {
-            self.last_sequence = s;
-        }
-        if let Some(p) = edit.min_unflushed_pmlog {
-            self.min_unflushed_pmlog = p;
-        }
-        Ok(())
-    }
-
-    /// An edit that recreates this state from nothing, scalar fields included.
-    pub fn snapshot_edit(&self) -> VersionEdit {
-        VersionEdit {
-            next_file_number: Some(self.next_file_number),
-            last_sequence: Some(self.last_sequence),
-            min_unflushed_pmlog: Some(self.min_unflushed_pmlog),
-            ..self.version.snapshot_edit()
-        }
-    }
 }
 
 /// The open manifest writer.
@@ -207,8 +175,20 @@ impl Manifest {
         self.number
     }
 
-    /// Reads `CURRENT` and replays the manifest it names (see the module documentation).
+    /// Reads `CURRENT` and replays the manifest it names (see the module documentation); a
+    /// torn final record is logged and ignored.
     pub fn recover(fs: &dyn FileSystem, dir: &Path) -> Result<ManifestState> {
+        let recovered = Self::load(fs, dir)?;
+        if let Some(note) = &recovered.torn_tail {
+            log::warn!("{note}");
+        }
+        Ok(recovered.state)
+    }
+
+    /// Like [`Manifest::recover`], but also says which manifest was replayed, how many records
+    /// it held and whether a torn final record was ignored (for open's consistency check and
+    /// for `inspect::check`; neither logs).
+    pub fn load(fs: &dyn FileSystem, dir: &Path) -> Result<RecoveredManifest> {
         let number = read_current(fs, dir)?;
         let path = dir.join(manifest_file_name(number));
         let data = match fs.read_all(&path) {
@@ -223,8 +203,23 @@ impl Manifest {
             }
             Err(e) => return Err(Error::io(format!("reading {}", path.display()), e)),
         };
-        replay(&data, &path)
+        replay_detailed(&data, &path)
     }
+}
+
+/// What [`Manifest::load`] recovered.
+#[derive(Clone, Debug)]
+pub struct RecoveredManifest {
+    /// The manifest file replayed.
+    pub path: PathBuf,
+    /// The state its records build.
+    pub state: ManifestState,
+    /// Number of complete records replayed.
+    pub records: usize,
+    /// Description of a torn final record that was ignored, if any. A state recovered without
+    /// its final record is the state *before* that record; the consistency check of open says
+    /// so when files are then missing (the record may have been complete once and cut).
+    pub torn_tail: Option<String>,
 }
 
 /// The path of the manifest `CURRENT` names ([`Error::Corruption`] if `CURRENT` is missing or
@@ -430,18 +425,27 @@ pub fn read_manifest_records(
 /// Replays every record of a manifest's bytes (public for the fuzz targets; not a stable API).
 #[doc(hidden)]
 pub fn replay(data: &[u8], path: &Path) -> Result<ManifestState> {
-    let (records, torn) = read_manifest_records(data, path)?;
-    if let Some(note) = torn {
-        log::warn!("{note}");
-    }
+    replay_detailed(data, path).map(|r| r.state)
+}
+
+/// Replays a manifest's bytes: the torn-tail rule, then at least one complete record (else
+/// [`Error::Corruption`] at offset 0), then every edit applied in order.
+fn replay_detailed(data: &[u8], path: &Path) -> Result<RecoveredManifest> {
+    let (records, torn_tail) = read_manifest_records(data, path)?;
     if records.is_empty() {
+        let why = torn_tail.as_deref().unwrap_or("the file is empty");
         return Err(Error::corruption(
             path,
             0,
-            "manifest holds no complete record",
+            format!("manifest holds no complete record ({why})"),
         ));
     }
-    apply_manifest_records(&records, path)
+    Ok(RecoveredManifest {
+        path: path.to_path_buf(),
+        state: apply_manifest_records(&records, path)?,
+        records: records.len(),
+        torn_tail,
+    })
 }
 
 /// The state the records build, in order; an edit that cannot be applied is

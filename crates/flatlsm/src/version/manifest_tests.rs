@@ -330,3 +330,42 @@ fn failed_append_poisons_the_writer_and_recovery_sees_prior_state() {
     assert!(matches!(err, Error::InvalidState(_)), "{err}");
     assert_eq!(Manifest::recover(&OsFileSystem, dir.path()).unwrap(), state);
 }
+
+fn pm_log(number: u64, replaces: u64) -> VersionEdit {
+    VersionEdit {
+        new_pm_logs: vec![PmLogMeta { number, replaces }],
+        ..VersionEdit::default()
+    }
+}
+
+/// The PM Log set: started by the snapshot, grown by records, GC replacements swap a log,
+/// flushes prune; the snapshot (with the identity) recreates it.
+#[test]
+fn pm_log_set_follows_records_replacements_and_flushes() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut state = initial_state();
+    state.pm_logs = Some([4].into_iter().collect());
+    state.identity = Some("ab".repeat(16));
+    let mut m = Manifest::create(fs(), dir.path(), 5, &state).unwrap();
+    let flush = VersionEdit {
+        min_unflushed_pmlog: Some(6),
+        ..VersionEdit::default()
+    };
+    for e in [pm_log(6, 0), pm_log(7, 0), pm_log(8, 7), flush] {
+        m.append(&e).unwrap();
+        state.apply(&e).unwrap();
+    }
+    assert_eq!(state.pm_logs, Some([6, 8].into_iter().collect()));
+    assert_eq!(Manifest::recover(&OsFileSystem, dir.path()).unwrap(), state);
+    Manifest::create(fs(), dir.path(), 9, &state).unwrap();
+    assert_eq!(Manifest::recover(&OsFileSystem, dir.path()).unwrap(), state);
+}
+
+#[test]
+fn pm_log_record_in_a_manifest_that_does_not_track_them_is_corruption() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut m = Manifest::create(fs(), dir.path(), 5, &initial_state()).unwrap();
+    m.append(&pm_log(6, 0)).unwrap();
+    let err = Manifest::recover(&OsFileSystem, dir.path()).unwrap_err();
+    assert!(err.is_corruption(), "{err}");
+}

@@ -8,6 +8,8 @@
 //! - [`edit`]: [`VersionEdit`], one atomic change, and its tagged-field encoding.
 //! - [`version`]: [`Version`], an immutable snapshot of the tree, and [`Version::apply`].
 //! - [`manifest`]: the durable log of edits, `CURRENT`, and recovery.
+//! - [`manifest_state`]: [`ManifestState`], what replaying the manifest builds (tree, counters,
+//!   the PM Logs that may hold unflushed data, the database identity).
 //!
 //! Thread-safety: [`Version`] and [`VersionEdit`] are immutable plain data, shared as
 //! `Arc<Version>`; [`Manifest`] has a single owner.
@@ -15,6 +17,7 @@
 mod coding;
 pub mod edit;
 pub mod manifest;
+pub mod manifest_state;
 #[allow(clippy::module_inception)]
 pub mod version;
 
@@ -23,11 +26,12 @@ mod manifest_tests;
 #[cfg(test)]
 mod tests;
 
-pub use edit::{FileMeta, VersionEdit, VlogMeta};
+pub use edit::{FileMeta, PmLogMeta, VersionEdit, VlogMeta};
 pub use manifest::{
     apply_manifest_records, current_manifest_path, manifest_file_name, parse_manifest_file_name,
-    read_manifest_records, Manifest, ManifestRecord, ManifestState, CURRENT_FILE_NAME,
+    read_manifest_records, Manifest, ManifestRecord, RecoveredManifest, CURRENT_FILE_NAME,
 };
+pub use manifest_state::ManifestState;
 pub use version::Version;
 
 /// Number of levels in a [`Version`]: 0 (reserved), 1 (Ordered-L1) and 2 (L2).

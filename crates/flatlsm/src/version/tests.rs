@@ -63,8 +63,11 @@ fn arb_edit() -> impl Strategy<Value = VersionEdit> {
         proptest::collection::vec((0usize..NUM_LEVELS, arb_file()), 0..4),
         proptest::collection::vec((any::<u64>(), any::<u64>()), 0..4),
         proptest::collection::vec(any::<u64>(), 0..4),
+        any::<bool>(),
+        proptest::collection::vec((any::<u64>(), any::<u64>()), 0..4),
+        proptest::option::of("[0-9a-f]{32}"),
     )
-        .prop_map(|(n, s, p, df, nf, nv, dv)| VersionEdit {
+        .prop_map(|(n, s, p, df, nf, nv, dv, track, logs, id)| VersionEdit {
             next_file_number: n,
             last_sequence: s,
             min_unflushed_pmlog: p,
@@ -78,6 +81,12 @@ fn arb_edit() -> impl Strategy<Value = VersionEdit> {
                 })
                 .collect(),
             deleted_vlogs: dv,
+            tracks_pm_logs: track,
+            new_pm_logs: logs
+                .into_iter()
+                .map(|(number, replaces)| PmLogMeta { number, replaces })
+                .collect(),
+            identity: id,
         })
 }
 

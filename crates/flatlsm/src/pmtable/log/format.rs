@@ -140,6 +140,41 @@ pub fn decode_header(bytes: &[u8], path: &Path) -> Result<PmLogHeader> {
     })
 }
 
+/// [`decode_header`] for the log in a file (region) of `len` bytes whose name gives `number`:
+/// also `file_size` must equal `len` and the header's number the name's. For recovery and check.
+pub fn decode_header_checked(
+    bytes: &[u8],
+    len: u64,
+    number: Option<u64>,
+    path: &Path,
+) -> Result<PmLogHeader> {
+    let h = decode_header(bytes, path)?;
+    if h.file_size != len {
+        let detail = format!(
+            "file_size {} in header, but the file has {len} bytes",
+            h.file_size
+        );
+        return Err(Error::corruption(path, OFF_FILE_SIZE as u64, detail));
+    }
+    if number.is_some_and(|n| n != h.number) {
+        let detail = format!(
+            "header says log number {}, file name says otherwise",
+            h.number
+        );
+        return Err(Error::corruption(path, OFF_NUMBER as u64, detail));
+    }
+    Ok(h)
+}
+
+/// True for the header of a log whose creation a crash interrupted: the magic word (stored
+/// last at creation) is still zero and nothing was committed (`used_size` <= 64). Such a log
+/// never held data and may be deleted. `bytes` shorter than a header is not blank (it is damage).
+pub fn is_blank_header(bytes: &[u8]) -> bool {
+    bytes.len() >= PM_LOG_HEADER_LEN
+        && u64_at(bytes, 0) == 0
+        && u64_at(bytes, OFF_USED_SIZE) <= PM_LOG_HEADER_LEN as u64
+}
+
 /// Size of an entry with these key and value lengths: 21-byte entry header + key + value.
 pub fn encoded_entry_len(key_len: usize, value_len: usize) -> usize {
     ENTRY_HEADER_LEN + key_len + value_len
