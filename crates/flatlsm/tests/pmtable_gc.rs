@@ -5,7 +5,8 @@
 //! log holds, so a table without any garbage could exceed `pmtable_gc_ratio`; the GC rewrote the
 //! same entries, the write still did not fit, and the writer spun forever holding the write lock.
 //! An open snapshot that keeps every version did the same. Each test runs its writes in a thread
-//! with a deadline, so a livelock fails the test instead of hanging the run.
+//! with a deadline, so a livelock fails the test instead of hanging the run. Item 7: a failed GC
+//! left its new PM Log behind on every retry.
 
 mod common;
 
@@ -141,4 +142,26 @@ fn gc_blocked_by_a_snapshot_still_makes_progress() {
     assert_eq!(got.as_deref(), Some(&b"before"[..]));
     let got = db.get(&ReadOptions::default(), b"hot").unwrap();
     assert_eq!(got.as_deref(), Some(&4_999u32.to_le_bytes()[..]));
+}
+
+/// Regression (issue 9, item 7): a PMTable GC that failed (here: a damaged live entry) left its
+/// new PM Log behind, one more on every retry of the write. Now each failed attempt removes it.
+#[test]
+fn failed_pmtable_gc_leaves_no_region_across_retries() {
+    let dir = tempfile::tempdir().unwrap();
+    let device = SimulatedPmDevice::new();
+    let db = Db::open(dir.path(), options(&device, 8.0)).unwrap();
+    let w = WriteOptions::default();
+    db.put(&w, b"a", &[1; 300]).unwrap(); // 256 bytes or more: written to PM at once
+    let regions = device.region_names();
+    assert_eq!(regions.len(), 1, "{regions:?}");
+    // Damage a value byte of the live entry of "a", the first entry (offset 64) of the log.
+    device.corrupt(&regions[0], 64 + 21 + 1 + 10, b"X").unwrap();
+    let failure = (0..1_000).find_map(|_| db.put(&w, b"b", &[2; 300]).err());
+    let failure = failure.expect("the table filled up and its GC read the damaged entry");
+    assert!(failure.is_corruption(), "{failure}");
+    for retry in 0..3 {
+        assert!(db.put(&w, b"b", &[2; 300]).is_err(), "retry {retry}");
+        assert_eq!(device.region_names(), regions, "retry {retry}");
+    }
 }

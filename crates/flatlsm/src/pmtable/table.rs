@@ -11,7 +11,9 @@
 //!
 //! Thread-safety: `PmTable` is `Send + Sync`; share it as `Arc<PmTable>`.
 
-use super::log::{encoded_entry_len, LogEntry, PmLog, PmLogWriter, PM_LOG_HEADER_LEN};
+use super::log::{
+    encoded_entry_len, log_file_name, LogEntry, PmLog, PmLogWriter, PM_LOG_HEADER_LEN,
+};
 use crate::compaction::filter::VersionFilter;
 use crate::error::{Error, Result};
 use crate::iter::{copy_error, InternalIterator};
@@ -347,7 +349,8 @@ impl PmTable {
     ///
     /// Persist order: new log entries + UsedSize, then the GC_COMPLETE flag, then the old
     /// log's removal. Recovery: a replacement without GC_COMPLETE is deleted (the old log is
-    /// intact); with it, the old log is deleted.
+    /// intact); with it, the old log is deleted. A failed GC removes its new log at once (the
+    /// writer may retry, each time with a new log).
     pub fn rewrite_live(
         self: &Arc<Self>,
         device: &dyn PmDevice,
@@ -356,8 +359,9 @@ impl PmTable {
         oldest_snapshot: SequenceNumber,
     ) -> Result<Arc<PmTable>> {
         let fresh = PmTable::create(device, number, capacity, Some(self.number()))?;
-        self.copy_survivors(&fresh, oldest_snapshot)?;
-        fresh.mark_gc_complete()?;
+        self.copy_survivors(&fresh, oldest_snapshot)
+            .and_then(|()| fresh.mark_gc_complete())
+            .map_err(|e| crate::pm::discard_region(device, &log_file_name(number), e))?;
         Ok(fresh)
     }
 

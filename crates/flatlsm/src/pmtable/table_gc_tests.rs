@@ -1,9 +1,11 @@
 //! PMTable GC sizing: live bytes and the predicted GC output are in log units (entry headers
 //! included), and the prediction equals what `rewrite_live` writes, with and without a
-//! snapshot that keeps older versions.
+//! snapshot that keeps older versions. A failed log creation or GC leaves no region.
 
 use super::{LogEntry, PmTable};
+use crate::pm::persist_faults::PersistFaults;
 use crate::pm::simulated::SimulatedPmDevice;
+use crate::pm::PmDevice;
 use crate::pmtable::log::{encoded_entry_len, PM_LOG_HEADER_LEN};
 use crate::types::ValueKind;
 use std::sync::Arc;
@@ -11,7 +13,7 @@ use std::sync::Arc;
 const HEADER: u64 = PM_LOG_HEADER_LEN as u64;
 
 /// Appends single-entry batches `(key, value)` with sequences 1, 2, ...; `None` is a delete.
-fn table_with(device: &SimulatedPmDevice, writes: &[(&[u8], Option<&[u8]>)]) -> Arc<PmTable> {
+fn table_with(device: &dyn PmDevice, writes: &[(&[u8], Option<&[u8]>)]) -> Arc<PmTable> {
     let table = PmTable::create(device, 1, 64 << 10, None).unwrap();
     for (i, (key, value)) in writes.iter().enumerate() {
         let entry = LogEntry {
@@ -35,7 +37,7 @@ fn table_with(device: &SimulatedPmDevice, writes: &[(&[u8], Option<&[u8]>)]) -> 
 fn live_bytes_of_a_table_without_garbage_equal_its_entry_bytes() {
     let device = SimulatedPmDevice::new();
     let table = table_with(
-        &device,
+        &*device,
         &[(b"ab", Some(b"")), (b"cd", None), (b"ef", Some(b"x"))],
     );
     let entries = table.log_bytes() - HEADER;
@@ -57,7 +59,7 @@ fn gc_output_prediction_matches_the_rewritten_log() {
         (b"a", None),
         (b"b", Some(b"4444")),
     ];
-    let table = table_with(&device, &writes);
+    let table = table_with(&*device, &writes);
     assert_eq!(
         table.live_bytes(),
         (encoded_entry_len(1, 0) + encoded_entry_len(1, 4)) as u64
@@ -74,4 +76,33 @@ fn gc_output_prediction_matches_the_rewritten_log() {
     let with_snapshot =
         HEADER + table.live_bytes() + (encoded_entry_len(1, 2) + encoded_entry_len(1, 300)) as u64;
     assert_eq!(table.gc_output_bytes(2), with_snapshot);
+}
+
+/// Regression (issue 9, item 7): a log whose header could not be persisted stayed on the
+/// device, one more region per retry.
+#[test]
+fn failed_pm_log_creation_leaves_no_region() {
+    for budget in [0, 1] {
+        let device = PersistFaults::new(budget);
+        assert!(PmTable::create(&device, 1, 64 << 10, None).is_err());
+        assert!(device.inner.region_names().is_empty(), "budget {budget}");
+        device.set_budget(u64::MAX);
+        PmTable::create(&device, 1, 64 << 10, None).unwrap();
+    }
+}
+
+/// Regression (issue 9, item 7): a PMTable GC that failed while copying left its new log.
+#[test]
+fn failed_pmtable_gc_leaves_no_region() {
+    let device = PersistFaults::new(u64::MAX);
+    let big = [7u8; 300]; // a batch of 256 bytes or more is written (and persisted) at once
+    let table = table_with(&device, &[(b"a", Some(&big)), (b"a", Some(&big))]);
+    // The new log's header persists, then copying the entry fails.
+    device.set_budget(2);
+    let err = table.rewrite_live(&device, 2, 64 << 10, 2).err().unwrap();
+    assert!(err.to_string().contains("persisting entries"), "{err}");
+    assert_eq!(device.inner.region_names(), ["000001.pmlog"]);
+    device.set_budget(u64::MAX);
+    let fresh = table.rewrite_live(&device, 3, 64 << 10, 2).unwrap();
+    assert_eq!(fresh.log_bytes(), table.gc_output_bytes(2));
 }
