@@ -30,6 +30,31 @@ fn crashtest_survives_twenty_kills_with_every_key_verified() {
 }
 
 #[test]
+fn crashtest_loses_no_acknowledged_non_sync_write_in_msync_mode() {
+    // Before PM Log v2, msync mode published used_size only at the 1 s group commit, so a
+    // process crash lost up to a second of acknowledged non-sync writes.
+    let dir = tempfile::tempdir().unwrap();
+    let (ok, text) = crashtest(
+        &[
+            "--kills",
+            "12",
+            "--pm-mode",
+            "msync",
+            "--sync-percent",
+            "0",
+            "--threads",
+            "3",
+            "--max-run-ms",
+            "400",
+        ],
+        &dir.path().join("db"),
+    );
+    assert!(ok, "{text}");
+    assert!(text.contains("12 kills survived"), "{text}");
+    assert!(text.contains("0 acknowledged operations lost"), "{text}");
+}
+
+#[test]
 fn crashtest_survives_kills_in_emulated_pm_mode_with_large_values() {
     let dir = tempfile::tempdir().unwrap();
     let shm = std::path::Path::new("/dev/shm");

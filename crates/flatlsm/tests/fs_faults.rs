@@ -11,7 +11,9 @@
 
 mod crash_harness;
 
-use crash_harness::{apply, check_state, open_image, options, random_writes, rng, Op, Scenario};
+use crash_harness::{
+    apply, check_state, open_image, options, random_writes, rng, CrashModel, Op, Scenario,
+};
 use flatlsm::fs::{CrashFs, FaultKind, FaultPlan};
 use flatlsm::pm::simulated::SimulatedPmDevice;
 use flatlsm::{Db, Error, ReadOptions, WriteOptions};
@@ -35,6 +37,7 @@ fn jobs(seed: u64) -> Scenario {
         name: "fs_fault_jobs",
         ops,
         tweak: |_| {},
+        model: CrashModel::POWER_LOSS,
     }
 }
 
@@ -237,6 +240,7 @@ fn crash_after_flush_install_keeps_sst_directory_entry() {
         name: "flush_then_power_loss",
         ops: Vec::new(),
         tweak: |_| {},
+        model: CrashModel::POWER_LOSS,
     };
     let db = Db::open(dir.path(), options(device.clone(), fs.clone(), s.tweak)).unwrap();
     for i in 0..200u32 {
@@ -321,6 +325,7 @@ fn failing_disk_under_background_flush_refuses_writes_and_loses_nothing() {
             name: "background",
             ops: Vec::new(),
             tweak,
+            model: CrashModel::POWER_LOSS,
         };
         let db = open_image(dir.path(), &s, &pm, &files, "failing disk");
         for key in &acked {

@@ -10,8 +10,9 @@ mod crash_harness;
 
 use crash_harness::{
     crash_points_budget, random_writes, record, rng, verify, verify_crash_during_recovery, windows,
-    Op, Plan, RunTotals, Scenario,
+    CrashModel, Op, Plan, PmKind, RunTotals, Scenario,
 };
+use flatlsm::pm::simulated::CrashKind;
 use flatlsm::Options;
 
 /// Batches of every size, some synced, over a key space that fills several PMTables (so the
@@ -22,6 +23,7 @@ fn pm_log_appends(seed: u64) -> Scenario {
         name: "pm_log_appends",
         ops: random_writes(&mut r, 700, 60, 20, 10),
         tweak: |o: &mut Options| o.max_write_buffer_number = 3,
+        model: CrashModel::POWER_LOSS,
     }
 }
 
@@ -32,6 +34,7 @@ fn pmtable_gc(seed: u64) -> Scenario {
         name: "pmtable_gc",
         ops: random_writes(&mut r, 700, 6, 10, 5),
         tweak: |o: &mut Options| o.pmtable_gc_ratio = 1.5,
+        model: CrashModel::POWER_LOSS,
     }
 }
 
@@ -51,6 +54,7 @@ fn background_jobs(seed: u64) -> Scenario {
         name: "background_jobs",
         ops,
         tweak: |_| {},
+        model: CrashModel::POWER_LOSS,
     }
 }
 
@@ -65,7 +69,51 @@ fn background_threads(seed: u64) -> Scenario {
             o.background_work = true;
             o.l1_capacity = 12 << 10;
         },
+        model: CrashModel::POWER_LOSS,
     }
+}
+
+/// `make`'s scenario with another crash model (the name says which).
+fn under(scenario: Scenario, name: &'static str, pm: PmKind, kind: CrashKind) -> Scenario {
+    Scenario {
+        name,
+        model: CrashModel { pm, kind },
+        ..scenario
+    }
+}
+
+/// Power loss on msync-like PM: non-sync writes wait for a commit, so torn tails are long.
+fn group_commit_power_loss(seed: u64) -> Scenario {
+    let s = background_jobs(seed);
+    under(
+        s,
+        "group_commit_power_loss",
+        PmKind::GroupCommit,
+        CrashKind::PowerLoss,
+    )
+}
+
+/// A process crash on cache-line PM: every acknowledged write must survive.
+fn cache_line_process_crash(seed: u64) -> Scenario {
+    let s = pm_log_appends(seed);
+    under(
+        s,
+        "cache_line_process_crash",
+        PmKind::CacheLine,
+        CrashKind::ProcessCrash,
+    )
+}
+
+/// A process crash on msync-like PM, flushes and compactions included: nothing acknowledged
+/// may be lost although almost nothing is persisted.
+fn group_commit_process_crash(seed: u64) -> Scenario {
+    let s = background_jobs(seed);
+    under(
+        s,
+        "group_commit_process_crash",
+        PmKind::GroupCommit,
+        CrashKind::ProcessCrash,
+    )
 }
 
 /// Figures of one scenario's crash run.
@@ -189,6 +237,30 @@ fn crash_while_background_threads_run_keeps_acknowledged_writes() {
     assert!(tried.pm_points >= 500, "{tried:?}");
 }
 
+#[test]
+fn power_loss_on_group_commit_pm_keeps_synced_writes_and_loses_only_a_suffix() {
+    let (tried, runs) = crash_all_seeds(group_commit_power_loss, 1..2);
+    assert!(runs.iter().all(|t| t.stats.flushes > 0), "no flush ran");
+    assert!(tried.pm_points >= 100, "{tried:?}");
+}
+
+#[test]
+fn process_crash_on_cache_line_pm_loses_no_acknowledged_write() {
+    let (tried, runs) = crash_all_seeds(cache_line_process_crash, 1..2);
+    assert!(runs.iter().all(|t| t.stats.flushes > 0), "no flush ran");
+    assert!(tried.pm_points >= 500, "{tried:?}");
+}
+
+#[test]
+fn process_crash_on_group_commit_pm_loses_no_acknowledged_write() {
+    let (tried, runs) = crash_all_seeds(group_commit_process_crash, 1..2);
+    assert!(runs.iter().all(|t| t.stats.flushes > 0), "no flush ran");
+    assert!(
+        tried.pm_points >= 100 && tried.fs_points >= 100,
+        "{tried:?}"
+    );
+}
+
 /// Stress: every scenario with many seeds until `FLATLSM_CRASH_POINTS` points were tried.
 #[test]
 #[ignore = "stress run: FLATLSM_CRASH_POINTS=N cargo test --release -p flatlsm --test pm_crash -- --ignored"]
@@ -203,6 +275,9 @@ fn stress_crash_points_across_seeds() {
             pmtable_gc(seed),
             background_jobs(seed),
             background_threads(seed),
+            group_commit_power_loss(seed),
+            cache_line_process_crash(seed),
+            group_commit_process_crash(seed),
         ] {
             let (tried, totals) = crash_everywhere(&s, 5_000, 10);
             report(s.name, &tried, &totals);

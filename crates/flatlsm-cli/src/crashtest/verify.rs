@@ -5,9 +5,8 @@
 //! are totally ordered. Lost writes are a suffix of the write order and a batch is never split
 //! (docs/durability.md), so the recovered keys of a thread equal the baseline (the state verified
 //! after the previous kill) with exactly the first P operations applied, where
-//! `durable <= P <= begun`. `durable` counts operations known durable at the kill: everything up
-//! to the last acknowledged `sync: true` operation, and in emulated (cache-line) PM mode also up to
-//! the last acknowledged batch of at least 256 encoded bytes, which is durable on return.
+//! `durable <= P <= begun`. `durable` counts every operation up to the last acknowledged one: a
+//! process crash loses no acknowledged write, synced or not, in any PM mode (docs/durability.md).
 
 use super::journal::JournalOp;
 use super::workload::{Update, Version};
@@ -15,43 +14,19 @@ use super::workload::{Update, Version};
 /// What a key holds: the version and length of its value, or `None` when absent.
 pub type KeyState = Option<(Version, usize)>;
 
-/// Encoded size of a batch at or above which a cache-line PM mode persists it before returning
-/// (`SMALL_ENTRY_LIMIT` in the PM Log writer).
-const DURABLE_BATCH_BYTES: usize = 256;
-/// Bytes of a PM Log entry besides key and value.
-const ENTRY_HEADER_BYTES: usize = 21;
-
 /// Outcome of verifying one thread.
 #[derive(Debug, Default)]
 pub struct ThreadOutcome {
     /// Operations the recovered state contains (the longest matching prefix).
     pub prefix: usize,
-    /// Acknowledged operations beyond `prefix` (non-sync writes a kill may lose).
-    pub acked_lost: usize,
+    /// Acknowledged non-sync operations within `prefix` (the ones a process crash used to
+    /// lose in msync mode).
+    pub acked_non_sync: usize,
 }
 
-/// Number of operations known durable at the kill.
-pub fn durable_prefix(ops: &[JournalOp], key_len: usize, cache_line_mode: bool) -> usize {
-    let durable_on_return = |o: &JournalOp| {
-        o.sync || (cache_line_mode && encoded_len(&o.updates, key_len) >= DURABLE_BATCH_BYTES)
-    };
-    ops.iter()
-        .rposition(|o| o.acked && durable_on_return(o))
-        .map_or(0, |i| i + 1)
-}
-
-fn encoded_len(updates: &[Update], key_len: usize) -> usize {
-    updates
-        .iter()
-        .map(|u| {
-            ENTRY_HEADER_BYTES
-                + key_len
-                + match u {
-                    Update::Put { len, .. } => *len,
-                    Update::Delete { .. } => 0,
-                }
-        })
-        .sum()
+/// Number of operations that must survive the kill: up to the last acknowledged one.
+pub fn durable_prefix(ops: &[JournalOp]) -> usize {
+    ops.iter().rposition(|o| o.acked).map_or(0, |i| i + 1)
 }
 
 /// Finds the longest prefix `P` in `durable..=ops.len()` such that baseline + ops[..P] equals
@@ -88,7 +63,7 @@ pub fn match_prefix(
     match found {
         Some(prefix) => Ok(ThreadOutcome {
             prefix,
-            acked_lost: ops[prefix..].iter().filter(|o| o.acked).count(),
+            acked_non_sync: ops[..prefix].iter().filter(|o| o.acked && !o.sync).count(),
         }),
         None => Err(describe_mismatch(
             &best.2,
@@ -154,23 +129,25 @@ mod tests {
     }
 
     #[test]
-    fn accepts_lost_unsynced_suffix_and_rejects_lost_synced_write() {
+    fn accepts_an_unacknowledged_suffix_and_rejects_a_lost_acknowledged_non_sync_write() {
         let ops = vec![
             op(vec![Update::Put { key: 0, len: 30 }], true, true),
             op(vec![Update::Put { key: 1, len: 30 }], false, true),
             op(vec![Update::Delete { key: 0 }], false, false),
         ];
         let base = vec![None, None];
-        let d = durable_prefix(&ops, 12, false);
-        assert_eq!(d, 1);
+        let d = durable_prefix(&ops);
+        assert_eq!(d, 2, "the acknowledged non-sync put must survive");
         let v0 = Some((Version { run: 0, op: 0 }, 30));
-        let got = match_prefix(&base, &[v0, None], &ops, 0, d).unwrap();
-        assert_eq!((got.prefix, got.acked_lost), (1, 1));
         let v1 = Some((Version { run: 0, op: 1 }, 30));
+        let got = match_prefix(&base, &[v0, v1], &ops, 0, d).unwrap();
+        assert_eq!((got.prefix, got.acked_non_sync), (2, 1));
         assert_eq!(
             match_prefix(&base, &[None, v1], &ops, 0, d).unwrap().prefix,
-            3
+            3,
+            "the unacknowledged delete may have happened"
         );
+        assert!(match_prefix(&base, &[v0, None], &ops, 0, d).is_err());
         assert!(match_prefix(&base, &[None, None], &ops, 0, d).is_err());
         let truncated = Some((Version { run: 0, op: 0 }, 29));
         assert!(match_prefix(&base, &[truncated, None], &ops, 0, d).is_err());

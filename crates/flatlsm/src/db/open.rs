@@ -201,7 +201,10 @@ fn prepare_dir(fs: &dyn crate::fs::FileSystem, path: &Path, opts: &Options) -> R
         let names = fs
             .list_dir(path)
             .context(|| format!("listing {}", path.display()))?;
-        if let Some(stray) = names.iter().find(|n| !KNOWN_NAMES.contains(&n.as_str())) {
+        let stray = names
+            .iter()
+            .find(|n| !KNOWN_NAMES.contains(&n.as_str()) && !is_creation_leftover(n));
+        if let Some(stray) = stray {
             return Err(Error::InvalidArgument(format!(
                 "{} is not a FlatLSM database (it holds {stray:?} but no CURRENT file); \
                  choose an empty or new directory",
@@ -216,6 +219,12 @@ fn prepare_dir(fs: &dyn crate::fs::FileSystem, path: &Path, opts: &Options) -> R
         )));
     }
     Ok(false)
+}
+
+/// Files a crash during the database's creation may leave before CURRENT first exists: the
+/// first manifest and temporary files (CURRENT is written last, so the creation starts over).
+fn is_creation_leftover(name: &str) -> bool {
+    crate::version::parse_manifest_file_name(name).is_some() || name.ends_with(".tmp")
 }
 
 /// The PM directory: `pm_path`, or `<db>/pm`.

@@ -71,11 +71,11 @@ impl DbInner {
             })
             .collect();
         let mut mem = self.sv.load().mem.clone();
-        while !mem.append_batch(&entries)? {
+        while !self.fail_stop(mem.append_batch(&entries))? {
             mem = self.make_room(&entries)?;
         }
         if opts.sync {
-            mem.commit()?;
+            self.fail_stop(mem.commit())?;
         }
         let pm_bytes = encoded_batch_len(&entries);
         Counters::add(&self.counters.pm_bytes_written, pm_bytes);
@@ -84,6 +84,15 @@ impl DbInner {
         self.visible_seq
             .store(first + batch.len() as u64 - 1, Ordering::Release);
         Ok(())
+    }
+
+    /// Passes on the result of a step that may have put the batch into the log. On failure the
+    /// batch may be in the log and index (invisible: `visible_seq` has not moved past it) and
+    /// may even reach the disk, so its sequence numbers must never be given out again: the
+    /// error becomes the background error and every later write fails until a reopen, whose
+    /// recovery finds the batch either whole (durable, then visible) or not at all.
+    fn fail_stop<T>(&self, step: Result<T>) -> Result<T> {
+        step.inspect_err(|e| self.set_bg_error(e))
     }
 
     /// The mutable PMTable has no room for `batch`: garbage-collect it if that frees room

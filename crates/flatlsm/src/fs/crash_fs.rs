@@ -9,8 +9,9 @@
 //! [`CrashFs::capture`] returns what a power loss now could leave: the durable directory entries,
 //! each file holding its synced bytes plus, chosen by a seed: nothing more (half the files), a
 //! prefix of its unsynced tail (as file systems that write data in order may keep), or a run of
-//! zeros (the size grew but the data never reached the disk). [`CrashFs::from_image`] starts a
-//! new file system from such an image.
+//! zeros (the size grew but the data never reached the disk). [`CrashFs::capture_process`]
+//! returns what a process crash leaves: the live view whole (the page cache survives).
+//! [`CrashFs::from_image`] starts a new file system from such an image.
 //!
 //! Faults: a [`FaultPlan`] makes chosen calls fail (ENOSPC, EIO, short writes);
 //! [`CrashFs::injected_faults`] counts them. A hook can observe every counted call (e.g. to
@@ -145,6 +146,20 @@ impl CrashFs {
             }
             files.insert(path.clone(), bytes);
         }
+        FsImage {
+            dirs: st.dirs.clone(),
+            files,
+        }
+    }
+
+    /// What a process crash now leaves: every live name with every byte written, synced or not.
+    pub fn capture_process(&self) -> FsImage {
+        let st = self.shared.state.lock();
+        let files = st
+            .live
+            .iter()
+            .map(|(path, f)| (path.clone(), f.lock().data.clone()))
+            .collect();
         FsImage {
             dirs: st.dirs.clone(),
             files,

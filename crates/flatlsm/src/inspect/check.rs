@@ -425,13 +425,21 @@ impl Checker {
             return self.problem(Error::corruption(path, 8, detail), path);
         }
         let mut entries = 0;
-        let walk = for_each_entry_in(&data, header.used_size as usize, path, |_, _| {
+        let walk = for_each_entry_in(&data, &header, path, |_, _| {
             entries += 1;
             Ok(())
         });
         self.report.records_checked += entries;
-        if let Err(e) = walk {
-            self.problem(e, path);
+        match walk {
+            Err(e) => self.problem(e, path),
+            Ok(extent) if extent.discarded > 0 => self.report.notes.push(format!(
+                "{}: {} bytes after offset {} are a tail torn by a crash (non-sync writes), \
+                 discarded at next open",
+                path.display(),
+                extent.discarded,
+                extent.end
+            )),
+            Ok(_) => {}
         }
     }
 }

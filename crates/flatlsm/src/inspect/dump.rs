@@ -139,16 +139,18 @@ impl Dumper<'_> {
         let data = self.read_all()?;
         let h = decode_header(&data, self.path)?;
         self.line(&format!(
-            "PM log {} (number {}, file_size {}, used_size {}, replaces {}, gc_complete {})",
+            "PM log {} (number {}, file_size {}, used_size {}, written_size {}, replaces {}, \
+             gc_complete {})",
             self.path.display(),
             h.number,
             h.file_size,
             h.used_size,
+            h.written_size,
             h.replaces,
             h.gc_complete
         ))?;
         let mut n = 0;
-        for_each_entry_in(&data, h.used_size as usize, self.path, |pos, e| {
+        let extent = for_each_entry_in(&data, &h, self.path, |pos, e| {
             let text = format!(
                 "@{pos} {} @ {} : {:?} => {}",
                 self.format.bytes(e.key),
@@ -159,6 +161,12 @@ impl Dumper<'_> {
             n += 1;
             self.line(&text)
         })?;
+        if extent.discarded > 0 {
+            self.line(&format!(
+                "torn tail: {} bytes after @{} (discarded at next open)",
+                extent.discarded, extent.end
+            ))?;
+        }
         Ok(n)
     }
 

@@ -11,6 +11,13 @@
 //! device from such an image, chosen by a seeded PRNG so failures are reproducible;
 //! [`SimulatedPmDevice::freeze_after_persists`] captures the image at an exact persist point.
 //!
+//! A process crash keeps every store, persisted or not: [`SimulatedPmDevice::crash_process`] and
+//! [`CrashKind::ProcessCrash`] recordings build such images.
+//!
+//! By default regions report [`PmMode::Simulated`] (a cache-line mode); a device made with
+//! [`SimulatedPmDevice::with_group_commit`] reports [`PmMode::Msync`], so writers persist only at
+//! commits, as on an ordinary file, while persistence is still simulated line by line.
+//!
 //! Region creation and removal are durable immediately (zero-filled at creation).
 //!
 //! Lock order: the device's `inner` mutex, then a region's `lines` mutex.
@@ -37,6 +44,17 @@ pub struct SimulatedPmDevice {
 
 struct Shared {
     inner: Mutex<Inner>,
+    /// The mode regions report.
+    mode: PmMode,
+}
+
+/// What kind of crash a recorded image stands for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CrashKind {
+    /// Power loss: durable lines plus a random subset of dirty lines and words.
+    PowerLoss,
+    /// Process crash: every store survives (the mapping outlives the process).
+    ProcessCrash,
 }
 
 struct Inner {
@@ -47,6 +65,8 @@ struct Inner {
     frozen: Option<Image>,
     /// Many crash points recorded in one run (see [`SimulatedPmDevice::record_crash_points`]).
     recorder: Option<Recorder>,
+    /// Persists fail with EIO once this many have completed (fault injection).
+    fail_after: Option<u64>,
 }
 
 /// Crash images recorded at many persist points of one run.
@@ -54,6 +74,7 @@ struct Recorder {
     /// Persist numbers `n` at which to capture an image when persist `n + 1` starts.
     points: BTreeSet<u64>,
     seed: u64,
+    kind: CrashKind,
     /// Called with `n` right after each capture, with the device lock held: it must not call
     /// back into the device (it may capture other state, e.g. a file-system image).
     on_capture: Option<CaptureHook>,
@@ -100,12 +121,17 @@ struct Lines {
 }
 
 impl SimulatedPmDevice {
-    /// An empty device.
+    /// An empty device in a cache-line mode.
     pub fn new() -> Arc<Self> {
-        Self::from_image(Image::new())
+        Self::from_image(Image::new(), PmMode::Simulated)
     }
 
-    fn from_image(image: Image) -> Arc<Self> {
+    /// An empty device whose regions report [`PmMode::Msync`]: writers persist only at commits.
+    pub fn with_group_commit() -> Arc<Self> {
+        Self::from_image(Image::new(), PmMode::Msync)
+    }
+
+    fn from_image(image: Image, mode: PmMode) -> Arc<Self> {
         let dir = PathBuf::from("simulated-pm");
         let regions = image
             .into_iter()
@@ -123,7 +149,9 @@ impl SimulatedPmDevice {
                     freeze_at: None,
                     frozen: None,
                     recorder: None,
+                    fail_after: None,
                 }),
+                mode,
             }),
         })
     }
@@ -183,7 +211,13 @@ impl SimulatedPmDevice {
             }
             (None, _) => capture(&inner.regions, seed),
         };
-        Self::from_image(image)
+        Self::from_image(image, self.shared.mode)
+    }
+
+    /// A new device holding what a process crash now leaves: every store, persisted or not.
+    pub fn crash_process(&self) -> Arc<SimulatedPmDevice> {
+        let inner = self.shared.inner.lock();
+        Self::from_image(capture_all(&inner.regions), self.shared.mode)
     }
 
     /// Records a crash image each time persist `n + 1` starts for `n` in `points` (so the image
@@ -196,9 +230,21 @@ impl SimulatedPmDevice {
         seed: u64,
         on_capture: Option<CaptureHook>,
     ) {
+        self.record_crash_points_of(CrashKind::PowerLoss, points, seed, on_capture);
+    }
+
+    /// [`Self::record_crash_points`] for crashes of `kind`.
+    pub fn record_crash_points_of(
+        &self,
+        kind: CrashKind,
+        points: BTreeSet<u64>,
+        seed: u64,
+        on_capture: Option<CaptureHook>,
+    ) {
         self.shared.inner.lock().recorder = Some(Recorder {
             points,
             seed,
+            kind,
             on_capture,
             images: Vec::new(),
         });
@@ -214,6 +260,12 @@ impl SimulatedPmDevice {
             .unwrap_or_default()
     }
 
+    /// Makes every persist fail with EIO (changing nothing durable) once `n` persists have
+    /// completed; `None` heals the device.
+    pub fn fail_persists_after(&self, n: Option<u64>) {
+        self.shared.inner.lock().fail_after = n;
+    }
+
     /// Stops recording crash points (dropping the hook).
     pub fn stop_recording(&self) {
         self.shared.inner.lock().recorder = None;
@@ -222,16 +274,26 @@ impl SimulatedPmDevice {
     /// What a power loss right now could leave: durable images plus a `seed`-chosen subset of
     /// the dirty lines and words.
     pub fn capture_now(&self, seed: u64) -> PmCrashImage {
+        self.capture_now_of(CrashKind::PowerLoss, seed)
+    }
+
+    /// What a crash of `kind` right now could leave (`seed` chooses for a power loss).
+    pub fn capture_now_of(&self, kind: CrashKind, seed: u64) -> PmCrashImage {
         let inner = self.shared.inner.lock();
         PmCrashImage {
             persists: inner.persists,
-            image: capture(&inner.regions, seed),
+            image: capture_of(kind, &inner.regions, seed),
         }
     }
 
-    /// A new device holding `image` (as after the power loss it describes).
+    /// A new device holding `image` (as after the crash it describes), in this device's mode.
+    pub fn reopen_crash_image(&self, image: &PmCrashImage) -> Arc<SimulatedPmDevice> {
+        Self::from_image(image.image.clone(), self.shared.mode)
+    }
+
+    /// A new cache-line-mode device holding `image` (as after the crash it describes).
     pub fn from_crash_image(image: &PmCrashImage) -> Arc<SimulatedPmDevice> {
-        Self::from_image(image.image.clone())
+        Self::from_image(image.image.clone(), PmMode::Simulated)
     }
 
     /// Names of the regions present, sorted.
@@ -310,7 +372,7 @@ impl Inner {
             return;
         }
         let seed = rec.seed ^ n.wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        let image = capture(&self.regions, seed);
+        let image = capture_of(rec.kind, &self.regions, seed);
         rec.images.push(PmCrashImage { persists: n, image });
         if let Some(hook) = rec.on_capture.as_mut() {
             hook(n);
@@ -367,6 +429,27 @@ fn capture(regions: &BTreeMap<String, Arc<RegionData>>, seed: u64) -> Image {
     image
 }
 
+/// What a crash of `kind` leaves (`seed` chooses for a power loss).
+fn capture_of(kind: CrashKind, regions: &BTreeMap<String, Arc<RegionData>>, seed: u64) -> Image {
+    match kind {
+        CrashKind::PowerLoss => capture(regions, seed),
+        CrashKind::ProcessCrash => capture_all(regions),
+    }
+}
+
+/// Every region's volatile image: what a process crash leaves.
+fn capture_all(regions: &BTreeMap<String, Arc<RegionData>>) -> Image {
+    regions
+        .iter()
+        .map(|(name, data)| {
+            (
+                name.clone(),
+                data.volatile.read(0, data.volatile.len()).to_vec(),
+            )
+        })
+        .collect()
+}
+
 /// Small deterministic PRNG (the crate has no runtime dependency on `rand`).
 struct SplitMix64(u64);
 
@@ -402,7 +485,7 @@ fn validate_name(name: &str) -> Result<()> {
 
 impl PmDevice for SimulatedPmDevice {
     fn mode(&self) -> PmMode {
-        PmMode::Simulated
+        self.shared.mode
     }
 
     fn dir(&self) -> &Path {
@@ -469,7 +552,7 @@ impl PmRegion for SimulatedPmRegion {
     }
 
     fn mode(&self) -> PmMode {
-        PmMode::Simulated
+        self.shared.mode
     }
 
     fn read(&self, offset: usize, len: usize) -> &[u8] {
@@ -497,6 +580,9 @@ impl PmRegion for SimulatedPmRegion {
     fn persist(&self, offset: usize, len: usize) -> io::Result<()> {
         let _ = self.data.volatile.read(offset, len); // bounds check: panics on a caller bug
         let mut inner = self.shared.inner.lock();
+        if inner.fail_after.is_some_and(|n| inner.persists >= n) {
+            return Err(io::Error::other("injected persist failure"));
+        }
         inner.maybe_freeze(true);
         {
             let mut lines = self.data.lines.lock();

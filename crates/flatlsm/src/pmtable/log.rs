@@ -1,35 +1,44 @@
 //! The PM Log of a PMTable (paper 4.2.1–4.2.3): an append-only region of PM holding
-//! variable-sized entries after a 64-byte header, fed through a DRAM Buffer Log for small
-//! batches. The byte layout is in docs/pm-log-format.md (encoding code: `log/format.rs`).
+//! variable-sized entries after a 64-byte header. The byte layout is in docs/pm-log-format.md
+//! (encoding code: `log/format.rs`).
 //!
 //! # Persist order (single writer)
 //! 1. Creation: header bytes `[8, 64)` are written and persisted, then the first 8 bytes (magic,
 //!    version) are stored atomically and persisted. A log whose magic word is zero and whose
 //!    `used_size` is ≤ 64 was never fully created (and never held data).
-//! 2. Appends: a batch < 256 bytes is staged in the DRAM Buffer Log; once ≥ 256 bytes are
-//!    staged, or a batch ≥ 256 bytes arrives, the staged bytes and then the large batch are
-//!    copied to the region at the tail. In a cache-line mode (Dax, Emulated, Simulated) the copied
-//!    bytes are then persisted, *then* `used_size` is stored (8-byte atomic) and persisted. In
-//!    Msync mode this happens only in [`PmLogWriter::commit`] (group commit).
-//! 3. `used_size` only ever moves to a batch boundary, after every byte below it is durable.
+//! 2. Appends: every batch is copied to the region at the tail (its last entry flagged as the
+//!    end of the batch) and then `written_size` is stored (8-byte atomic, not persisted), before
+//!    `append_batch` returns. So an acknowledged write is in the mapping, covered by
+//!    `written_size`, and survives a process crash in every mode.
+//! 3. Persisting (the Buffer Log of the paper, kept in place): in a cache-line mode (Dax,
+//!    Emulated, Simulated) once ≥ 256 bytes are unpersisted (at once for a batch ≥ 256 B, in
+//!    256-byte groups for small ones), and in every mode on [`PmLogWriter::commit`] (sync writes,
+//!    the periodic group commit, sealing): the unpersisted bytes are persisted, *then*
+//!    `used_size` is stored (8-byte atomic) and persisted.
+//! 4. `used_size` only ever moves to a batch boundary, after every byte below it is durable.
 //!
 //! # Recovery rule
-//! The valid log is exactly `[64, used_size)`: every entry there must decode and pass its crc
-//! (anything else is corruption, reported with file and offset); bytes at or beyond `used_size`
-//! are ignored. So after a crash a batch is all-or-nothing, and the surviving entries are a
-//! prefix of the append order.
+//! `[64, used_size)` is durable: every entry there must decode and pass its crc (anything else is
+//! corruption, reported with file and offset). `[used_size, written_size)` is a tail that a
+//! power failure may have torn: whole batches of valid entries with rising sequence numbers are
+//! accepted up to the first entry that fails (see `format::for_each_entry_in`), the rest is
+//! discarded and [`PmLog::adopt_tail`] makes the accepted end durable. So after a crash a
+//! batch is all-or-nothing, the surviving entries are a prefix of the append order, a process
+//! crash loses nothing, and a power failure loses at most the unpersisted tail.
 //!
 //! # Concurrency
 //! One [`PmLogWriter`] appends; any number of threads read through the shared [`PmLog`]. Readers
 //! read only below the *readable* tail (an atomic the writer releases after copying bytes to the
 //! region); the writer writes only at or above it. Header words that change later (`used_size`,
-//! `flags`) are accessed only with atomic 8-byte loads and stores.
+//! `written_size`, `flags`) are accessed only with atomic 8-byte loads and stores.
 
 mod format;
 #[cfg(test)]
 mod tests;
 
-pub use format::{decode_entry, decode_header, encode_entry, encoded_entry_len, for_each_entry_in};
+pub use format::{
+    decode_entry, decode_header, encode_entry, encoded_entry_len, for_each_entry_in, LogExtent,
+};
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -38,13 +47,14 @@ use std::sync::Arc;
 use crate::error::{Error, Result};
 use crate::pm::{PmDevice, PmMode, PmRegion};
 use crate::types::{SequenceNumber, ValueKind, MAX_SEQUENCE};
-use format::{FLAG_GC_COMPLETE, OFF_FLAGS, OFF_NUMBER, OFF_USED_SIZE};
+use format::{FLAG_GC_COMPLETE, OFF_FLAGS, OFF_NUMBER, OFF_USED_SIZE, OFF_WRITTEN_SIZE};
 
 /// Size of the PM Log header.
 pub const PM_LOG_HEADER_LEN: usize = 64;
-/// Batches whose encoding is smaller than this are staged in the DRAM Buffer Log.
+/// Batches whose encoding is smaller than this are not persisted on their own (in cache-line
+/// modes): they wait until [`BUFFER_FLUSH_BYTES`] are unpersisted (the paper's Buffer Log).
 pub const SMALL_ENTRY_LIMIT: usize = 256;
-/// The Buffer Log is copied to PM once this many bytes are staged.
+/// In cache-line modes, unpersisted bytes are persisted once this many have accumulated.
 pub const BUFFER_FLUSH_BYTES: usize = 256;
 /// Size of an entry's fixed part: crc u32, seq u64, kind u8, key_len u32, value_len u32.
 pub const ENTRY_HEADER_LEN: usize = 21;
@@ -80,26 +90,38 @@ pub fn parse_log_file_name(name: &str) -> Option<u64> {
 /// The decoded header of a PM Log.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PmLogHeader {
+    /// Format version (1 or 2).
+    pub version: u16,
     /// The log's number (also in its file name).
     pub number: u64,
     /// Capacity of the log file in bytes, header included.
     pub file_size: u64,
-    /// End offset of the last committed entry (64 when empty).
+    /// End offset of the last durable batch (64 when empty).
     pub used_size: u64,
+    /// End offset of the last batch copied to the region (may be torn by a power failure);
+    /// 0 in version-1 logs, which have no tail.
+    pub written_size: u64,
     /// Number of the log this one replaces after a PMTable GC; 0 = none.
     pub replaces: u64,
     /// The GC that wrote this log completed (the replaced log may be deleted).
     pub gc_complete: bool,
 }
 
-/// Result of an append: where each entry of the batch lives, and whether the batch is still
-/// only in the DRAM Buffer Log (then readers must use their own DRAM copy of it).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Appended {
-    /// File offset of each entry of the batch, in batch order.
-    pub offsets: Vec<u64>,
-    /// True while the batch is staged in DRAM only (not yet readable through [`PmLog`]).
-    pub buffered: bool,
+impl PmLogHeader {
+    /// What every entry crc of this log starts from: in version 2 the crc32c of the log number
+    /// (8 bytes LE), so an entry left in a recycled region by an earlier log fails its crc here;
+    /// 0 (a plain crc32c) in version 1.
+    pub fn entry_crc_seed(&self) -> u32 {
+        entry_crc_seed(self.version, self.number)
+    }
+}
+
+fn entry_crc_seed(version: u16, number: u64) -> u32 {
+    if version >= 2 {
+        crate::types::crc32c(&number.to_le_bytes())
+    } else {
+        0
+    }
 }
 
 /// Shared read handle to a PM Log (`Send + Sync`).
@@ -109,6 +131,7 @@ pub struct PmLog {
     number: u64,
     file_size: u64,
     replaces: u64,
+    version: u16,
     /// End of the bytes copied to the region; readers stay below it (aliasing contract).
     readable: AtomicU64,
 }
@@ -164,6 +187,7 @@ impl PmLog {
             number: h.number,
             file_size: h.file_size,
             replaces: h.replaces,
+            version: h.version,
             readable: AtomicU64::new(h.used_size),
         }))
     }
@@ -171,9 +195,11 @@ impl PmLog {
     /// The header as it is now (`used_size` and flags are read atomically).
     pub fn header(&self) -> PmLogHeader {
         PmLogHeader {
+            version: self.version,
             number: self.number,
             file_size: self.file_size,
             used_size: self.region.load_u64(OFF_USED_SIZE),
+            written_size: self.region.load_u64(OFF_WRITTEN_SIZE),
             replaces: self.replaces,
             gc_complete: self.region.load_u64(OFF_FLAGS) & FLAG_GC_COMPLETE != 0,
         }
@@ -201,21 +227,49 @@ impl PmLog {
             )));
         }
         let bytes = self.region.read(offset as usize, (end - offset) as usize);
-        decode_entry(bytes, offset, &self.path).map(|(e, _)| e)
+        let seed = entry_crc_seed(self.version, self.number);
+        decode_entry(bytes, offset, seed, &self.path).map(|(e, _)| e)
     }
 
-    /// Recovery scan: every entry in `[64, used_size)` in order; an entry that does not decode,
-    /// fails its crc or runs past `used_size` is [`Error::Corruption`] naming the file and the
-    /// entry's offset. Stops at the first error returned by `f`.
-    pub fn for_each_entry(&self, f: impl FnMut(u64, LogEntry<'_>) -> Result<()>) -> Result<()> {
-        let used = self.region.load_u64(OFF_USED_SIZE);
-        let readable = self.readable.load(Ordering::Acquire);
-        if used < PM_LOG_HEADER_LEN as u64 || used > readable {
-            let detail = format!("used_size {used} outside [64, {readable}]");
-            return Err(Error::corruption(&self.path, OFF_USED_SIZE as u64, detail));
+    /// Recovery scan: every entry the recovery rule accepts, in order (see
+    /// [`for_each_entry_in`]); damage below `used_size` is [`Error::Corruption`] naming the
+    /// file and the entry's offset. Stops at the first error returned by `f`. Reads only: call
+    /// [`PmLog::adopt_tail`] with the result to make the accepted end durable and readable.
+    pub fn for_each_entry(
+        &self,
+        f: impl FnMut(u64, LogEntry<'_>) -> Result<()>,
+    ) -> Result<LogExtent> {
+        let h = self.header();
+        let log = self.region.read(0, self.region.len());
+        for_each_entry_in(log, &h, &self.path, f)
+    }
+
+    /// Makes the end found by recovery the log's durable end (RocksDB's point-in-time recovery):
+    /// persists the accepted tail, then stores `used_size` = `written_size` = `extent.end` and
+    /// persists them, so every later scan finds the same entries. A crash in between leaves
+    /// the old header, whose scan accepts the same tail. Readers may then read up to the end.
+    pub fn adopt_tail(&self, extent: &LogExtent) -> Result<()> {
+        let h = self.header();
+        let end = extent.end;
+        if end != h.used_size || h.written_size.max(end) != end {
+            let ctx = || {
+                format!(
+                    "persisting the recovered tail of PM log {}",
+                    self.path.display()
+                )
+            };
+            let used = h.used_size as usize;
+            self.region
+                .persist(used, end as usize - used)
+                .map_err(|e| Error::io(ctx(), e))?;
+            self.region.store_u64(OFF_USED_SIZE, end);
+            self.region.store_u64(OFF_WRITTEN_SIZE, end);
+            self.region
+                .persist(OFF_USED_SIZE, PM_LOG_HEADER_LEN - OFF_USED_SIZE)
+                .map_err(|e| Error::io(ctx(), e))?;
         }
-        let log = self.region.read(0, used as usize);
-        for_each_entry_in(log, used as usize, &self.path, f)
+        self.readable.fetch_max(end, Ordering::AcqRel);
+        Ok(())
     }
 }
 
@@ -229,22 +283,23 @@ impl std::fmt::Debug for PmLog {
     }
 }
 
-/// The single writer of a PM Log (`Send`; one owner at a time). Dropping it without
-/// [`PmLogWriter::commit`] loses staged and (in Msync mode) unpublished batches at a crash,
-/// which is the documented durability of those modes, never a torn batch.
+/// The single writer of a PM Log (`Send`; one owner at a time). Every appended batch is in the
+/// mapping when `append_batch` returns (a process crash keeps it); dropping the writer without
+/// [`PmLogWriter::commit`] leaves unpersisted batches to the tail rule of recovery, which is the
+/// documented durability of non-sync writes at a power failure, never a torn batch.
 pub struct PmLogWriter {
     log: Arc<PmLog>,
     mode: PmMode,
-    /// Staged small batches (the DRAM Buffer Log); they belong at offset `written`.
-    buf: Vec<u8>,
-    /// End of the bytes copied to the region. Always a batch boundary.
+    /// End of the bytes copied to the region (= `written_size`). Always a batch boundary.
     written: u64,
     /// End of the bytes known durable. Invariant: `published <= persisted <= written`.
     persisted: u64,
     /// The `used_size` last stored in the header.
     published: u64,
-    /// Reused encoding buffer for large batches.
+    /// Reused encoding buffer.
     scratch: Vec<u8>,
+    /// The log's entry crc seed.
+    crc_seed: u32,
 }
 
 impl PmLogWriter {
@@ -278,9 +333,9 @@ impl PmLogWriter {
             .map_err(|e| crate::pm::discard_region(device, &log_file_name(number), e))?;
         let start = PM_LOG_HEADER_LEN as u64;
         Ok(PmLogWriter {
+            crc_seed: log.header().entry_crc_seed(),
             mode: log.region.mode(),
             log,
-            buf: Vec::with_capacity(2 * BUFFER_FLUSH_BYTES),
             written: start,
             persisted: start,
             published: start,
@@ -293,42 +348,34 @@ impl PmLogWriter {
         &self.log
     }
 
-    /// Appends a batch (all-or-nothing after a crash). `Ok(None)` when it does not fit (nothing
-    /// written); [`Error::InvalidArgument`] for a key or value longer than `u32::MAX` or a
-    /// sequence above [`MAX_SEQUENCE`]. In a cache-line mode a returned batch with
-    /// `buffered == false` is durable; in Msync mode only after [`PmLogWriter::commit`].
-    pub fn append_batch(&mut self, entries: &[LogEntry<'_>]) -> Result<Option<Appended>> {
+    /// Appends a batch (all-or-nothing after a crash) and returns the file offset of each
+    /// entry. `Ok(None)` when it does not fit (nothing written); [`Error::InvalidArgument`] for
+    /// a key or value longer than `u32::MAX` or a sequence above [`MAX_SEQUENCE`]. On return
+    /// the batch is readable and survives a process crash; it is durable against power failure
+    /// once persisted (module documentation, step 3).
+    pub fn append_batch(&mut self, entries: &[LogEntry<'_>]) -> Result<Option<Vec<u64>>> {
         let size = self.batch_len(entries)?;
-        let tail = self.used_bytes();
-        match tail.checked_add(size as u64) {
+        if entries.is_empty() {
+            return Ok(Some(Vec::new()));
+        }
+        match self.written.checked_add(size as u64) {
             Some(end) if end <= self.capacity() => {}
             _ => return Ok(None),
         }
         let mut offsets = Vec::with_capacity(entries.len());
-        let mut pos = tail;
-        for e in entries {
-            offsets.push(pos);
-            pos += encoded_entry_len(e.key.len(), e.value.len()) as u64;
+        let mut scratch = std::mem::take(&mut self.scratch);
+        scratch.clear();
+        for (i, e) in entries.iter().enumerate() {
+            offsets.push(self.written + scratch.len() as u64);
+            encode_entry(e, i + 1 == entries.len(), self.crc_seed, &mut scratch);
         }
-        let buffered = if size < SMALL_ENTRY_LIMIT {
-            entries.iter().for_each(|e| encode_entry(e, &mut self.buf));
-            self.buf.len() < BUFFER_FLUSH_BYTES || {
-                self.copy_buffer();
-                false
-            }
-        } else {
-            self.copy_buffer();
-            let mut scratch = std::mem::take(&mut self.scratch);
-            scratch.clear();
-            entries.iter().for_each(|e| encode_entry(e, &mut scratch));
-            self.copy_to_region(&scratch);
-            self.scratch = scratch;
-            false
-        };
-        if !buffered && self.mode.persists_by_cache_line() {
+        self.copy_to_region(&scratch);
+        self.scratch = scratch;
+        let unpersisted = (self.written - self.persisted) as usize;
+        if self.mode.persists_by_cache_line() && unpersisted >= BUFFER_FLUSH_BYTES {
             self.make_durable()?;
         }
-        Ok(Some(Appended { offsets, buffered }))
+        Ok(Some(offsets))
     }
 
     fn batch_len(&self, entries: &[LogEntry<'_>]) -> Result<usize> {
@@ -350,20 +397,12 @@ impl PmLogWriter {
         Ok(size)
     }
 
-    /// Copies the staged Buffer Log to the region (not yet durable).
-    fn copy_buffer(&mut self) {
-        if !self.buf.is_empty() {
-            let buf = std::mem::take(&mut self.buf);
-            self.copy_to_region(&buf);
-            self.buf = buf;
-            self.buf.clear();
-        }
-    }
-
-    /// Writes whole batches at `written` and releases them to readers.
+    /// Writes whole batches at `written`, covers them with `written_size` (not persisted) and
+    /// releases them to readers.
     fn copy_to_region(&mut self, bytes: &[u8]) {
         self.log.region.write(self.written as usize, bytes);
         self.written += bytes.len() as u64;
+        self.log.region.store_u64(OFF_WRITTEN_SIZE, self.written);
         self.log.readable.store(self.written, Ordering::Release);
     }
 
@@ -388,21 +427,20 @@ impl PmLogWriter {
         Ok(())
     }
 
-    /// Makes every appended batch durable: copies the Buffer Log, persists what is not yet
-    /// persisted and publishes `used_size` (the group commit of Msync mode).
+    /// Makes every appended batch durable: persists what is not yet persisted and publishes
+    /// `used_size` (sync writes, the periodic group commit, sealing).
     pub fn commit(&mut self) -> Result<()> {
-        self.copy_buffer();
         self.make_durable()
     }
 
     /// True if some appended batch is not yet durable.
     pub fn has_uncommitted(&self) -> bool {
-        !self.buf.is_empty() || self.published < self.written
+        self.published < self.written
     }
 
-    /// The tail, including bytes staged in the Buffer Log.
+    /// The tail: end of the bytes written.
     pub fn used_bytes(&self) -> u64 {
-        self.written + self.buf.len() as u64
+        self.written
     }
 
     /// The log's capacity in bytes (header included).

@@ -1,9 +1,8 @@
 //! A PMTable (paper 4.2): a DRAM skiplist index over one PM Log.
 //!
 //! Invariants:
-//! - Every index entry points at a log entry the log has written: either a PM offset (the entry
-//!   bytes are in the region) or, for batches still in the DRAM Buffer Log, a DRAM copy of the
-//!   value (the paper keeps the DRAM pointer even after the buffer reaches PM).
+//! - Every index entry points at a log entry the log has written to the region (appends copy
+//!   every batch to the mapping before it is indexed; see `log.rs`).
 //! - Keys are copied into the index (a skiplist node needs them for comparisons); values stay
 //!   in the log. After recovery every slot is a PM offset: copy-free recovery (paper 4.2.3).
 //! - One writer at a time (the `writer` mutex); readers never lock: the skiplist is lock-free
@@ -26,22 +25,17 @@ use std::ops::Bound;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
-/// Where an indexed entry's value lives.
+/// Where an indexed entry lives: its offset in the PM Log, with the value length kept so
+/// live-size accounting never has to read the entry back.
 #[derive(Debug)]
-enum Slot {
-    /// In the PM Log at this entry offset; the length is kept so live-size accounting never
-    /// has to read the entry back.
-    Pm { offset: u64, value_len: usize },
-    /// In DRAM (the batch was still in the Buffer Log when indexed).
-    Dram(Box<[u8]>),
+struct Slot {
+    offset: u64,
+    value_len: usize,
 }
 
 impl Slot {
     fn value_len(&self) -> usize {
-        match self {
-            Slot::Dram(v) => v.len(),
-            Slot::Pm { value_len, .. } => *value_len,
-        }
+        self.value_len
     }
 }
 
@@ -107,16 +101,22 @@ impl PmTable {
             max_seq: AtomicU64::new(0),
             filter: OnceLock::new(),
         };
-        table.log.clone().for_each_entry(|offset, e| {
-            table.index_entry(
-                &e,
-                Slot::Pm {
-                    offset,
-                    value_len: e.value.len(),
-                },
-            );
+        let log = table.log.clone();
+        let extent = log.for_each_entry(|offset, e| {
+            let value_len = e.value.len();
+            table.index_entry(&e, Slot { offset, value_len });
             Ok(())
         })?;
+        if extent.discarded > 0 {
+            log::warn!(
+                "PM log {}: discarded {} bytes of a tail torn by a crash after offset {} \
+                 (non-sync writes a power failure may lose, docs/durability.md)",
+                log.path().display(),
+                extent.discarded,
+                extent.end
+            );
+        }
+        log.adopt_tail(&extent)?;
         Ok(Arc::new(table))
     }
 
@@ -137,24 +137,17 @@ impl PmTable {
         let Some(writer) = guard.as_mut() else {
             return Ok(false);
         };
-        let Some(appended) = writer.append_batch(entries)? else {
+        let Some(offsets) = writer.append_batch(entries)? else {
             return Ok(false);
         };
-        for (e, offset) in entries.iter().zip(&appended.offsets) {
-            let slot = if appended.buffered {
-                Slot::Dram(e.value.into())
-            } else {
-                Slot::Pm {
-                    offset: *offset,
-                    value_len: e.value.len(),
-                }
-            };
-            self.index_entry(e, slot);
+        for (e, &offset) in entries.iter().zip(&offsets) {
+            let value_len = e.value.len();
+            self.index_entry(e, Slot { offset, value_len });
         }
         Ok(true)
     }
 
-    /// Makes everything appended so far durable (Buffer Log flush / msync group commit).
+    /// Makes everything appended so far durable (Buffer Log persist / msync group commit).
     pub fn commit(&self) -> Result<()> {
         match self.writer.lock().as_mut() {
             Some(w) if w.has_uncommitted() => w.commit(),
@@ -250,10 +243,7 @@ impl PmTable {
     }
 
     fn read_value(&self, slot: &Slot) -> Result<Vec<u8>> {
-        match slot {
-            Slot::Dram(v) => Ok(v.to_vec()),
-            Slot::Pm { offset, .. } => Ok(self.log.read_entry(*offset)?.value.to_vec()),
-        }
+        Ok(self.log.read_entry(slot.offset)?.value.to_vec())
     }
 
     /// Number of index entries (all versions).

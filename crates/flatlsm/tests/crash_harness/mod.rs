@@ -15,7 +15,7 @@
 #![allow(dead_code)]
 
 use flatlsm::fs::{CrashFs, FsCall, FsImage};
-use flatlsm::pm::simulated::{CaptureHook, PmCrashImage, SimulatedPmDevice};
+use flatlsm::pm::simulated::{CaptureHook, CrashKind, PmCrashImage, SimulatedPmDevice};
 use flatlsm::pmtable::log::{encoded_entry_len, BUFFER_FLUSH_BYTES, SMALL_ENTRY_LIMIT};
 use flatlsm::{Db, Options, ReadOptions, WriteBatch, WriteOptions};
 use parking_lot::Mutex;
@@ -57,10 +57,53 @@ impl Op {
         }
     }
 
-    /// True if a crash after this operation was acknowledged may still lose it (a small
-    /// non-sync batch that may sit in the DRAM Buffer Log).
-    fn may_be_lost(&self) -> bool {
-        matches!(self, Op::Write { sync: false, .. }) && self.pm_bytes() < SMALL_ENTRY_LIMIT
+    /// True if a power loss after this operation was acknowledged may still lose it: a
+    /// non-sync batch, in a cache-line mode only a small one (< 256 B, not yet persisted).
+    fn may_be_lost(&self, pm: PmKind) -> bool {
+        let small = self.pm_bytes() < SMALL_ENTRY_LIMIT || pm == PmKind::GroupCommit;
+        matches!(self, Op::Write { sync: false, .. }) && small
+    }
+}
+
+/// How the simulated PM persists (docs/durability.md).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PmKind {
+    /// Dax/Emulated: batches ≥ 256 B are persisted on append, small ones in 256-byte groups.
+    CacheLine,
+    /// Msync: persisted only by commits (sync writes, sealing a PMTable, the timer).
+    GroupCommit,
+}
+
+/// The device, and the kind of crash the test pulls.
+#[derive(Clone, Copy, Debug)]
+pub struct CrashModel {
+    pub pm: PmKind,
+    pub kind: CrashKind,
+}
+
+impl CrashModel {
+    /// Power loss on cache-line PM: what most scenarios test.
+    pub const POWER_LOSS: CrashModel = CrashModel {
+        pm: PmKind::CacheLine,
+        kind: CrashKind::PowerLoss,
+    };
+
+    fn device(&self) -> Arc<SimulatedPmDevice> {
+        match self.pm {
+            PmKind::CacheLine => SimulatedPmDevice::new(),
+            PmKind::GroupCommit => SimulatedPmDevice::with_group_commit(),
+        }
+    }
+
+    fn capture_fs(&self, fs: &CrashFs, seed: u64) -> FsImage {
+        match self.kind {
+            CrashKind::PowerLoss => fs.capture(seed),
+            CrashKind::ProcessCrash => fs.capture_process(),
+        }
+    }
+
+    fn reopen_pm(&self, image: &PmCrashImage) -> Arc<SimulatedPmDevice> {
+        self.device().reopen_crash_image(image)
     }
 }
 
@@ -71,6 +114,8 @@ pub struct Scenario {
     pub ops: Vec<Op>,
     /// Applied to the base crash-test options.
     pub tweak: fn(&mut Options),
+    /// The PM device and the kind of crash.
+    pub model: CrashModel,
 }
 
 /// Base options: tiny PMTables and files, no background threads (the test drives every job,
@@ -217,7 +262,8 @@ type FsCaptures = Arc<Mutex<Vec<(FsImage, usize)>>>;
 
 /// Runs `scenario` from an empty database in `dir`, capturing the planned crash points.
 pub fn record(dir: &Path, scenario: &Scenario, plan: &Plan) -> (Vec<CrashPoint>, RunTotals) {
-    let device = SimulatedPmDevice::new();
+    let model = scenario.model;
+    let device = model.device();
     let fs = CrashFs::new();
     let in_flight = Arc::new(AtomicUsize::new(0));
     let fs_at_pm: FsCaptures = Arc::default();
@@ -226,11 +272,11 @@ pub fn record(dir: &Path, scenario: &Scenario, plan: &Plan) -> (Vec<CrashPoint>,
         let (fs, in_flight, out) = (fs.clone(), in_flight.clone(), fs_at_pm.clone());
         let seed = plan.seed;
         Box::new(move |n| {
-            let image = fs.capture(seed ^ n);
+            let image = model.capture_fs(&fs, seed ^ n);
             out.lock().push((image, in_flight.load(Ordering::SeqCst)));
         })
     };
-    device.record_crash_points(plan.persists.clone(), plan.seed, Some(hook));
+    device.record_crash_points_of(model.kind, plan.persists.clone(), plan.seed, Some(hook));
     {
         let (fs2, dev2, in_flight, out) = (
             Arc::downgrade(&fs),
@@ -247,8 +293,8 @@ pub fn record(dir: &Path, scenario: &Scenario, plan: &Plan) -> (Vec<CrashPoint>,
             // A background thread may capture while the writer moves on: bracket the writer's
             // position so the check allows exactly the operations that may be in the image.
             let first = in_flight.load(Ordering::SeqCst);
-            let pm = dev2.capture_now(seed ^ n);
-            let fs = fs.capture(seed ^ n);
+            let pm = dev2.capture_now_of(model.kind, seed ^ n);
+            let fs = model.capture_fs(&fs, seed ^ n);
             out.lock().push(CrashPoint {
                 pm,
                 fs,
@@ -300,7 +346,7 @@ pub fn open_image(
     fs: &FsImage,
     label: &str,
 ) -> Db {
-    let device = SimulatedPmDevice::from_crash_image(pm);
+    let device = scenario.model.reopen_pm(pm);
     let fs = CrashFs::from_image(fs);
     Db::open(dir, options(device, fs, scenario.tweak))
         .unwrap_or_else(|e| panic!("{}: reopen after crash {label} failed: {e}", scenario.name))
@@ -314,8 +360,13 @@ pub fn read_all(db: &Db) -> State {
         .collect()
 }
 
-/// The fewest operations whose effects must survive a crash while operation `in_flight` ran.
-pub fn required_prefix(ops: &[Op], in_flight: usize) -> usize {
+/// The fewest operations whose effects must survive a crash while operation `in_flight` ran:
+/// after a process crash every acknowledged one; after a power loss, all but a suffix of
+/// non-sync writes the PM mode may not have persisted yet.
+pub fn required_prefix(ops: &[Op], in_flight: usize, model: CrashModel) -> usize {
+    if model.kind == CrashKind::ProcessCrash {
+        return in_flight.min(ops.len());
+    }
     let mut lost_bytes = 0;
     let mut n = in_flight.min(ops.len());
     while n > 0 {
@@ -324,7 +375,9 @@ pub fn required_prefix(ops: &[Op], in_flight: usize) -> usize {
             n -= 1; // commits nothing by itself
             continue;
         }
-        if !op.may_be_lost() || lost_bytes + op.pm_bytes() >= BUFFER_FLUSH_BYTES {
+        let over_window =
+            model.pm == PmKind::CacheLine && lost_bytes + op.pm_bytes() >= BUFFER_FLUSH_BYTES;
+        if !op.may_be_lost(model.pm) || over_window {
             break;
         }
         lost_bytes += op.pm_bytes();
@@ -343,7 +396,7 @@ pub fn check_state(
 ) -> State {
     let ops = &scenario.ops;
     let got = read_all(db);
-    let lo = required_prefix(ops, in_flight);
+    let lo = required_prefix(ops, in_flight, scenario.model);
     let hi = (in_flight_last + 1).min(ops.len());
     let matched = (lo..=hi).rev().find(|&n| model_after(ops, n) == got);
     if matched.is_none() {
@@ -377,7 +430,7 @@ pub fn check_state(
 /// checks that new writes after recovery win over everything recovered (sequence numbers are
 /// not reused) and survive a clean reopen.
 pub fn verify(dir: &Path, scenario: &Scenario, point: &CrashPoint, write_after: bool) -> State {
-    let device = SimulatedPmDevice::from_crash_image(&point.pm);
+    let device = scenario.model.reopen_pm(&point.pm);
     let fs = CrashFs::from_image(&point.fs);
     let opts = options(device, fs, scenario.tweak);
     let db = Db::open(dir, opts.clone()).unwrap_or_else(|e| {
@@ -431,7 +484,7 @@ pub fn verify_crash_during_recovery(
     point: &CrashPoint,
     expected: &State,
 ) -> usize {
-    let device = SimulatedPmDevice::from_crash_image(&point.pm);
+    let device = scenario.model.reopen_pm(&point.pm);
     let fs = CrashFs::from_image(&point.fs);
     let captured: FsCaptures = Arc::default();
     let hook: CaptureHook = {

@@ -12,8 +12,11 @@ use crate::types::{crc32c, crc32c_extend, ValueKind, MAX_SEQUENCE};
 
 /// Magic number at offset 0 (paper 4.2.1).
 pub(super) const MAGIC: [u8; 4] = *b"PMEM";
-/// Format version at offset 4.
-pub(super) const FORMAT_VERSION: u16 = 1;
+/// Format version at offset 4 written by this code. Version 1 (no `written_size`, no batch-end
+/// flags) is still read: its logs simply have no tail beyond `used_size`.
+pub(super) const FORMAT_VERSION: u16 = 2;
+/// Oldest format version still read.
+const OLDEST_READ_VERSION: u16 = 1;
 /// Offset of `file_size` (u64).
 pub(super) const OFF_FILE_SIZE: usize = 8;
 /// Offset of `used_size` (u64, atomic store).
@@ -28,6 +31,13 @@ pub(super) const OFF_CRC: usize = 40;
 pub(super) const OFF_FLAGS: usize = 48;
 /// `flags` bit 0: the PMTable GC that produced this log finished (the replaced log is garbage).
 pub(super) const FLAG_GC_COMPLETE: u64 = 1;
+/// Offset of `written_size` (u64, atomic store; version 2): end of the last batch copied to the
+/// region, stored after every batch but persisted only with `used_size`.
+pub(super) const OFF_WRITTEN_SIZE: usize = 56;
+/// Bit of an entry's kind byte marking the last entry of its WriteBatch (version 2).
+const KIND_BATCH_END: u8 = 0x80;
+/// Offset of the kind byte within an entry.
+const ENTRY_OFF_KIND: usize = 12;
 
 /// The first 8 header bytes (magic, version, reserved) as the u64 stored last at creation.
 pub(super) fn magic_word() -> u64 {
@@ -37,16 +47,18 @@ pub(super) fn magic_word() -> u64 {
     u64::from_le_bytes(b)
 }
 
-fn header_crc(h: &[u8]) -> u32 {
+pub(super) fn header_crc(h: &[u8]) -> u32 {
     crc32c_extend(crc32c(&h[0..OFF_USED_SIZE]), &h[OFF_NUMBER..OFF_CRC])
 }
 
-/// Encodes a fresh header: `used_size` = 64, flags = 0.
+/// Encodes a fresh header: `used_size` = `written_size` = 64, flags = 0.
 pub(super) fn encode_header(number: u64, file_size: u64, replaces: u64) -> [u8; PM_LOG_HEADER_LEN] {
     let mut h = [0u8; PM_LOG_HEADER_LEN];
+    let empty = (PM_LOG_HEADER_LEN as u64).to_le_bytes();
     h[0..8].copy_from_slice(&magic_word().to_le_bytes());
     h[OFF_FILE_SIZE..OFF_FILE_SIZE + 8].copy_from_slice(&file_size.to_le_bytes());
-    h[OFF_USED_SIZE..OFF_USED_SIZE + 8].copy_from_slice(&(PM_LOG_HEADER_LEN as u64).to_le_bytes());
+    h[OFF_USED_SIZE..OFF_USED_SIZE + 8].copy_from_slice(&empty);
+    h[OFF_WRITTEN_SIZE..OFF_WRITTEN_SIZE + 8].copy_from_slice(&empty);
     h[OFF_NUMBER..OFF_NUMBER + 8].copy_from_slice(&number.to_le_bytes());
     h[OFF_REPLACES..OFF_REPLACES + 8].copy_from_slice(&replaces.to_le_bytes());
     let crc = header_crc(&h);
@@ -67,8 +79,8 @@ fn u32_at(b: &[u8], off: usize) -> u32 {
 }
 
 /// Decodes and validates a header: magic, version, crc, `64 <= file_size`,
-/// `64 <= used_size <= file_size`. Does not compare `file_size` with the region (the caller
-/// knows the region). Never panics.
+/// `64 <= used_size <= file_size`, `written_size` 0 or within `[64, file_size]`. Does not
+/// compare `file_size` with the region (the caller knows the region). Never panics.
 pub fn decode_header(bytes: &[u8], path: &Path) -> Result<PmLogHeader> {
     let bad = |offset: usize, detail: String| Error::corruption(path, offset as u64, detail);
     if bytes.len() < PM_LOG_HEADER_LEN {
@@ -85,7 +97,7 @@ pub fn decode_header(bytes: &[u8], path: &Path) -> Result<PmLogHeader> {
         ));
     }
     let version = u16::from_le_bytes([h[4], h[5]]);
-    if version != FORMAT_VERSION {
+    if !(OLDEST_READ_VERSION..=FORMAT_VERSION).contains(&version) {
         return Err(bad(
             4,
             format!("unsupported PM log format version {version}"),
@@ -110,10 +122,19 @@ pub fn decode_header(bytes: &[u8], path: &Path) -> Result<PmLogHeader> {
             format!("used_size {used_size} outside [64, file_size {file_size}]"),
         ));
     }
+    let written_size = u64_at(h, OFF_WRITTEN_SIZE);
+    if written_size != 0 && !(PM_LOG_HEADER_LEN as u64..=file_size).contains(&written_size) {
+        return Err(bad(
+            OFF_WRITTEN_SIZE,
+            format!("written_size {written_size} outside [64, file_size {file_size}]"),
+        ));
+    }
     Ok(PmLogHeader {
+        version,
         number: u64_at(h, OFF_NUMBER),
         file_size,
         used_size,
+        written_size,
         replaces: u64_at(h, OFF_REPLACES),
         gc_complete: u64_at(h, OFF_FLAGS) & FLAG_GC_COMPLETE != 0,
     })
@@ -124,27 +145,29 @@ pub fn encoded_entry_len(key_len: usize, value_len: usize) -> usize {
     ENTRY_HEADER_LEN + key_len + value_len
 }
 
-/// Appends the encoding of `e` to `out`. The caller has checked that the key and value lengths
-/// fit in u32.
-pub fn encode_entry(e: &LogEntry<'_>, out: &mut Vec<u8>) {
+/// Appends the encoding of `e` to `out`; `ends_batch` marks the last entry of a WriteBatch and
+/// `crc_seed` is the log's [`PmLogHeader::entry_crc_seed`]. The caller has checked that the key
+/// and value lengths fit in u32.
+pub fn encode_entry(e: &LogEntry<'_>, ends_batch: bool, crc_seed: u32, out: &mut Vec<u8>) {
     let start = out.len();
     out.extend_from_slice(&[0; 4]);
     out.extend_from_slice(&e.seq.to_le_bytes());
-    out.push(e.kind as u8);
+    out.push(e.kind as u8 | if ends_batch { KIND_BATCH_END } else { 0 });
     out.extend_from_slice(&(e.key.len() as u32).to_le_bytes());
     out.extend_from_slice(&(e.value.len() as u32).to_le_bytes());
     out.extend_from_slice(e.key);
     out.extend_from_slice(e.value);
-    let crc = crc32c(&out[start + 4..]);
+    let crc = crc32c_extend(crc_seed, &out[start + 4..]);
     out[start..start + 4].copy_from_slice(&crc.to_le_bytes());
 }
 
 /// Decodes the entry at the start of `bytes` (which ends where the readable log ends), verifying
-/// its crc. `offset` is the entry's offset in the file, for errors. Returns the entry and its
-/// encoded length. Never panics.
+/// its crc (seeded with the log's [`PmLogHeader::entry_crc_seed`]). `offset` is the entry's
+/// offset in the file, for errors. Returns the entry and its encoded length. Never panics.
 pub fn decode_entry<'a>(
     bytes: &'a [u8],
     offset: u64,
+    crc_seed: u32,
     path: &Path,
 ) -> Result<(LogEntry<'a>, usize)> {
     let bad = |detail: String| Error::corruption(path, offset, detail);
@@ -166,7 +189,7 @@ pub fn decode_entry<'a>(
     }
     let total = total as usize;
     let stored = u32_at(bytes, 0);
-    let computed = crc32c(&bytes[4..total]);
+    let computed = crc32c_extend(crc_seed, &bytes[4..total]);
     if stored != computed {
         return Err(bad(format!(
             "PM log entry crc mismatch: stored {stored:#010x}, computed {computed:#010x}"
@@ -178,8 +201,9 @@ pub fn decode_entry<'a>(
             "PM log entry sequence {seq} exceeds the maximum"
         )));
     }
-    let kind = ValueKind::from_u8(bytes[12])
-        .ok_or_else(|| bad(format!("PM log entry has unknown kind {}", bytes[12])))?;
+    let kind_byte = bytes[ENTRY_OFF_KIND] & !KIND_BATCH_END;
+    let kind = ValueKind::from_u8(kind_byte)
+        .ok_or_else(|| bad(format!("PM log entry has unknown kind {kind_byte}")))?;
     let key = &bytes[ENTRY_HEADER_LEN..ENTRY_HEADER_LEN + key_len];
     let value = &bytes[ENTRY_HEADER_LEN + key_len..total];
     Ok((
@@ -193,22 +217,74 @@ pub fn decode_entry<'a>(
     ))
 }
 
-/// Decodes every entry of a log's bytes in `[64, used)` in order, calling `f(offset, entry)`.
-/// `log` starts at the log's first byte and holds at least `used` bytes. The first entry that
-/// does not decode, fails its crc or runs past `used` is [`Error::Corruption`] naming `path`
-/// and its offset; an error from `f` stops the walk and is returned. Never panics.
+/// Where a log's accepted entries end, as found by [`for_each_entry_in`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LogExtent {
+    /// End offset of the last accepted batch (at least `used_size`).
+    pub end: u64,
+    /// Bytes of `[end, written_size)` discarded as a torn tail.
+    pub discarded: u64,
+}
+
+/// Decodes a log's entries as recovery accepts them, calling `f(offset, entry)` in log order.
+/// `log` starts at the log's first byte; `h` is its decoded header.
+///
+/// - `[64, used_size)` is the durable part: every entry must decode, fit and match its crc, or
+///   the walk fails with [`Error::Corruption`] naming `path` and the entry's offset.
+/// - `[used_size, written_size)` is the tail a power failure may have torn (a process crash
+///   leaves it whole). Its entries are accepted while each decodes, matches its crc and has a
+///   sequence above every earlier entry of the log, and only up to the last entry that ends a
+///   batch; the first failure ends the log. (Bytes of a region's earlier life fail the crc,
+///   which is seeded with the log number, and carry lower sequences.)
+///
+/// An error from `f` stops the walk and is returned. Never panics.
 pub fn for_each_entry_in<'a>(
     log: &'a [u8],
-    used: usize,
+    h: &PmLogHeader,
     path: &Path,
     mut f: impl FnMut(u64, LogEntry<'a>) -> Result<()>,
-) -> Result<()> {
-    let used = used.min(log.len());
+) -> Result<LogExtent> {
+    let used = (h.used_size as usize).min(log.len());
+    let seed = h.entry_crc_seed();
+    let mut max_seq = 0;
     let mut pos = PM_LOG_HEADER_LEN;
     while pos < used {
-        let (entry, len) = decode_entry(&log[pos..used], pos as u64, path)?;
+        let (entry, len) = decode_entry(&log[pos..used], pos as u64, seed, path)?;
+        max_seq = max_seq.max(entry.seq);
         f(pos as u64, entry)?;
         pos += len;
     }
-    Ok(())
+    let written = (h.written_size.max(h.used_size) as usize).min(log.len());
+    let end = walk_tail(&log[..written], used, (max_seq, seed), path, &mut f)?;
+    Ok(LogExtent {
+        end: end as u64,
+        discarded: (written - end) as u64,
+    })
+}
+
+/// The tolerant part of [`for_each_entry_in`], from `start` with the largest sequence seen so
+/// far and the crc seed: returns the end of the last accepted batch.
+fn walk_tail<'a>(
+    log: &'a [u8],
+    start: usize,
+    (mut max_seq, seed): (u64, u32),
+    path: &Path,
+    f: &mut impl FnMut(u64, LogEntry<'a>) -> Result<()>,
+) -> Result<usize> {
+    let (mut pos, mut accepted) = (start, start);
+    let mut batch: Vec<(u64, LogEntry<'a>)> = Vec::new();
+    while let Ok((entry, len)) = decode_entry(&log[pos..], pos as u64, seed, path) {
+        if entry.seq <= max_seq {
+            break;
+        }
+        max_seq = entry.seq;
+        let ends_batch = log[pos + ENTRY_OFF_KIND] & KIND_BATCH_END != 0;
+        batch.push((pos as u64, entry));
+        pos += len;
+        if ends_batch {
+            batch.drain(..).try_for_each(|(o, e)| f(o, e))?;
+            accepted = pos;
+        }
+    }
+    Ok(accepted)
 }

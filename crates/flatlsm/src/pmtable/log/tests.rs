@@ -1,6 +1,7 @@
 //! Scenario tests of the PM Log: round trips, durability points, crash atomicity, corruption.
 
 use super::*;
+use crate::pm::simulated::CrashKind;
 use crate::pm::{MmapPmDevice, PmModeRequest, SimulatedPmDevice};
 use proptest::prelude::*;
 
@@ -42,17 +43,16 @@ fn round_trip_on_msync_device_and_reopen_after_commit_sees_all_entries() {
         .append_batch(&[entry(1, b"a", b"1"), entry(2, b"b", b"2")])
         .unwrap()
         .unwrap();
-    assert!(a.buffered);
     let b = w.append_batch(&[entry(3, b"big", &big)]).unwrap().unwrap();
-    assert!(!b.buffered);
     // Msync mode: readable at once, but used_size is published only by commit.
-    assert_eq!(w.log().read_entry(b.offsets[0]).unwrap().value, &big[..]);
+    assert_eq!(w.log().read_entry(b[0]).unwrap().value, &big[..]);
     assert_eq!(w.log().header().used_size, 64);
+    assert_eq!(w.log().header().written_size, w.used_bytes());
     assert!(w.has_uncommitted());
     w.commit().unwrap();
     assert!(!w.has_uncommitted());
     assert_eq!(w.log().header().used_size, w.used_bytes());
-    assert_eq!(w.log().read_entry(a.offsets[1]).unwrap().key, b"b");
+    assert_eq!(w.log().read_entry(a[1]).unwrap().key, b"b");
     drop(w);
     let dev = MmapPmDevice::open(dir.path(), PmModeRequest::Msync).unwrap();
     let log = PmLog::open(&*dev, &log_file_name(7)).unwrap();
@@ -90,8 +90,7 @@ fn large_entry_is_durable_when_append_returns() {
         let dev = SimulatedPmDevice::new();
         let mut w = PmLogWriter::create(&*dev, 1, 8192, None).unwrap();
         let v = vec![7u8; 300];
-        let a = w.append_batch(&[entry(1, b"k", &v)]).unwrap().unwrap();
-        assert!(!a.buffered);
+        w.append_batch(&[entry(1, b"k", &v)]).unwrap().unwrap();
         assert!(!w.has_uncommitted());
         let log = PmLog::open(&*dev.crash(seed), "000001.pmlog").unwrap();
         assert_eq!(scan(&log).unwrap().len(), 1, "seed {seed}");
@@ -99,38 +98,69 @@ fn large_entry_is_durable_when_append_returns() {
 }
 
 #[test]
-fn small_entries_stay_buffered_until_256_bytes_then_become_durable() {
+fn small_batches_are_readable_at_once_and_persisted_in_256_byte_groups() {
     let dev = SimulatedPmDevice::new();
     let mut w = PmLogWriter::create(&*dev, 1, 8192, None).unwrap();
     let persists = dev.persist_count();
     let v = [1u8; 40]; // 21 + 1 + 40 = 62 bytes per entry
     let mut offsets = Vec::new();
     for seq in 1..=4 {
-        let a = w.append_batch(&[entry(seq, b"k", &v)]).unwrap().unwrap();
-        assert!(
-            a.buffered,
-            "entry {seq} (248 bytes staged at most) should stay in DRAM"
-        );
-        offsets.extend(a.offsets);
+        offsets.extend(w.append_batch(&[entry(seq, b"k", &v)]).unwrap().unwrap());
     }
     assert_eq!(
         dev.persist_count(),
         persists,
-        "buffered appends must not touch PM"
+        "248 unpersisted bytes: no persist yet"
     );
-    assert!(
-        w.log().read_entry(offsets[0]).is_err(),
-        "buffered entry is not readable from PM"
+    assert_eq!(
+        w.log().read_entry(offsets[0]).unwrap().seq,
+        1,
+        "readable in place"
     );
-    let log = PmLog::open(&*dev.crash(0), "000001.pmlog").unwrap();
-    assert!(scan(&log).unwrap().is_empty());
-    let a = w.append_batch(&[entry(5, b"k", &v)]).unwrap().unwrap();
-    assert!(!a.buffered, "310 bytes staged: the buffer goes to PM");
-    assert_eq!(w.log().read_entry(offsets[2]).unwrap().seq, 3);
+    for seed in 0..8 {
+        // A power loss may lose them (a suffix of whole batches) ...
+        let log = PmLog::open(&*dev.crash(seed), "000001.pmlog").unwrap();
+        let got = scan(&log).unwrap();
+        assert!(
+            got.len() <= 4 && got.iter().zip(1..).all(|(e, s)| e.0 == s),
+            "seed {seed}"
+        );
+    }
+    // ... a process crash keeps every one of them.
+    let log = PmLog::open(&*dev.crash_process(), "000001.pmlog").unwrap();
+    assert_eq!(scan(&log).unwrap().len(), 4);
+    w.append_batch(&[entry(5, b"k", &v)]).unwrap().unwrap();
+    assert!(!w.has_uncommitted(), "310 unpersisted bytes: persisted");
     for seed in 0..8 {
         let log = PmLog::open(&*dev.crash(seed), "000001.pmlog").unwrap();
         assert_eq!(scan(&log).unwrap().len(), 5);
     }
+}
+
+#[test]
+fn msync_log_dropped_without_commit_keeps_every_batch_after_a_process_crash() {
+    let dir = disk_dir();
+    let dev = MmapPmDevice::open(dir.path(), PmModeRequest::Msync).unwrap();
+    let mut w = PmLogWriter::create(&*dev, 8, 1 << 16, None).unwrap();
+    for seq in 1..=50u64 {
+        let key = seq.to_be_bytes();
+        w.append_batch(&[entry(seq, &key, b"small")])
+            .unwrap()
+            .unwrap();
+    }
+    assert_eq!(w.log().header().used_size, 64, "nothing committed");
+    drop(w); // the process dies: the mapping (page cache) keeps the stores
+    let dev = MmapPmDevice::open(dir.path(), PmModeRequest::Msync).unwrap();
+    let log = PmLog::open(&*dev, &log_file_name(8)).unwrap();
+    let extent = log.for_each_entry(|_, _| Ok(())).unwrap();
+    assert_eq!(extent.discarded, 0);
+    assert_eq!(scan(&log).unwrap().len(), 50);
+    log.adopt_tail(&extent).unwrap();
+    assert_eq!(
+        log.header().used_size,
+        extent.end,
+        "the tail is durable now"
+    );
 }
 
 #[test]
@@ -172,6 +202,8 @@ fn log_file_names_round_trip_and_reject_others() {
 /// One batch of the crash workload and the persist count after which it must survive.
 struct Batch {
     entries: Vec<Owned>,
+    /// Persist count when the append returned: a process crash after it keeps the batch.
+    appended_at: u64,
     durable_at: Option<u64>,
 }
 
@@ -204,15 +236,17 @@ fn crash_workload(dev: &SimulatedPmDevice) -> (Vec<Batch>, u64) {
                 entry(seq, &key, v)
             })
             .collect();
-        let a = w.append_batch(&batch).unwrap().unwrap();
+        let before = dev.persist_count();
+        w.append_batch(&batch).unwrap().unwrap();
         batches.push(Batch {
             entries: batch.iter().map(owned).collect(),
+            appended_at: dev.persist_count(),
             durable_at: None,
         });
-        if !a.buffered {
+        if dev.persist_count() > before {
             mark_durable(&mut batches, dev.persist_count());
         }
-        if i == 3 || i == 7 {
+        if i == 3 || i == 7 || i + 1 == sizes.len() {
             w.commit().unwrap();
             mark_durable(&mut batches, dev.persist_count());
         }
@@ -247,7 +281,21 @@ fn whole_batches(recovered: &[Owned], batches: &[Batch], ctx: &str) -> usize {
 
 #[test]
 fn write_batches_are_atomic_at_every_persist_point() {
-    let reference = SimulatedPmDevice::new();
+    every_persist_point_recovers_whole_durable_batches(SimulatedPmDevice::new);
+}
+
+#[test]
+fn group_commit_log_keeps_committed_batches_at_every_persist_point() {
+    // Msync semantics: persists only at commits, so power losses tear a long unpersisted tail.
+    every_persist_point_recovers_whole_durable_batches(SimulatedPmDevice::with_group_commit);
+}
+
+/// Power loss at every persist point (right after it, or just before the next starts, with
+/// random subsets of dirty lines and words): the recovered entries are a prefix of whole
+/// batches holding every batch durable by then, and recovery's `adopt_tail` makes that prefix
+/// stable under a second crash.
+fn every_persist_point_recovers_whole_durable_batches(make: fn() -> Arc<SimulatedPmDevice>) {
+    let reference = make();
     let (batches, created_at) = crash_workload(&reference);
     let total = reference.persist_count();
     assert!(batches.iter().all(|b| b.durable_at.is_some()));
@@ -257,38 +305,84 @@ fn write_batches_are_atomic_at_every_persist_point() {
             // Even seeds: image right after persist n; odd: just before persist n + 1 starts.
             let before = seed % 2 == 1;
             let ctx = format!("crash at persist point {n} (before next: {before}), seed {seed}");
-            let dev = SimulatedPmDevice::new();
+            let dev = make();
             if before {
                 dev.freeze_before_persist(n, seed);
             } else {
                 dev.freeze_after_persists(n, seed);
             }
             crash_workload(&dev);
-            let crashed = dev.crash(seed);
-            if crashed.region_names().is_empty() {
-                assert_eq!(n, 0, "{ctx}: the log's creation was lost");
-                continue;
-            }
-            let Some(log) = PmLog::open_if_initialized(&*crashed, "000003.pmlog").unwrap() else {
-                assert!(n < created_at, "{ctx}: created log came back blank");
-                continue;
-            };
-            let recovered = scan(&log).unwrap_or_else(|e| panic!("{ctx}: {e}"));
-            let k = whole_batches(&recovered, &batches, &ctx);
-            outcomes.insert(k);
-            for (i, b) in batches.iter().enumerate() {
-                if b.durable_at.is_some_and(|d| d <= n) {
-                    assert!(i < k, "{ctx}: batch {i} was durable at {:?}", b.durable_at);
-                }
+            if let Some(k) = recover_after_crash(&dev.crash(seed), &batches, n, created_at, &ctx) {
+                outcomes.insert(k);
             }
         }
     }
     // Not vacuous: the crash points recover many different prefixes, up to all batches.
-    assert!(total > 10, "only {total} persist points");
+    assert!(total > 3, "only {total} persist points");
     assert!(
-        outcomes.len() > 5 && outcomes.contains(&batches.len()),
+        outcomes.len() > 3 && outcomes.contains(&batches.len()),
         "{outcomes:?}"
     );
+}
+
+/// Recovers the crashed log; returns how many whole batches it holds (`None`: never created).
+fn recover_after_crash(
+    crashed: &Arc<SimulatedPmDevice>,
+    batches: &[Batch],
+    n: u64,
+    created_at: u64,
+    ctx: &str,
+) -> Option<usize> {
+    if crashed.region_names().is_empty() {
+        assert_eq!(n, 0, "{ctx}: the log's creation was lost");
+        return None;
+    }
+    let Some(log) = PmLog::open_if_initialized(&**crashed, "000003.pmlog").unwrap() else {
+        assert!(n < created_at, "{ctx}: created log came back blank");
+        return None;
+    };
+    let recovered = scan(&log).unwrap_or_else(|e| panic!("{ctx}: {e}"));
+    let k = whole_batches(&recovered, batches, ctx);
+    for (i, b) in batches.iter().enumerate() {
+        if b.durable_at.is_some_and(|d| d <= n) {
+            assert!(i < k, "{ctx}: batch {i} was durable at {:?}", b.durable_at);
+        }
+    }
+    let extent = log.for_each_entry(|_, _| Ok(())).unwrap();
+    log.adopt_tail(&extent).unwrap();
+    let again = PmLog::open(&*crashed.crash(n ^ 0x5eed), "000003.pmlog").unwrap();
+    assert_eq!(
+        scan(&again).unwrap(),
+        recovered,
+        "{ctx}: adopted tail is not stable"
+    );
+    Some(k)
+}
+
+#[test]
+fn process_crash_at_every_persist_point_keeps_every_appended_batch() {
+    for make in [SimulatedPmDevice::new, SimulatedPmDevice::with_group_commit] {
+        let reference = make();
+        let (batches, _) = crash_workload(&reference);
+        let points = (0..=reference.persist_count()).collect();
+        let dev = make();
+        dev.record_crash_points_of(CrashKind::ProcessCrash, points, 1, None);
+        crash_workload(&dev);
+        for image in dev.take_crash_images() {
+            let n = image.persists;
+            let crashed = dev.reopen_crash_image(&image);
+            let Ok(Some(log)) = PmLog::open_if_initialized(&*crashed, "000003.pmlog") else {
+                continue; // before the log's creation completed
+            };
+            let recovered = scan(&log).unwrap();
+            let k = whole_batches(&recovered, &batches, &format!("process crash at {n}"));
+            let appended = batches.iter().filter(|b| b.appended_at <= n).count();
+            assert!(
+                k >= appended,
+                "process crash at {n}: {k} of {appended} appended batches"
+            );
+        }
+    }
 }
 
 fn committed_log(dev: &SimulatedPmDevice) -> Vec<u64> {
@@ -298,7 +392,7 @@ fn committed_log(dev: &SimulatedPmDevice) -> Vec<u64> {
         .unwrap()
         .unwrap();
     w.commit().unwrap();
-    a.offsets
+    a
 }
 
 fn corruption_at(err: Error, dev: &SimulatedPmDevice) -> u64 {
@@ -390,7 +484,7 @@ proptest! {
         offset in any::<u64>(),
     ) {
         let p = Path::new("fuzz.pmlog");
-        let _ = decode_entry(&bytes, offset, p);
+        let _ = decode_entry(&bytes, offset, 0, p);
         let _ = decode_header(&bytes, p);
     }
 
@@ -402,20 +496,126 @@ proptest! {
     ) {
         let e = entry(seq, &key, &value);
         let mut buf = Vec::new();
-        encode_entry(&e, &mut buf);
+        let seed = crate::types::crc32c(&seq.to_le_bytes());
+        encode_entry(&e, seq % 2 == 0, seed, &mut buf);
         prop_assert_eq!(buf.len(), encoded_entry_len(key.len(), value.len()));
         let p = Path::new("x.pmlog");
-        let (d, n) = decode_entry(&buf, 64, p).unwrap();
+        let (d, n) = decode_entry(&buf, 64, seed, p).unwrap();
         prop_assert_eq!(d, e);
         prop_assert_eq!(n, buf.len());
+        prop_assert!(decode_entry(&buf, 64, seed ^ 1, p).unwrap_err().is_corruption());
         for cut in 0..buf.len() {
-            prop_assert!(decode_entry(&buf[..cut], 64, p).unwrap_err().is_corruption());
+            prop_assert!(decode_entry(&buf[..cut], 64, seed, p).unwrap_err().is_corruption());
         }
     }
 
     #[test]
     fn encoded_headers_round_trip(number in any::<u64>(), size in 64u64.., replaces in any::<u64>()) {
         let h = decode_header(&format::encode_header(number, size, replaces), Path::new("h")).unwrap();
-        prop_assert_eq!(h, PmLogHeader { number, file_size: size, used_size: 64, replaces, gc_complete: false });
+        prop_assert_eq!(h, PmLogHeader { version: 2, number, file_size: size, used_size: 64, written_size: 64, replaces, gc_complete: false });
     }
+}
+
+/// A log with one committed batch (seq 1) and, beyond `used_size`, the uncommitted batches
+/// `tail` (by sequence numbers); returns the device and each tail batch's entry offsets.
+fn log_with_tail(tail: &[&[u64]]) -> (Arc<SimulatedPmDevice>, Vec<Vec<u64>>) {
+    let dev = SimulatedPmDevice::with_group_commit();
+    let mut w = PmLogWriter::create(&*dev, 4, 8192, None).unwrap();
+    w.append_batch(&[entry(1, b"durable", b"d")])
+        .unwrap()
+        .unwrap();
+    w.commit().unwrap();
+    let offsets = tail
+        .iter()
+        .map(|seqs| {
+            let batch: Vec<_> = seqs.iter().map(|&s| entry(s, b"tail", b"t")).collect();
+            w.append_batch(&batch).unwrap().unwrap()
+        })
+        .collect();
+    (dev, offsets)
+}
+
+fn seqs(log: &PmLog) -> Vec<u64> {
+    scan(log).unwrap().iter().map(|e| e.0).collect()
+}
+
+#[test]
+fn torn_tail_entry_with_bad_crc_ends_the_log_instead_of_failing_recovery() {
+    let (dev, tail) = log_with_tail(&[&[2], &[3], &[4]]);
+    dev.corrupt("000004.pmlog", tail[1][0] as usize + 22, &[0xee])
+        .unwrap();
+    let log = PmLog::open(&*dev, "000004.pmlog").unwrap();
+    assert_eq!(seqs(&log), vec![1, 2], "the log ends before the torn entry");
+    let extent = log.for_each_entry(|_, _| Ok(())).unwrap();
+    assert_eq!(extent.end, tail[1][0]);
+    assert!(extent.discarded > 0);
+}
+
+#[test]
+fn tail_batch_missing_its_last_entry_is_dropped_whole() {
+    let (dev, tail) = log_with_tail(&[&[2], &[3, 4, 5]]);
+    dev.corrupt("000004.pmlog", tail[1][2] as usize, &[0; 4])
+        .unwrap();
+    let log = PmLog::open(&*dev, "000004.pmlog").unwrap();
+    assert_eq!(seqs(&log), vec![1, 2], "no part of batch 3..=5 survives");
+}
+
+#[test]
+fn stale_entries_with_older_sequences_in_the_tail_are_not_accepted() {
+    // Bytes of a region's earlier life carry lower sequence numbers than its current data.
+    let (dev, _) = log_with_tail(&[&[7], &[3], &[8]]);
+    let log = PmLog::open(&*dev, "000004.pmlog").unwrap();
+    assert_eq!(seqs(&log), vec![1, 7]);
+}
+
+#[test]
+fn entries_left_by_an_earlier_log_in_a_reused_region_fail_the_seeded_crc() {
+    // Log 4's region reused as log 5 (a recycled PM Log): header re-initialised, old bytes kept.
+    let (dev, _) = log_with_tail(&[&[2], &[3]]);
+    let mut image = dev.durable_image("000004.pmlog").unwrap();
+    let fresh = format::encode_header(5, 8192, 0);
+    image[..64].copy_from_slice(&fresh);
+    image[56..64].copy_from_slice(&200u64.to_le_bytes()); // a torn written_size over old bytes
+    let r = dev.create_region("000005.pmlog", 8192).unwrap();
+    r.write(0, &image);
+    r.persist(0, 8192).unwrap();
+    let log = PmLog::open(&*dev, "000005.pmlog").unwrap();
+    assert_eq!(
+        seqs(&log),
+        Vec::<u64>::new(),
+        "log 4's entries are not log 5's"
+    );
+}
+
+#[test]
+fn damage_below_used_size_is_still_corruption_with_a_tail_present() {
+    let (dev, _) = log_with_tail(&[&[2]]);
+    dev.corrupt("000004.pmlog", 64 + 22, &[0xee]).unwrap();
+    let log = PmLog::open(&*dev, "000004.pmlog").unwrap();
+    assert_eq!(corruption_at(scan(&log).unwrap_err(), &dev), 64);
+}
+
+#[test]
+fn written_size_beyond_file_size_is_corruption_at_offset_56() {
+    let (dev, _) = log_with_tail(&[&[2]]);
+    dev.corrupt("000004.pmlog", 56, &9000u64.to_le_bytes())
+        .unwrap();
+    let err = PmLog::open(&*dev, "000004.pmlog").err().unwrap();
+    assert_eq!(corruption_at(err, &dev), 56);
+}
+
+#[test]
+fn version_1_log_without_written_size_is_read_up_to_used_size() {
+    let (dev, _) = log_with_tail(&[&[2]]);
+    let mut image = dev.durable_image("000004.pmlog").unwrap();
+    image[4] = 1; // version 1: no written_size field, no tail, unseeded entry crcs
+    image[56..64].fill(0);
+    let crc = format::header_crc(&image[..64]);
+    image[40..44].copy_from_slice(&crc.to_le_bytes());
+    let len = encoded_entry_len(b"durable".len(), 1);
+    let crc = crate::types::crc32c(&image[68..64 + len]);
+    image[64..68].copy_from_slice(&crc.to_le_bytes());
+    dev.corrupt("000004.pmlog", 0, &image[..64 + len]).unwrap();
+    let log = PmLog::open(&*dev, "000004.pmlog").unwrap();
+    assert_eq!(seqs(&log), vec![1]);
 }
