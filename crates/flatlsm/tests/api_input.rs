@@ -225,3 +225,150 @@ fn huge_bloom_bits_per_key_is_rejected() {
     };
     invalid_argument(o.validate(), "bloom_bits_per_key");
 }
+
+/// Regression (issue 9, item 8): `flush_immutable_num = usize::MAX` overflowed inside
+/// `Options::validate` (a panic with overflow checks, accepted without them), and
+/// `pm_write_latency_ns = u64::MAX` made open spin for centuries. Every numeric option at the
+/// extremes of its type is now refused with a message naming the option, its value and the
+/// accepted range, or accepted because every such value is meaningful.
+#[test]
+fn options_with_huge_numbers_are_refused_without_panic() {
+    let refused: Vec<(&str, &str, SetOption)> = vec![
+        (
+            "pm_write_latency_ns",
+            "18446744073709551615",
+            Box::new(|o| o.pm_write_latency_ns = u64::MAX),
+        ),
+        (
+            "pm_persist_interval_ms",
+            "18446744073709551615",
+            Box::new(|o| o.pm_persist_interval_ms = u64::MAX),
+        ),
+        (
+            "pmtable_size",
+            "18446744073709551615",
+            Box::new(|o| o.pmtable_size = usize::MAX),
+        ),
+        (
+            "flush_immutable_num",
+            "18446744073709551615",
+            Box::new(|o| o.flush_immutable_num = usize::MAX),
+        ),
+        (
+            "max_write_buffer_number",
+            "18446744073709551615",
+            Box::new(|o| o.max_write_buffer_number = usize::MAX),
+        ),
+        (
+            "flush_threads",
+            "18446744073709551615",
+            Box::new(|o| o.flush_threads = usize::MAX),
+        ),
+        (
+            "pmtable_gc_ratio",
+            "-inf",
+            Box::new(|o| o.pmtable_gc_ratio = f64::NEG_INFINITY),
+        ),
+        ("l1_capacity", "= 0", Box::new(|o| o.l1_capacity = 0)),
+        (
+            "target_file_size",
+            "= 0",
+            Box::new(|o| o.target_file_size = 0),
+        ),
+        (
+            "block_size",
+            "18446744073709551615",
+            Box::new(|o| o.block_size = usize::MAX),
+        ),
+        (
+            "bloom_bits_per_key",
+            "18446744073709551615",
+            Box::new(|o| o.bloom_bits_per_key = usize::MAX),
+        ),
+        (
+            "vlog_gc_garbage_ratio",
+            "inf",
+            Box::new(|o| o.vlog_gc_garbage_ratio = f64::INFINITY),
+        ),
+        (
+            "vlog_gc_garbage_ratio",
+            "-1",
+            Box::new(|o| o.vlog_gc_garbage_ratio = -1.0),
+        ),
+    ];
+    for (name, value, set) in refused {
+        let mut o = Options::default();
+        set(&mut o);
+        match o.validate() {
+            Err(Error::InvalidArgument(m)) => assert!(
+                m.contains(name) && m.contains(value) && m.contains("accepted range"),
+                "{m:?} should name {name}, its value {value} and the accepted range"
+            ),
+            other => panic!("{name} = {value}: expected InvalidArgument, got {other:?}"),
+        }
+    }
+    let accepted: Vec<SetOption> = vec![
+        Box::new(|o| o.l1_capacity = u64::MAX),
+        Box::new(|o| o.target_file_size = u64::MAX),
+        Box::new(|o| o.kv_separation_threshold = usize::MAX),
+        Box::new(|o| o.block_cache_size = usize::MAX),
+        Box::new(|o| o.pmtable_gc_ratio = f64::INFINITY),
+        Box::new(|o| o.pm_write_latency_ns = flatlsm::options::MAX_PM_WRITE_LATENCY_NS),
+        Box::new(|o| {
+            o.max_write_buffer_number = flatlsm::options::MAX_WRITE_BUFFER_NUMBER;
+            o.flush_immutable_num = o.max_write_buffer_number - 1;
+        }),
+    ];
+    for set in accepted {
+        let mut o = Options::default();
+        set(&mut o);
+        o.validate().unwrap();
+    }
+}
+
+/// The open that spun forever now fails at once, before it creates anything.
+#[test]
+fn open_with_unbounded_pm_write_latency_fails_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db");
+    let mut o = options(&path);
+    o.pm_mode = PmModeOption::Emulated;
+    o.pm_write_latency_ns = u64::MAX;
+    invalid_argument(Db::open(&path, o).map(drop), "pm_write_latency_ns");
+    assert!(!path.exists());
+}
+
+/// Options whose every value is accepted work end to end at both ends of their type.
+#[test]
+fn options_accepting_any_value_work_at_both_ends() {
+    let w = WriteOptions::default();
+    let ends: [fn(&mut Options); 2] = [
+        |o| {
+            o.l1_capacity = u64::MAX;
+            o.target_file_size = u64::MAX;
+            o.kv_separation_threshold = usize::MAX;
+            o.block_cache_size = usize::MAX;
+            o.pmtable_gc_ratio = f64::INFINITY;
+        },
+        |o| {
+            o.kv_separation_threshold = 0;
+            o.block_cache_size = 0;
+        },
+    ];
+    for set in ends {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("db");
+        let mut o = options(&path);
+        set(&mut o);
+        let db = Db::open(&path, o).unwrap();
+        for i in 0..200u32 {
+            db.put(&w, &i.to_be_bytes(), &vec![i as u8; i as usize % 3 * 350])
+                .unwrap();
+        }
+        db.compact_range(None, None).unwrap();
+        for i in [0u32, 1, 2, 199] {
+            let got = db.get(&ReadOptions::default(), &i.to_be_bytes()).unwrap();
+            assert_eq!(got, Some(vec![i as u8; i as usize % 3 * 350]));
+        }
+    }
+}

@@ -23,7 +23,7 @@
 
 use crate::error::{Error, Result};
 use crate::fs::FileSystem;
-use crate::pmtable::log::{log_file_name, PmLogHeader, PM_LOG_HEADER_LEN};
+use crate::pmtable::log::{log_file_name, PmLogHeader};
 use crate::sst::sst_file_name;
 use crate::version::{ManifestState, RecoveredManifest};
 use crate::vlog::{vlog_file_name, VLOG_HEADER_LEN};
@@ -288,7 +288,7 @@ mod tests {
     }
 
     const DATA: u64 = 200;
-    const EMPTY: u64 = PM_LOG_HEADER_LEN as u64;
+    const EMPTY: u64 = crate::pmtable::log::PM_LOG_HEADER_LEN as u64;
 
     fn plan(min: u64, recorded: Option<&[u64]>, logs: Vec<(u64, PmLogState)>) -> PmPlan {
         let state = ManifestState {

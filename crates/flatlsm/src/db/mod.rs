@@ -10,10 +10,14 @@ pub(crate) mod consistency;
 pub(crate) mod identity;
 mod lock;
 mod open;
+#[cfg(test)]
+mod race_tests;
 mod read;
 pub(crate) mod snapshots;
 pub(crate) mod state;
 mod stats;
+#[cfg(test)]
+mod sync_point;
 mod write;
 
 pub use batch::WriteBatch;
@@ -134,8 +138,8 @@ impl Db {
 
     /// A consistent view of the database as of now, valid until dropped.
     pub fn snapshot(&self) -> Snapshot {
-        let seq = self.inner.visible();
-        self.inner.snapshots.acquire(seq);
+        let seq = self.inner.snapshots.acquire(|| self.inner.visible());
+        self.inner.sync_point("snapshot:seq_chosen");
         Snapshot {
             seq,
             registry: self.inner.snapshots.clone(),

@@ -331,6 +331,8 @@ fn build_inner(
         closed: AtomicBool::new(false),
         flush_lock: Mutex::new(()),
         compaction_lock: Mutex::new(()),
+        #[cfg(test)]
+        sync_points: Default::default(),
         opts,
     }
 }

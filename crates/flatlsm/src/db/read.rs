@@ -1,5 +1,6 @@
 //! The read path: mutable PMTable → immutable PMTables (newest first) → Ordered-L1 → L2 →
-//! value log. Readers take no lock: they pin a [`SuperVersion`] and read from it.
+//! value log. Readers pin a [`SuperVersion`] and its sequence (under `sv_lock`, held only for
+//! that) and read from it without locks.
 
 use super::state::{DbInner, SuperVersion};
 use crate::error::{Error, Result};
@@ -18,14 +19,26 @@ impl ValueResolver for VlogSet {
 }
 
 impl DbInner {
-    /// Pins what a read at `seq` needs. The sequence is taken before the super version, so
-    /// every entry with a sequence <= `seq` is reachable from the pinned super version.
+    /// Pins what a read at `seq` needs: every entry with a sequence <= `seq` is reachable from
+    /// the pinned super version, and no job has dropped a version a read at `seq` sees.
+    ///
+    /// Both are read under `sv_lock`, the lock every super-version swap holds. A GC or flush
+    /// computes its oldest readable sequence before it swaps, and the visible sequence never
+    /// decreases, so a super version written by such a job always comes with a sequence >= the
+    /// oldest the job kept versions for. (Without the lock a job could run between the two
+    /// loads, and a read at `seq` found an older value.) A snapshot's sequence is protected by
+    /// its registration instead (`snapshots.rs`).
     pub(crate) fn pin(
         &self,
         snapshot_seq: Option<SequenceNumber>,
     ) -> (SequenceNumber, Arc<SuperVersion>) {
-        let seq = snapshot_seq.unwrap_or_else(|| self.visible());
-        (seq, self.sv.load_full())
+        let pinned = {
+            let _g = self.sv_lock.lock();
+            let seq = snapshot_seq.unwrap_or_else(|| self.visible());
+            (seq, self.sv.load_full())
+        };
+        self.sync_point("read:seq_chosen");
+        pinned
     }
 
     /// Newest value of `key` visible at `seq`.

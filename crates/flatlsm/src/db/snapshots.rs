@@ -1,6 +1,9 @@
 //! The set of open snapshots, so merges keep every version a snapshot can read.
 //!
-//! Thread-safety: a mutex-protected multiset; operations are O(log n).
+//! Thread-safety: a mutex-protected multiset; operations are O(log n). The mutex is a leaf
+//! lock. As in LevelDB, a snapshot's sequence is read and registered under it, and a job's
+//! oldest readable sequence is computed under it: so a snapshot is either seen by the job or
+//! reads at a sequence no older than the one the job keeps versions for.
 
 use crate::types::SequenceNumber;
 use parking_lot::Mutex;
@@ -13,9 +16,14 @@ pub struct SnapshotRegistry {
 }
 
 impl SnapshotRegistry {
-    /// Registers a snapshot at `seq`.
-    pub fn acquire(&self, seq: SequenceNumber) {
-        *self.open.lock().entry(seq).or_insert(0) += 1;
+    /// Registers a snapshot at the sequence `visible` returns, read under the registry's lock,
+    /// and returns that sequence. (Reading it before the lock let a job compute `oldest` in
+    /// between, drop a version the snapshot reads, and only then see the snapshot.)
+    pub fn acquire(&self, visible: impl FnOnce() -> SequenceNumber) -> SequenceNumber {
+        let mut open = self.open.lock();
+        let seq = visible();
+        *open.entry(seq).or_insert(0) += 1;
+        seq
     }
 
     /// Releases one snapshot at `seq`.
@@ -30,6 +38,8 @@ impl SnapshotRegistry {
     }
 
     /// The oldest sequence any reader may read at: the oldest snapshot, else `latest`.
+    /// `latest` may be read before the call: the visible sequence never decreases, so a
+    /// snapshot registered after it was read still reads at a sequence >= `latest`.
     pub fn oldest(&self, latest: SequenceNumber) -> SequenceNumber {
         self.open
             .lock()

@@ -1,8 +1,10 @@
 //! The shared state behind a [`crate::db::Db`] handle.
 //!
 //! Locking order (never take an earlier lock while holding a later one):
-//! `write_lock` → `versions` → `sv_lock`; `bg_signal` and `compacting` are leaf locks.
-//! Readers take none of them: they load the current [`SuperVersion`] from an `ArcSwap`.
+//! `write_lock` → `versions` → `sv_lock`; `bg_signal`, `compacting` and the snapshot
+//! registry's mutex are leaf locks. Readers take only `sv_lock`, briefly, to pin the current
+//! [`SuperVersion`] together with their sequence (see `read.rs`); every swap of the super
+//! version holds it.
 
 use super::snapshots::SnapshotRegistry;
 use super::stats::Counters;
@@ -77,9 +79,20 @@ pub(crate) struct DbInner {
     pub flush_lock: Mutex<()>,
     /// Serializes L1 → L2 compactions and value-log GC.
     pub compaction_lock: Mutex<()>,
+    /// Test callbacks at named points of the engine (see `sync_point.rs`).
+    #[cfg(test)]
+    pub sync_points: super::sync_point::SyncPoints,
 }
 
 impl DbInner {
+    /// A named point where a test may run code, e.g. pause this thread (`sync_point.rs`);
+    /// nothing at all outside the crate's test builds.
+    #[inline(always)]
+    pub(crate) fn sync_point(&self, _point: &'static str) {
+        #[cfg(test)]
+        self.sync_points.hit(_point);
+    }
+
     /// Allocates a file number (PM Logs, SSTs, value logs and manifests share one space).
     pub fn new_file_number(&self) -> u64 {
         self.next_file_number.fetch_add(1, Ordering::SeqCst)

@@ -15,6 +15,14 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+/// Bytes a batch takes in a PM Log (entry headers included).
+fn encoded_batch_len(entries: &[LogEntry<'_>]) -> u64 {
+    entries
+        .iter()
+        .map(|e| encoded_entry_len(e.key.len(), e.value.len()) as u64)
+        .sum()
+}
+
 impl DbInner {
     /// Checks sizes before anything is written.
     pub(crate) fn validate_batch(&self, batch: &WriteBatch) -> Result<()> {
@@ -64,16 +72,13 @@ impl DbInner {
             .collect();
         let mut mem = self.sv.load().mem.clone();
         while !self.fail_stop(mem.append_batch(&entries))? {
-            mem = self.make_room()?;
+            mem = self.make_room(&entries)?;
         }
         if opts.sync {
             self.fail_stop(mem.commit())?;
         }
-        let pm_bytes: usize = entries
-            .iter()
-            .map(|e| encoded_entry_len(e.key.len(), e.value.len()))
-            .sum();
-        Counters::add(&self.counters.pm_bytes_written, pm_bytes as u64);
+        let pm_bytes = encoded_batch_len(&entries);
+        Counters::add(&self.counters.pm_bytes_written, pm_bytes);
         Counters::add(&self.counters.user_bytes, batch.user_bytes() as u64);
         Counters::add(&self.counters.user_writes, batch.len() as u64);
         self.visible_seq
@@ -90,15 +95,43 @@ impl DbInner {
         step.inspect_err(|e| self.set_bg_error(e))
     }
 
-    /// The mutable PMTable is full: garbage-collect it if it is mostly overwritten entries
+    /// The mutable PMTable has no room for `batch`: garbage-collect it if that frees room
     /// (paper 4.2.2), else seal it and start a new one, blocking while every PMTable is in use.
-    fn make_room(&self) -> Result<Arc<PmTable>> {
+    ///
+    /// Progress: the returned table has room for the batch (a GC result without room is sealed
+    /// too, and `validate_batch` makes every batch fit an empty table), so the caller's append
+    /// succeeds and no two GCs run without an append between them.
+    fn make_room(&self, batch: &[LogEntry<'_>]) -> Result<Arc<PmTable>> {
+        let need = encoded_batch_len(batch);
         let old = self.sv.load().mem.clone();
-        let live = old.live_bytes().max(1);
-        if old.log_bytes() as f64 / live as f64 > self.opts.pmtable_gc_ratio {
-            return self.gc_mutable(old);
+        if self.gc_frees_room(&old, need) {
+            let fresh = self.gc_mutable(old)?;
+            if fresh.has_room(need) {
+                return Ok(fresh);
+            }
         }
-        self.seal_mutable()
+        let fresh = self.seal_mutable()?;
+        if !fresh.has_room(need) {
+            return Err(Error::InvalidState(format!(
+                "an empty PMTable has no room for a batch of {need} bytes"
+            )));
+        }
+        Ok(fresh)
+    }
+
+    /// True if a GC of `table` shrinks its log entries by more than `pmtable_gc_ratio` while
+    /// leaving room for `need` more bytes. All sizes are log bytes (entry headers included), so
+    /// a table without garbage never qualifies. Live bytes are a cheap lower bound of what the
+    /// GC keeps; the exact size (versions open snapshots need included) is then computed from
+    /// the index, so a GC that would free nothing is never started.
+    fn gc_frees_room(&self, table: &PmTable, need: u64) -> bool {
+        let entries = table.log_bytes().saturating_sub(PM_LOG_HEADER_LEN as u64) as f64;
+        let shrinks = |kept: u64| entries > self.opts.pmtable_gc_ratio * (kept + need) as f64;
+        if !shrinks(table.live_bytes()) {
+            return false;
+        }
+        let oldest = self.snapshots.oldest(self.visible());
+        shrinks(table.gc_output_bytes(oldest) - PM_LOG_HEADER_LEN as u64)
     }
 
     /// Seals the mutable table into the immutables and starts a new one, blocking while

@@ -44,6 +44,9 @@ pub enum PmModeRequest {
 pub struct MmapPmDevice {
     dir: PathBuf,
     mode: PmMode,
+    /// Test seam: the step of region creation that fails with ENOSPC (see `injected_fault`).
+    #[cfg(test)]
+    fail_step: parking_lot::Mutex<Option<&'static str>>,
 }
 
 impl MmapPmDevice {
@@ -78,6 +81,8 @@ impl MmapPmDevice {
         Ok(Arc::new(MmapPmDevice {
             dir: dir.to_path_buf(),
             mode,
+            #[cfg(test)]
+            fail_step: Default::default(),
         }))
     }
 
@@ -86,7 +91,42 @@ impl MmapPmDevice {
         Ok(self.dir.join(name))
     }
 
+    /// Creates `temp` with `size` bytes reserved and synced (region creation before the rename).
+    fn create_sized(&self, temp: &Path, path: &Path, size: usize) -> Result<File> {
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(temp)
+            .context(|| format!("creating PM region {}", temp.display()))?;
+        let allocated = self
+            .injected_fault("allocate")
+            .and_then(|()| raw::preallocate(&file, size as u64))
+            .context(|| format!("allocating {size} bytes for PM region {}", path.display()))?;
+        if !allocated {
+            file.set_len(size as u64)
+                .context(|| format!("sizing PM region {}", path.display()))?;
+        }
+        file.sync_all()
+            .context(|| format!("syncing PM region {}", path.display()))?;
+        Ok(file)
+    }
+
+    /// Test seam: an ENOSPC at `step` of region creation when a test asked for one, as a full
+    /// disk gives; nothing outside the crate's test builds.
+    fn injected_fault(&self, step: &'static str) -> io::Result<()> {
+        #[cfg(test)]
+        if *self.fail_step.lock() == Some(step) {
+            return Err(io::Error::from_raw_os_error(libc::ENOSPC));
+        }
+        let _ = step;
+        Ok(())
+    }
+
     fn map(&self, file: &File, path: &Path, len: usize) -> Result<Arc<dyn PmRegion>> {
+        self.injected_fault("map")
+            .context(|| format!("mapping PM region {}", path.display()))?;
         let map = RawMapping::map_file(file, len, self.mode == PmMode::Dax)
             .context(|| format!("mapping PM region {}", path.display()))?;
         Ok(Arc::new(MmapPmRegion {
@@ -95,6 +135,20 @@ impl MmapPmDevice {
             mode: self.mode,
         }))
     }
+}
+
+/// Removes `path`, which a failed step of region creation created, and returns that step's
+/// error. A leftover would hold its space until the next open, one more file per retry; if it
+/// cannot be removed either, the next open removes it (a `.creating-*` file) or recovery does
+/// (a region whose log header was never written).
+fn remove_after_failure(path: &Path, cause: Error) -> Error {
+    match fs::remove_file(path) {
+        Err(e) if e.kind() != io::ErrorKind::NotFound => {
+            log::warn!("removing {} after a failed creation: {e}", path.display());
+        }
+        _ => {}
+    }
+    cause
 }
 
 /// Removes regions whose creation a crash interrupted before the rename into place (they never
@@ -196,26 +250,18 @@ impl PmDevice for MmapPmDevice {
         }
         // Sized and synced under a temporary name, then renamed: a crash never leaves an empty
         // or short file under a region name (which recovery would have to report as damage).
+        // A failed step removes the file it leaves behind.
         let temp = self.dir.join(format!("{CREATING_PREFIX}{name}"));
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(&temp)
-            .context(|| format!("creating PM region {}", temp.display()))?;
-        let allocated = raw::preallocate(&file, size as u64)
-            .context(|| format!("allocating {size} bytes for PM region {}", path.display()))?;
-        if !allocated {
-            file.set_len(size as u64)
-                .context(|| format!("sizing PM region {}", path.display()))?;
-        }
-        file.sync_all()
-            .context(|| format!("syncing PM region {}", path.display()))?;
-        fs::rename(&temp, &path).context(|| format!("renaming {} into place", temp.display()))?;
-        let region = self.map(&file, &path, size)?;
-        self.sync_dir()?;
-        Ok(region)
+        let file = self
+            .create_sized(&temp, &path, size)
+            .map_err(|e| remove_after_failure(&temp, e))?;
+        self.injected_fault("rename")
+            .and_then(|()| fs::rename(&temp, &path))
+            .context(|| format!("renaming {} into place", temp.display()))
+            .map_err(|e| remove_after_failure(&temp, e))?;
+        self.map(&file, &path, size)
+            .and_then(|region| self.sync_dir().map(|()| region))
+            .map_err(|e| remove_after_failure(&path, e))
     }
 
     fn open_region(&self, name: &str) -> Result<Arc<dyn PmRegion>> {
@@ -265,7 +311,8 @@ impl PmDevice for MmapPmDevice {
     }
 
     fn sync_dir(&self) -> Result<()> {
-        File::open(&self.dir)
+        self.injected_fault("sync_dir")
+            .and_then(|()| File::open(&self.dir))
             .and_then(|d| d.sync_all())
             .context(|| format!("syncing PM directory {}", self.dir.display()))
     }
@@ -371,6 +418,38 @@ pub(crate) mod tests {
             Err(e) => assert!(e.is_corruption(), "{e}"),
             Ok(_) => panic!("an empty region opened"),
         }
+    }
+
+    /// Every file in `dir`, hidden ones included.
+    fn files_in(dir: &Path) -> Vec<String> {
+        let names = fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name());
+        names.map(|n| n.to_string_lossy().into_owned()).collect()
+    }
+
+    /// Regression (issue 9, item 7): a failed creation (ENOSPC while allocating, or any later
+    /// step) left `.creating-NNNNNN.pmlog` (or the renamed region) behind, holding the space until
+    /// the next open, one more file per retry. Now no step leaves a file, and the name is free.
+    #[test]
+    fn failed_region_creation_leaves_no_file() {
+        let dir = disk_tempdir();
+        let dev = MmapPmDevice::open(dir.path(), PmModeRequest::Msync).unwrap();
+        // A real failure: no file may be that large.
+        assert!(dev.create_region("000001.pmlog", usize::MAX).is_err());
+        assert_eq!(files_in(dir.path()), Vec::<String>::new());
+        for step in ["allocate", "rename", "map", "sync_dir"] {
+            *dev.fail_step.lock() = Some(step);
+            for _retry in 0..3 {
+                let err = dev.create_region("000001.pmlog", 4096).err().unwrap();
+                let no_space = matches!(&err, Error::Io { source, .. }
+                    if source.raw_os_error() == Some(libc::ENOSPC));
+                assert!(no_space, "{step}: {err}");
+                assert_eq!(files_in(dir.path()), Vec::<String>::new(), "{step}");
+            }
+        }
+        *dev.fail_step.lock() = None;
+        let region = dev.create_region("000001.pmlog", 4096).unwrap();
+        assert_eq!(region.len(), 4096);
+        assert_eq!(files_in(dir.path()), vec!["000001.pmlog".to_string()]);
     }
 
     /// A temp dir on a disk-backed file system (the system temp dir may be tmpfs elsewhere).

@@ -24,7 +24,7 @@ pub mod simulated;
 pub use mmap::{MmapPmDevice, MmapPmRegion, PmModeRequest};
 pub use simulated::{SimulatedPmDevice, SimulatedPmRegion};
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use std::fmt;
 use std::io;
 use std::path::Path;
@@ -116,3 +116,14 @@ pub trait PmDevice: Send + Sync {
 
 /// Shared handle to a PM device.
 pub type PmDeviceRef = Arc<dyn PmDevice>;
+
+/// Removes region `name`, which a step that then failed had created, and returns that step's
+/// error `cause`: a leftover would hold PM until the next open, one more region per retry. If
+/// the removal fails too it is only logged; recovery deletes such a region (its log header or
+/// its GC was never completed).
+pub(crate) fn discard_region(device: &dyn PmDevice, name: &str, cause: Error) -> Error {
+    if let Err(e) = device.remove_region(name) {
+        log::warn!("removing PM region {name} after a failed step: {e}");
+    }
+    cause
+}

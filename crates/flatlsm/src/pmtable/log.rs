@@ -302,7 +302,7 @@ pub struct PmLogWriter {
 impl PmLogWriter {
     /// Creates log `number` with `capacity` bytes (header included) and writes and persists its
     /// header in the order described in the module documentation. `replaces` names the log a
-    /// PMTable GC is replacing.
+    /// PMTable GC is replacing. On failure no region is left behind.
     pub fn create(
         device: &dyn PmDevice,
         number: u64,
@@ -324,8 +324,10 @@ impl PmLogWriter {
                 region.store_u64(0, format::magic_word());
                 region.persist(0, 8)
             })
-            .map_err(|e| Error::io(format!("persisting header of PM log {}", path.display()), e))?;
-        let log = PmLog::from_region(region, &log_file_name(number))?;
+            .map_err(|e| Error::io(format!("persisting header of PM log {}", path.display()), e))
+            .map_err(|e| crate::pm::discard_region(device, &log_file_name(number), e))?;
+        let log = PmLog::from_region(region, &log_file_name(number))
+            .map_err(|e| crate::pm::discard_region(device, &log_file_name(number), e))?;
         let start = PM_LOG_HEADER_LEN as u64;
         Ok(PmLogWriter {
             crc_seed: log.header().entry_crc_seed(),

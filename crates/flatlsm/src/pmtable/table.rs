@@ -10,7 +10,9 @@
 //!
 //! Thread-safety: `PmTable` is `Send + Sync`; share it as `Arc<PmTable>`.
 
-use super::log::{LogEntry, LogExtent, PmLog, PmLogWriter};
+use super::log::{
+    encoded_entry_len, log_file_name, LogEntry, LogExtent, PmLog, PmLogWriter, PM_LOG_HEADER_LEN,
+};
 use crate::compaction::filter::VersionFilter;
 use crate::error::{Error, Result};
 use crate::iter::{copy_error, InternalIterator};
@@ -37,6 +39,11 @@ impl Slot {
     }
 }
 
+/// Bytes the entry of `user_key` with a value in `slot` takes in a PM Log, header included.
+fn log_len(user_key: &[u8], slot: &Slot) -> u64 {
+    encoded_entry_len(user_key.len(), slot.value_len()) as u64
+}
+
 /// What a point lookup in a PMTable found.
 #[derive(Debug, PartialEq, Eq)]
 pub enum MemLookup {
@@ -51,6 +58,8 @@ pub struct PmTable {
     log: Arc<PmLog>,
     writer: Mutex<Option<PmLogWriter>>,
     index: SkipMap<InternalKey, Slot>,
+    /// Log bytes (entry headers included) of the newest version of each key: the same unit as
+    /// the log's size, so a table without garbage has exactly as many live bytes as entry bytes.
     live_bytes: AtomicU64,
     user_bytes: AtomicU64,
     max_seq: AtomicU64,
@@ -182,6 +191,7 @@ impl PmTable {
     fn index_entry(&self, e: &LogEntry<'_>, slot: Slot) {
         let key = InternalKey::new(e.key, e.seq, e.kind);
         let size = (e.key.len() + e.value.len()) as u64;
+        let logged = log_len(e.key, &slot);
         // The previous newest version of this user key stops being live.
         let probe = InternalKey::new(e.key, crate::types::MAX_SEQUENCE, KIND_FOR_SEEK);
         if let Some(prev) = self.index.lower_bound(Bound::Included(&probe)) {
@@ -192,7 +202,7 @@ impl PmTable {
                 return;
             }
             if prev.key().user_key() == e.key {
-                let old = (prev.key().user_key().len() + prev.value().value_len()) as u64;
+                let old = log_len(prev.key().user_key(), prev.value());
                 let _ = self
                     .live_bytes
                     .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| {
@@ -200,7 +210,7 @@ impl PmTable {
                     });
             }
         }
-        self.live_bytes.fetch_add(size, Ordering::Relaxed);
+        self.live_bytes.fetch_add(logged, Ordering::Relaxed);
         self.user_bytes.fetch_add(size, Ordering::Relaxed);
         self.max_seq.fetch_max(e.seq, Ordering::Relaxed);
         self.index.insert(key, slot);
@@ -269,7 +279,8 @@ impl PmTable {
         }
     }
 
-    /// Key + value bytes of the newest version of each key.
+    /// Log bytes (entry headers included, file header not) of the newest version of each key:
+    /// what a GC copies when no snapshot needs older versions.
     pub fn live_bytes(&self) -> u64 {
         self.live_bytes.load(Ordering::Relaxed)
     }
@@ -277,6 +288,15 @@ impl PmTable {
     /// Key + value bytes of every entry written.
     pub fn user_bytes(&self) -> u64 {
         self.user_bytes.load(Ordering::Relaxed)
+    }
+
+    /// True if the table accepts appends and a batch of `len` encoded bytes fits in its log.
+    pub fn has_room(&self, len: u64) -> bool {
+        self.writer.lock().as_ref().is_some_and(|w| {
+            w.used_bytes()
+                .checked_add(len)
+                .is_some_and(|end| end <= w.capacity())
+        })
     }
 
     /// Largest sequence number in the table.
@@ -334,7 +354,8 @@ impl PmTable {
     ///
     /// Persist order: new log entries + UsedSize, then the GC_COMPLETE flag, then the old
     /// log's removal. Recovery: a replacement without GC_COMPLETE is deleted (the old log is
-    /// intact); with it, the old log is deleted.
+    /// intact); with it, the old log is deleted. A failed GC removes its new log at once (the
+    /// writer may retry, each time with a new log).
     pub fn rewrite_live(
         self: &Arc<Self>,
         device: &dyn PmDevice,
@@ -343,11 +364,15 @@ impl PmTable {
         oldest_snapshot: SequenceNumber,
     ) -> Result<Arc<PmTable>> {
         let fresh = PmTable::create(device, number, capacity, Some(self.number()))?;
-        let mut filter = VersionFilter::new(oldest_snapshot);
-        for e in self.index.iter() {
-            if !filter.keep(e.key().as_bytes(), |_| false) {
-                continue;
-            }
+        self.copy_survivors(&fresh, oldest_snapshot)
+            .and_then(|()| fresh.mark_gc_complete())
+            .map_err(|e| crate::pm::discard_region(device, &log_file_name(number), e))?;
+        Ok(fresh)
+    }
+
+    /// Appends the entries a GC at `oldest_snapshot` keeps to `fresh`, in index order.
+    fn copy_survivors(&self, fresh: &PmTable, oldest_snapshot: SequenceNumber) -> Result<()> {
+        for e in self.gc_survivors(oldest_snapshot) {
             let p = parse_internal_key(e.key().as_bytes())
                 .ok_or_else(|| Error::InvalidState("bad key in PMTable index".into()))?;
             let value = self.read_value(e.value())?;
@@ -363,8 +388,29 @@ impl PmTable {
                 ));
             }
         }
-        fresh.mark_gc_complete()?;
-        Ok(fresh)
+        Ok(())
+    }
+
+    /// The index entries a GC at `oldest_snapshot` keeps: every version some reader at or
+    /// above `oldest_snapshot` can read (tombstones included: older data may lie below).
+    fn gc_survivors(
+        &self,
+        oldest_snapshot: SequenceNumber,
+    ) -> impl Iterator<Item = crossbeam_skiplist::map::Entry<'_, InternalKey, Slot>> {
+        let mut filter = VersionFilter::new(oldest_snapshot);
+        self.index
+            .iter()
+            .filter(move |e| filter.keep(e.key().as_bytes(), |_| false))
+    }
+
+    /// The size (file header included) of the log a GC at `oldest_snapshot` would write,
+    /// computed from the DRAM index alone: lets the writer GC only when that frees room.
+    pub fn gc_output_bytes(&self, oldest_snapshot: SequenceNumber) -> u64 {
+        let entries: u64 = self
+            .gc_survivors(oldest_snapshot)
+            .map(|e| log_len(e.key().user_key(), e.value()))
+            .sum();
+        PM_LOG_HEADER_LEN as u64 + entries
     }
 }
 
@@ -451,3 +497,7 @@ impl InternalIterator for PmTableIterator {
 #[cfg(test)]
 #[path = "table_iter_tests.rs"]
 mod iter_tests;
+
+#[cfg(test)]
+#[path = "table_gc_tests.rs"]
+mod gc_tests;

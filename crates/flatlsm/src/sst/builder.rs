@@ -11,14 +11,13 @@ use super::format::{block_trailer, BlockHandle, Footer, FOOTER_LEN, FORMAT_VERSI
 use super::{TableBuildOptions, TableSummary};
 use crate::error::{Error, IoContext, Result};
 use crate::fs::WritableFile;
+use crate::options::MAX_BLOCK_SIZE;
 use crate::types::{compare_internal_keys, user_key_of, TRAILER_LEN};
 use std::cmp::Ordering;
 use std::path::PathBuf;
 
 /// Largest accepted key + value length of one entry.
 const MAX_ENTRY_LEN: usize = 1 << 31;
-/// Largest honoured target block size.
-const MAX_BLOCK_SIZE: usize = 1 << 30;
 
 /// Streams sorted entries into a new table file.
 pub struct TableBuilder {
