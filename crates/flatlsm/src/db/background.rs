@@ -10,7 +10,6 @@ use super::state::DbInner;
 use super::stats::{Counters, LevelStats, Stats, VlogStats};
 use crate::compaction::{flush, level, vlog_gc};
 use crate::error::{Error, Result};
-use crate::pmtable::log::log_file_name;
 use crate::pmtable::PmTable;
 use crate::sst::parse_sst_file_name;
 use crate::types::user_key_of;
@@ -123,7 +122,7 @@ fn flush_oldest(db: &DbInner) -> Result<bool> {
     db.release(&inputs);
     drop((version, candidates));
     result?;
-    db.pm.remove_region(&log_file_name(table.number()))?;
+    db.pm_pool.retire(table)?;
     Counters::add(&db.counters.flushes, 1);
     purge_obsolete_files(db)?;
     db.wake_all();

@@ -181,9 +181,10 @@ impl Db {
         for t in self.threads.lock().drain(..) {
             let _ = t.join();
         }
+        let pooled = self.inner.pm_pool.clear();
         // Releasing the lock last: no thread of this handle writes any more.
         drop(self.lock.lock().take());
-        persisted
+        persisted.and(pooled)
     }
 
     fn check_open(&self) -> Result<()> {

@@ -38,7 +38,8 @@ use crate::options::{Options, PmModeOption};
 use crate::pm::mmap::{MmapPmDevice, PmModeRequest};
 use crate::pm::PmDeviceRef;
 use crate::pmtable::log::{log_file_name, parse_log_file_name, PmLog};
-use crate::pmtable::PmTable;
+use crate::pmtable::pool::is_pool_file_name;
+use crate::pmtable::{PmLogPool, PmTable};
 use crate::sst::{parse_sst_file_name, BlockCache, TableCache};
 use crate::version::{Manifest, ManifestState, RecoveredManifest, Version};
 use crate::vlog::{parse_vlog_file_name, VlogSet};
@@ -66,6 +67,7 @@ pub fn is_database_file_name(name: &str) -> bool {
 /// temporary files of atomic writes, and the device's work files.
 pub fn is_pm_dir_file_name(name: &str) -> bool {
     parse_log_file_name(name).is_some()
+        || is_pool_file_name(name)
         || name == identity::IDENTITY_FILE
         || name.ends_with(".tmp")
         || crate::pm::mmap::is_device_work_file(name)
@@ -139,6 +141,8 @@ struct Recovered {
     tables: Vec<Arc<PmTable>>,
     /// PM Logs to remove once the new manifest no longer records them.
     remove: Vec<(u64, String)>,
+    /// Recovered tables whose whole tail was torn (also in `remove`).
+    emptied: Vec<Arc<PmTable>>,
 }
 
 /// Plans the PM Logs, verifies the recovered state against the files present and rebuilds the
@@ -158,13 +162,16 @@ fn recover_read_only(
     if let Some(m) = &manifest {
         verify(fs, path, pm, m, &plan, opts.allow_missing_pm)?;
     }
-    let (mut tables, mut remove) = (Vec::new(), plan.remove);
+    let (mut tables, mut remove, mut emptied) = (Vec::new(), plan.remove, Vec::new());
     for n in plan.keep.iter().rev() {
         let log = logs.remove(n).ok_or_else(|| unreadable_log(pm, *n))?;
         let table = PmTable::recover(log)?;
         if table.is_empty() {
-            // Only a tail a power failure tore completely: nothing to keep.
+            // Only a tail a power failure tore completely: nothing to keep. Its header is
+            // reset before the new manifest drops it (commit_open), so a crash in between
+            // leaves an empty log, not an unrecorded one with a tail.
             remove.push((*n, format!("log {n} holds no entries after its torn tail")));
+            emptied.push(table);
             continue;
         }
         table.build_filter(opts.bloom_bits_per_key);
@@ -174,6 +181,7 @@ fn recover_read_only(
         state,
         tables,
         remove,
+        emptied,
     })
 }
 
@@ -242,6 +250,7 @@ fn commit_open(
         mut state,
         tables,
         remove,
+        emptied,
     } = recovered;
     let next = next_file_number(&*fs, path, &pm, &state)?;
     let tables_seq = tables.iter().map(|t| t.max_sequence()).max();
@@ -251,7 +260,7 @@ fn commit_open(
     state.next_file_number = next + 2;
     state.pm_logs = Some(tables.iter().chain([&mem]).map(|t| t.number()).collect());
     state.identity = identity.or(state.identity);
-    for t in &tables {
+    for t in tables.iter().chain(&emptied) {
         t.persist_recovered_tail()?;
     }
     let manifest = Manifest::create(fs.clone(), path, next, &state)?;
@@ -301,6 +310,7 @@ fn build_inner(
     DbInner {
         path: path.to_path_buf(),
         fs,
+        pm_pool: PmLogPool::new(pm.clone()),
         pm,
         table_cache,
         vlogs,
@@ -436,10 +446,15 @@ fn pm_numbers(pm: &PmDeviceRef) -> Result<Vec<u64>> {
 }
 
 /// Removes the PM Logs the plan rejected (flushed, blank, empty, replaced, unfinished GC).
+/// Removes the PM Logs recovery decided to drop, and the free logs a previous run's pool kept
+/// (their contents are garbage: see `pmtable::pool`).
 fn remove_pm_logs(pm: &PmDeviceRef, remove: &[(u64, String)]) -> Result<()> {
     for (n, why) in remove {
         log::info!("removing PM log {}: {why}", log_file_name(*n));
         pm.remove_region(&log_file_name(*n))?;
+    }
+    for name in pm.list_regions()?.iter().filter(|n| is_pool_file_name(n)) {
+        pm.remove_region(name)?;
     }
     pm.sync_dir()
 }

@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 use crate::fs::FsRef;
 use crate::options::Options;
 use crate::pm::PmDeviceRef;
-use crate::pmtable::PmTable;
+use crate::pmtable::{PmLogPool, PmTable};
 use crate::sst::TableCache;
 use crate::version::{Manifest, PmLogMeta, Version, VersionEdit};
 use crate::vlog::VlogSet;
@@ -54,6 +54,8 @@ pub(crate) struct DbInner {
     pub path: PathBuf,
     pub fs: FsRef,
     pub pm: PmDeviceRef,
+    /// Retired PM Logs, recycled for new PMTables.
+    pub pm_pool: PmLogPool,
     pub table_cache: Arc<TableCache>,
     pub vlogs: Arc<VlogSet>,
     pub sv: ArcSwap<SuperVersion>,

@@ -9,7 +9,7 @@ use super::state::{DbInner, SuperVersion};
 use super::stats::Counters;
 use crate::error::{Error, Result};
 use crate::options::{WriteOptions, MAX_KEY_SIZE};
-use crate::pmtable::log::{encoded_entry_len, log_file_name, LogEntry, PM_LOG_HEADER_LEN};
+use crate::pmtable::log::{encoded_entry_len, LogEntry, PM_LOG_HEADER_LEN};
 use crate::pmtable::PmTable;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -140,12 +140,10 @@ impl DbInner {
         self.wait_for_free_pmtable()?;
         let old = self.sv.load().mem.clone();
         old.seal()?;
-        let fresh = PmTable::create(
-            &*self.pm,
-            self.new_file_number(),
-            self.opts.pmtable_size,
-            None,
-        )?;
+        let number = self.new_file_number();
+        let fresh = self
+            .pm_pool
+            .create_table(number, self.opts.pmtable_size, None)?;
         self.record_pm_log(&fresh)?;
         self.replace_mutable(fresh.clone(), Some(old));
         self.wake_all();
@@ -164,7 +162,7 @@ impl DbInner {
         )?;
         self.record_pm_log(&fresh)?;
         self.replace_mutable(fresh.clone(), None);
-        self.pm.remove_region(&log_file_name(old.number()))?;
+        self.pm_pool.retire(old)?;
         Counters::add(&self.counters.pm_gc_bytes, fresh.log_bytes());
         Counters::add(&self.counters.pmtable_gcs, 1);
         Ok(fresh)

@@ -294,6 +294,19 @@ impl PmDevice for MmapPmDevice {
         fs::remove_file(&path).context(|| format!("removing PM region {}", path.display()))
     }
 
+    fn rename_region(&self, from: &str, to: &str) -> Result<()> {
+        let (src, dst) = (self.region_path(from)?, self.region_path(to)?);
+        if dst.exists() {
+            return Err(Error::InvalidState(format!(
+                "PM region {} already exists",
+                dst.display()
+            )));
+        }
+        fs::rename(&src, &dst)
+            .context(|| format!("renaming PM region {} to {to}", src.display()))?;
+        self.sync_dir()
+    }
+
     fn list_regions(&self) -> Result<Vec<String>> {
         let rd = fs::read_dir(&self.dir)
             .context(|| format!("listing PM directory {}", self.dir.display()))?;

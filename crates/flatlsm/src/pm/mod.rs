@@ -108,6 +108,9 @@ pub trait PmDevice: Send + Sync {
     fn open_region(&self, name: &str) -> Result<Arc<dyn PmRegion>>;
     /// Deletes a region (its mapping stays valid for holders of the `Arc`).
     fn remove_region(&self, name: &str) -> Result<()>;
+    /// Gives region `from` the name `to` (which must not exist), durably on return. Mappings of
+    /// it stay valid and keep their pages (used to recycle PM Logs without re-faulting them).
+    fn rename_region(&self, from: &str, to: &str) -> Result<()>;
     /// Names of the regions present, sorted.
     fn list_regions(&self) -> Result<Vec<String>>;
     /// Makes creations and removals of regions durable (directory sync).

@@ -18,7 +18,7 @@
 //! [`SimulatedPmDevice::with_group_commit`] reports [`PmMode::Msync`], so writers persist only at
 //! commits, as on an ordinary file, while persistence is still simulated line by line.
 //!
-//! Region creation and removal are durable immediately (zero-filled at creation).
+//! Region creation, renaming and removal are durable immediately (zero-filled at creation).
 //!
 //! Lock order: the device's `inner` mutex, then a region's `lines` mutex.
 
@@ -525,6 +525,25 @@ impl PmDevice for SimulatedPmDevice {
         validate_name(name)?;
         let removed = self.shared.inner.lock().regions.remove(name);
         removed.map(drop).ok_or_else(|| not_found(&self.dir, name))
+    }
+
+    fn rename_region(&self, from: &str, to: &str) -> Result<()> {
+        validate_name(from)?;
+        validate_name(to)?;
+        let mut inner = self.shared.inner.lock();
+        if inner.regions.contains_key(to) {
+            let path = self.dir.join(to);
+            return Err(Error::InvalidState(format!(
+                "PM region {} already exists",
+                path.display()
+            )));
+        }
+        let data = inner
+            .regions
+            .remove(from)
+            .ok_or_else(|| not_found(&self.dir, from))?;
+        inner.regions.insert(to.to_string(), data);
+        Ok(())
     }
 
     fn list_regions(&self) -> Result<Vec<String>> {

@@ -137,6 +137,24 @@ fn entry_crc_seed(version: u16, number: u64) -> u32 {
     }
 }
 
+/// Writes and persists a fresh header for log `number` in `region` (module documentation,
+/// step 1): bytes `[8, 64)` first, then the magic word as one atomic store.
+fn write_header(region: &dyn PmRegion, number: u64, replaces: Option<u64>) -> Result<()> {
+    let capacity = region.len() as u64;
+    let header = format::encode_header(number, capacity, replaces.unwrap_or(0));
+    region.write(8, &header[8..]);
+    region
+        .persist(0, PM_LOG_HEADER_LEN)
+        .and_then(|()| {
+            region.store_u64(0, format::magic_word());
+            region.persist(0, 8)
+        })
+        .map_err(|e| {
+            let path = region.path().with_file_name(log_file_name(number));
+            Error::io(format!("persisting header of PM log {}", path.display()), e)
+        })
+}
+
 /// Shared read handle to a PM Log (`Send + Sync`).
 pub struct PmLog {
     region: Arc<dyn PmRegion>,
@@ -169,7 +187,8 @@ impl PmLog {
     }
 
     fn from_region(region: Arc<dyn PmRegion>, name: &str) -> Result<Arc<PmLog>> {
-        let path = region.path().to_path_buf();
+        // The region may have been renamed (recycled): its own path is its first name.
+        let path = region.path().with_file_name(name);
         let head = region.read(0, region.len().min(PM_LOG_HEADER_LEN));
         let h = decode_header_checked(head, region.len() as u64, parse_log_file_name(name), &path)?;
         Ok(Arc::new(PmLog {
@@ -204,6 +223,11 @@ impl PmLog {
     /// The file backing the log.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// The region, once no other handle to this log exists (for recycling it).
+    pub fn into_region(self: Arc<Self>) -> Option<Arc<dyn PmRegion>> {
+        Arc::try_unwrap(self).ok().map(|log| log.region)
     }
 
     /// Decodes the entry at `offset`, verifying its crc ([`Error::Corruption`] with file and
@@ -314,20 +338,36 @@ impl PmLogWriter {
                 "PM log capacity {capacity} is smaller than its {PM_LOG_HEADER_LEN}-byte header"
             )));
         }
-        let region = device.create_region(&log_file_name(number), capacity)?;
-        let path = region.path().to_path_buf();
-        let header = format::encode_header(number, capacity as u64, replaces.unwrap_or(0));
-        region.write(8, &header[8..]);
-        region
-            .persist(0, PM_LOG_HEADER_LEN)
-            .and_then(|()| {
-                region.store_u64(0, format::magic_word());
-                region.persist(0, 8)
-            })
-            .map_err(|e| Error::io(format!("persisting header of PM log {}", path.display()), e))
-            .map_err(|e| crate::pm::discard_region(device, &log_file_name(number), e))?;
-        let log = PmLog::from_region(region, &log_file_name(number))
-            .map_err(|e| crate::pm::discard_region(device, &log_file_name(number), e))?;
+        let name = log_file_name(number);
+        let region = device.create_region(&name, capacity)?;
+        write_header(&*region, number, replaces)
+            .and_then(|()| Self::start(region, &name))
+            .map_err(|e| crate::pm::discard_region(device, &name, e))
+    }
+
+    /// Starts log `number` in a recycled region (an earlier log's, now named `pool_name`),
+    /// keeping its pages mapped. Persist order: the fresh header is written and persisted
+    /// under the pool name (as in [`PmLogWriter::create`]), *then* the region is renamed to the
+    /// log's name. A crash before the rename leaves a pool region (deleted at open), after it a
+    /// valid empty log; the earlier log's bytes beyond the header never pass this log's entry
+    /// crcs (seeded with its number) nor its sequence rule.
+    pub fn create_recycled(
+        device: &dyn PmDevice,
+        region: Arc<dyn PmRegion>,
+        pool_name: &str,
+        number: u64,
+        replaces: Option<u64>,
+    ) -> Result<Self> {
+        let name = log_file_name(number);
+        write_header(&*region, number, replaces)
+            .and_then(|()| device.rename_region(pool_name, &name))
+            .map_err(|e| crate::pm::discard_region(device, pool_name, e))?;
+        Self::start(region, &name).map_err(|e| crate::pm::discard_region(device, &name, e))
+    }
+
+    /// A writer at the start of the freshly initialised log `name` in `region`.
+    fn start(region: Arc<dyn PmRegion>, name: &str) -> Result<Self> {
+        let log = PmLog::from_region(region, name)?;
         let start = PM_LOG_HEADER_LEN as u64;
         Ok(PmLogWriter {
             crc_seed: log.header().entry_crc_seed(),

@@ -3,8 +3,11 @@
 //!
 //! - [`log`]: the PM Log and its Buffer Log (format, persist order, recovery scan).
 //! - [`table`]: the DRAM skiplist index over one log, point lookups, iteration and GC.
+//! - [`pool`]: PM Logs of retired tables, recycled for new ones.
 
 pub mod log;
+pub mod pool;
 pub mod table;
 
+pub use pool::PmLogPool;
 pub use table::{MemLookup, PmTable, PmTableIterator};

@@ -80,7 +80,12 @@ impl PmTable {
         replaces: Option<u64>,
     ) -> Result<Arc<PmTable>> {
         let writer = PmLogWriter::create(device, number, capacity, replaces)?;
-        Ok(Arc::new(PmTable {
+        Ok(Self::from_writer(writer))
+    }
+
+    /// An empty, mutable PMTable over a started log (fresh or recycled).
+    pub fn from_writer(writer: PmLogWriter) -> Arc<PmTable> {
+        Arc::new(PmTable {
             log: writer.log().clone(),
             writer: Mutex::new(Some(writer)),
             index: SkipMap::new(),
@@ -89,7 +94,12 @@ impl PmTable {
             max_seq: AtomicU64::new(0),
             filter: OnceLock::new(),
             recovered_end: OnceLock::new(),
-        }))
+        })
+    }
+
+    /// The table's PM Log, once no other handle to the table exists (for recycling it).
+    pub fn into_log(self: Arc<Self>) -> Option<Arc<PmLog>> {
+        Arc::try_unwrap(self).ok().map(|t| t.log)
     }
 
     /// Rebuilds the index of an existing PM Log without copying entries (copy-free recovery).

@@ -1,0 +1,215 @@
+//! [`PmLogPool`]: the PM Logs of PMTables that are no longer needed (flushed, or replaced by a
+//! PMTable GC), kept mapped for the next PMTables, so the write path never zeroes or faults in
+//! fresh pages (on tmpfs/DAX the first touch of a new 256 MiB log cost a third of the writer's
+//! CPU).
+//!
+//! Life of a log: in use → *retired* (its table left every super version, but a reader may still
+//! hold it) → *free* (no handle left: its file renamed `NNNNNN.pmfree`, the mapping kept) →
+//! reused by [`PmLogWriter::create_recycled`] under a new number. Logs beyond [`POOL_CAPACITY`]
+//! are deleted instead.
+//!
+//! Invariant: a region is written again only after its table's last `Arc` is gone, so no reader
+//! can see the new log's bytes through the old table.
+//!
+//! Recovery rule: a `.pmfree` region holds nothing anyone needs (its log was below
+//! `min_unflushed_pmlog` or replaced by a completed GC before it was retired); open deletes it.
+//!
+//! Thread-safety: `Send + Sync`; one mutex, held while renaming (never while a writer appends).
+
+use super::log::{log_file_name, PmLogWriter};
+use super::table::PmTable;
+use crate::error::Result;
+use crate::pm::{PmDeviceRef, PmRegion};
+use parking_lot::Mutex;
+use std::sync::Arc;
+
+/// Free logs kept at most: PM in use may exceed `max_write_buffer_number` logs by this many.
+pub const POOL_CAPACITY: usize = 2;
+
+/// Name of the free region that was log `number`.
+pub fn pool_file_name(number: u64) -> String {
+    format!("{number:06}.pmfree")
+}
+
+/// True for names made by [`pool_file_name`].
+pub fn is_pool_file_name(name: &str) -> bool {
+    name.strip_suffix(".pmfree")
+        .is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// Retired and free PM Logs of one database.
+pub struct PmLogPool {
+    device: PmDeviceRef,
+    state: Mutex<PoolState>,
+}
+
+#[derive(Default)]
+struct PoolState {
+    /// Tables whose logs are no longer needed, maybe still read.
+    retired: Vec<Arc<PmTable>>,
+    /// Free regions by pool name, mapped.
+    free: Vec<(String, Arc<dyn PmRegion>)>,
+}
+
+impl PmLogPool {
+    /// An empty pool over `device`.
+    pub fn new(device: PmDeviceRef) -> Self {
+        PmLogPool {
+            device,
+            state: Mutex::new(PoolState::default()),
+        }
+    }
+
+    /// Takes `table`'s log out of use: it is recycled (or deleted) once no reader holds it.
+    pub fn retire(&self, table: Arc<PmTable>) -> Result<()> {
+        let mut st = self.state.lock();
+        st.retired.push(table);
+        self.sweep(&mut st)
+    }
+
+    /// A new mutable PMTable for log `number`: on a free region of the right size if there is
+    /// one, else on a freshly created region.
+    pub fn create_table(
+        &self,
+        number: u64,
+        capacity: usize,
+        replaces: Option<u64>,
+    ) -> Result<Arc<PmTable>> {
+        let reused = {
+            let mut st = self.state.lock();
+            self.sweep(&mut st)?;
+            let fits = st.free.iter().position(|(_, r)| r.len() == capacity);
+            fits.map(|i| st.free.swap_remove(i))
+        };
+        let writer = match reused {
+            Some((pool_name, region)) => {
+                let dev = &*self.device;
+                PmLogWriter::create_recycled(dev, region, &pool_name, number, replaces)?
+            }
+            None => PmLogWriter::create(&*self.device, number, capacity, replaces)?,
+        };
+        Ok(PmTable::from_writer(writer))
+    }
+
+    /// Frees every retired log no reader holds any more.
+    fn sweep(&self, st: &mut PoolState) -> Result<()> {
+        let mut i = 0;
+        while i < st.retired.len() {
+            if Arc::strong_count(&st.retired[i]) > 1 {
+                i += 1;
+                continue;
+            }
+            let table = st.retired.swap_remove(i);
+            self.free_log(st, table)?;
+        }
+        Ok(())
+    }
+
+    /// Moves an unreferenced table's region to the free list, or deletes it when the list is
+    /// full (or another handle to the log still exists).
+    fn free_log(&self, st: &mut PoolState, table: Arc<PmTable>) -> Result<()> {
+        let number = table.number();
+        let name = log_file_name(number);
+        let region = table.into_log().and_then(|log| log.into_region());
+        match region {
+            Some(region) if st.free.len() < POOL_CAPACITY => {
+                let pool_name = pool_file_name(number);
+                self.device.rename_region(&name, &pool_name)?;
+                st.free.push((pool_name, region));
+                Ok(())
+            }
+            _ => self.device.remove_region(&name),
+        }
+    }
+
+    /// Deletes every free and retired log's file (at close; mappings stay valid for readers).
+    pub fn clear(&self) -> Result<()> {
+        let mut st = self.state.lock();
+        for (name, _) in std::mem::take(&mut st.free) {
+            self.device.remove_region(&name)?;
+        }
+        for table in std::mem::take(&mut st.retired) {
+            self.device.remove_region(&log_file_name(table.number()))?;
+        }
+        Ok(())
+    }
+
+    /// Number of free logs (for stats and tests).
+    pub fn free_count(&self) -> usize {
+        self.state.lock().free.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pm::SimulatedPmDevice;
+    use crate::pmtable::log::{LogEntry, PmLog};
+    use crate::types::ValueKind;
+
+    const SIZE: usize = 64 << 10;
+
+    fn filled(pool: &PmLogPool, number: u64, seq: u64) -> Arc<PmTable> {
+        let t = pool.create_table(number, SIZE, None).unwrap();
+        let value = [number as u8; 300];
+        let e = LogEntry {
+            seq,
+            kind: ValueKind::Value,
+            key: b"k",
+            value: &value,
+        };
+        assert!(t.append_batch(&[e]).unwrap());
+        t.seal().unwrap();
+        t
+    }
+
+    #[test]
+    fn retired_log_is_reused_only_after_its_last_reader_lets_go() {
+        let device = SimulatedPmDevice::new();
+        let pool = PmLogPool::new(device.clone());
+        let old = filled(&pool, 1, 10);
+        let reader = old.clone();
+        pool.retire(old).unwrap();
+        assert_eq!(pool.free_count(), 0, "a reader still holds log 1");
+        let _second = filled(&pool, 2, 20);
+        assert_eq!(device.region_names(), ["000001.pmlog", "000002.pmlog"]);
+        drop(reader);
+        let third = pool.create_table(3, SIZE, None).unwrap();
+        assert_eq!(device.region_names(), ["000002.pmlog", "000003.pmlog"]);
+        assert!(third.is_empty());
+        let reopened = PmLog::open(&*device, "000003.pmlog").unwrap();
+        assert!(
+            PmTable::recover(reopened).unwrap().is_empty(),
+            "log 1's entry is gone"
+        );
+    }
+
+    #[test]
+    fn pool_keeps_at_most_its_capacity_and_clear_removes_every_file() {
+        let device = SimulatedPmDevice::new();
+        let pool = PmLogPool::new(device.clone());
+        let tables: Vec<_> = (1..=4).map(|n| filled(&pool, n, n)).collect();
+        for t in tables {
+            pool.retire(t).unwrap();
+        }
+        assert_eq!(pool.free_count(), POOL_CAPACITY);
+        assert_eq!(device.region_names(), ["000001.pmfree", "000002.pmfree"]);
+        let held = filled(&pool, 5, 5); // reuses a free log
+        let reader = held.clone();
+        pool.retire(held).unwrap();
+        pool.clear().unwrap();
+        assert!(
+            device.region_names().is_empty(),
+            "{:?}",
+            device.region_names()
+        );
+        drop(reader);
+    }
+
+    #[test]
+    fn pool_file_names_round_trip() {
+        assert_eq!(pool_file_name(7), "000007.pmfree");
+        assert!(is_pool_file_name("000007.pmfree"));
+        assert!(!is_pool_file_name(".pmfree") && !is_pool_file_name("000007.pmlog"));
+    }
+}
