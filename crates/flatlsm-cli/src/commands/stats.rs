@@ -42,7 +42,7 @@ pub fn to_json(s: &Stats) -> Value {
         .iter()
         .enumerate()
         .skip(1)
-        .map(|(i, l)| json!({"level": i, "files": l.files, "bytes": l.bytes}))
+        .map(|(i, l)| json!({"level": i, "files": l.files, "bytes": l.bytes, "data_bytes": l.data_bytes}))
         .collect();
     let vlogs: Vec<Value> = s
         .vlogs
@@ -86,7 +86,8 @@ fn human(s: &Stats) -> String {
         } else {
             format!("L{i}:")
         };
-        out += &format!("{label:<16}{} files, {} bytes\n", l.files, l.bytes);
+        let (files, bytes, data) = (l.files, l.bytes, l.data_bytes);
+        out += &format!("{label:<16}{files} files, {bytes} bytes, {data} data bytes\n");
     }
     let total: u64 = s.vlogs.iter().map(|v| v.total_bytes).sum();
     let garbage = garbage_bytes(s);

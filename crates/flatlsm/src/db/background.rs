@@ -184,7 +184,8 @@ fn compact_due(db: &DbInner) -> Result<bool> {
 
 fn run_due_job(db: &DbInner) -> Result<bool> {
     let version = db.versions.lock().current.clone();
-    if version.level_bytes(1) > db.opts.l1_capacity && run_level_compaction(db, &version, None)? {
+    let l1_full = version.level_data_bytes(1) > db.opts.l1_capacity;
+    if l1_full && run_level_compaction(db, &version, None)? {
         return Ok(true);
     }
     let Some(gc) = vlog_gc::pick(&version, db.opts.vlog_gc_garbage_ratio, |n| db.is_busy(n)) else {
@@ -380,6 +381,7 @@ pub(crate) fn stats(db: &DbInner) -> Stats {
             .map(|l| LevelStats {
                 files: sv.version.num_files(l),
                 bytes: sv.version.level_bytes(l),
+                data_bytes: sv.version.level_data_bytes(l),
             })
             .collect(),
         vlogs: sv

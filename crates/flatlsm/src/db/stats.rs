@@ -40,6 +40,8 @@ pub struct LevelStats {
     pub files: usize,
     /// Bytes of SST files.
     pub bytes: u64,
+    /// SST bytes plus the value-log bytes the files reference (compared with `l1_capacity`).
+    pub data_bytes: u64,
 }
 
 /// A value-log file and how much of it is garbage.
@@ -158,7 +160,8 @@ impl fmt::Display for Stats {
             self.pmtables, self.pmtable_bytes
         )?;
         for (i, l) in self.levels.iter().enumerate().skip(1) {
-            writeln!(f, "L{i}: {} files, {} bytes", l.files, l.bytes)?;
+            let (files, bytes, data) = (l.files, l.bytes, l.data_bytes);
+            writeln!(f, "L{i}: {files} files, {bytes} bytes, {data} data bytes")?;
         }
         for v in &self.vlogs {
             writeln!(

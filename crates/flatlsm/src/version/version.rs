@@ -206,6 +206,16 @@ impl Version {
             .map_or(0, |fs| fs.iter().map(|f| f.file_size).sum())
     }
 
+    /// The data `level` represents: its SST bytes plus the value-log bytes its files reference
+    /// (what `l1_capacity` is compared with: with KV separation an L1 entry is ~50 bytes, so
+    /// SST bytes alone would never reach the paper's Ordered-L1 / data ratio).
+    pub fn level_data_bytes(&self, level: usize) -> u64 {
+        let referenced = |f: &FileMeta| f.vlog_refs.iter().map(|&(_, b)| b).sum::<u64>();
+        self.levels
+            .get(level)
+            .map_or(0, |fs| fs.iter().map(|f| f.file_size + referenced(f)).sum())
+    }
+
     /// Number of files in `level` (0 for an out-of-range level).
     pub fn num_files(&self, level: usize) -> usize {
         self.levels.get(level).map_or(0, Vec::len)
