@@ -64,6 +64,8 @@ pub(crate) struct DbInner {
     pub versions: Mutex<VersionState>,
     pub snapshots: Arc<SnapshotRegistry>,
     pub counters: Counters,
+    /// Slowdown and stop of writers (see `stall.rs`).
+    pub stall: super::stall::StallControl,
     pub bg_signal: Mutex<BgSignal>,
     /// Wakes background threads (new work) and waiting foreground threads (work done).
     pub bg_cv: Condvar,

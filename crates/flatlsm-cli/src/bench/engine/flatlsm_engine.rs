@@ -22,7 +22,10 @@ impl FlatLsmEngine {
             db: Some(db),
             dir: dir.to_path_buf(),
             options,
-            write: WriteOptions { sync },
+            write: WriteOptions {
+                sync,
+                ..WriteOptions::default()
+            },
         })
     }
 
