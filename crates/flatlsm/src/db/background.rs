@@ -48,13 +48,16 @@ fn wait(db: &DbInner, timeout: Duration) -> bool {
     !db.shutting_down.load(Ordering::Acquire)
 }
 
-/// Forces the Buffer Log / msync group commit at least every `pm_persist_interval_ms`.
+/// Forces the Buffer Log / msync group commit at least every `pm_persist_interval_ms`, and
+/// ends a quiet slowdown episode (`stall.rs`).
 fn persist_loop(db: &DbInner) {
     let interval = Duration::from_millis(db.opts.pm_persist_interval_ms);
     while wait(db, interval) {
         if let Err(e) = db.sv.load().mem.commit() {
             db.set_bg_error(&e);
         }
+        // Ends a slowdown episode once no writer or flush is left to notice.
+        db.end_quiet_slowdown();
     }
 }
 

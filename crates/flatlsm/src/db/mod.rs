@@ -188,6 +188,7 @@ impl Db {
         for t in self.threads.lock().drain(..) {
             let _ = t.join();
         }
+        self.inner.finish_slowdown();
         // Releasing the lock last: no thread of this handle writes any more.
         drop(self.lock.lock().take());
         persisted

@@ -12,8 +12,10 @@
 //!   delayed or waiting, and writes nothing.
 //!
 //! Each phase logs one line (`log` facade, naming the database and the cause) when it starts and
-//! one when it ends, never one per write. `Stats` counts delayed writes and their delay, stops
-//! and their time.
+//! one when it ends, never one per write. Slowdowns less than `EPISODE_GAP` apart are one
+//! episode, so its end line comes with the first look at the condition after that gap: a write,
+//! a flush, the persist timer or `Db::close`. `Stats` counts delayed writes and their delay,
+//! stops and their time.
 //!
 //! Locking: `StallControl::state` is a leaf lock held for bookkeeping only, never while waiting.
 //! Paced writers wait *before* they take `write_lock`, so they hold up no other writer (the
@@ -33,6 +35,11 @@ use std::time::{Duration, Instant};
 /// The largest burst a paced writer may make without waiting, as time at the delayed rate
 /// (RocksDB refills its write controller's credit every millisecond too).
 const BURST: Duration = Duration::from_millis(1);
+
+/// Slowdowns separated by less than this are one episode (one start and one end line): each
+/// flush ends the condition and the next PMTable switch may start it again, which with small
+/// PMTables would log a pair of lines per flush.
+const EPISODE_GAP: Duration = Duration::from_secs(1);
 
 /// Stall state of one database.
 #[derive(Default)]
@@ -54,6 +61,9 @@ struct SlowdownState {
 /// When a slowdown episode began, and the delay counters then (for its end line).
 struct Episode {
     since: Instant,
+    /// Since when the slowdown condition no longer holds (the episode ends after
+    /// [`EPISODE_GAP`] of it); `None` while it holds.
+    clear_since: Option<Instant>,
     delayed_writes: u64,
     delay_micros: u64,
 }
@@ -128,27 +138,50 @@ impl DbInner {
         Ok(())
     }
 
-    /// Starts or ends the slowdown episode to match the immutables now, logging once at each
-    /// change; returns whether writes are in the slowdown phase. The count is read under the
-    /// state lock, so episodes follow the order in which callers observed it.
-    pub(crate) fn track_slowdown(&self) -> bool {
+    /// A writer's look at the slowdown condition: starts, continues or ends the episode
+    /// (logging once at its start and once at its end); returns whether writes are slowed.
+    fn track_slowdown(&self) -> bool {
+        self.observe_slowdown(true)
+    }
+
+    /// The flush's and the persist timer's look: only ends an episode whose condition cleared
+    /// (episodes start with the first write they slow).
+    pub(crate) fn end_quiet_slowdown(&self) {
+        self.observe_slowdown(false);
+    }
+
+    /// The count is read under the state lock, so episodes follow the order in which callers
+    /// observed it.
+    fn observe_slowdown(&self, may_start: bool) -> bool {
         let mut s = self.stall.state.lock();
         let slow = self.slowdown_due();
-        match (&s.episode, slow) {
-            (None, true) => {
-                s.episode = Some(self.begin_slowdown());
+        let now = Instant::now();
+        match (&mut s.episode, slow) {
+            (None, true) if may_start => {
+                s.episode = Some(self.begin_slowdown(now));
                 s.pacer = Pacer::default();
             }
+            (Some(e), true) => e.clear_since = None,
             (Some(e), false) => {
-                self.log_slowdown_end(e);
-                s.episode = None;
+                let clear = *e.clear_since.get_or_insert(now);
+                if now.duration_since(clear) >= EPISODE_GAP {
+                    self.log_slowdown_end(e, clear);
+                    s.episode = None;
+                }
             }
-            _ => {}
+            (None, _) => {}
         }
         slow
     }
 
-    fn begin_slowdown(&self) -> Episode {
+    /// Ends the slowdown episode, if any, when the database closes.
+    pub(crate) fn finish_slowdown(&self) {
+        if let Some(e) = self.stall.state.lock().episode.take() {
+            self.log_slowdown_end(&e, e.clear_since.unwrap_or_else(Instant::now));
+        }
+    }
+
+    fn begin_slowdown(&self, now: Instant) -> Episode {
         Counters::add(&self.counters.slowdown_count, 1);
         log::warn!(
             "write slowdown in {}: {} immutable PMTables (slowdown at {}), writes paced at {:.1} MB/s until flush catches up",
@@ -158,19 +191,20 @@ impl DbInner {
             self.delayed_write_rate() as f64 / 1e6
         );
         Episode {
-            since: Instant::now(),
+            since: now,
+            clear_since: None,
             delayed_writes: self.counters.delayed_writes.load(Ordering::Relaxed),
             delay_micros: self.counters.delayed_write_micros.load(Ordering::Relaxed),
         }
     }
 
-    fn log_slowdown_end(&self, e: &Episode) {
+    fn log_slowdown_end(&self, e: &Episode, ended: Instant) {
         let writes = self.counters.delayed_writes.load(Ordering::Relaxed) - e.delayed_writes;
         let micros = self.counters.delayed_write_micros.load(Ordering::Relaxed) - e.delay_micros;
         log::info!(
             "write slowdown in {} ended after {} ms: {writes} writes delayed by {} ms in total",
             self.path.display(),
-            e.since.elapsed().as_millis(),
+            ended.saturating_duration_since(e.since).as_millis(),
             micros / 1000
         );
     }
@@ -233,7 +267,7 @@ impl DbInner {
         Counters::add(&self.counters.flush_micros, micros);
         let rate = pm_bytes.saturating_mul(1_000_000) / micros;
         self.stall.flush_rate.store(rate, Ordering::Relaxed);
-        self.track_slowdown();
+        self.end_quiet_slowdown();
     }
 
     /// The stop phase: blocks while every PMTable is in use, logging when the stop starts and

@@ -133,6 +133,10 @@ impl Engine for FlatLsmEngine {
             ("flatlsm.vlog.gc.bytes", s.vlog_gc_bytes),
             ("flatlsm.stall.micros", s.stall_micros),
             ("flatlsm.stall.count", s.stall_count),
+            ("flatlsm.delayed.writes", s.delayed_writes),
+            ("flatlsm.delayed.write.micros", s.delayed_write_micros),
+            ("flatlsm.slowdown.count", s.slowdown_count),
+            ("flatlsm.flush.micros", s.flush_micros),
             ("flatlsm.flushes", s.flushes),
             ("flatlsm.compactions", s.compactions),
         ]
