@@ -7,6 +7,7 @@
 
 mod compare;
 mod config;
+mod cpu;
 mod engine;
 mod fill;
 mod flags;

@@ -75,7 +75,9 @@ pub fn run(
         if runs.len() > 1 {
             let t = table::table(&f.name, &runs);
             println!("{t}");
-            tables.push(json!({ "benchmark": f.name, "table": t }));
+            let mut j = table::table_json(&f.name, &runs);
+            j["table"] = json!(t);
+            tables.push(j);
         }
     }
     Ok((others, json!({ "notes": notes, "tables": tables })))

@@ -112,6 +112,8 @@ impl Engine for FlatLsmEngine {
             user_bytes: s.user_bytes,
             ssd_bytes: s.ssd_bytes_written(),
             pm_bytes: s.pm_bytes_written,
+            flush_bytes: s.flush_bytes(),
+            flush_micros: s.flush_micros,
         }
     }
 
@@ -125,10 +127,7 @@ impl Engine for FlatLsmEngine {
             ("flatlsm.number.keys.written", s.user_writes),
             ("flatlsm.pm.bytes.written", s.pm_bytes_written),
             ("flatlsm.pmtable.gc.bytes", s.pm_gc_bytes),
-            (
-                "flatlsm.flush.write.bytes",
-                s.flush_sst_bytes + s.flush_vlog_bytes,
-            ),
+            ("flatlsm.flush.write.bytes", s.flush_bytes()),
             ("flatlsm.compact.write.bytes", s.compaction_bytes),
             ("flatlsm.vlog.gc.bytes", s.vlog_gc_bytes),
             ("flatlsm.stall.micros", s.stall_micros),
