@@ -218,8 +218,15 @@ fn compare_rocksdb_in_process_prints_a_rocksdb_column() {
     assert!(table.contains("FlatLSM/RocksDB "), "{table}");
     assert!(table.contains("FlatLSM/RocksDB+Blob"), "{table}");
     assert!(table.contains("== ycsba"), "{table}");
-    let cpu = table.lines().find(|l| l.starts_with("CPU s / Mops")).unwrap();
-    assert_eq!(cpu.matches('x').count(), 2, "a ratio per RocksDB engine: {cpu}");
+    let cpu = table
+        .lines()
+        .find(|l| l.starts_with("CPU s / Mops"))
+        .unwrap();
+    assert_eq!(
+        cpu.matches('x').count(),
+        2,
+        "a ratio per RocksDB engine: {cpu}"
+    );
     assert!(text.contains("RocksDB+Blob 11.8.1"), "{text}");
     assert!(
         text.contains("db_bench: /nonexistent/db_bench not found; skipped"),

@@ -160,6 +160,8 @@ fn engine_options(
         kv_separation_threshold: args
             .kv_separation_threshold
             .unwrap_or(d.kv_separation_threshold),
+        slowdown_immutable_num: args.slowdown_immutable_num,
+        delayed_write_rate: args.delayed_write_rate,
         ..d
     })
 }

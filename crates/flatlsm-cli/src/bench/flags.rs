@@ -121,6 +121,14 @@ pub struct BenchFlags {
     /// Values at least this large go to the value log.
     #[arg(long = "kv_separation_threshold")]
     pub kv_separation_threshold: Option<usize>,
+    /// FlatLSM: immutable PMTables from which writes are slowed down (default
+    /// max_write_buffer_number - 1; max_write_buffer_number turns the slowdown off).
+    #[arg(long = "slowdown_immutable_num")]
+    pub slowdown_immutable_num: Option<usize>,
+    /// FlatLSM: pace of writes in the slowdown phase, PM Log bytes/s (default: half the
+    /// measured flush rate). RocksDB keeps its own default.
+    #[arg(long = "delayed_write_rate")]
+    pub delayed_write_rate: Option<u64>,
     /// Injected PM write latency per cache line (emulated mode).
     #[arg(long = "pm_write_latency_ns")]
     pub pm_write_latency_ns: Option<u64>,
@@ -192,6 +200,9 @@ mod tests {
             "--threads=2",
             "--seek_nexts=10",
             "--benchmarks=ycsba,ycsbf",
+            "--slowdown_immutable_num=6",
+            "--delayed_write_rate",
+            "1048576",
         ]);
         assert_eq!(
             (a.num, a.value_size, a.pmtable_size),
@@ -199,5 +210,9 @@ mod tests {
         );
         assert_eq!((a.threads, a.seek_nexts), (2, 10));
         assert_eq!(a.benchmarks.as_deref(), Some("ycsba,ycsbf"));
+        assert_eq!(
+            (a.slowdown_immutable_num, a.delayed_write_rate),
+            (Some(6), Some(1 << 20))
+        );
     }
 }

@@ -108,7 +108,8 @@ impl Engine for FlatLsmEngine {
         };
         let s = db.stats();
         EngineStats {
-            stall_micros: s.stall_micros,
+            // Stopped and delayed time together, as RocksDB's `rocksdb.stall.micros` counts both.
+            stall_micros: s.stall_micros + s.delayed_write_micros,
             user_bytes: s.user_bytes,
             ssd_bytes: s.ssd_bytes_written(),
             pm_bytes: s.pm_bytes_written,

@@ -16,7 +16,7 @@ pub use rocksdb_engine::{RocksDbEngine, RocksDbSetup};
 /// Counters an engine reports after a benchmark.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct EngineStats {
-    /// Microseconds writers spent stalled by the engine.
+    /// Microseconds writers spent stopped or delayed (slowdown) by the engine.
     pub stall_micros: u64,
     /// Bytes of keys and values the user wrote.
     pub user_bytes: u64,
