@@ -91,8 +91,11 @@ impl Pacer {
 impl DbInner {
     /// The slowdown step of a write of `bytes` PM Log bytes, taken before `write_lock`:
     /// refuses a `no_slowdown` write while writes are slowed or stopped, and paces any other
-    /// write in the slowdown phase.
+    /// write in the slowdown phase. An empty batch writes nothing and passes.
     pub(crate) fn admit_write(&self, opts: &WriteOptions, bytes: u64) -> Result<()> {
+        if bytes == 0 {
+            return Ok(());
+        }
         let slow = self.track_slowdown();
         if opts.no_slowdown {
             return self.refuse_if_stalled(slow);

@@ -4,7 +4,7 @@
 //! held at a sync point, so the phases are reached by counting PMTables; the tests assert on
 //! states and counters, never on durations.
 
-use super::Db;
+use super::{Db, WriteBatch};
 use crate::error::Error;
 use crate::options::{Options, ReadOptions, WriteOptions};
 use crate::pm::simulated::SimulatedPmDevice;
@@ -124,6 +124,9 @@ fn slowdown_delays_writes_then_stop_flushes_and_logs_each_episode_once() {
     assert!(s.delayed_write_micros > 0);
     assert_eq!(s.delayed_write_rate, RATE);
     assert!(assert_refused(&db, 9999).contains("slowed down"));
+    // An empty batch writes nothing, so it is never refused or delayed.
+    db.write(&NO_SLOWDOWN, &WriteBatch::new()).unwrap();
+    assert_eq!(db.stats().delayed_writes, 5);
     // The stop: with background work off the writer flushes the oldest table itself.
     put_while(&db, &mut next, |db| db.stats().stall_count == 0);
     let s = db.stats();
