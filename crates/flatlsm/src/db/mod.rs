@@ -185,10 +185,11 @@ impl Db {
         let persisted = self.inner.sv.load().mem.commit();
         self.inner.shutting_down.store(true, Ordering::Release);
         self.inner.wake_all();
+        // Background threads only end slowdown episodes, never start one: end it here.
+        self.inner.finish_slowdown();
         for t in self.threads.lock().drain(..) {
             let _ = t.join();
         }
-        self.inner.finish_slowdown();
         // Releasing the lock last: no thread of this handle writes any more.
         drop(self.lock.lock().take());
         persisted

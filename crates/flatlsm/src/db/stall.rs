@@ -96,6 +96,10 @@ impl DbInner {
         if bytes == 0 {
             return Ok(());
         }
+        if self.closed.load(Ordering::Acquire) {
+            // No episode may start after `close` ended the last one.
+            return Err(Error::Closed);
+        }
         let slow = self.track_slowdown();
         if opts.no_slowdown {
             return self.refuse_if_stalled(slow);
