@@ -9,6 +9,7 @@ mod bench;
 mod commands;
 mod crashtest;
 mod db_args;
+mod logger;
 
 use clap::{Parser, Subcommand};
 use commands::{check, dump, keys, maintenance, scan, stats};
@@ -87,7 +88,12 @@ pub(crate) fn emit(line: &str) {
 }
 
 fn main() -> ExitCode {
-    match run(Cli::parse()) {
+    let cli = Cli::parse();
+    logger::install(logger::default_level(matches!(
+        cli.command,
+        Command::Bench(_)
+    )));
+    match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("flatlsm: {e}");

@@ -78,6 +78,7 @@ fn every_benchmark_name_runs_and_prints_db_bench_lines() {
     assert!(text.contains("flatlsm.stall.micros COUNT : "));
     assert!(text.contains("stall intervals (< 50% of mean"));
     assert!(text.contains("settled in "));
+    assert!(text.contains("  process CPU "), "{text}");
     let doc: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let results = doc["results"].as_array().unwrap();
@@ -94,6 +95,8 @@ fn every_benchmark_name_runs_and_prints_db_bench_lines() {
     assert_eq!(fill["operations"], 3000);
     assert!(fill["latency"]["p99_us"].as_f64().unwrap() > 0.0);
     assert!(fill["settle"]["write_amplification"].as_f64().unwrap() > 0.0);
+    assert!(fill["cpu_seconds_per_million_ops"].as_f64().unwrap() > 0.0);
+    assert!(fill["engine_stats"].get("flush_mb_per_sec").is_some());
     for png in ["throughput.png", "latency_cdf.png"] {
         let bytes = std::fs::read(plots.join(png)).unwrap();
         assert_eq!(&bytes[..4], b"\x89PNG");
@@ -186,6 +189,8 @@ fn compare_rocksdb_through_db_bench_prints_one_table() {
         "P99.9 latency (us)",
         "stall intervals",
         "write amp. settled",
+        "flush MB/s",
+        "CPU s / Mops",
     ] {
         assert!(table.contains(row), "{row} missing in {table}");
     }
@@ -210,8 +215,19 @@ fn compare_rocksdb_in_process_prints_a_rocksdb_column() {
             .arg(dir.path().join("plots")),
     );
     let table = text.split("=== Comparison").nth(1).unwrap();
-    assert!(table.contains("FlatLSM/RocksDB"), "{table}");
+    assert!(table.contains("FlatLSM/RocksDB "), "{table}");
+    assert!(table.contains("FlatLSM/RocksDB+Blob"), "{table}");
     assert!(table.contains("== ycsba"), "{table}");
+    let cpu = table
+        .lines()
+        .find(|l| l.starts_with("CPU s / Mops"))
+        .unwrap();
+    assert_eq!(
+        cpu.matches('x').count(),
+        2,
+        "a ratio per RocksDB engine: {cpu}"
+    );
+    assert!(text.contains("RocksDB+Blob 11.8.1"), "{text}");
     assert!(
         text.contains("db_bench: /nonexistent/db_bench not found; skipped"),
         "{text}"

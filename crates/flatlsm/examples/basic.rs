@@ -9,7 +9,14 @@ fn main() -> flatlsm::Result<()> {
     let dir = std::env::temp_dir().join(format!("flatlsm-example-{}", std::process::id()));
     let db = Db::open(&dir, Options::default())?;
 
-    db.put(&WriteOptions { sync: true }, b"apple", b"red")?;
+    db.put(
+        &WriteOptions {
+            sync: true,
+            ..WriteOptions::default()
+        },
+        b"apple",
+        b"red",
+    )?;
     db.put(&WriteOptions::default(), b"banana", b"yellow")?;
 
     let mut batch = WriteBatch::new();

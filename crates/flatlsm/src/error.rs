@@ -42,6 +42,11 @@ pub enum Error {
     /// The database was closed.
     #[error("database is closed")]
     Closed,
+    /// A write with [`crate::WriteOptions::no_slowdown`] would have been delayed or would have
+    /// waited for a free PMTable; nothing was written (RocksDB's `Status::Incomplete("Write
+    /// stall")`). The message names the cause. Retrying later is safe.
+    #[error("write stall: {0}")]
+    WriteStall(String),
 }
 
 impl Error {

@@ -37,6 +37,13 @@ pub const MIN_BLOCK_SIZE: usize = 256;
 pub const MAX_BLOCK_SIZE: usize = 1 << 30;
 /// Largest accepted `bloom_bits_per_key` (filters are `keys * bits_per_key` bits).
 pub const MAX_BLOOM_BITS_PER_KEY: usize = 100;
+/// Smallest accepted `delayed_write_rate`, and the floor of the derived rate (RocksDB's
+/// `kMinWriteRate`): slower pacing would stall writers as hard as a stop.
+pub const MIN_DELAYED_WRITE_RATE: u64 = 16 << 10;
+/// Largest accepted `delayed_write_rate` (1 TiB/s: no pacing in practice).
+pub const MAX_DELAYED_WRITE_RATE: u64 = 1 << 40;
+/// The slowdown pace before any flush was measured: RocksDB's default `delayed_write_rate`.
+pub const DEFAULT_DELAYED_WRITE_RATE: u64 = 16 << 20;
 
 /// How the PM directory is made durable; see [`crate::pm::PmMode`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -75,6 +82,19 @@ pub struct Options {
     pub flush_immutable_num: usize,
     /// Writers block when this many PMTables (mutable + immutable) exist and the mutable is full.
     pub max_write_buffer_number: usize,
+    /// Writes are slowed down (paced at `delayed_write_rate`) while at least this many
+    /// immutable PMTables exist, so the flush can catch up before every PMTable is in use and
+    /// writers stop (RocksDB's slowdown before its stop). `None` (default):
+    /// `max_write_buffer_number - 1`, i.e. while the mutable PMTable is the last free one.
+    /// Accepted: `flush_immutable_num..=max_write_buffer_number`; `max_write_buffer_number`
+    /// turns the slowdown off (writers stop before that many immutables exist).
+    pub slowdown_immutable_num: Option<usize>,
+    /// Pace of writes in the slowdown phase, in PM Log bytes per second. `None` (default):
+    /// half the PM Log bytes per second the latest flush drained (so the backlog shrinks at
+    /// least as fast as writes arrive), at least [`MIN_DELAYED_WRITE_RATE`], and
+    /// [`DEFAULT_DELAYED_WRITE_RATE`] until a flush was measured. Accepted:
+    /// `MIN_DELAYED_WRITE_RATE..=MAX_DELAYED_WRITE_RATE`.
+    pub delayed_write_rate: Option<u64>,
     /// Rewrite a PMTable's live entries when PM Log size / live size exceeds this (paper: 8).
     pub pmtable_gc_ratio: f64,
     /// Target size of the Ordered-L1 in data bytes (its SSTs plus the value-log bytes they
@@ -116,6 +136,8 @@ impl Default for Options {
             pmtable_size: 64 << 20,
             flush_immutable_num: 4,
             max_write_buffer_number: 6,
+            slowdown_immutable_num: None,
+            delayed_write_rate: None,
             pmtable_gc_ratio: 8.0,
             l1_capacity: 2 << 30,
             target_file_size: 64 << 20,
@@ -173,7 +195,33 @@ impl Options {
         let buffers = self.max_write_buffer_number;
         in_range("max_write_buffer_number", buffers, least..=max)
             .map_err(|e| explain(e, "it must exceed flush_immutable_num"))?;
+        self.validate_slowdown()?;
         in_range("flush_threads", self.flush_threads, 1..=MAX_FLUSH_THREADS)
+    }
+
+    /// Call after the PMTable counts are checked (`flush_immutable_num` <
+    /// `max_write_buffer_number`, so the range is not empty).
+    fn validate_slowdown(&self) -> Result<()> {
+        if let Some(n) = self.slowdown_immutable_num {
+            let range = self.flush_immutable_num..=self.max_write_buffer_number;
+            in_range("slowdown_immutable_num", n, range).map_err(|e| {
+                explain(
+                    e,
+                    "from flush_immutable_num; max_write_buffer_number turns the slowdown off",
+                )
+            })?;
+        }
+        if let Some(rate) = self.delayed_write_rate {
+            let range = MIN_DELAYED_WRITE_RATE..=MAX_DELAYED_WRITE_RATE;
+            in_range("delayed_write_rate", rate, range)?;
+        }
+        Ok(())
+    }
+
+    /// How many immutable PMTables start the slowdown phase (see `slowdown_immutable_num`).
+    pub fn slowdown_trigger(&self) -> usize {
+        self.slowdown_immutable_num
+            .unwrap_or(self.max_write_buffer_number.saturating_sub(1))
     }
 
     /// `kv_separation_threshold` and `block_cache_size` accept every value: 0 separates every
@@ -237,6 +285,8 @@ impl fmt::Debug for Options {
             .field("pmtable_size", &self.pmtable_size)
             .field("flush_immutable_num", &self.flush_immutable_num)
             .field("max_write_buffer_number", &self.max_write_buffer_number)
+            .field("slowdown_immutable_num", &self.slowdown_immutable_num)
+            .field("delayed_write_rate", &self.delayed_write_rate)
             .field("l1_capacity", &self.l1_capacity)
             .field("flush_threads", &self.flush_threads)
             .field("kv_separation_threshold", &self.kv_separation_threshold)
@@ -252,6 +302,10 @@ pub struct WriteOptions {
     /// Durable on return on every backend (otherwise durable within `pm_persist_interval_ms`,
     /// or at once for large entries on cache-line PM modes).
     pub sync: bool,
+    /// Fail with [`crate::Error::WriteStall`] at once, writing nothing, instead of being
+    /// delayed (slowdown phase) or waiting for a free PMTable (stop), as RocksDB's
+    /// `no_slowdown` returns `Status::Incomplete`. The caller may retry later.
+    pub no_slowdown: bool,
 }
 
 /// A consistent point-in-time view, from [`crate::db::Db::snapshot`].

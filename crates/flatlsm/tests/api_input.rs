@@ -372,3 +372,51 @@ fn options_accepting_any_value_work_at_both_ends() {
         }
     }
 }
+
+/// The slowdown options: the trigger lies between the flush trigger and the PMTable budget
+/// (the budget itself turns the slowdown off), the rate within its bounds; `None` derives both.
+#[test]
+fn slowdown_options_are_validated_naming_the_range() {
+    use flatlsm::options::{MAX_DELAYED_WRITE_RATE, MIN_DELAYED_WRITE_RATE};
+    let refused: Vec<(&str, &str, SetOption)> = vec![
+        (
+            "slowdown_immutable_num",
+            "accepted range 4..=6",
+            Box::new(|o| o.slowdown_immutable_num = Some(3)),
+        ),
+        (
+            "slowdown_immutable_num",
+            "18446744073709551615",
+            Box::new(|o| o.slowdown_immutable_num = Some(usize::MAX)),
+        ),
+        (
+            "delayed_write_rate",
+            "= 0",
+            Box::new(|o| o.delayed_write_rate = Some(0)),
+        ),
+        (
+            "delayed_write_rate",
+            "18446744073709551615",
+            Box::new(|o| o.delayed_write_rate = Some(u64::MAX)),
+        ),
+    ];
+    for (name, detail, set) in refused {
+        let mut o = Options::default();
+        set(&mut o);
+        invalid_argument(o.validate(), name);
+        invalid_argument(o.validate(), detail);
+    }
+    let accepted: Vec<SetOption> = vec![
+        Box::new(|o| o.slowdown_immutable_num = Some(o.flush_immutable_num)),
+        Box::new(|o| o.slowdown_immutable_num = Some(o.max_write_buffer_number)),
+        Box::new(|o| o.delayed_write_rate = Some(MIN_DELAYED_WRITE_RATE)),
+        Box::new(|o| o.delayed_write_rate = Some(MAX_DELAYED_WRITE_RATE)),
+    ];
+    for set in accepted {
+        let mut o = Options::default();
+        set(&mut o);
+        o.validate().unwrap();
+    }
+    let d = Options::default();
+    assert_eq!(d.slowdown_trigger(), d.max_write_buffer_number - 1);
+}

@@ -21,7 +21,10 @@ fn disk_full_during_flush_refuses_writes_keeps_reads_and_recovers_on_reopen() {
     opts.file_system = Some(fs.clone());
     opts.background_work = false;
     let db = Db::open(dir.path(), opts.clone()).unwrap();
-    let w = WriteOptions { sync: true };
+    let w = WriteOptions {
+        sync: true,
+        ..WriteOptions::default()
+    };
     for i in 0..100u32 {
         db.put(&w, format!("k{i:03}").as_bytes(), &[i as u8; 300])
             .unwrap();

@@ -82,8 +82,15 @@ fn build_fixture() -> Fixture {
         db.put(&w, &key(i), &value(i, 2)).unwrap();
         model.insert(key(i), value(i, 2));
     }
-    db.put(&WriteOptions { sync: true }, b"zz-last", b"x")
-        .unwrap();
+    db.put(
+        &WriteOptions {
+            sync: true,
+            ..WriteOptions::default()
+        },
+        b"zz-last",
+        b"x",
+    )
+    .unwrap();
     model.insert(b"zz-last".to_vec(), b"x".to_vec());
     db.close().unwrap();
     drop(db);

@@ -110,7 +110,14 @@ fn check_refuses_writes_keeps_reads(db: &Db, s: &Scenario, failure: &str) {
     let refused = (0..3).any(|i| {
         let key = format!("after-fault-{i}");
         matches!(
-            db.put(&WriteOptions { sync: true }, key.as_bytes(), b"v"),
+            db.put(
+                &WriteOptions {
+                    sync: true,
+                    ..WriteOptions::default()
+                },
+                key.as_bytes(),
+                b"v"
+            ),
             Err(Error::Background(_)) | Err(Error::InvalidState(_)) | Err(Error::Io { .. })
         )
     });
@@ -246,7 +253,10 @@ fn crash_after_flush_install_keeps_sst_directory_entry() {
     for i in 0..200u32 {
         let key = format!("k{i:04}");
         db.put(
-            &WriteOptions { sync: true },
+            &WriteOptions {
+                sync: true,
+                ..WriteOptions::default()
+            },
             key.as_bytes(),
             &[i as u8; 300],
         )
@@ -307,7 +317,14 @@ fn failing_disk_under_background_flush_refuses_writes_and_loses_nothing() {
         let mut error = None;
         for i in 0..20_000u32 {
             let key = format!("k{i:05}");
-            match db.put(&WriteOptions { sync: true }, key.as_bytes(), &[7; 200]) {
+            match db.put(
+                &WriteOptions {
+                    sync: true,
+                    ..WriteOptions::default()
+                },
+                key.as_bytes(),
+                &[7; 200],
+            ) {
                 Ok(()) => acked.push(key),
                 Err(e) => {
                     error = Some(e);

@@ -224,8 +224,15 @@ fn crash_opts(device: &Arc<SimulatedPmDevice>, fs: &Arc<CrashFs>) -> Options {
 
 fn write_keys(d: &Db) {
     for i in 0..200 {
-        d.put(&WriteOptions { sync: true }, &key(i), &value(i, 0))
-            .unwrap();
+        d.put(
+            &WriteOptions {
+                sync: true,
+                ..WriteOptions::default()
+            },
+            &key(i),
+            &value(i, 0),
+        )
+        .unwrap();
     }
 }
 

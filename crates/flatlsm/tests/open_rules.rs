@@ -32,8 +32,15 @@ fn tree(dir: &Path) -> BTreeSet<PathBuf> {
 fn create(db: &Path, pm: &Path, keys: &[&str]) {
     let d = Db::open(db, opts(pm)).unwrap();
     for k in keys {
-        d.put(&WriteOptions { sync: true }, k.as_bytes(), b"v")
-            .unwrap();
+        d.put(
+            &WriteOptions {
+                sync: true,
+                ..WriteOptions::default()
+            },
+            k.as_bytes(),
+            b"v",
+        )
+        .unwrap();
     }
     d.close().unwrap();
 }
@@ -75,11 +82,25 @@ fn opening_with_an_empty_pm_dir_is_refused_unless_allow_missing_pm() {
         t.path().join("new-pm"),
     );
     let d = Db::open(&db, opts(&pm)).unwrap();
-    d.put(&WriteOptions { sync: true }, b"flushed", b"1")
-        .unwrap();
+    d.put(
+        &WriteOptions {
+            sync: true,
+            ..WriteOptions::default()
+        },
+        b"flushed",
+        b"1",
+    )
+    .unwrap();
     d.flush().unwrap();
-    d.put(&WriteOptions { sync: true }, b"only-in-pm", b"2")
-        .unwrap();
+    d.put(
+        &WriteOptions {
+            sync: true,
+            ..WriteOptions::default()
+        },
+        b"only-in-pm",
+        b"2",
+    )
+    .unwrap();
     d.close().unwrap();
     let before = tree(t.path());
     let msg = Db::open(&db, opts(&elsewhere))
@@ -163,7 +184,16 @@ fn close_releases_the_lock_so_the_same_process_can_reopen() {
     let t = tempfile::tempdir().unwrap();
     let (db, pm) = (t.path().join("db"), t.path().join("pm"));
     let first = Db::open(&db, opts(&pm)).unwrap();
-    first.put(&WriteOptions { sync: true }, b"k", b"v").unwrap();
+    first
+        .put(
+            &WriteOptions {
+                sync: true,
+                ..WriteOptions::default()
+            },
+            b"k",
+            b"v",
+        )
+        .unwrap();
     first.close().unwrap();
     let second = Db::open(&db, opts(&pm)).expect("reopen after close");
     assert_eq!(
@@ -183,7 +213,16 @@ fn second_handle_in_the_same_process_is_refused_and_does_not_break_the_first() {
     let first = Db::open(&db, opts(&pm)).unwrap();
     let msg = Db::open(&db, opts(&pm)).err().expect("refused").to_string();
     assert!(msg.contains("already open in this process"), "{msg}");
-    first.put(&WriteOptions { sync: true }, b"k", b"v").unwrap();
+    first
+        .put(
+            &WriteOptions {
+                sync: true,
+                ..WriteOptions::default()
+            },
+            b"k",
+            b"v",
+        )
+        .unwrap();
     drop(first);
     Db::open(&db, opts(&pm)).expect("reopen after the first handle is gone");
 }

@@ -20,7 +20,10 @@ fn get(db: &Db, key: &[u8]) -> Option<Vec<u8>> {
     db.get(&ReadOptions::default(), key).unwrap()
 }
 
-const SYNC: WriteOptions = WriteOptions { sync: true };
+const SYNC: WriteOptions = WriteOptions {
+    sync: true,
+    no_slowdown: false,
+};
 
 #[test]
 fn failed_sync_commit_stops_writes_and_never_reuses_sequence_numbers() {

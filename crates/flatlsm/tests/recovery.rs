@@ -63,7 +63,14 @@ fn run_until_freeze(
         for (k, v) in &step.batch {
             b.put(k, v);
         }
-        db.write(&WriteOptions { sync: step.sync }, &b).unwrap();
+        db.write(
+            &WriteOptions {
+                sync: step.sync,
+                ..WriteOptions::default()
+            },
+            &b,
+        )
+        .unwrap();
         done = i + 1;
         if step.sync && device.persist_count() <= freeze_at {
             durable_steps = i + 1;
@@ -131,8 +138,15 @@ fn corrupted_pm_log_entry_is_reported_with_file_and_offset() {
     let dir = tempfile::tempdir().unwrap();
     let device = SimulatedPmDevice::new();
     let db = Db::open(dir.path(), crash_options(device.clone())).unwrap();
-    db.put(&WriteOptions { sync: true }, b"key", &[7u8; 300])
-        .unwrap();
+    db.put(
+        &WriteOptions {
+            sync: true,
+            ..WriteOptions::default()
+        },
+        b"key",
+        &[7u8; 300],
+    )
+    .unwrap();
     drop(db);
     let name = device
         .region_names()
@@ -161,8 +175,15 @@ fn bad_pm_log_magic_is_reported_with_file_and_offset() {
     let dir = tempfile::tempdir().unwrap();
     let device = SimulatedPmDevice::new();
     let db = Db::open(dir.path(), crash_options(device.clone())).unwrap();
-    db.put(&WriteOptions { sync: true }, b"key", b"value")
-        .unwrap();
+    db.put(
+        &WriteOptions {
+            sync: true,
+            ..WriteOptions::default()
+        },
+        b"key",
+        b"value",
+    )
+    .unwrap();
     drop(db);
     let name = device
         .region_names()

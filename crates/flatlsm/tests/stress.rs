@@ -133,7 +133,13 @@ fn run_writer(db: &Db, w: usize, me: &Writer, deadline: Instant, stop_on_error: 
             }
         }
         let sync = rng.gen_bool(0.1);
-        match db.write(&WriteOptions { sync }, &batch) {
+        match db.write(
+            &WriteOptions {
+                sync,
+                ..WriteOptions::default()
+            },
+            &batch,
+        ) {
             Ok(()) => {}
             Err(e) if stop_on_error => return (oracle, Some(e)),
             Err(e) => panic!("writer {w}: {e}"),

@@ -133,10 +133,11 @@ fn engine_options(
     pm_path: Option<&PathBuf>,
 ) -> Result<Options, String> {
     let d = Options::default();
-    let pm_mode = match (&args.pm_mode, pm_path) {
-        (Some(m), _) => parse_pm_mode(m)?,
-        (None, Some(path)) if preset::is_tmpfs(path) => PmModeOption::Emulated,
-        (None, _) => PmModeOption::Auto,
+    let pm_mode = match (&args.pm_mode, p.pm_mode, pm_path) {
+        (Some(m), _, _) => parse_pm_mode(m)?,
+        (None, Some(m), _) => m,
+        (None, None, Some(path)) if preset::is_tmpfs(path) => PmModeOption::Emulated,
+        (None, None, _) => PmModeOption::Auto,
     };
     Ok(Options {
         pm_path: pm_path.cloned(),
@@ -159,6 +160,8 @@ fn engine_options(
         kv_separation_threshold: args
             .kv_separation_threshold
             .unwrap_or(d.kv_separation_threshold),
+        slowdown_immutable_num: args.slowdown_immutable_num,
+        delayed_write_rate: args.delayed_write_rate,
         ..d
     })
 }

@@ -79,7 +79,9 @@ pub struct BenchFlags {
     /// Write PNG plots (throughput over time, latency CDF) into this directory.
     #[arg(long)]
     pub plot: Option<PathBuf>,
-    /// A named configuration: `paper-scaled` (FlatLSM paper's micro-benchmark on 2 cores).
+    /// A named configuration: `paper-scaled` (the FlatLSM paper's micro-benchmark on 2 cores,
+    /// PM on tmpfs) or `no-pm-disk` (the same workload with the PM Logs in msync mode under
+    /// --db, for machines without PM).
     #[arg(long)]
     pub preset: Option<String>,
     /// Run the same workload on another engine and print a comparison: `rocksdb`.
@@ -90,6 +92,11 @@ pub struct BenchFlags {
     #[arg(long = "keep_db", default_value_t = false, num_args = 0..=1,
           default_missing_value = "true", value_parser = parse_flag_bool)]
     pub keep_db: bool,
+    /// With `--compare rocksdb`, also run RocksDB with integrated BlobDB in process
+    /// (enable_blob_files, min_blob_size = kv_separation_threshold, blob GC on).
+    #[arg(long = "rocksdb_blob", default_value_t = true, num_args = 0..=1,
+          default_missing_value = "true", value_parser = parse_flag_bool)]
+    pub rocksdb_blob: bool,
     /// db_bench binary used by `--compare rocksdb` (skipped when absent).
     #[arg(long = "db_bench", default_value = "/usr/bin/db_bench")]
     pub db_bench: PathBuf,
@@ -114,6 +121,14 @@ pub struct BenchFlags {
     /// Values at least this large go to the value log.
     #[arg(long = "kv_separation_threshold")]
     pub kv_separation_threshold: Option<usize>,
+    /// FlatLSM: immutable PMTables from which writes are slowed down (default
+    /// max_write_buffer_number - 1; max_write_buffer_number turns the slowdown off).
+    #[arg(long = "slowdown_immutable_num")]
+    pub slowdown_immutable_num: Option<usize>,
+    /// FlatLSM: pace of writes in the slowdown phase, PM Log bytes/s (default: half the
+    /// measured flush rate). RocksDB keeps its own default.
+    #[arg(long = "delayed_write_rate")]
+    pub delayed_write_rate: Option<u64>,
     /// Injected PM write latency per cache line (emulated mode).
     #[arg(long = "pm_write_latency_ns")]
     pub pm_write_latency_ns: Option<u64>,
@@ -154,6 +169,7 @@ mod tests {
         assert_eq!(a.report_interval_seconds, 1.0);
         assert_eq!(a.readwritepercent, 90);
         assert!(a.num.is_none() && a.value_size.is_none());
+        assert!(a.rocksdb_blob && a.preset.is_none());
     }
 
     #[test]
@@ -165,6 +181,12 @@ mod tests {
             "--statistics=true",
         ]);
         assert!(a.histogram && !a.sync && a.use_existing_db && a.statistics);
+        assert!(!parse(&["--rocksdb_blob=0"]).rocksdb_blob);
+        assert!(parse(&["--rocksdb_blob"]).rocksdb_blob);
+        assert_eq!(
+            parse(&["--preset", "no-pm-disk"]).preset.as_deref(),
+            Some("no-pm-disk")
+        );
         assert!(Wrapper::try_parse_from(["bench", "--histogram=maybe"]).is_err());
     }
 
@@ -178,6 +200,9 @@ mod tests {
             "--threads=2",
             "--seek_nexts=10",
             "--benchmarks=ycsba,ycsbf",
+            "--slowdown_immutable_num=6",
+            "--delayed_write_rate",
+            "1048576",
         ]);
         assert_eq!(
             (a.num, a.value_size, a.pmtable_size),
@@ -185,5 +210,9 @@ mod tests {
         );
         assert_eq!((a.threads, a.seek_nexts), (2, 10));
         assert_eq!(a.benchmarks.as_deref(), Some("ycsba,ycsbf"));
+        assert_eq!(
+            (a.slowdown_immutable_num, a.delayed_write_rate),
+            (Some(6), Some(1 << 20))
+        );
     }
 }

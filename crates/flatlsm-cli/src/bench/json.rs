@@ -47,11 +47,16 @@ pub fn outcome_json(o: &Outcome) -> Value {
             "ssd_bytes_written": o.stats.ssd_bytes,
             "pm_bytes_written": o.stats.pm_bytes,
             "write_amplification_at_end": o.stats.write_amplification(),
+            "flush_bytes": o.stats.flush_bytes,
+            "flush_micros": o.stats.flush_micros,
+            "flush_mb_per_sec": o.stats.flush_mb_per_sec(),
         },
         "settle": o.settle.map(|s| json!({
             "seconds": s.seconds, "write_amplification": s.write_amplification,
         })),
         "reopen_seconds": o.reopen_seconds,
+        "cpu_seconds": m.cpu_seconds,
+        "cpu_seconds_per_million_ops": o.cpu_per_million_ops(),
     })
 }
 

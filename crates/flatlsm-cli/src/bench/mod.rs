@@ -7,6 +7,7 @@
 
 mod compare;
 mod config;
+mod cpu;
 mod engine;
 mod fill;
 mod flags;
@@ -143,6 +144,8 @@ fn config_json(cfg: &BenchConfig) -> serde_json::Value {
         "pmtable_size": o.pmtable_size, "flush_immutable_num": o.flush_immutable_num,
         "max_write_buffer_number": o.max_write_buffer_number, "l1_capacity": o.l1_capacity,
         "flush_threads": o.flush_threads, "kv_separation_threshold": o.kv_separation_threshold,
+        "slowdown_immutable_num": o.slowdown_trigger(), "delayed_write_rate": o.delayed_write_rate,
+        "rocksdb_blob": cfg.args.rocksdb_blob,
         "report_interval_seconds": cfg.args.report_interval_seconds,
     })
 }

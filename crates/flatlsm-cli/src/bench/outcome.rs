@@ -1,6 +1,7 @@
 //! The outcome of one benchmark on one engine, and its text report (result line, histograms,
 //! interval summary, engine counters).
 
+use super::cpu;
 use super::engine::EngineStats;
 use super::histogram::Summary;
 use super::intervals::{self, IntervalStats};
@@ -80,6 +81,11 @@ impl Outcome {
         self.measured.ops as f64 / self.measured.wall_seconds.max(1e-9)
     }
 
+    /// Process CPU seconds per million operations (`None` where CPU was not measured).
+    pub fn cpu_per_million_ops(&self) -> Option<f64> {
+        cpu::per_million_ops(self.measured.cpu_seconds, self.measured.ops)
+    }
+
     /// The db_bench result line.
     pub fn result_line(&self) -> String {
         let m = &self.measured;
@@ -118,6 +124,7 @@ impl Outcome {
             s.pm_bytes,
             s.ssd_bytes
         );
+        out += &self.cost_line();
         if let Some(st) = &self.settle {
             out += &format!(
                 "  settled in {:.3} s | write amplification {:.3} after settling\n",
@@ -125,5 +132,24 @@ impl Outcome {
             );
         }
         out
+    }
+
+    /// `  process CPU ... | flushes ...`: what the benchmark cost the machine, and how fast its
+    /// flushes went (MB = 2^20 bytes, as in the result line).
+    fn cost_line(&self) -> String {
+        let cpu = match (self.measured.cpu_seconds, self.cpu_per_million_ops()) {
+            (Some(c), Some(per)) => format!("{c:.3} s = {per:.3} s per million ops"),
+            _ => "-".into(),
+        };
+        let s = &self.stats;
+        let flush = match s.flush_mb_per_sec() {
+            Some(rate) => format!(
+                "{:.1} MB in {:.3} s = {rate:.1} MB/s",
+                s.flush_bytes as f64 / 1_048_576.0,
+                s.flush_micros as f64 / 1e6
+            ),
+            None => "none".into(),
+        };
+        format!("  process CPU {cpu} | flushes {flush}\n")
     }
 }

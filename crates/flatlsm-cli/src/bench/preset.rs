@@ -3,7 +3,12 @@
 //! `paper-scaled`: the FlatLSM paper's micro-benchmark (16 B keys, 4 KB values, random writes,
 //! PMTables 256 MiB, Ordered-L1 8 GiB) scaled to a 2-core, 24 GiB machine: 16 GiB of writes,
 //! 6 PMTables with a flush at 4 immutables, PM in a tmpfs directory given by `--pm_path`.
+//!
+//! `no-pm-disk`: the same workload for machines without PM: the PM Logs are ordinary files under
+//! `<db>/pm` persisted with msync, on the disk of the data, and RocksDB (in process and
+//! db_bench) keeps its WAL in its database directory on that disk, without sync.
 
+use flatlsm::PmModeOption;
 use std::path::Path;
 
 /// Values a preset sets; `None` leaves the db_bench or engine default.
@@ -25,6 +30,8 @@ pub struct Preset {
     pub max_write_buffer_number: Option<usize>,
     /// Ordered-L1 capacity.
     pub l1_capacity: Option<u64>,
+    /// PM mode (a `--pm_mode` flag wins).
+    pub pm_mode: Option<PmModeOption>,
     /// The preset is meaningless without a PM directory.
     pub needs_pm_path: bool,
 }
@@ -36,11 +43,15 @@ pub const PAPER_SCALED_BYTES: u64 = 16 << 30;
 pub fn lookup(name: &str) -> Result<Preset, String> {
     match name {
         "paper-scaled" => Ok(paper_scaled()),
-        _ => Err(format!("unknown --preset {name:?}: expected paper-scaled")),
+        "no-pm-disk" => Ok(no_pm_disk()),
+        _ => Err(format!(
+            "unknown --preset {name:?}: expected paper-scaled or no-pm-disk"
+        )),
     }
 }
 
-fn paper_scaled() -> Preset {
+/// The paper's micro-benchmark, scaled; where PM lives is the caller's part.
+fn paper_workload() -> Preset {
     let (key, value) = (16usize, 4096usize);
     Preset {
         benchmarks: Some("fillrandom"),
@@ -51,7 +62,22 @@ fn paper_scaled() -> Preset {
         flush_immutable_num: Some(4),
         max_write_buffer_number: Some(6),
         l1_capacity: Some(8 << 30),
+        ..Preset::default()
+    }
+}
+
+fn paper_scaled() -> Preset {
+    Preset {
         needs_pm_path: true,
+        ..paper_workload()
+    }
+}
+
+/// No `pm_path`: the engine's default `<db>/pm`, so the PM Logs share the data's disk.
+fn no_pm_disk() -> Preset {
+    Preset {
+        pm_mode: Some(PmModeOption::Msync),
+        ..paper_workload()
     }
 }
 
@@ -98,6 +124,9 @@ mod tests {
         );
         assert!(p.needs_pm_path);
         assert!(lookup("paper").is_err());
+        let disk = lookup("no-pm-disk").unwrap();
+        assert!(!disk.needs_pm_path && disk.pm_mode.is_some());
+        assert_eq!(disk.num, p.num);
     }
 
     #[test]

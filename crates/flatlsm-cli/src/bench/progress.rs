@@ -30,6 +30,8 @@ impl Progress {
             .unwrap_or_else(|_| ProgressStyle::default_bar());
             b.set_style(style);
             b.set_prefix(name.to_string());
+            // Log lines (e.g. write stalls) suspend the bar instead of breaking it.
+            crate::logger::set_active_bar(Some(b.clone()));
             b
         });
         Progress {
@@ -64,6 +66,7 @@ impl Progress {
     /// Removes the bar (the result line follows on stdout).
     pub fn finish(&mut self, done: u64, _elapsed: Duration) {
         if let Some(b) = self.bar.take() {
+            crate::logger::set_active_bar(None);
             b.set_position(done);
             b.finish_and_clear();
         }

@@ -4,6 +4,7 @@
 //! Each worker keeps its own latency histograms (no sharing on the hot path except one relaxed
 //! counter the monitor reads); they are merged when the workers finish.
 
+use super::cpu;
 use super::histogram::Latencies;
 use super::intervals::Interval;
 use super::keys::ValueSource;
@@ -114,6 +115,9 @@ pub struct Measured {
     pub hists: BTreeMap<OpKind, Latencies>,
     /// Throughput per interval.
     pub intervals: Vec<Interval>,
+    /// CPU seconds (user + system) the whole process used while the workers ran, background
+    /// threads included; db_bench: its process's. `None` where not measured.
+    pub cpu_seconds: Option<f64>,
 }
 
 impl Measured {
@@ -145,9 +149,10 @@ where
     let mut sources: Vec<ValueSource> = (0..plan.threads)
         .map(|t| ValueSource::new(plan.value_size, plan.seed.wrapping_add(t as u64)))
         .collect();
+    let cpu_start = cpu::process_cpu_seconds();
     let start = Instant::now();
     let deadline = plan.duration.map(|d| start + d);
-    let (results, intervals, end) = std::thread::scope(|s| {
+    let (results, intervals, end, cpu_end) = std::thread::scope(|s| {
         let monitor = s.spawn(|| monitor(name, total, plan, &counter, &finished, start));
         let workers: Vec<_> = sources
             .drain(..)
@@ -164,14 +169,16 @@ where
                     .unwrap_or_else(|_| Err("a benchmark worker panicked".into()))
             })
             .collect();
+        let cpu_end = cpu::process_cpu_seconds();
         let end = *finished.get_or_init(Instant::now);
         let intervals = monitor.join().unwrap_or_default();
-        (results, intervals, end)
+        (results, intervals, end, cpu_end)
     });
     let wall_seconds = (end - start).as_secs_f64();
     let mut m = Measured {
         wall_seconds,
         intervals,
+        cpu_seconds: cpu_start.zip(cpu_end).map(|(a, b)| b - a),
         ..Measured::default()
     };
     for r in results {

@@ -1,7 +1,7 @@
 //! Runs the `--benchmarks` list, in order, on one engine, printing each result as db_bench does.
 
 use super::config::BenchConfig;
-use super::engine::{Direction, Engine};
+use super::engine::{Direction, Engine, EngineStats};
 use super::fill::{fill, KeyOrder};
 use super::histogram::Latencies;
 use super::outcome::{Outcome, Settle};
@@ -44,31 +44,31 @@ pub fn run_suite(cfg: &BenchConfig, engine: &mut dyn Engine) -> Result<Vec<Outco
         let plan = plan(cfg, i);
         if name.starts_with("ycsb") && table.is_none() {
             if !cfg.args.use_existing_db {
-                let stall = engine.stats().stall_micros;
+                let before = engine.stats();
                 let empty = ycsb_workload::Table::with_records(0);
                 let m = ycsb_workload::load(&*engine, plan, cfg.num, &empty)?;
                 let o = settled(&*engine, "ycsb_load", m, String::new())?;
-                outcomes.push(emit(cfg, &*engine, o, stall)?);
+                outcomes.push(emit(cfg, &*engine, o, &before)?);
             }
             table = Some(ycsb_workload::Table::with_records(cfg.num));
         }
-        let stall = engine.stats().stall_micros;
+        let before = engine.stats();
         let o = run_one(cfg, engine, name, plan, table.as_ref())?;
-        outcomes.push(emit(cfg, &*engine, o, stall)?);
+        outcomes.push(emit(cfg, &*engine, o, &before)?);
     }
     Ok(outcomes)
 }
 
-/// Prints an outcome (and tickers), appends its intervals to the CSV, and makes its stall
-/// micros the benchmark's own (the engine counter is cumulative; `stall_before` is its value
-/// when the benchmark started).
+/// Prints an outcome (and tickers), appends its intervals to the CSV, and makes its stall and
+/// flush figures the benchmark's own (the engine counters are cumulative; `before` holds them
+/// as the benchmark started).
 fn emit(
     cfg: &BenchConfig,
     engine: &dyn Engine,
     mut o: Outcome,
-    stall_before: u64,
+    before: &EngineStats,
 ) -> Result<Outcome, String> {
-    o.stats.stall_micros = o.stats.stall_micros.saturating_sub(stall_before);
+    o.stats = o.stats.since(before);
     print!(
         "{}",
         o.report(cfg.args.histogram, cfg.args.report_interval_seconds)

@@ -32,8 +32,15 @@ pub fn put(a: PutArgs) -> Result<(), String> {
     let key = a.enc.decode("key", &a.key)?;
     let value = a.enc.decode("value", &a.value)?;
     let db = a.db.open()?;
-    db.put(&WriteOptions { sync: true }, &key, &value)
-        .map_err(|e| e.to_string())?;
+    db.put(
+        &WriteOptions {
+            sync: true,
+            ..WriteOptions::default()
+        },
+        &key,
+        &value,
+    )
+    .map_err(|e| e.to_string())?;
     db.close().map_err(|e| e.to_string())
 }
 
@@ -57,7 +64,13 @@ pub fn get(a: KeyArgs) -> Result<(), String> {
 pub fn delete(a: KeyArgs) -> Result<(), String> {
     let key = a.enc.decode("key", &a.key)?;
     let db = a.db.open()?;
-    db.delete(&WriteOptions { sync: true }, &key)
-        .map_err(|e| e.to_string())?;
+    db.delete(
+        &WriteOptions {
+            sync: true,
+            ..WriteOptions::default()
+        },
+        &key,
+    )
+    .map_err(|e| e.to_string())?;
     db.close().map_err(|e| e.to_string())
 }

@@ -19,7 +19,7 @@ use std::collections::HashSet;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Starts the background threads.
 pub(crate) fn start(db: &Arc<DbInner>) -> Vec<JoinHandle<()>> {
@@ -47,13 +47,16 @@ fn wait(db: &DbInner, timeout: Duration) -> bool {
     !db.shutting_down.load(Ordering::Acquire)
 }
 
-/// Forces the Buffer Log / msync group commit at least every `pm_persist_interval_ms`.
+/// Forces the Buffer Log / msync group commit at least every `pm_persist_interval_ms`, and
+/// ends a quiet slowdown episode (`stall.rs`).
 fn persist_loop(db: &DbInner) {
     let interval = Duration::from_millis(db.opts.pm_persist_interval_ms);
     while wait(db, interval) {
         if let Err(e) = db.sv.load().mem.commit() {
             db.set_bg_error(&e);
         }
+        // Ends a slowdown episode once no writer or flush is left to notice.
+        db.end_quiet_slowdown();
     }
 }
 
@@ -116,9 +119,11 @@ fn flush_oldest(db: &DbInner) -> Result<bool> {
         return Ok(false);
     };
     let (version, candidates) = reserve_flush_inputs(db, &table);
+    db.sync_point("flush:inputs_reserved");
+    let started = Instant::now();
     let inputs: Vec<u64> = candidates.iter().map(|f| f.number).collect();
     let result = flush::flush_table(db, &table, &version, &candidates)
-        .and_then(|out| install_flush(db, &table, out));
+        .and_then(|out| install_flush(db, &table, out, started));
     db.release(&inputs);
     drop((version, candidates));
     result?;
@@ -146,7 +151,14 @@ fn reserve_flush_inputs(
     }
 }
 
-fn install_flush(db: &DbInner, table: &PmTable, out: flush::FlushOutput) -> Result<()> {
+/// Installs a flush's outputs; `started` is when the flush began (its busy time for `Stats`
+/// and the slowdown pace).
+fn install_flush(
+    db: &DbInner,
+    table: &PmTable,
+    out: flush::FlushOutput,
+    started: Instant,
+) -> Result<()> {
     let mut edit = out.edit;
     let sv = db.sv.load_full();
     let min_unflushed = sv
@@ -163,6 +175,7 @@ fn install_flush(db: &DbInner, table: &PmTable, out: flush::FlushOutput) -> Resu
     db.install(&mut edit, |imms| imms.retain(|t| t.number() != number))?;
     Counters::add(&db.counters.flush_sst_bytes, out.sst_bytes);
     Counters::add(&db.counters.flush_vlog_bytes, out.vlog_bytes);
+    db.note_flush(table.log_bytes(), started.elapsed());
     Ok(())
 }
 
@@ -371,6 +384,13 @@ pub(crate) fn stats(db: &DbInner) -> Stats {
         manifest_bytes: get(&c.manifest_bytes),
         stall_micros: get(&c.stall_micros),
         stall_count: get(&c.stall_count),
+        delayed_writes: get(&c.delayed_writes),
+        delayed_write_micros: get(&c.delayed_write_micros),
+        slowdown_count: get(&c.slowdown_count),
+        writes_slowed: db.slowdown_due(),
+        writes_stopped: db.writes_stopped(),
+        delayed_write_rate: db.delayed_write_rate(),
+        flush_micros: get(&c.flush_micros),
         flushes: get(&c.flushes),
         compactions: get(&c.compactions),
         vlog_gcs: get(&c.vlog_gcs),

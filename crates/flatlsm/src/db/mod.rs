@@ -14,6 +14,9 @@ mod open;
 mod race_tests;
 mod read;
 pub(crate) mod snapshots;
+mod stall;
+#[cfg(test)]
+mod stall_tests;
 pub(crate) mod state;
 mod stats;
 #[cfg(test)]
@@ -69,9 +72,12 @@ impl Db {
     }
 
     /// Applies every update of `batch` atomically: after a crash either all or none survive,
-    /// and readers see all or none.
+    /// and readers see all or none. While flushes lag behind, the write is delayed (slowdown)
+    /// or waits for a free PMTable (stop), or fails with [`Error::WriteStall`] under
+    /// [`WriteOptions::no_slowdown`].
     pub fn write(&self, opts: &WriteOptions, batch: &WriteBatch) -> Result<()> {
-        self.inner.validate_batch(batch)?;
+        let bytes = self.inner.validate_batch(batch)?;
+        self.inner.admit_write(opts, bytes)?;
         let _w = self.inner.write_lock.lock();
         self.inner.write_locked(opts, batch)
     }
@@ -97,7 +103,8 @@ impl Db {
     ) -> Result<bool> {
         let mut b = WriteBatch::new();
         b.put(key, value);
-        self.inner.validate_batch(&b)?;
+        let bytes = self.inner.validate_batch(&b)?;
+        self.inner.admit_write(opts, bytes)?;
         let _w = self.inner.write_lock.lock();
         let present = self.inner.get_at(key, None)?.is_some();
         if present != want_present {
@@ -178,6 +185,8 @@ impl Db {
         let persisted = self.inner.sv.load().mem.commit();
         self.inner.shutting_down.store(true, Ordering::Release);
         self.inner.wake_all();
+        // Background threads only end slowdown episodes, never start one: end it here.
+        self.inner.finish_slowdown();
         for t in self.threads.lock().drain(..) {
             let _ = t.join();
         }

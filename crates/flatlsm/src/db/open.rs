@@ -331,6 +331,7 @@ fn build_inner(
         }),
         snapshots: Arc::new(SnapshotRegistry::default()),
         counters: Counters::default(),
+        stall: Default::default(),
         bg_signal: Mutex::new(BgSignal),
         bg_cv: Condvar::new(),
         bg_error: Mutex::new(None),

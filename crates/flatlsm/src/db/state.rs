@@ -1,8 +1,8 @@
 //! The shared state behind a [`crate::db::Db`] handle.
 //!
 //! Locking order (never take an earlier lock while holding a later one):
-//! `write_lock` → `versions` → `sv_lock`; `bg_signal`, `compacting` and the snapshot
-//! registry's mutex are leaf locks. Readers take only `sv_lock`, briefly, to pin the current
+//! `write_lock` → `versions` → `sv_lock`; `bg_signal`, `compacting`, the snapshot
+//! registry's mutex and the stall state (`stall.rs`) are leaf locks. Readers take only `sv_lock`, briefly, to pin the current
 //! [`SuperVersion`] together with their sequence (see `read.rs`); every swap of the super
 //! version holds it.
 
@@ -66,6 +66,8 @@ pub(crate) struct DbInner {
     pub versions: Mutex<VersionState>,
     pub snapshots: Arc<SnapshotRegistry>,
     pub counters: Counters,
+    /// Slowdown and stop of writers (see `stall.rs`).
+    pub stall: super::stall::StallControl,
     pub bg_signal: Mutex<BgSignal>,
     /// Wakes background threads (new work) and waiting foreground threads (work done).
     pub bg_cv: Condvar,

@@ -21,6 +21,10 @@ pub struct Counters {
     pub(crate) manifest_bytes: AtomicU64,
     pub(crate) stall_micros: AtomicU64,
     pub(crate) stall_count: AtomicU64,
+    pub(crate) delayed_writes: AtomicU64,
+    pub(crate) delayed_write_micros: AtomicU64,
+    pub(crate) slowdown_count: AtomicU64,
+    pub(crate) flush_micros: AtomicU64,
     pub(crate) flushes: AtomicU64,
     pub(crate) compactions: AtomicU64,
     pub(crate) vlog_gcs: AtomicU64,
@@ -78,11 +82,27 @@ pub struct Stats {
     pub vlog_gc_bytes: u64,
     /// Manifest bytes written.
     pub manifest_bytes: u64,
-    /// Time writers spent blocked because every PMTable was in use.
+    /// Time writers spent blocked because every PMTable was in use (the stop phase).
     pub stall_micros: u64,
-    /// Number of times a writer blocked.
+    /// Number of times a writer blocked (stop episodes; each logs a start and an end line).
     pub stall_count: u64,
-    /// Completed flushes, compactions, value-log GCs and PMTable GCs.
+    /// Writes delayed in the slowdown phase (`Options::slowdown_immutable_num`).
+    pub delayed_writes: u64,
+    /// Time writes spent delayed in the slowdown phase.
+    pub delayed_write_micros: u64,
+    /// Number of slowdown episodes (each logs a start and an end line).
+    pub slowdown_count: u64,
+    /// True while writes are in the slowdown phase.
+    pub writes_slowed: bool,
+    /// True while a writer waits for a free PMTable (the stop phase).
+    pub writes_stopped: bool,
+    /// The pace of writes in the slowdown phase now, in PM Log bytes per second (it applies
+    /// only while `writes_slowed`).
+    pub delayed_write_rate: u64,
+    /// Time flushes spent merging PMTables into L1 (busy time, from reserving the inputs to
+    /// installing the outputs): with [`Stats::flush_bytes`], the flush throughput.
+    pub flush_micros: u64,
+    /// Completed flushes (PMTable → L1 merges).
     pub flushes: u64,
     /// Completed L1 → L2 compactions.
     pub compactions: u64,
@@ -107,6 +127,11 @@ pub struct Stats {
 }
 
 impl Stats {
+    /// Bytes flushes wrote to SSD (SSTs and value logs).
+    pub fn flush_bytes(&self) -> u64 {
+        self.flush_sst_bytes + self.flush_vlog_bytes
+    }
+
     /// Bytes written to SSD (SSTs, value logs, manifest).
     pub fn ssd_bytes_written(&self) -> u64 {
         self.flush_sst_bytes
@@ -151,8 +176,18 @@ impl fmt::Display for Stats {
         writeln!(f, "write amplification: {:.3}", self.write_amplification())?;
         writeln!(
             f,
-            "stall: {} us in {} stalls",
-            self.stall_micros, self.stall_count
+            "stall: {} us in {} stalls; slowdown: {} writes delayed {} us in {} slowdowns",
+            self.stall_micros,
+            self.stall_count,
+            self.delayed_writes,
+            self.delayed_write_micros,
+            self.slowdown_count
+        )?;
+        writeln!(
+            f,
+            "flush: {} bytes in {} us",
+            self.flush_bytes(),
+            self.flush_micros
         )?;
         writeln!(
             f,

@@ -2,7 +2,8 @@
 //! or GC-ing PMTables when it is full), then publish the new visible sequence.
 //!
 //! Writers are serialized by `write_lock`; a batch becomes visible to readers all at once when
-//! `visible_seq` advances past its last entry.
+//! `visible_seq` advances past its last entry. The slowdown step before `write_lock` and the
+//! stop when every PMTable is in use are in `stall.rs`.
 
 use super::batch::WriteBatch;
 use super::state::{DbInner, SuperVersion};
@@ -13,7 +14,6 @@ use crate::pmtable::log::{encoded_entry_len, LogEntry, PM_LOG_HEADER_LEN};
 use crate::pmtable::PmTable;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 /// Bytes a batch takes in a PM Log (entry headers included).
 fn encoded_batch_len(entries: &[LogEntry<'_>]) -> u64 {
@@ -24,8 +24,8 @@ fn encoded_batch_len(entries: &[LogEntry<'_>]) -> u64 {
 }
 
 impl DbInner {
-    /// Checks sizes before anything is written.
-    pub(crate) fn validate_batch(&self, batch: &WriteBatch) -> Result<()> {
+    /// Checks sizes before anything is written; returns the bytes the batch takes in a PM Log.
+    pub(crate) fn validate_batch(&self, batch: &WriteBatch) -> Result<u64> {
         let max_value = self.opts.max_value_size();
         let mut total = 0usize;
         for op in &batch.ops {
@@ -49,7 +49,7 @@ impl DbInner {
                 self.opts.pmtable_size
             )));
         }
-        Ok(())
+        Ok(total as u64)
     }
 
     /// Applies a batch; the caller holds `write_lock`.
@@ -70,15 +70,18 @@ impl DbInner {
                 value: &op.value,
             })
             .collect();
+        let need = encoded_batch_len(&entries);
         let mut mem = self.sv.load().mem.clone();
+        if opts.no_slowdown {
+            self.refuse_if_stop_due(&mem, need)?;
+        }
         while !self.fail_stop(mem.append_batch(&entries))? {
             mem = self.make_room(&entries)?;
         }
         if opts.sync {
             self.fail_stop(mem.commit())?;
         }
-        let pm_bytes = encoded_batch_len(&entries);
-        Counters::add(&self.counters.pm_bytes_written, pm_bytes);
+        Counters::add(&self.counters.pm_bytes_written, need);
         Counters::add(&self.counters.user_bytes, batch.user_bytes() as u64);
         Counters::add(&self.counters.user_writes, batch.len() as u64);
         self.visible_seq
@@ -181,40 +184,5 @@ impl DbInner {
             imms,
             version: cur.version.clone(),
         }));
-    }
-
-    /// Blocks while the immutables plus a new mutable would exceed `max_write_buffer_number`;
-    /// the blocked time is counted as stall micros.
-    fn wait_for_free_pmtable(&self) -> Result<()> {
-        let full = || self.sv.load().imms.len() + 1 >= self.opts.max_write_buffer_number;
-        if !full() {
-            return Ok(());
-        }
-        let start = Instant::now();
-        let mut g = self.bg_signal.lock();
-        while full() {
-            if self.shutting_down.load(Ordering::Acquire) {
-                return Err(Error::Closed);
-            }
-            if let Some(e) = self.bg_error.lock().as_ref() {
-                return Err(Error::Background(e.clone()));
-            }
-            if !self.opts.background_work {
-                // Nobody else flushes: do it here.
-                drop(g);
-                super::background::flush_one(self)?;
-                g = self.bg_signal.lock();
-                continue;
-            }
-            self.bg_cv.notify_all();
-            self.bg_cv.wait_for(&mut g, Duration::from_millis(50));
-        }
-        drop(g);
-        Counters::add(
-            &self.counters.stall_micros,
-            start.elapsed().as_micros() as u64,
-        );
-        Counters::add(&self.counters.stall_count, 1);
-        Ok(())
     }
 }

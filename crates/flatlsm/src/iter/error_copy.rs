@@ -23,6 +23,7 @@ pub(crate) fn copy_error(e: &Error) -> Error {
         Error::InvalidState(s) => Error::InvalidState(s.clone()),
         Error::Background(s) => Error::Background(s.clone()),
         Error::Closed => Error::Closed,
+        Error::WriteStall(s) => Error::WriteStall(s.clone()),
     }
 }
 

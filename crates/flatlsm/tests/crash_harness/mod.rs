@@ -219,7 +219,13 @@ pub fn apply(db: &Db, op: &Op) -> flatlsm::Result<()> {
                     None => b.delete(k),
                 };
             }
-            db.write(&WriteOptions { sync: *sync }, &b)
+            db.write(
+                &WriteOptions {
+                    sync: *sync,
+                    ..WriteOptions::default()
+                },
+                &b,
+            )
         }
         Op::Flush => db.flush(),
         Op::Compact => db.compact_range(None, None),
@@ -452,7 +458,10 @@ fn check_writes_after_recovery(dir: &Path, db: Db, opts: Options, state: &State,
     let mut keys = state.keys();
     let overwrite = keys.next().cloned().unwrap_or_else(|| b"key0000".to_vec());
     let deleted = keys.next().cloned();
-    let sync = WriteOptions { sync: true };
+    let sync = WriteOptions {
+        sync: true,
+        ..WriteOptions::default()
+    };
     db.put(&sync, &overwrite, b"written after recovery")
         .unwrap();
     if let Some(d) = &deleted {

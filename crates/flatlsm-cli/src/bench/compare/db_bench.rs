@@ -9,6 +9,7 @@
 //! recovered WAL).
 
 use super::super::config::BenchConfig;
+use super::super::cpu;
 use super::super::engine::EngineStats;
 use super::super::histogram::Summary;
 use super::super::outcome::{Outcome, Settle};
@@ -89,13 +90,19 @@ pub fn db_bench_args(
     v
 }
 
-fn run_db_bench(bin: &Path, args: &[String]) -> Result<(DbBenchOutput, f64), String> {
+/// Runs db_bench once; returns its parsed output, wall seconds and CPU seconds (user + system,
+/// from the growth of this process's `RUSAGE_CHILDREN`: the bench runs one child at a time).
+fn run_db_bench(bin: &Path, args: &[String]) -> Result<(DbBenchOutput, f64, Option<f64>), String> {
+    let cpu_before = cpu::children_cpu_seconds();
     let start = Instant::now();
     let out = Command::new(bin)
         .args(args)
         .output()
         .map_err(|e| format!("running {}: {e}", bin.display()))?;
     let secs = start.elapsed().as_secs_f64();
+    let cpu = cpu_before
+        .zip(cpu::children_cpu_seconds())
+        .map(|(a, b)| b - a);
     // The header (version, "Assertions are enabled") goes to stderr, results to stdout.
     let text = String::from_utf8_lossy(&out.stdout);
     let header = String::from_utf8_lossy(&out.stderr);
@@ -120,7 +127,7 @@ fn run_db_bench(bin: &Path, args: &[String]) -> Result<(DbBenchOutput, f64), Str
     if parsed.version.is_empty() {
         parsed.version = head.version;
     }
-    Ok((parsed, secs))
+    Ok((parsed, secs, cpu))
 }
 
 /// Runs every supported benchmark of `cfg` through db_bench; returns outcomes (engine
@@ -139,7 +146,7 @@ pub fn run(cfg: &BenchConfig, dirs: &DbBenchDirs) -> Result<(Vec<Outcome>, Strin
             continue;
         }
         let report = dirs.scratch.join(format!("db_bench-{bench}.csv"));
-        let (out, _) = run_db_bench(
+        let (out, _, cpu) = run_db_bench(
             bin,
             &db_bench_args(cfg, bench, dirs, existing, &report, seed),
         )?;
@@ -160,8 +167,9 @@ pub fn run(cfg: &BenchConfig, dirs: &DbBenchDirs) -> Result<(Vec<Outcome>, Strin
             &out,
             parse_report_csv(&csv, cfg.args.report_interval_seconds),
         )?;
+        o.measured.cpu_seconds = cpu;
         if WRITES.contains(&bench.as_str()) {
-            let (settle, secs) = run_db_bench(
+            let (settle, secs, _) = run_db_bench(
                 bin,
                 &db_bench_args(cfg, "waitforcompaction", dirs, true, &report, seed),
             )?;
@@ -210,6 +218,12 @@ fn outcome(
         },
         ssd_bytes: ssd_bytes(out),
         pm_bytes: t("rocksdb.wal.bytes"),
+        flush_bytes: t("rocksdb.flush.write.bytes"),
+        flush_micros: out
+            .histogram_sums
+            .get("rocksdb.db.flush.micros")
+            .copied()
+            .unwrap_or(0),
     };
     let measured = Measured {
         ops: r.ops,

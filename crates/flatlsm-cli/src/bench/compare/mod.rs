@@ -1,5 +1,6 @@
 //! `--compare rocksdb`: the same workload on RocksDB, through
-//! - the `rocksdb` crate in process (feature `rocksdb`; a release build of RocksDB 11.8), and
+//! - the `rocksdb` crate in process (feature `rocksdb`; a release build of RocksDB 11.8), plain
+//!   and with integrated BlobDB (`--rocksdb_blob`, default on), and
 //! - Debian's db_bench (`--db_bench`, default /usr/bin/db_bench) when it is installed,
 //!
 //! then one table per benchmark with both engines and the ratios. The plots (see
@@ -16,7 +17,7 @@ use serde_json::{json, Value};
 use std::path::PathBuf;
 
 /// Sibling directories (of the database directory) other engines use.
-pub const SIBLINGS: &[&str] = &["rocksdb", "db_bench", "db_bench-scratch"];
+pub const SIBLINGS: &[&str] = &["rocksdb", "rocksdb-blob", "db_bench", "db_bench-scratch"];
 
 /// `<pm_path>-<suffix>`: WAL directories next to the PM directory (same file system).
 fn pm_sibling(cfg: &BenchConfig, suffix: &str) -> Option<PathBuf> {
@@ -46,11 +47,7 @@ pub fn run(
         Err(note) => notes.push(note),
     }
     if cfg.args.db_bench.exists() {
-        let dirs = db_bench::DbBenchDirs {
-            db: work.sibling("db_bench"),
-            wal: pm_sibling(cfg, "db_bench-wal"),
-            scratch: work.sibling("db_bench-scratch"),
-        };
+        let dirs = db_bench_dirs(cfg, work);
         clear(&dirs.db, dirs.wal.as_ref())?;
         let (v, note) = db_bench::run(cfg, &dirs)?;
         if !cfg.args.keep_db {
@@ -75,10 +72,22 @@ pub fn run(
         if runs.len() > 1 {
             let t = table::table(&f.name, &runs);
             println!("{t}");
-            tables.push(json!({ "benchmark": f.name, "table": t }));
+            let mut j = table::table_json(&f.name, &runs);
+            j["table"] = json!(t);
+            tables.push(j);
         }
     }
     Ok((others, json!({ "notes": notes, "tables": tables })))
+}
+
+/// db_bench's directories: `<db>-db_bench`, its WAL next to the PM directory (in its database
+/// directory without `--pm_path`), and a scratch directory for its reports.
+fn db_bench_dirs(cfg: &BenchConfig, work: &WorkDir) -> db_bench::DbBenchDirs {
+    db_bench::DbBenchDirs {
+        db: work.sibling("db_bench"),
+        wal: pm_sibling(cfg, "db_bench-wal"),
+        scratch: work.sibling("db_bench-scratch"),
+    }
 }
 
 /// Removes a previous comparison database (and its WAL directory).
@@ -91,15 +100,44 @@ fn clear(db: &std::path::Path, wal: Option<&PathBuf>) -> Result<(), String> {
     Ok(())
 }
 
-/// In-process RocksDB; `Ok(Err(note))` when this build has no RocksDB.
+/// The in-process RocksDB engines: plain, then with integrated BlobDB (unless
+/// `--rocksdb_blob=0`); `Ok(Err(note))` when this build has no RocksDB.
 #[cfg(feature = "rocksdb")]
 fn run_in_process(
     cfg: &BenchConfig,
     work: &WorkDir,
 ) -> Result<Result<Vec<Outcome>, String>, String> {
+    let mut outcomes = Vec::new();
+    for (name, min_blob_size) in rocksdb_variants(cfg) {
+        outcomes.extend(run_rocksdb(cfg, work, name, min_blob_size)?);
+    }
+    Ok(Ok(outcomes))
+}
+
+/// (directory name, `min_blob_size`) of each in-process RocksDB engine. The blob threshold is
+/// FlatLSM's `kv_separation_threshold`, so both engines separate the same values.
+#[cfg(feature = "rocksdb")]
+fn rocksdb_variants(cfg: &BenchConfig) -> Vec<(&'static str, Option<u64>)> {
+    let mut v = vec![("rocksdb", None)];
+    if cfg.args.rocksdb_blob {
+        let threshold = cfg.options.kv_separation_threshold as u64;
+        v.push(("rocksdb-blob", Some(threshold)));
+    }
+    v
+}
+
+/// One in-process RocksDB engine in `<db>-<name>` with its WAL in `<pm_path>-<name>-wal`
+/// (in its database directory without `--pm_path`).
+#[cfg(feature = "rocksdb")]
+fn run_rocksdb(
+    cfg: &BenchConfig,
+    work: &WorkDir,
+    name: &str,
+    min_blob_size: Option<u64>,
+) -> Result<Vec<Outcome>, String> {
     use super::engine::{Engine, RocksDbEngine, RocksDbSetup};
-    let db = work.sibling("rocksdb");
-    let wal = pm_sibling(cfg, "rocksdb-wal");
+    let db = work.sibling(name);
+    let wal = pm_sibling(cfg, &format!("{name}-wal"));
     if !cfg.args.use_existing_db {
         clear(&db, wal.as_ref())?;
     }
@@ -109,6 +147,7 @@ fn run_in_process(
         max_write_buffer_number: o.max_write_buffer_number,
         block_cache_size: o.block_cache_size,
         background_jobs: o.flush_threads,
+        min_blob_size,
     };
     let mut engine = RocksDbEngine::open(&db, wal.as_deref(), &setup, cfg.args.sync)?;
     let result = super::suite::run_suite(cfg, &mut engine);
@@ -117,10 +156,10 @@ fn run_in_process(
     if !cfg.args.keep_db {
         clear(&db, wal.as_ref())?;
     }
-    Ok(Ok(outcomes))
+    Ok(outcomes)
 }
 
-/// In-process RocksDB; `Ok(Err(note))` when this build has no RocksDB.
+/// The in-process RocksDB engines; `Ok(Err(note))` when this build has no RocksDB.
 #[cfg(not(feature = "rocksdb"))]
 fn run_in_process(
     _cfg: &BenchConfig,
@@ -131,4 +170,66 @@ fn run_in_process(
             `cargo build --release -p flatlsm-cli --features rocksdb`; needs libclang-dev)"
             .into(),
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::flags::BenchFlags;
+    use clap::Parser;
+    use flatlsm::PmModeOption;
+
+    #[derive(Parser)]
+    struct Wrapper {
+        #[command(flatten)]
+        flags: BenchFlags,
+    }
+
+    fn resolve(args: &[&str]) -> BenchConfig {
+        let argv = std::iter::once("bench").chain(args.iter().copied());
+        BenchConfig::resolve(Wrapper::parse_from(argv).flags).unwrap()
+    }
+
+    #[test]
+    fn no_pm_disk_keeps_pm_logs_and_every_wal_on_the_database_disk() {
+        let cfg = resolve(&["--preset", "no-pm-disk", "--db", "/data/b/db"]);
+        let o = &cfg.options;
+        // PM Logs in <db>/pm (the engine's default), persisted with msync.
+        assert_eq!(
+            (o.pm_mode, &o.pm_path, &cfg.pm_path),
+            (PmModeOption::Msync, &None, &None)
+        );
+        assert_eq!(
+            (
+                o.pmtable_size,
+                o.max_write_buffer_number,
+                o.flush_immutable_num
+            ),
+            (256 << 20, 6, 4)
+        );
+        assert_eq!(
+            (o.l1_capacity, cfg.key_size, cfg.value_size),
+            (8 << 30, 16, 4096)
+        );
+        assert_eq!(cfg.num, super::super::preset::PAPER_SCALED_BYTES / 4112);
+        assert_eq!(cfg.benchmarks, ["fillrandom"]);
+        assert!(!cfg.args.sync, "RocksDB's WAL is not synced either");
+        // RocksDB's and db_bench's WALs stay in their database directories.
+        let work = WorkDir::new(cfg.args.db.as_deref());
+        assert_eq!(pm_sibling(&cfg, "rocksdb-wal"), None);
+        let dirs = db_bench_dirs(&cfg, &work);
+        assert_eq!((dirs.db, dirs.wal), ("/data/b/db-db_bench".into(), None));
+    }
+
+    #[test]
+    fn flags_override_the_no_pm_disk_preset() {
+        let cfg = resolve(&["--preset", "no-pm-disk", "--pm_mode", "auto", "--num", "10"]);
+        assert_eq!((cfg.options.pm_mode, cfg.num), (PmModeOption::Auto, 10));
+        let cfg = resolve(&["--preset=no-pm-disk", "--pm_path", "/data/pm"]);
+        assert_eq!(cfg.options.pm_mode, PmModeOption::Msync);
+        assert_eq!(
+            pm_sibling(&cfg, "rocksdb-wal"),
+            Some("/data/pm-rocksdb-wal".into())
+        );
+    }
 }

@@ -28,6 +28,8 @@ pub struct DbBenchOutput {
     pub histograms: Vec<ParsedHistogram>,
     /// STATISTICS tickers.
     pub tickers: BTreeMap<String, u64>,
+    /// The SUM of each STATISTICS histogram (e.g. `rocksdb.db.flush.micros`).
+    pub histogram_sums: BTreeMap<String, u64>,
     /// The "Assertions are enabled" warning was printed.
     pub assertions_enabled: bool,
     /// The RocksDB version line, e.g. "7.8.3".
@@ -54,6 +56,8 @@ pub fn parse_output(text: &str) -> DbBenchOutput {
             let (h, used) = parse_histogram(kind.trim_end_matches(':'), &lines[i + 1..]);
             out.histograms.push(h);
             i += used;
+        } else if let Some((name, sum)) = parse_histogram_sum(l) {
+            out.histogram_sums.insert(name, sum);
         } else if let Some((name, v)) = l.split_once(" COUNT : ") {
             if let Ok(v) = v.trim().parse() {
                 out.tickers.insert(name.trim().to_string(), v);
@@ -66,6 +70,14 @@ pub fn parse_output(text: &str) -> DbBenchOutput {
         i += 1;
     }
     out
+}
+
+/// A STATISTICS histogram line, `name P50 : .. P95 : .. P99 : .. P100 : .. COUNT : n SUM : s`:
+/// its name and SUM.
+fn parse_histogram_sum(line: &str) -> Option<(String, u64)> {
+    let (head, sum) = line.split_once(" SUM : ")?;
+    let name = head.split_whitespace().next()?;
+    Some((name.to_string(), sum.trim().parse().ok()?))
 }
 
 /// Parses the lines after "Microseconds per X:"; returns the histogram and lines consumed.
@@ -143,7 +155,8 @@ Percentiles: P50: 4.21 P75: 5.37 P99: 14.39 P99.9: 10583.33 P99.99: 50000.00\n\
 \n\
 STATISTICS:\n\
 rocksdb.stall.micros COUNT : 191506\n\
-rocksdb.compact.write.bytes COUNT : 8186865\n";
+rocksdb.compact.write.bytes COUNT : 8186865\n\
+rocksdb.db.flush.micros P50 : 2150.000000 P95 : 9000.000000 P99 : 9500.000000 P100 : 9612.000000 COUNT : 3 SUM : 13710\n";
 
     #[test]
     fn db_bench_output_parses() {
@@ -169,6 +182,8 @@ rocksdb.compact.write.bytes COUNT : 8186865\n";
         }
         assert_eq!(o.tickers["rocksdb.stall.micros"], 191506);
         assert_eq!(o.tickers["rocksdb.compact.write.bytes"], 8186865);
+        assert_eq!(o.histogram_sums["rocksdb.db.flush.micros"], 13710);
+        assert!(!o.tickers.contains_key("rocksdb.db.flush.micros"));
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! whether higher or lower is better.
 
 use super::super::outcome::Outcome;
+use serde_json::{json, Value};
 
 /// A metric row: name, extractor, and whether higher is better.
 struct Metric {
@@ -62,7 +63,56 @@ const METRICS: &[Metric] = &[
         value: |o| Some(o.stats.stall_micros as f64),
         higher_is_better: false,
     },
+    Metric {
+        name: "flush MB/s",
+        value: |o| o.stats.flush_mb_per_sec(),
+        higher_is_better: true,
+    },
+    Metric {
+        name: "CPU s / Mops",
+        value: |o| o.cpu_per_million_ops(),
+        higher_is_better: false,
+    },
 ];
+
+/// One row: the metric, each engine's value, and FlatLSM's ratio to each other engine.
+struct Row {
+    metric: &'static Metric,
+    values: Vec<Option<f64>>,
+    ratios: Vec<Option<f64>>,
+}
+
+impl Metric {
+    /// The interval count only says how long each run took: it has no ratio and no "better".
+    fn is_context(&self) -> bool {
+        self.name.ends_with("(context)")
+    }
+
+    fn row(&'static self, runs: &[&Outcome]) -> Row {
+        let values: Vec<Option<f64>> = runs.iter().map(|r| (self.value)(r)).collect();
+        let ratios = values[1..]
+            .iter()
+            .map(|v| match (values[0], *v) {
+                _ if self.is_context() => None,
+                (Some(a), Some(b)) if b != 0.0 => Some(a / b),
+                _ => None,
+            })
+            .collect();
+        Row {
+            metric: self,
+            values,
+            ratios,
+        }
+    }
+
+    fn verdict(&self) -> &'static str {
+        match (self.is_context(), self.higher_is_better) {
+            (true, _) => "",
+            (false, true) => "  (higher is better)",
+            (false, false) => "  (lower is better)",
+        }
+    }
+}
 
 fn cell(v: Option<f64>) -> String {
     match v {
@@ -74,40 +124,50 @@ fn cell(v: Option<f64>) -> String {
 
 /// The table for one benchmark: `runs[0]` is FlatLSM, the rest are compared against it.
 pub fn table(bench: &str, runs: &[&Outcome]) -> String {
-    let mut head = format!("{:<22}", format!("== {bench}"));
+    let mut out = format!("{:<22}", format!("== {bench}"));
     for r in runs {
-        head += &format!(" | {:>12}", r.engine);
+        out += &format!(" | {:>12}", r.engine);
     }
     for r in &runs[1..] {
-        head += &format!(" | {:>16}", format!("FlatLSM/{}", r.engine));
+        out += &format!(" | {:>16}", format!("FlatLSM/{}", r.engine));
     }
-    let mut out = head + "\n";
-    for m in METRICS {
-        let vals: Vec<Option<f64>> = runs.iter().map(|r| (m.value)(r)).collect();
-        let mut line = format!("{:<22}", m.name);
-        for v in &vals {
+    out += "\n";
+    for row in METRICS.iter().map(|m| m.row(runs)) {
+        let mut line = format!("{:<22}", row.metric.name);
+        for v in &row.values {
             line += &format!(" | {:>12}", cell(*v));
         }
-        for v in &vals[1..] {
-            let ratio = match (vals[0], *v) {
-                // The interval count only says how long each run took; a ratio means nothing.
-                _ if m.name.ends_with("(context)") => "-".into(),
-                (Some(a), Some(b)) if b != 0.0 => format!("{:.2}x", a / b),
-                _ => "-".into(),
-            };
-            line += &format!(" | {:>16}", ratio);
+        for r in &row.ratios {
+            let ratio = r.map_or_else(|| "-".to_string(), |x| format!("{x:.2}x"));
+            line += &format!(" | {ratio:>16}");
         }
-        line += if m.name.ends_with("(context)") {
-            ""
-        } else if m.higher_is_better {
-            "  (higher is better)"
-        } else {
-            "  (lower is better)"
-        };
         out += &line;
+        out += row.metric.verdict();
         out += "\n";
     }
     out
+}
+
+/// The same table as JSON: the engines, then per row the metric, each engine's value, FlatLSM's
+/// ratio to each other engine and whether higher is better (`null` where there is none).
+pub fn table_json(bench: &str, runs: &[&Outcome]) -> Value {
+    let rows: Vec<Value> = METRICS
+        .iter()
+        .map(|m| {
+            let row = m.row(runs);
+            json!({
+                "metric": m.name,
+                "values": row.values,
+                "flatlsm_ratios": row.ratios,
+                "higher_is_better": (!m.is_context()).then_some(m.higher_is_better),
+            })
+        })
+        .collect();
+    json!({
+        "benchmark": bench,
+        "engines": runs.iter().map(|r| r.engine.as_str()).collect::<Vec<_>>(),
+        "rows": rows,
+    })
 }
 
 #[cfg(test)]
@@ -148,5 +208,75 @@ mod tests {
             ctx.trim_end().ends_with('-') && !ctx.contains("better"),
             "{ctx}"
         );
+    }
+
+    /// An outcome of 1 s with `ops` operations, `cpu` CPU seconds and `mb` MB flushed in 2 s.
+    fn costed(engine: &str, ops: u64, cpu: f64, mb: u64) -> Outcome {
+        let mut r = o(engine, ops);
+        r.measured.cpu_seconds = Some(cpu);
+        r.stats.flush_bytes = mb << 20;
+        r.stats.flush_micros = 2_000_000;
+        r
+    }
+
+    fn cells<'a>(t: &'a str, row: &str) -> Vec<&'a str> {
+        let line = t.lines().find(|l| l.starts_with(row)).unwrap();
+        line.split('|').map(str::trim).collect()
+    }
+
+    #[test]
+    fn blob_engine_gets_its_column_and_flush_and_cpu_rows_their_ratios() {
+        let f = costed("FlatLSM", 2_000_000, 4.0, 400);
+        let r = costed("RocksDB", 1_000_000, 8.0, 100);
+        let b = costed("RocksDB+Blob", 1_000_000, 2.0, 200);
+        let t = table("fillrandom", &[&f, &r, &b]);
+        let head = t.lines().next().unwrap();
+        for col in ["RocksDB+Blob", "FlatLSM/RocksDB", "FlatLSM/RocksDB+Blob"] {
+            assert!(head.contains(col), "{head}");
+        }
+        // FlatLSM 200 MB/s, RocksDB 50, with blobs 100.
+        let flush = cells(&t, "flush MB/s");
+        assert_eq!(
+            flush[1..],
+            ["200", "50.000", "100", "4.00x", "2.00x  (higher is better)"]
+        );
+        // 2 s per million ops against 8 and 2.
+        let cpu = cells(&t, "CPU s / Mops");
+        assert_eq!(
+            cpu[1..],
+            [
+                "2.000",
+                "8.000",
+                "2.000",
+                "0.25x",
+                "1.00x  (lower is better)"
+            ]
+        );
+        let none = o("RocksDB", 1);
+        let t = table("readrandom", &[&o("FlatLSM", 1), &none]);
+        assert_eq!(
+            cells(&t, "flush MB/s")[1..],
+            ["-", "-", "-  (higher is better)"]
+        );
+    }
+
+    #[test]
+    fn table_json_holds_every_row_with_values_and_ratios() {
+        let f = costed("FlatLSM", 2_000_000, 4.0, 400);
+        let b = costed("RocksDB+Blob", 1_000_000, 2.0, 200);
+        let j = table_json("fillrandom", &[&f, &b]);
+        assert_eq!(j["engines"], json!(["FlatLSM", "RocksDB+Blob"]));
+        let rows = j["rows"].as_array().unwrap();
+        assert_eq!(rows.len(), METRICS.len());
+        let cpu = rows.iter().find(|r| r["metric"] == "CPU s / Mops").unwrap();
+        assert_eq!(cpu["values"], json!([2.0, 2.0]));
+        assert_eq!(cpu["flatlsm_ratios"], json!([1.0]));
+        assert_eq!(cpu["higher_is_better"], json!(false));
+        let ctx = rows
+            .iter()
+            .find(|r| r["metric"] == "intervals (context)")
+            .unwrap();
+        assert_eq!(ctx["flatlsm_ratios"], json!([null]));
+        assert_eq!(ctx["higher_is_better"], Value::Null);
     }
 }

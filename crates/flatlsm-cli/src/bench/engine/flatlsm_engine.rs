@@ -22,7 +22,10 @@ impl FlatLsmEngine {
             db: Some(db),
             dir: dir.to_path_buf(),
             options,
-            write: WriteOptions { sync },
+            write: WriteOptions {
+                sync,
+                ..WriteOptions::default()
+            },
         })
     }
 
@@ -105,10 +108,13 @@ impl Engine for FlatLsmEngine {
         };
         let s = db.stats();
         EngineStats {
-            stall_micros: s.stall_micros,
+            // Stopped and delayed time together, as RocksDB's `rocksdb.stall.micros` counts both.
+            stall_micros: s.stall_micros + s.delayed_write_micros,
             user_bytes: s.user_bytes,
             ssd_bytes: s.ssd_bytes_written(),
             pm_bytes: s.pm_bytes_written,
+            flush_bytes: s.flush_bytes(),
+            flush_micros: s.flush_micros,
         }
     }
 
@@ -122,14 +128,15 @@ impl Engine for FlatLsmEngine {
             ("flatlsm.number.keys.written", s.user_writes),
             ("flatlsm.pm.bytes.written", s.pm_bytes_written),
             ("flatlsm.pmtable.gc.bytes", s.pm_gc_bytes),
-            (
-                "flatlsm.flush.write.bytes",
-                s.flush_sst_bytes + s.flush_vlog_bytes,
-            ),
+            ("flatlsm.flush.write.bytes", s.flush_bytes()),
             ("flatlsm.compact.write.bytes", s.compaction_bytes),
             ("flatlsm.vlog.gc.bytes", s.vlog_gc_bytes),
             ("flatlsm.stall.micros", s.stall_micros),
             ("flatlsm.stall.count", s.stall_count),
+            ("flatlsm.delayed.writes", s.delayed_writes),
+            ("flatlsm.delayed.write.micros", s.delayed_write_micros),
+            ("flatlsm.slowdown.count", s.slowdown_count),
+            ("flatlsm.flush.micros", s.flush_micros),
             ("flatlsm.flushes", s.flushes),
             ("flatlsm.compactions", s.compactions),
         ]

@@ -16,7 +16,7 @@ pub use rocksdb_engine::{RocksDbEngine, RocksDbSetup};
 /// Counters an engine reports after a benchmark.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct EngineStats {
-    /// Microseconds writers spent stalled by the engine.
+    /// Microseconds writers spent stopped or delayed (slowdown) by the engine.
     pub stall_micros: u64,
     /// Bytes of keys and values the user wrote.
     pub user_bytes: u64,
@@ -24,9 +24,34 @@ pub struct EngineStats {
     pub ssd_bytes: u64,
     /// Bytes written to PM (PM Logs; RocksDB: WAL bytes when the WAL is on PM).
     pub pm_bytes: u64,
+    /// Bytes flushes wrote (FlatLSM: SSTs and value logs; RocksDB: `rocksdb.flush.write.bytes`,
+    /// blob files included with integrated BlobDB).
+    pub flush_bytes: u64,
+    /// Time flushes took (FlatLSM: `Stats::flush_micros`; RocksDB: the sum of the
+    /// `rocksdb.db.flush.micros` histogram).
+    pub flush_micros: u64,
 }
 
+/// Bytes in one MB of the MB/s figures (db_bench's MB).
+const MB: f64 = 1_048_576.0;
+
 impl EngineStats {
+    /// The counters of one benchmark: the stall and flush figures since `before` (the counters
+    /// when it started); byte totals stay cumulative, as write amplification is reported over
+    /// everything written since the database was created.
+    pub fn since(mut self, before: &EngineStats) -> EngineStats {
+        self.stall_micros = self.stall_micros.saturating_sub(before.stall_micros);
+        self.flush_bytes = self.flush_bytes.saturating_sub(before.flush_bytes);
+        self.flush_micros = self.flush_micros.saturating_sub(before.flush_micros);
+        self
+    }
+
+    /// Flush throughput: bytes flushed / time flushing, in MB/s (`None` without a flush).
+    pub fn flush_mb_per_sec(&self) -> Option<f64> {
+        (self.flush_micros > 0)
+            .then(|| self.flush_bytes as f64 / MB / (self.flush_micros as f64 / 1e6))
+    }
+
     /// SSD bytes written / user bytes (0 before any write).
     pub fn write_amplification(&self) -> f64 {
         if self.user_bytes == 0 {
@@ -34,6 +59,33 @@ impl EngineStats {
         } else {
             self.ssd_bytes as f64 / self.user_bytes as f64
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn per_benchmark_stats_subtract_stall_and_flush_figures_only() {
+        let before = EngineStats {
+            stall_micros: 5,
+            user_bytes: 100,
+            flush_bytes: 1 << 20,
+            flush_micros: 1_000_000,
+            ..EngineStats::default()
+        };
+        let after = EngineStats {
+            stall_micros: 7,
+            user_bytes: 300,
+            flush_bytes: 5 << 20,
+            flush_micros: 3_000_000,
+            ..EngineStats::default()
+        };
+        let b = after.since(&before);
+        assert_eq!((b.stall_micros, b.user_bytes), (2, 300));
+        assert_eq!(b.flush_mb_per_sec(), Some(2.0));
+        assert_eq!(EngineStats::default().flush_mb_per_sec(), None);
     }
 }
 

@@ -1,0 +1,358 @@
+//! Write stalls: a slowdown phase, then a stop, so that flushes catch up with writers.
+//!
+//! - **Slowdown** (RocksDB's delayed writes): while at least `Options::slowdown_trigger()`
+//!   immutable PMTables exist, writes are paced by a token bucket at the delayed write rate.
+//!   The rate (`DbInner::delayed_write_rate`) is `Options::delayed_write_rate` if set, else half
+//!   the PM Log bytes per second the latest flush drained, so the backlog of immutables shrinks
+//!   at least as fast as writes arrive (never below `MIN_DELAYED_WRITE_RATE`;
+//!   `DEFAULT_DELAYED_WRITE_RATE` before any flush was measured).
+//! - **Stop**: when every PMTable is in use (the immutables plus a new mutable table would exceed
+//!   `max_write_buffer_number`) and the mutable table is full, the writer waits for a flush.
+//! - A write with `WriteOptions::no_slowdown` fails with [`Error::WriteStall`] instead of being
+//!   delayed or waiting, and writes nothing.
+//!
+//! Each phase logs one line (`log` facade, naming the database and the cause) when it starts and
+//! one when it ends, never one per write. Slowdowns less than `EPISODE_GAP` apart are one
+//! episode, so its end line comes with the first look at the condition after that gap: a write,
+//! a flush, the persist timer or `Db::close`. `Stats` counts delayed writes and their delay,
+//! stops and their time.
+//!
+//! Locking: `StallControl::state` is a leaf lock held for bookkeeping only, never while waiting.
+//! Paced writers wait *before* they take `write_lock`, so they hold up no other writer (the
+//! bucket paces them all) and `no_slowdown` writers fail at once. A stopped writer waits holding
+//! `write_lock` (no write could proceed anyway) and sets `StallControl::stopped`, which
+//! `no_slowdown` writers check before queueing for that lock.
+
+use super::state::DbInner;
+use super::stats::Counters;
+use crate::error::{Error, Result};
+use crate::options::{WriteOptions, DEFAULT_DELAYED_WRITE_RATE, MIN_DELAYED_WRITE_RATE};
+use crate::pmtable::PmTable;
+use parking_lot::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+/// The largest burst a paced writer may make without waiting, as time at the delayed rate
+/// (RocksDB refills its write controller's credit every millisecond too).
+const BURST: Duration = Duration::from_millis(1);
+
+/// Slowdowns separated by less than this are one episode (one start and one end line): each
+/// flush ends the condition and the next PMTable switch may start it again, which with small
+/// PMTables would log a pair of lines per flush.
+const EPISODE_GAP: Duration = Duration::from_secs(1);
+
+/// Stall state of one database.
+#[derive(Default)]
+pub(crate) struct StallControl {
+    state: Mutex<SlowdownState>,
+    /// A writer waits for a free PMTable right now (the stop phase).
+    stopped: AtomicBool,
+    /// PM Log bytes per second the latest flush drained; 0 until a flush finished.
+    flush_rate: AtomicU64,
+}
+
+#[derive(Default)]
+struct SlowdownState {
+    /// The current slowdown episode; `None` outside the slowdown phase.
+    episode: Option<Episode>,
+    pacer: Pacer,
+}
+
+/// When a slowdown episode began, and the delay counters then (for its end line).
+struct Episode {
+    since: Instant,
+    /// Since when the slowdown condition no longer holds (the episode ends after
+    /// [`EPISODE_GAP`] of it); `None` while it holds.
+    clear_since: Option<Instant>,
+    delayed_writes: u64,
+    delay_micros: u64,
+}
+
+/// A token bucket in GCRA form (virtual scheduling): `tat` is when the bucket will be full
+/// again. A write of `b` bytes pushes `tat` by `b / rate` and waits until `tat` is within
+/// [`BURST`] of now, so writes average at most `rate`, in bursts of at most `rate × BURST`
+/// bytes. Reservations are made under a lock and waited out without it, so concurrent writers
+/// share the rate.
+#[derive(Default)]
+struct Pacer {
+    tat: Option<Instant>,
+}
+
+impl Pacer {
+    /// Reserves `bytes` at `rate` bytes/s; returns how long the writer must wait first.
+    fn reserve(&mut self, now: Instant, bytes: u64, rate: u64) -> Duration {
+        let cost = Duration::from_secs_f64(bytes as f64 / rate.max(1) as f64);
+        let tat = self.tat.map_or(now, |t| t.max(now)) + cost;
+        self.tat = Some(tat);
+        tat.saturating_duration_since(now + BURST)
+    }
+}
+
+impl DbInner {
+    /// The slowdown step of a write of `bytes` PM Log bytes, taken before `write_lock`:
+    /// refuses a `no_slowdown` write while writes are slowed or stopped, and paces any other
+    /// write in the slowdown phase. An empty batch writes nothing and passes.
+    pub(crate) fn admit_write(&self, opts: &WriteOptions, bytes: u64) -> Result<()> {
+        if bytes == 0 {
+            return Ok(());
+        }
+        if self.closed.load(Ordering::Acquire) {
+            // No episode may start after `close` ended the last one.
+            return Err(Error::Closed);
+        }
+        let slow = self.track_slowdown();
+        if opts.no_slowdown {
+            return self.refuse_if_stalled(slow);
+        }
+        if slow {
+            self.delay_write(bytes)?;
+        }
+        Ok(())
+    }
+
+    /// For a `no_slowdown` write holding `write_lock`: fails if appending `bytes` to `mem`
+    /// would wait for a free PMTable. A PMTable GC that could make room counts as a wait too
+    /// (it rewrites the table). Nothing was written when this fails.
+    pub(crate) fn refuse_if_stop_due(&self, mem: &PmTable, bytes: u64) -> Result<()> {
+        if self.all_pmtables_in_use() && !mem.has_room(bytes) {
+            return Err(self.stop_error());
+        }
+        Ok(())
+    }
+
+    /// True if the immutables plus a new mutable table would exceed `max_write_buffer_number`.
+    pub(crate) fn all_pmtables_in_use(&self) -> bool {
+        self.sv.load().imms.len() + 1 >= self.opts.max_write_buffer_number
+    }
+
+    fn stop_error(&self) -> Error {
+        Error::WriteStall(format!(
+            "all {} PMTables in use, waiting for flush",
+            self.opts.max_write_buffer_number
+        ))
+    }
+
+    fn refuse_if_stalled(&self, slow: bool) -> Result<()> {
+        if self.stall.stopped.load(Ordering::Acquire) {
+            return Err(self.stop_error());
+        }
+        if slow {
+            return Err(Error::WriteStall(format!(
+                "writes slowed down: at least {} immutable PMTables wait for flush",
+                self.opts.slowdown_trigger()
+            )));
+        }
+        Ok(())
+    }
+
+    /// A writer's look at the slowdown condition: starts, continues or ends the episode
+    /// (logging once at its start and once at its end); returns whether writes are slowed.
+    fn track_slowdown(&self) -> bool {
+        self.observe_slowdown(true)
+    }
+
+    /// The flush's and the persist timer's look: only ends an episode whose condition cleared
+    /// (episodes start with the first write they slow).
+    pub(crate) fn end_quiet_slowdown(&self) {
+        self.observe_slowdown(false);
+    }
+
+    /// The count is read under the state lock, so episodes follow the order in which callers
+    /// observed it.
+    fn observe_slowdown(&self, may_start: bool) -> bool {
+        let mut s = self.stall.state.lock();
+        let slow = self.slowdown_due();
+        let now = Instant::now();
+        match (&mut s.episode, slow) {
+            (None, true) if may_start => {
+                s.episode = Some(self.begin_slowdown(now));
+                s.pacer = Pacer::default();
+            }
+            (Some(e), true) => e.clear_since = None,
+            (Some(e), false) => {
+                let clear = *e.clear_since.get_or_insert(now);
+                if now.duration_since(clear) >= EPISODE_GAP {
+                    self.log_slowdown_end(e, clear);
+                    s.episode = None;
+                }
+            }
+            (None, _) => {}
+        }
+        slow
+    }
+
+    /// Ends the slowdown episode, if any, when the database closes.
+    pub(crate) fn finish_slowdown(&self) {
+        if let Some(e) = self.stall.state.lock().episode.take() {
+            self.log_slowdown_end(&e, e.clear_since.unwrap_or_else(Instant::now));
+        }
+    }
+
+    fn begin_slowdown(&self, now: Instant) -> Episode {
+        Counters::add(&self.counters.slowdown_count, 1);
+        log::warn!(
+            "write slowdown in {}: {} immutable PMTables (slowdown at {}), writes paced at {:.1} MB/s until flush catches up",
+            self.path.display(),
+            self.sv.load().imms.len(),
+            self.opts.slowdown_trigger(),
+            self.delayed_write_rate() as f64 / 1e6
+        );
+        Episode {
+            since: now,
+            clear_since: None,
+            delayed_writes: self.counters.delayed_writes.load(Ordering::Relaxed),
+            delay_micros: self.counters.delayed_write_micros.load(Ordering::Relaxed),
+        }
+    }
+
+    fn log_slowdown_end(&self, e: &Episode, ended: Instant) {
+        let writes = self.counters.delayed_writes.load(Ordering::Relaxed) - e.delayed_writes;
+        let micros = self.counters.delayed_write_micros.load(Ordering::Relaxed) - e.delay_micros;
+        log::info!(
+            "write slowdown in {} ended after {} ms: {writes} writes delayed by {} ms in total",
+            self.path.display(),
+            ended.saturating_duration_since(e.since).as_millis(),
+            micros / 1000
+        );
+    }
+
+    /// True while enough immutables wait for flush to slow writes down.
+    pub(crate) fn slowdown_due(&self) -> bool {
+        self.sv.load().imms.len() >= self.opts.slowdown_trigger()
+    }
+
+    /// True while a writer waits for a free PMTable (for `Stats`).
+    pub(crate) fn writes_stopped(&self) -> bool {
+        self.stall.stopped.load(Ordering::Acquire)
+    }
+
+    /// The pace of writes in the slowdown phase, in PM Log bytes per second (module docs).
+    pub(crate) fn delayed_write_rate(&self) -> u64 {
+        if let Some(rate) = self.opts.delayed_write_rate {
+            return rate;
+        }
+        match self.stall.flush_rate.load(Ordering::Relaxed) {
+            0 => DEFAULT_DELAYED_WRITE_RATE,
+            measured => (measured / 2).max(MIN_DELAYED_WRITE_RATE),
+        }
+    }
+
+    /// Waits out this write's share of the delayed rate; the wait ends early when the
+    /// slowdown does (a flush finished).
+    fn delay_write(&self, bytes: u64) -> Result<()> {
+        let rate = self.delayed_write_rate();
+        let start = Instant::now();
+        let delay = self.stall.state.lock().pacer.reserve(start, bytes, rate);
+        if delay.is_zero() {
+            return Ok(());
+        }
+        let waited = self.wait_while_slow(start + delay);
+        Counters::add(&self.counters.delayed_writes, 1);
+        let micros = start.elapsed().as_micros() as u64;
+        Counters::add(&self.counters.delayed_write_micros, micros);
+        waited
+    }
+
+    /// Sleeps until `deadline` unless the slowdown phase ends first. Flushes wake `bg_cv`
+    /// after they change the immutables, and the condition is tested under `bg_signal`, so
+    /// no wake-up is lost.
+    fn wait_while_slow(&self, deadline: Instant) -> Result<()> {
+        let mut g = self.bg_signal.lock();
+        while Instant::now() < deadline && self.slowdown_due() {
+            if self.shutting_down.load(Ordering::Acquire) {
+                return Err(Error::Closed);
+            }
+            self.bg_cv.wait_until(&mut g, deadline);
+        }
+        Ok(())
+    }
+
+    /// Records a finished flush of `pm_bytes` PM Log bytes that took `took`: its time for
+    /// `Stats`, its rate for pacing, and the end of a slowdown it brought about.
+    pub(crate) fn note_flush(&self, pm_bytes: u64, took: Duration) {
+        let micros = (took.as_micros() as u64).max(1);
+        Counters::add(&self.counters.flush_micros, micros);
+        let rate = pm_bytes.saturating_mul(1_000_000) / micros;
+        self.stall.flush_rate.store(rate, Ordering::Relaxed);
+        self.end_quiet_slowdown();
+    }
+
+    /// The stop phase: blocks while every PMTable is in use, logging when the stop starts and
+    /// ends; the blocked time is counted as stall micros. The caller holds `write_lock`.
+    pub(crate) fn wait_for_free_pmtable(&self) -> Result<()> {
+        if !self.all_pmtables_in_use() {
+            return Ok(());
+        }
+        log::warn!(
+            "write stall in {}: all {} PMTables in use ({} immutable), waiting for flush",
+            self.path.display(),
+            self.opts.max_write_buffer_number,
+            self.sv.load().imms.len()
+        );
+        self.stall.stopped.store(true, Ordering::Release);
+        let start = Instant::now();
+        let result = self.block_until_pmtable_free();
+        self.stall.stopped.store(false, Ordering::Release);
+        let took = start.elapsed();
+        Counters::add(&self.counters.stall_micros, took.as_micros() as u64);
+        Counters::add(&self.counters.stall_count, 1);
+        let outcome = result.as_ref().err().map(|e| format!(": {e}"));
+        log::info!(
+            "write stall in {} ended after {} ms{}",
+            self.path.display(),
+            took.as_millis(),
+            outcome.unwrap_or_default()
+        );
+        result
+    }
+
+    fn block_until_pmtable_free(&self) -> Result<()> {
+        let mut g = self.bg_signal.lock();
+        while self.all_pmtables_in_use() {
+            if self.shutting_down.load(Ordering::Acquire) {
+                return Err(Error::Closed);
+            }
+            if let Some(e) = self.bg_error.lock().as_ref() {
+                return Err(Error::Background(e.clone()));
+            }
+            if !self.opts.background_work {
+                // Nobody else flushes: do it here.
+                drop(g);
+                super::background::flush_one(self)?;
+                g = self.bg_signal.lock();
+                continue;
+            }
+            self.bg_cv.notify_all();
+            self.bg_cv.wait_for(&mut g, Duration::from_millis(50));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pacer_lets_a_burst_through_then_spaces_writes_at_the_rate() {
+        let mut p = Pacer::default();
+        let t0 = Instant::now();
+        // 1 MB/s: 500 bytes cost 0.5 ms, within the 1 ms burst.
+        assert_eq!(p.reserve(t0, 500, 1_000_000), Duration::ZERO);
+        assert_eq!(p.reserve(t0, 500, 1_000_000), Duration::ZERO);
+        // The bucket is empty now: the next 1000 bytes wait their full cost.
+        let d = p.reserve(t0, 1000, 1_000_000);
+        assert_eq!(d, Duration::from_millis(1));
+    }
+
+    #[test]
+    fn pacer_refills_while_idle_but_never_beyond_the_burst() {
+        let mut p = Pacer::default();
+        let t0 = Instant::now();
+        p.reserve(t0, 5000, 1_000_000);
+        let later = t0 + Duration::from_secs(10);
+        // Ten idle seconds leave a full bucket of 1 ms, not ten seconds of credit.
+        assert_eq!(p.reserve(later, 1000, 1_000_000), Duration::ZERO);
+        assert_eq!(p.reserve(later, 2000, 1_000_000), Duration::from_millis(2));
+    }
+}
