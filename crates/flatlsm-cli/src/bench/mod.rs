@@ -11,6 +11,7 @@ mod cpu;
 mod engine;
 mod fill;
 mod flags;
+mod flush_cost;
 mod histogram;
 mod intervals;
 mod json;

@@ -3,6 +3,7 @@
 use super::config::BenchConfig;
 use super::engine::{Direction, Engine, EngineStats};
 use super::fill::{fill, KeyOrder};
+use super::flush_cost::flush_cost;
 use super::histogram::Latencies;
 use super::outcome::{Outcome, Settle};
 use super::runner::{Measured, OpKind, Plan};
@@ -24,7 +25,7 @@ pub const DB_BENCH_NAMES: &[&str] = &[
 
 /// The benchmarks of this tool only.
 const OWN_NAMES: &[&str] = &[
-    "ycsba", "ycsbb", "ycsbc", "ycsbd", "ycsbe", "ycsbf", "reopen",
+    "ycsba", "ycsbb", "ycsbc", "ycsbd", "ycsbe", "ycsbf", "reopen", "flush",
 ];
 
 /// Runs every benchmark of `cfg` on `engine`; prints and returns the outcomes.
@@ -142,6 +143,7 @@ fn run_one(
         ),
         "updaterandom" => with_extra(mixed::update_random(e, reads, num, ks)?, true),
         "reopen" => return reopen(engine),
+        "flush" => with_extra(flush_cost(e)?, false),
         ycsb => {
             let table = table.ok_or("YCSB table not loaded")?;
             with_extra(ycsb_workload::run(ycsb, e, reads, table)?, true)

@@ -165,6 +165,13 @@ impl Engine for FlatLsmEngine {
         self.db.as_ref().map(|d| d.stats().pmtable_bytes)
     }
 
+    fn flush_pmtables(&self) -> Result<u64, String> {
+        let db = self.db()?;
+        let bytes = db.stats().pmtable_bytes;
+        db.flush().map_err(err)?;
+        Ok(bytes)
+    }
+
     fn close(&mut self) -> Result<(), String> {
         match self.db.take() {
             Some(db) => db.close().map_err(err),

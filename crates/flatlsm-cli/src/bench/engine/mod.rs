@@ -130,4 +130,8 @@ pub trait Engine: Sync {
     fn recovery_bytes(&self) -> Option<u64>;
     /// Closes the database.
     fn close(&mut self) -> Result<(), String>;
+    /// Flushes every write buffer (FlatLSM: all PMTables) to SSD; returns the bytes they held.
+    fn flush_pmtables(&self) -> Result<u64, String> {
+        Err(format!("{} cannot run the flush benchmark", self.name()))
+    }
 }
