@@ -103,7 +103,7 @@ pub fn compare_internal_keys(a: &[u8], b: &[u8]) -> Ordering {
 }
 
 /// An owned internal key with the internal-key order, for use in ordered containers.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct InternalKey(pub Vec<u8>);
 
 impl InternalKey {

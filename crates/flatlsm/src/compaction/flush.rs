@@ -127,8 +127,8 @@ fn flush_range(
     oldest_snapshot: u64,
 ) -> Result<(Vec<FileMeta>, Option<VlogMeta>)> {
     let mine = in_range(candidates, range);
-    let children: Vec<Box<dyn InternalIterator>> = vec![
-        Box::new(table.iter()),
+    let children: Vec<Box<dyn InternalIterator + '_>> = vec![
+        Box::new(table.cursor()),
         Box::new(LevelIterator::new(mine, db.table_cache.clone())),
     ];
     let mut merged = MergingIterator::new(children);

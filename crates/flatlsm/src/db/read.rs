@@ -88,7 +88,7 @@ impl DbInner {
     }
 
     /// A merged cursor over every source of `sv`, newest first.
-    pub(crate) fn internal_iter(&self, sv: &SuperVersion) -> MergingIterator {
+    pub(crate) fn internal_iter(&self, sv: &SuperVersion) -> MergingIterator<'static> {
         let mut children: Vec<Box<dyn InternalIterator>> = Vec::new();
         children.push(Box::new(sv.mem.iter()));
         for t in &sv.imms {

@@ -23,16 +23,17 @@ enum Direction {
     Reverse,
 }
 
-/// The merged view of several sorted sources.
-pub struct MergingIterator {
-    children: Vec<Box<dyn InternalIterator>>,
+/// The merged view of several sorted sources. `'a` bounds what the children may borrow (a
+/// flush merges a cursor that borrows its PMTable; the database iterator's are `'static`).
+pub struct MergingIterator<'a> {
+    children: Vec<Box<dyn InternalIterator + 'a>>,
     current: Option<usize>,
     direction: Direction,
 }
 
-impl MergingIterator {
+impl<'a> MergingIterator<'a> {
     /// Merges `children`, newest source first.
-    pub fn new(children: Vec<Box<dyn InternalIterator>>) -> Self {
+    pub fn new(children: Vec<Box<dyn InternalIterator + 'a>>) -> Self {
         MergingIterator {
             children,
             current: None,
@@ -105,7 +106,7 @@ impl MergingIterator {
     }
 }
 
-impl InternalIterator for MergingIterator {
+impl InternalIterator for MergingIterator<'_> {
     fn valid(&self) -> bool {
         self.current.is_some()
     }

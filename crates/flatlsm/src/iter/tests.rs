@@ -49,7 +49,7 @@ fn merged_model(children: &[Entries]) -> Entries {
     all.into_iter().map(|(_, e)| e.clone()).collect()
 }
 
-fn merging(children: &[Entries]) -> MergingIterator {
+fn merging(children: &[Entries]) -> MergingIterator<'static> {
     let boxed: Vec<Box<dyn InternalIterator>> = children
         .iter()
         .map(|c| Box::new(VecIterator::new(c.clone())) as Box<dyn InternalIterator>)

@@ -26,6 +26,13 @@
 //! batch is all-or-nothing, the surviving entries are a prefix of the append order, a process
 //! crash loses nothing, and a power failure loses at most the unpersisted tail.
 //!
+//! # Checksums: verified at most once per process
+//! An entry's crc guards the bytes between the process that wrote them and the one that reads
+//! them back after a restart. Within one process it is checked at most once: an entry appended
+//! here was encoded here, and an entry recovered at open was verified by the recovery scan. Both
+//! hand out an [`EntryOffset`] (only this module can make one), and [`PmLog::entry_at`] reads
+//! such an offset without the crc; [`PmLog::read_entry`] takes any offset and always verifies.
+//!
 //! # Concurrency
 //! One [`PmLogWriter`] appends; any number of threads read through the shared [`PmLog`]. Readers
 //! read only below the *readable* tail (an atomic the writer releases after copying bytes to the
@@ -48,7 +55,9 @@ use std::sync::Arc;
 use crate::error::{Error, Result};
 use crate::pm::{PmDevice, PmMode, PmRegion};
 use crate::types::{SequenceNumber, ValueKind, MAX_SEQUENCE};
-use format::{FLAG_GC_COMPLETE, OFF_FLAGS, OFF_USED_SIZE, OFF_WRITTEN_SIZE};
+use format::{
+    decode_entry_unverified, FLAG_GC_COMPLETE, OFF_FLAGS, OFF_USED_SIZE, OFF_WRITTEN_SIZE,
+};
 
 /// Size of the PM Log header.
 pub const PM_LOG_HEADER_LEN: usize = 64;
@@ -71,6 +80,44 @@ pub struct LogEntry<'a> {
     pub key: &'a [u8],
     /// The value bytes.
     pub value: &'a [u8],
+}
+
+/// The offset of an entry whose bytes this process knows to be intact: [`PmLogWriter::append_batch`]
+/// encoded it, or the recovery scan ([`PmLog::for_each_entry`]) verified its crc. Only this
+/// module makes one, so [`PmLog::entry_at`] may skip the crc (module documentation).
+///
+/// Invariant: an `EntryOffset` is only given back to the log that produced it (a PMTable indexes
+/// exactly one log). Lengths are still checked on every read, so misuse is an error, never a
+/// panic or an out-of-bounds read.
+///
+/// ```compile_fail
+/// // Offsets from anywhere else cannot be made into trusted ones.
+/// let trusted = flatlsm::pmtable::log::EntryOffset(64);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct EntryOffset(u64);
+
+impl EntryOffset {
+    /// The file offset.
+    pub fn get(self) -> u64 {
+        self.0
+    }
+}
+
+impl From<EntryOffset> for u64 {
+    fn from(at: EntryOffset) -> u64 {
+        at.0
+    }
+}
+
+/// Where an entry's value lies in the log's region, from [`PmLog::value_span`]; lets a cursor
+/// keep its position without a borrow and read the bytes later with [`PmLog::value_bytes`].
+/// Only this module makes one, so a span always lies below the readable tail (bytes that never
+/// change again). The default span is empty.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ValueSpan {
+    start: usize,
+    len: usize,
 }
 
 /// The file name of log `number`: `format!("{number:06}.pmlog")`.
@@ -233,7 +280,38 @@ impl PmLog {
     /// Decodes the entry at `offset`, verifying its crc ([`Error::Corruption`] with file and
     /// offset on mismatch). `offset` must be below the readable tail (entries still in the
     /// Buffer Log are not readable here): otherwise [`Error::InvalidArgument`].
-    pub fn read_entry(&self, offset: u64) -> Result<LogEntry<'_>> {
+    pub fn read_entry(&self, offset: impl Into<u64>) -> Result<LogEntry<'_>> {
+        let offset = offset.into();
+        let bytes = self.readable_from(offset)?;
+        let seed = entry_crc_seed(self.version, self.number);
+        decode_entry(bytes, offset, seed, &self.path).map(|(e, _)| e)
+    }
+
+    /// Decodes the entry at `at` without verifying its crc: this process wrote or already
+    /// verified it (see [`EntryOffset`]). Lengths are checked ([`Error::Corruption`] if the
+    /// entry would run past the readable tail).
+    pub fn entry_at(&self, at: EntryOffset) -> Result<LogEntry<'_>> {
+        let bytes = self.readable_from(at.0)?;
+        decode_entry_unverified(bytes, at.0, &self.path).map(|(e, _)| e)
+    }
+
+    /// Where the value of the entry at `at` lies (read as [`PmLog::entry_at`] does).
+    pub fn value_span(&self, at: EntryOffset) -> Result<ValueSpan> {
+        let e = self.entry_at(at)?;
+        let start = at.0 as usize + ENTRY_HEADER_LEN + e.key.len();
+        Ok(ValueSpan {
+            start,
+            len: e.value.len(),
+        })
+    }
+
+    /// The bytes of a span [`PmLog::value_span`] of this log returned.
+    pub fn value_bytes(&self, span: ValueSpan) -> &[u8] {
+        self.region.read(span.start, span.len)
+    }
+
+    /// The readable bytes from `offset` on; [`Error::InvalidArgument`] outside `[64, tail)`.
+    fn readable_from(&self, offset: u64) -> Result<&[u8]> {
         let end = self.readable.load(Ordering::Acquire);
         if offset < PM_LOG_HEADER_LEN as u64 || offset >= end {
             return Err(Error::InvalidArgument(format!(
@@ -241,22 +319,21 @@ impl PmLog {
                 self.path.display()
             )));
         }
-        let bytes = self.region.read(offset as usize, (end - offset) as usize);
-        let seed = entry_crc_seed(self.version, self.number);
-        decode_entry(bytes, offset, seed, &self.path).map(|(e, _)| e)
+        Ok(self.region.read(offset as usize, (end - offset) as usize))
     }
 
     /// Recovery scan: every entry the recovery rule accepts, in order (see
     /// [`for_each_entry_in`]); damage below `used_size` is [`Error::Corruption`] naming the
     /// file and the entry's offset. Stops at the first error returned by `f`. Reads only: call
     /// [`PmLog::adopt_tail`] with the result to make the accepted end durable and readable.
+    /// The offsets passed to `f` are [`EntryOffset`]s: the scan verified their crcs.
     pub fn for_each_entry(
         &self,
-        f: impl FnMut(u64, LogEntry<'_>) -> Result<()>,
+        mut f: impl FnMut(EntryOffset, LogEntry<'_>) -> Result<()>,
     ) -> Result<LogExtent> {
         let h = self.header();
         let log = self.region.read(0, self.region.len());
-        for_each_entry_in(log, &h, &self.path, f)
+        for_each_entry_in(log, &h, &self.path, |offset, e| f(EntryOffset(offset), e))
     }
 
     /// Takes the end found by recovery as the log's end in memory: readers may read up to it.
@@ -386,11 +463,11 @@ impl PmLogWriter {
     }
 
     /// Appends a batch (all-or-nothing after a crash) and returns the file offset of each
-    /// entry. `Ok(None)` when it does not fit (nothing written); [`Error::InvalidArgument`] for
+    /// entry (trusted: this writer encoded them, see [`EntryOffset`]). `Ok(None)` when it does not fit (nothing written); [`Error::InvalidArgument`] for
     /// a key or value longer than `u32::MAX` or a sequence above [`MAX_SEQUENCE`]. On return
     /// the batch is readable and survives a process crash; it is durable against power failure
     /// once persisted (module documentation, step 3).
-    pub fn append_batch(&mut self, entries: &[LogEntry<'_>]) -> Result<Option<Vec<u64>>> {
+    pub fn append_batch(&mut self, entries: &[LogEntry<'_>]) -> Result<Option<Vec<EntryOffset>>> {
         let size = self.batch_len(entries)?;
         if entries.is_empty() {
             return Ok(Some(Vec::new()));
@@ -403,7 +480,7 @@ impl PmLogWriter {
         let mut scratch = std::mem::take(&mut self.scratch);
         scratch.clear();
         for (i, e) in entries.iter().enumerate() {
-            offsets.push(self.written + scratch.len() as u64);
+            offsets.push(EntryOffset(self.written + scratch.len() as u64));
             encode_entry(e, i + 1 == entries.len(), self.crc_seed, &mut scratch);
         }
         self.copy_to_region(&scratch);

@@ -2,12 +2,15 @@
 //! entries. They are FlatLSM's L0: one mutable and several immutable tables.
 //!
 //! - [`log`]: the PM Log and its Buffer Log (format, persist order, recovery scan).
-//! - [`table`]: the DRAM skiplist index over one log, point lookups, iteration and GC.
+//! - [`table`]: the DRAM skiplist index over one log, point lookups and GC.
+//! - [`cursor`]: cursors over a table in internal-key order (owning, and borrowing for flushes).
 //! - [`pool`]: PM Logs of retired tables, recycled for new ones.
 
+pub mod cursor;
 pub mod log;
 pub mod pool;
 pub mod table;
 
+pub use cursor::{PmTableCursor, PmTableIterator};
 pub use pool::PmLogPool;
-pub use table::{MemLookup, PmTable, PmTableIterator};
+pub use table::{MemLookup, PmTable};

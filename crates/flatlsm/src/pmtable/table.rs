@@ -5,17 +5,21 @@
 //!   every batch to the mapping before it is indexed; see `log.rs`).
 //! - Keys are copied into the index (a skiplist node needs them for comparisons); values stay
 //!   in the log. After recovery every slot is a PM offset: copy-free recovery (paper 4.2.3).
+//! - Every slot holds an [`EntryOffset`] the log handed out (append or recovery scan), so reads
+//!   through the index skip the entry crc: it was checked once already (see `log.rs`).
+//! - Index entries are never removed, so a skiplist entry a cursor holds stays valid.
 //! - One writer at a time (the `writer` mutex); readers never lock: the skiplist is lock-free
 //!   and an entry is inserted only after its bytes are written.
 //!
 //! Thread-safety: `PmTable` is `Send + Sync`; share it as `Arc<PmTable>`.
 
+use super::cursor::{PmTableCursor, PmTableIterator};
 use super::log::{
-    encoded_entry_len, log_file_name, LogEntry, LogExtent, PmLog, PmLogWriter, PM_LOG_HEADER_LEN,
+    encoded_entry_len, log_file_name, EntryOffset, LogEntry, LogExtent, PmLog, PmLogWriter,
+    ValueSpan, PM_LOG_HEADER_LEN,
 };
 use crate::compaction::filter::VersionFilter;
 use crate::error::{Error, Result};
-use crate::iter::{copy_error, InternalIterator};
 use crate::pm::PmDevice;
 use crate::sst::bloom::{bloom_hash, BloomFilter};
 use crate::types::{parse_internal_key, InternalKey, SequenceNumber, ValueKind, KIND_FOR_SEEK};
@@ -28,8 +32,8 @@ use std::sync::{Arc, OnceLock};
 /// Where an indexed entry lives: its offset in the PM Log, with the value length kept so
 /// live-size accounting never has to read the entry back.
 #[derive(Debug)]
-struct Slot {
-    offset: u64,
+pub(super) struct Slot {
+    offset: EntryOffset,
     value_len: usize,
 }
 
@@ -264,11 +268,24 @@ impl PmTable {
         if kind == Some(ValueKind::Deletion) {
             return Ok(Some(MemLookup::Deleted));
         }
-        Ok(Some(MemLookup::Value(self.read_value(entry.value())?)))
+        Ok(Some(MemLookup::Value(
+            self.value_of(entry.value())?.to_vec(),
+        )))
     }
 
-    fn read_value(&self, slot: &Slot) -> Result<Vec<u8>> {
-        Ok(self.log.read_entry(slot.offset)?.value.to_vec())
+    /// The value bytes of an indexed entry, borrowed from the log (no crc: see `EntryOffset`).
+    pub(super) fn value_of(&self, slot: &Slot) -> Result<&[u8]> {
+        Ok(self.log.entry_at(slot.offset)?.value)
+    }
+
+    /// Where the value of an indexed entry lies in the log.
+    pub(super) fn value_span(&self, slot: &Slot) -> Result<ValueSpan> {
+        self.log.value_span(slot.offset)
+    }
+
+    /// The skiplist index (for the cursors in `cursor.rs`).
+    pub(super) fn index(&self) -> &SkipMap<InternalKey, Slot> {
+        &self.index
     }
 
     /// Number of index entries (all versions).
@@ -347,15 +364,16 @@ impl PmTable {
         points
     }
 
-    /// A cursor over the table in internal-key order.
+    /// A cursor over the table in internal-key order that owns a handle to the table (for
+    /// the database iterator; see [`PmTableIterator`]).
     pub fn iter(self: &Arc<Self>) -> PmTableIterator {
-        PmTableIterator {
-            table: self.clone(),
-            key: Vec::new(),
-            value: Vec::new(),
-            valid: false,
-            error: None,
-        }
+        PmTableIterator::new(self.clone())
+    }
+
+    /// A cursor that borrows the table and walks the skiplist without re-seeking or copying:
+    /// keys are borrowed from the index and values from the PM Log (for flushes).
+    pub fn cursor(&self) -> PmTableCursor<'_> {
+        PmTableCursor::new(self)
     }
 
     /// PMTable GC (paper 4.2.2): copies the versions some reader can still see into a fresh
@@ -385,12 +403,11 @@ impl PmTable {
         for e in self.gc_survivors(oldest_snapshot) {
             let p = parse_internal_key(e.key().as_bytes())
                 .ok_or_else(|| Error::InvalidState("bad key in PMTable index".into()))?;
-            let value = self.read_value(e.value())?;
             let entry = LogEntry {
                 seq: p.seq,
                 kind: p.kind,
                 key: p.user_key,
-                value: &value,
+                value: self.value_of(e.value())?,
             };
             if !fresh.append_batch(&[entry])? {
                 return Err(Error::InvalidState(
@@ -421,86 +438,6 @@ impl PmTable {
             .map(|e| log_len(e.key().user_key(), e.value()))
             .sum();
         PM_LOG_HEADER_LEN as u64 + entries
-    }
-}
-
-/// Cursor over a PMTable. It re-seeks by key on every step, so it needs no borrow of the
-/// skiplist and stays valid while writers insert (it sees entries inserted after it started
-/// that sort after its position; the database iterator filters them by sequence).
-pub struct PmTableIterator {
-    table: Arc<PmTable>,
-    key: Vec<u8>,
-    value: Vec<u8>,
-    valid: bool,
-    error: Option<Error>,
-}
-
-impl PmTableIterator {
-    /// Makes `found` (an index entry, if any) the current position; invalid if `None`.
-    fn load_entry(&mut self, found: Option<crossbeam_skiplist::map::Entry<'_, InternalKey, Slot>>) {
-        self.valid = false;
-        if let Some(e) = found {
-            match self.table.read_value(e.value()) {
-                Ok(v) => {
-                    self.key = e.key().as_bytes().to_vec();
-                    self.value = v;
-                    self.valid = true;
-                }
-                Err(err) => self.error = Some(err),
-            }
-        }
-    }
-
-    /// Moves to the first entry within `bound` (from below).
-    fn load(&mut self, bound: Bound<&InternalKey>) {
-        let table = self.table.clone();
-        self.load_entry(table.index.lower_bound(bound));
-    }
-
-    /// Moves to the last entry within `bound` (from above).
-    fn load_back(&mut self, bound: Bound<&InternalKey>) {
-        let table = self.table.clone();
-        self.load_entry(table.index.upper_bound(bound));
-    }
-}
-
-impl InternalIterator for PmTableIterator {
-    fn valid(&self) -> bool {
-        self.valid
-    }
-    fn seek_to_first(&mut self) {
-        self.load(Bound::Unbounded);
-    }
-    fn seek(&mut self, target: &[u8]) {
-        let t = InternalKey(target.to_vec());
-        self.load(Bound::Included(&t));
-    }
-    fn next(&mut self) {
-        let cur = InternalKey(std::mem::take(&mut self.key));
-        self.load(Bound::Excluded(&cur));
-    }
-    fn seek_to_last(&mut self) {
-        self.load_back(Bound::Unbounded);
-    }
-    fn prev(&mut self) {
-        let cur = InternalKey(std::mem::take(&mut self.key));
-        self.load_back(Bound::Excluded(&cur));
-    }
-    fn seek_for_prev(&mut self, target: &[u8]) {
-        let t = InternalKey(target.to_vec());
-        self.load_back(Bound::Included(&t));
-    }
-    fn key(&self) -> &[u8] {
-        &self.key
-    }
-    fn value(&self) -> &[u8] {
-        &self.value
-    }
-    fn status(&self) -> Result<()> {
-        match &self.error {
-            Some(e) => Err(copy_error(e)),
-            None => Ok(()),
-        }
     }
 }
 

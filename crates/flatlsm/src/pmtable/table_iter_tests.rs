@@ -1,11 +1,13 @@
-//! PMTable cursor in both directions, over a simulated PM device: values still in the DRAM
-//! Buffer Log and values already on PM, several versions per key, tombstones.
+//! PMTable cursors in both directions, over a simulated PM device: values still in the DRAM
+//! Buffer Log and values already on PM, several versions per key, tombstones. The borrowing
+//! cursor (flushes) must produce exactly what the owning, re-seeking iterator produces.
 
 use super::{LogEntry, PmTable};
 use crate::iter::walk_check::{check_random_walk, check_reverse_scan};
 use crate::iter::InternalIterator;
 use crate::pm::simulated::SimulatedPmDevice;
 use crate::types::{compare_internal_keys, make_internal_key, ValueKind};
+use proptest::prelude::*;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use std::sync::Arc;
@@ -15,12 +17,17 @@ type Entry = (Vec<u8>, Vec<u8>);
 
 /// A table filled with random batches; returns it and its entries in internal-key order.
 fn filled_table(seed: u64) -> (Arc<PmTable>, Vec<Entry>) {
+    filled_table_of(seed, 150)
+}
+
+/// A table filled with `batches` random batches (see [`filled_table`]).
+fn filled_table_of(seed: u64, batches: usize) -> (Arc<PmTable>, Vec<Entry>) {
     let device = SimulatedPmDevice::new();
     let table = PmTable::create(&*device, 1, 1 << 20, None).unwrap();
     let mut rng = StdRng::seed_from_u64(seed);
     let mut model = Vec::new();
     let mut seq = 0;
-    for _ in 0..150 {
+    for _ in 0..batches {
         let batch: Vec<(String, u64, ValueKind, Vec<u8>)> = (0..rng.gen_range(1..4))
             .map(|_| {
                 seq += 1;
@@ -109,4 +116,71 @@ fn pmtable_filter_is_built_only_when_sealed_and_never_hides_a_key() {
         })
         .count();
     assert_eq!(absent, 1000);
+}
+
+/// Every (key, value) a full forward pass yields.
+fn forward(it: &mut dyn InternalIterator) -> Vec<Entry> {
+    let mut out = Vec::new();
+    it.seek_to_first();
+    while it.valid() {
+        out.push((it.key().to_vec(), it.value().to_vec()));
+        it.next();
+    }
+    it.status().unwrap();
+    out
+}
+
+#[test]
+fn pmtable_cursor_reverse_scan_and_random_walk_match_the_model() {
+    let (table, model) = filled_table(11);
+    check_reverse_scan(&mut table.cursor(), &model);
+    for seed in 12..15 {
+        let (table, model) = filled_table(seed);
+        check_random_walk(&mut table.cursor(), &model, seed, 1500);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    /// Borrowed iteration equals the owning iterator's on random tables, sealed or not.
+    #[test]
+    fn borrowed_cursor_equals_owning_iterator(seed in any::<u64>(), batches in 0usize..120, seal: bool) {
+        let (table, model) = filled_table_of(seed, batches);
+        if seal {
+            table.seal().unwrap();
+        }
+        let owned = forward(&mut table.iter());
+        let borrowed = forward(&mut table.cursor());
+        prop_assert!(owned == model);
+        prop_assert!(borrowed == owned);
+    }
+}
+
+/// A cursor on a mutable table stays valid and sorted while a writer inserts, and sees every
+/// entry that was there when it started.
+#[test]
+fn pmtable_cursor_walks_a_table_a_writer_is_filling() {
+    let (table, before) = filled_table(21);
+    let writer = {
+        let table = table.clone();
+        std::thread::spawn(move || {
+            for i in 0..2000u64 {
+                let key = format!("k{:04}", i % 300);
+                let e = LogEntry {
+                    seq: 10_000 + i,
+                    kind: ValueKind::Value,
+                    key: key.as_bytes(),
+                    value: b"new",
+                };
+                assert!(table.append_batch(&[e]).unwrap());
+            }
+        })
+    };
+    let seen = forward(&mut table.cursor());
+    writer.join().unwrap();
+    assert!(seen
+        .windows(2)
+        .all(|w| compare_internal_keys(&w[0].0, &w[1].0).is_lt()));
+    assert!(before.iter().all(|e| seen.contains(e)));
 }

@@ -205,6 +205,33 @@ pub fn decode_entry<'a>(
     crc_seed: u32,
     path: &Path,
 ) -> Result<(LogEntry<'a>, usize)> {
+    let total = entry_extent(bytes, offset, path)?;
+    let stored = u32_at(bytes, 0);
+    let computed = crc32c_extend(crc_seed, &bytes[4..total]);
+    if stored != computed {
+        return Err(Error::corruption(
+            path,
+            offset,
+            format!("PM log entry crc mismatch: stored {stored:#010x}, computed {computed:#010x}"),
+        ));
+    }
+    parse_entry(&bytes[..total], offset, path)
+}
+
+/// Like [`decode_entry`] without the crc: for entries this process already verified or wrote
+/// (see `EntryOffset` in `log.rs`). Every length is still checked, so it never panics and never
+/// reads past `bytes`.
+pub(super) fn decode_entry_unverified<'a>(
+    bytes: &'a [u8],
+    offset: u64,
+    path: &Path,
+) -> Result<(LogEntry<'a>, usize)> {
+    let total = entry_extent(bytes, offset, path)?;
+    parse_entry(&bytes[..total], offset, path)
+}
+
+/// The encoded length of the entry at the start of `bytes`, checked to fit in `bytes`.
+fn entry_extent(bytes: &[u8], offset: u64, path: &Path) -> Result<usize> {
     let bad = |detail: String| Error::corruption(path, offset, detail);
     if bytes.len() < ENTRY_HEADER_LEN {
         return Err(bad(format!(
@@ -222,14 +249,12 @@ pub fn decode_entry<'a>(
             bytes.len()
         )));
     }
-    let total = total as usize;
-    let stored = u32_at(bytes, 0);
-    let computed = crc32c_extend(crc_seed, &bytes[4..total]);
-    if stored != computed {
-        return Err(bad(format!(
-            "PM log entry crc mismatch: stored {stored:#010x}, computed {computed:#010x}"
-        )));
-    }
+    Ok(total as usize)
+}
+
+/// The fields of an entry whose extent [`entry_extent`] checked (`bytes` is exactly the entry).
+fn parse_entry<'a>(bytes: &'a [u8], offset: u64, path: &Path) -> Result<(LogEntry<'a>, usize)> {
+    let bad = |detail: String| Error::corruption(path, offset, detail);
     let seq = u64_at(bytes, 4);
     if seq > MAX_SEQUENCE {
         return Err(bad(format!(
@@ -239,17 +264,14 @@ pub fn decode_entry<'a>(
     let kind_byte = bytes[ENTRY_OFF_KIND] & !KIND_BATCH_END;
     let kind = ValueKind::from_u8(kind_byte)
         .ok_or_else(|| bad(format!("PM log entry has unknown kind {kind_byte}")))?;
-    let key = &bytes[ENTRY_HEADER_LEN..ENTRY_HEADER_LEN + key_len];
-    let value = &bytes[ENTRY_HEADER_LEN + key_len..total];
-    Ok((
-        LogEntry {
-            seq,
-            kind,
-            key,
-            value,
-        },
-        total,
-    ))
+    let key_len = u32_at(bytes, 13) as usize;
+    let entry = LogEntry {
+        seq,
+        kind,
+        key: &bytes[ENTRY_HEADER_LEN..ENTRY_HEADER_LEN + key_len],
+        value: &bytes[ENTRY_HEADER_LEN + key_len..],
+    };
+    Ok((entry, bytes.len()))
 }
 
 /// Where a log's accepted entries end, as found by [`for_each_entry_in`].
