@@ -52,9 +52,19 @@ pub fn pack_trailer(seq: SequenceNumber, kind: ValueKind) -> u64 {
 /// Builds an internal key.
 pub fn make_internal_key(user_key: &[u8], seq: SequenceNumber, kind: ValueKind) -> Vec<u8> {
     let mut k = Vec::with_capacity(user_key.len() + TRAILER_LEN);
-    k.extend_from_slice(user_key);
-    k.extend_from_slice(&pack_trailer(seq, kind).to_le_bytes());
+    append_internal_key(&mut k, user_key, seq, kind);
     k
+}
+
+/// Appends an internal key to `dst` (lets hot loops reuse one buffer).
+pub fn append_internal_key(
+    dst: &mut Vec<u8>,
+    user_key: &[u8],
+    seq: SequenceNumber,
+    kind: ValueKind,
+) {
+    dst.extend_from_slice(user_key);
+    dst.extend_from_slice(&pack_trailer(seq, kind).to_le_bytes());
 }
 
 /// A parsed view of an internal key.

@@ -6,12 +6,16 @@
 //! when it is visible to every reader and no older data for its key can exist below the merge
 //! output (`bottommost`). Everything else is kept, so every snapshot still reads what it read.
 
-use crate::types::{parse_internal_key, SequenceNumber, ValueKind, MAX_SEQUENCE};
+use crate::types::{
+    parse_internal_key, ParsedInternalKey, SequenceNumber, ValueKind, MAX_SEQUENCE,
+};
 
 /// Streaming decision for one sorted merge.
 pub struct VersionFilter {
     oldest_snapshot: SequenceNumber,
-    current_key: Option<Vec<u8>>,
+    /// The user key of the previous entry (buffer reused; meaningful once `has_key`).
+    current_key: Vec<u8>,
+    has_key: bool,
     last_seq_for_key: SequenceNumber,
 }
 
@@ -20,7 +24,8 @@ impl VersionFilter {
     pub fn new(oldest_snapshot: SequenceNumber) -> Self {
         VersionFilter {
             oldest_snapshot,
-            current_key: None,
+            current_key: Vec::new(),
+            has_key: false,
             last_seq_for_key: MAX_SEQUENCE,
         }
     }
@@ -28,11 +33,22 @@ impl VersionFilter {
     /// Decides for the next entry of the stream. `bottommost` tells whether older data for
     /// this user key may exist below the output (then tombstones must stay).
     pub fn keep(&mut self, internal_key: &[u8], bottommost: impl FnOnce(&[u8]) -> bool) -> bool {
-        let Some(p) = parse_internal_key(internal_key) else {
-            return true; // never drop what we cannot parse; the reader reports it
-        };
-        if self.current_key.as_deref() != Some(p.user_key) {
-            self.current_key = Some(p.user_key.to_vec());
+        match parse_internal_key(internal_key) {
+            Some(p) => self.keep_parsed(&p, bottommost),
+            None => true, // never drop what we cannot parse; the reader reports it
+        }
+    }
+
+    /// [`VersionFilter::keep`] for a key the caller has parsed already.
+    pub fn keep_parsed(
+        &mut self,
+        p: &ParsedInternalKey<'_>,
+        bottommost: impl FnOnce(&[u8]) -> bool,
+    ) -> bool {
+        if !self.has_key || self.current_key != p.user_key {
+            self.current_key.clear();
+            self.current_key.extend_from_slice(p.user_key);
+            self.has_key = true;
             self.last_seq_for_key = MAX_SEQUENCE;
         }
         let hidden = self.last_seq_for_key <= self.oldest_snapshot;

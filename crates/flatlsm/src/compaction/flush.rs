@@ -23,7 +23,9 @@ use crate::db::state::DbInner;
 use crate::error::{Error, Result};
 use crate::iter::{InternalIterator, LevelIterator, MergingIterator};
 use crate::pmtable::PmTable;
-use crate::types::{make_internal_key, parse_internal_key, user_key_of, ValueKind};
+use crate::types::{
+    make_internal_key, parse_internal_key, user_key_of, ParsedInternalKey, ValueKind,
+};
 
 use crate::version::{FileMeta, Version, VersionEdit, VlogMeta};
 use std::sync::Arc;
@@ -151,8 +153,8 @@ fn flush_range(
         if range.1.as_deref().is_some_and(|u| p.user_key > u) {
             break;
         }
-        if filter.keep(ikey, bottommost) {
-            write_entry(db, &mut tables, &mut vlog, ikey, merged.value())?;
+        if filter.keep_parsed(&p, bottommost) {
+            write_entry(db, &mut tables, &mut vlog, (ikey, &p), merged.value())?;
         }
         merged.next();
     }
@@ -160,20 +162,18 @@ fn flush_range(
     Ok((tables.finish()?, vlog.finish()?))
 }
 
-/// Writes one surviving entry, separating a large inline value into the value log.
-pub(crate) fn write_entry(
+/// Writes one surviving entry (its internal key, also parsed), separating a large inline value
+/// into the value log.
+fn write_entry(
     db: &DbInner,
     tables: &mut TableOutput<'_>,
     vlog: &mut VlogOutput<'_>,
-    ikey: &[u8],
+    (ikey, p): (&[u8], &ParsedInternalKey<'_>),
     value: &[u8],
 ) -> Result<()> {
-    let p = parse_internal_key(ikey)
-        .ok_or_else(|| Error::InvalidState("unparsable key during merge".into()))?;
     if p.kind == ValueKind::Value && value.len() >= db.opts.kv_separation_threshold {
         let ptr = vlog.append(p.user_key, value)?;
-        let key = make_internal_key(p.user_key, p.seq, ValueKind::ValuePointer);
-        return tables.add(&key, &ptr.encode());
+        return tables.add_pointer(p.user_key, p.seq, &ptr);
     }
     tables.add(ikey, value)
 }

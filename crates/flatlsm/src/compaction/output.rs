@@ -7,7 +7,9 @@
 use crate::db::state::DbInner;
 use crate::error::{Error, Result};
 use crate::sst::{sst_file_name, TableBuildOptions, TableBuilder};
-use crate::types::{parse_internal_key, user_key_of, ValueKind, ValuePointer};
+use crate::types::{
+    append_internal_key, parse_internal_key, user_key_of, SequenceNumber, ValueKind, ValuePointer,
+};
 use crate::version::{FileMeta, VlogMeta};
 use crate::vlog::VlogWriter;
 use std::collections::BTreeMap;
@@ -23,6 +25,8 @@ pub(crate) struct TableOutput<'a> {
     db: &'a DbInner,
     current: Option<OpenTable>,
     last_user_key: Vec<u8>,
+    /// Reused buffer for the internal keys [`TableOutput::add_pointer`] builds.
+    key_scratch: Vec<u8>,
     files: Vec<FileMeta>,
 }
 
@@ -32,12 +36,44 @@ impl<'a> TableOutput<'a> {
             db,
             current: None,
             last_user_key: Vec::new(),
+            key_scratch: Vec::new(),
             files: Vec::new(),
         }
     }
 
-    /// Adds an entry; keys must arrive in internal-key order.
+    /// Adds an entry; keys must arrive in internal-key order. A value pointer is accounted to
+    /// its value log.
     pub fn add(&mut self, ikey: &[u8], value: &[u8]) -> Result<()> {
+        let ptr = match parse_internal_key(ikey).map(|p| p.kind) {
+            Some(ValueKind::ValuePointer) => {
+                Some(ValuePointer::decode(value).ok_or_else(|| {
+                    Error::InvalidState("malformed value pointer in merge".into())
+                })?)
+            }
+            _ => None,
+        };
+        self.add_entry(ikey, value, ptr.as_ref())
+    }
+
+    /// Adds `user_key`@`seq` pointing at `ptr` (a value just written to a value log), building
+    /// the internal key in a reused buffer.
+    pub fn add_pointer(
+        &mut self,
+        user_key: &[u8],
+        seq: SequenceNumber,
+        ptr: &ValuePointer,
+    ) -> Result<()> {
+        let mut key = std::mem::take(&mut self.key_scratch);
+        key.clear();
+        append_internal_key(&mut key, user_key, seq, ValueKind::ValuePointer);
+        let res = self.add_entry(&key, &ptr.encode(), Some(ptr));
+        self.key_scratch = key;
+        res
+    }
+
+    /// Adds an entry, rolling to a new file first if the current one is full (never between
+    /// two versions of one user key); `ptr` is the entry's value pointer, if it is one.
+    fn add_entry(&mut self, ikey: &[u8], value: &[u8], ptr: Option<&ValuePointer>) -> Result<()> {
         let uk = user_key_of(ikey);
         let roll = self
             .current
@@ -52,10 +88,8 @@ impl<'a> TableOutput<'a> {
         }
         let t = self.current.as_mut().expect("opened above");
         t.builder.add(ikey, value)?;
-        if parse_internal_key(ikey).map(|p| p.kind) == Some(ValueKind::ValuePointer) {
-            let ptr = ValuePointer::decode(value)
-                .ok_or_else(|| Error::InvalidState("malformed value pointer in merge".into()))?;
-            *t.vlog_refs.entry(ptr.file_number).or_insert(0) += ptr.record_len as u64;
+        if let Some(ptr) = ptr {
+            *t.vlog_refs.entry(ptr.file_number).or_insert(0) += u64::from(ptr.record_len);
         }
         self.last_user_key.clear();
         self.last_user_key.extend_from_slice(uk);

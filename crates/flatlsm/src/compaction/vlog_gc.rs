@@ -14,7 +14,7 @@ use super::output::{TableOutput, VlogOutput};
 use crate::db::state::DbInner;
 use crate::error::{Error, Result};
 use crate::iter::{InternalIterator, LevelIterator};
-use crate::types::{make_internal_key, parse_internal_key, ValueKind, ValuePointer};
+use crate::types::{parse_internal_key, ValueKind, ValuePointer};
 use crate::version::{FileMeta, Version, VersionEdit};
 use std::sync::Arc;
 
@@ -100,8 +100,7 @@ fn relocate(
     }
     let val = db.vlogs.read_value(&ptr)?;
     let moved = vlog.append(p.user_key, &val)?;
-    let key = make_internal_key(p.user_key, p.seq, ValueKind::ValuePointer);
-    out.add(&key, &moved.encode())
+    out.add_pointer(p.user_key, p.seq, &moved)
 }
 
 /// Value logs with no live bytes in `version` (to drop from the manifest).
