@@ -107,6 +107,12 @@ pub struct Options {
     pub flush_threads: usize,
     /// Values of at least this many bytes go to the value log; smaller ones stay inline.
     pub kv_separation_threshold: usize,
+    /// Write value logs with direct I/O (O_DIRECT: no page-cache copy, the flush's largest CPU
+    /// cost), falling back to buffered writes where the file system refuses it (default true).
+    /// Fresh values are then not in the page cache: their first read goes to the device
+    /// (docs/design-decisions.md). Turn it off for read-right-after-write workloads that fit
+    /// in memory.
+    pub vlog_direct_writes: bool,
     /// SSTable data block size.
     pub block_size: usize,
     /// Bloom filter bits per key in SSTables.
@@ -145,6 +151,7 @@ impl Default for Options {
                 .map(|n| n.get())
                 .unwrap_or(2),
             kv_separation_threshold: 512,
+            vlog_direct_writes: true,
             block_size: 4096,
             bloom_bits_per_key: 10,
             block_cache_size: 64 << 20,
@@ -290,6 +297,7 @@ impl fmt::Debug for Options {
             .field("l1_capacity", &self.l1_capacity)
             .field("flush_threads", &self.flush_threads)
             .field("kv_separation_threshold", &self.kv_separation_threshold)
+            .field("vlog_direct_writes", &self.vlog_direct_writes)
             .field("custom_fs", &self.file_system.is_some())
             .field("custom_pm_device", &self.pm_device.is_some())
             .finish_non_exhaustive()

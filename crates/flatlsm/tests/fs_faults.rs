@@ -168,8 +168,10 @@ fn one_fault_at_each_call_of_flush_compaction_gc_and_manifest_is_reported_and_re
     let s = jobs(1);
     let (runs, injected, failed) = fault_every_call(&s, 1);
     eprintln!("{runs} runs, {injected} faults injected, {failed} surfaced as job errors");
+    // Value logs are written in blocks (one write call per block run, then a set_len and a
+    // sync), not one call per record, so the workload makes about 400 calls.
     assert!(
-        injected >= 500 && failed > 0,
+        injected >= 300 && failed > 0,
         "{runs} runs {injected} injected"
     );
 }

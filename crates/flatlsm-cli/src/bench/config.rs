@@ -162,6 +162,7 @@ fn engine_options(
             .unwrap_or(d.kv_separation_threshold),
         slowdown_immutable_num: args.slowdown_immutable_num,
         delayed_write_rate: args.delayed_write_rate,
+        vlog_direct_writes: args.vlog_direct_writes.unwrap_or(d.vlog_direct_writes),
         ..d
     })
 }

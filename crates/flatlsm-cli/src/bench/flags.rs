@@ -129,6 +129,11 @@ pub struct BenchFlags {
     /// measured flush rate). RocksDB keeps its own default.
     #[arg(long = "delayed_write_rate")]
     pub delayed_write_rate: Option<u64>,
+    /// Write value logs with O_DIRECT (default 1; 0: through the page cache, so fresh values
+    /// are read from memory).
+    #[arg(long = "vlog_direct_writes", num_args = 0..=1,
+          default_missing_value = "true", value_parser = parse_flag_bool)]
+    pub vlog_direct_writes: Option<bool>,
     /// Injected PM write latency per cache line (emulated mode).
     #[arg(long = "pm_write_latency_ns")]
     pub pm_write_latency_ns: Option<u64>,

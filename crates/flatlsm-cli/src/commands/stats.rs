@@ -73,6 +73,8 @@ pub fn to_json(s: &Stats) -> Value {
             "compactions": s.compactions,
             "vlog_gcs": s.vlog_gcs,
             "pmtable_gcs": s.pmtable_gcs,
+            "vlog_direct_files": s.vlog_direct_files,
+            "vlog_buffered_files": s.vlog_buffered_files,
         },
         "background_error": s.background_error,
     })

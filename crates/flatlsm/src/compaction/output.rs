@@ -5,6 +5,7 @@
 //! stay non-overlapping in user keys.
 
 use crate::db::state::DbInner;
+use crate::db::stats::Counters;
 use crate::error::{Error, Result};
 use crate::sst::{sst_file_name, TableBuildOptions, TableBuilder};
 use crate::types::{
@@ -158,7 +159,8 @@ impl<'a> VlogOutput<'a> {
     pub fn append(&mut self, key: &[u8], value: &[u8]) -> Result<ValuePointer> {
         if self.writer.is_none() {
             let number = self.db.new_output_number();
-            let w = VlogWriter::create(&*self.db.fs, &self.db.path, number)?;
+            let direct = self.db.opts.vlog_direct_writes;
+            let w = VlogWriter::create(&*self.db.fs, &self.db.path, number, direct)?;
             self.first_offset = w.len();
             self.writer = Some(w);
         }
@@ -174,7 +176,12 @@ impl<'a> VlogOutput<'a> {
             return Ok(None);
         };
         let number = w.number();
+        let counter = match w.is_direct() {
+            true => &self.db.counters.vlog_direct_files,
+            false => &self.db.counters.vlog_buffered_files,
+        };
         let size = w.finish()?;
+        Counters::add(counter, 1);
         Ok(Some(VlogMeta {
             number,
             total_bytes: size - self.first_offset,

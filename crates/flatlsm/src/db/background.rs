@@ -395,6 +395,8 @@ pub(crate) fn stats(db: &DbInner) -> Stats {
         compactions: get(&c.compactions),
         vlog_gcs: get(&c.vlog_gcs),
         pmtable_gcs: get(&c.pmtable_gcs),
+        vlog_direct_files: get(&c.vlog_direct_files),
+        vlog_buffered_files: get(&c.vlog_buffered_files),
         pmtables: 1 + sv.imms.len(),
         pmtable_bytes: tables.map(|t| t.log_bytes()).sum(),
         levels: (0..NUM_LEVELS)

@@ -18,7 +18,7 @@ mod stall;
 #[cfg(test)]
 mod stall_tests;
 pub(crate) mod state;
-mod stats;
+pub(crate) mod stats;
 #[cfg(test)]
 mod sync_point;
 mod write;

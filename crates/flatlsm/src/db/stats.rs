@@ -29,6 +29,8 @@ pub struct Counters {
     pub(crate) compactions: AtomicU64,
     pub(crate) vlog_gcs: AtomicU64,
     pub(crate) pmtable_gcs: AtomicU64,
+    pub(crate) vlog_direct_files: AtomicU64,
+    pub(crate) vlog_buffered_files: AtomicU64,
 }
 
 impl Counters {
@@ -110,6 +112,11 @@ pub struct Stats {
     pub vlog_gcs: u64,
     /// Completed PMTable GC rewrites.
     pub pmtable_gcs: u64,
+    /// Value logs finished with direct writes (O_DIRECT, no page-cache copy).
+    pub vlog_direct_files: u64,
+    /// Value logs finished with buffered writes (`vlog_direct_writes` off, or O_DIRECT refused
+    /// by the file system).
+    pub vlog_buffered_files: u64,
     /// Number of PMTables (mutable + immutable) and their PM Log bytes.
     pub pmtables: usize,
     /// PM Log bytes in use by all PMTables.
@@ -174,6 +181,11 @@ impl fmt::Display for Stats {
             self.manifest_bytes
         )?;
         writeln!(f, "write amplification: {:.3}", self.write_amplification())?;
+        writeln!(
+            f,
+            "value logs written: {} direct, {} buffered",
+            self.vlog_direct_files, self.vlog_buffered_files
+        )?;
         writeln!(
             f,
             "stall: {} us in {} stalls; slowdown: {} writes delayed {} us in {} slowdowns",

@@ -13,6 +13,10 @@
 //! returns what a process crash leaves: the live view whole (the page cache survives).
 //! [`CrashFs::from_image`] starts a new file system from such an image.
 //!
+//! Direct files ([`FileSystem::create_direct`]) are ordinary files here: a `write_at` counts as
+//! an append (a short write keeps the first half of the block run), `set_len` changes the live
+//! length (what is synced shrinks with it), and they report the mode asked for.
+//!
 //! Faults: a [`FaultPlan`] makes chosen calls fail (ENOSPC, EIO, short writes);
 //! [`CrashFs::injected_faults`] counts them. A hook can observe every counted call (e.g. to
 //! capture crash images at chosen calls).
@@ -23,7 +27,7 @@
 //! Lock order: `state`, then a file's mutex. The call hook runs with no lock held.
 
 use super::fault_plan::{mix, FaultKind, FaultPlan};
-use super::{FileSystem, RandomAccessFile, WritableFile};
+use super::{DirectFile, FileSystem, RandomAccessFile, WritableFile};
 use parking_lot::Mutex;
 use std::collections::{BTreeMap, BTreeSet};
 use std::io;
@@ -39,6 +43,8 @@ pub enum FsCall {
     Append,
     /// `sync` of a file.
     Sync,
+    /// `set_len` of a direct file (cutting the padding of its last block).
+    SetLen,
     /// `rename`.
     Rename,
     /// `remove_file`.
@@ -264,6 +270,54 @@ impl WritableFile for CrashWritable {
     }
 }
 
+/// A file written in blocks through [`FileSystem::create_direct`].
+struct CrashDirect {
+    file: FileRef,
+    shared: Arc<Shared>,
+    direct: bool,
+}
+
+/// Writes `data` at `offset` of `f`, zero-filling any gap and extending the file.
+fn write_into(f: &mut FileData, offset: u64, data: &[u8]) -> io::Result<()> {
+    let start = usize::try_from(offset).map_err(|_| io::Error::other("offset too large"))?;
+    let end = start + data.len();
+    if f.data.len() < end {
+        f.data.resize(end, 0);
+    }
+    f.data[start..end].copy_from_slice(data);
+    Ok(())
+}
+
+impl DirectFile for CrashDirect {
+    fn write_at(&self, offset: u64, data: &[u8]) -> io::Result<()> {
+        match self.shared.begin(FsCall::Append) {
+            None => write_into(&mut self.file.lock(), offset, data),
+            Some(FaultKind::ShortWrite) => {
+                write_into(&mut self.file.lock(), offset, &data[..data.len() / 2])?;
+                Err(FaultKind::ShortWrite.error())
+            }
+            Some(kind) => Err(kind.error()),
+        }
+    }
+    fn set_len(&self, len: u64) -> io::Result<()> {
+        self.shared.check(FsCall::SetLen)?;
+        let len = usize::try_from(len).map_err(|_| io::Error::other("length too large"))?;
+        let mut f = self.file.lock();
+        f.data.resize(len, 0);
+        f.synced = f.synced.min(len);
+        Ok(())
+    }
+    fn sync(&self) -> io::Result<()> {
+        self.shared.check(FsCall::Sync)?;
+        let mut f = self.file.lock();
+        f.synced = f.data.len();
+        Ok(())
+    }
+    fn is_direct(&self) -> bool {
+        self.direct
+    }
+}
+
 /// A file open for reading (sees appends made after it was opened).
 struct CrashReadable {
     file: FileRef,
@@ -300,6 +354,16 @@ impl CrashFs {
         })
     }
 
+    /// Creates (or truncates) the live file `path` (a counted `Open`).
+    fn new_file(&self, path: &Path) -> io::Result<FileRef> {
+        self.shared.check(FsCall::Open)?;
+        let mut st = self.shared.state.lock();
+        Self::check_parent(&st, path)?;
+        let file = FileRef::default();
+        st.live.insert(path.to_path_buf(), Arc::clone(&file));
+        Ok(file)
+    }
+
     fn check_parent(st: &State, path: &Path) -> io::Result<()> {
         match path.parent() {
             Some(dir) if !dir.as_os_str().is_empty() && !st.dirs.contains(dir) => {
@@ -321,12 +385,14 @@ impl FileSystem for CrashFs {
         Ok(())
     }
     fn create(&self, path: &Path) -> io::Result<Box<dyn WritableFile>> {
-        self.shared.check(FsCall::Open)?;
-        let mut st = self.shared.state.lock();
-        Self::check_parent(&st, path)?;
-        let file = FileRef::default();
-        st.live.insert(path.to_path_buf(), Arc::clone(&file));
-        Ok(self.writable(file))
+        Ok(self.writable(self.new_file(path)?))
+    }
+    fn create_direct(&self, path: &Path, direct: bool) -> io::Result<Arc<dyn DirectFile>> {
+        Ok(Arc::new(CrashDirect {
+            file: self.new_file(path)?,
+            shared: Arc::clone(&self.shared),
+            direct,
+        }))
     }
     fn open_append(&self, path: &Path) -> io::Result<Box<dyn WritableFile>> {
         self.shared.check(FsCall::Open)?;

@@ -3,7 +3,7 @@
 //!
 //! Thread-safety: the switches are atomics; flip them from any thread while the engine runs.
 
-use super::{FileSystem, OsFileSystem, RandomAccessFile, WritableFile};
+use super::{DirectFile, FileSystem, OsFileSystem, RandomAccessFile, WritableFile};
 use std::io;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -12,8 +12,8 @@ use std::sync::Arc;
 /// The OS file system, failing on demand.
 #[derive(Default)]
 pub struct FaultFs {
-    /// While set, every `append`/`flush`/`sync` of a file this file system opened for writing
-    /// fails with "injected write failure".
+    /// While set, every `append`/`flush`/`sync` (and every direct file's `write_at`/`set_len`/
+    /// `sync`) of a file this file system opened for writing fails with "injected write failure".
     pub fail_writes: Arc<AtomicBool>,
     /// While set, creating a file fails with ENOSPC, as on a full disk.
     pub disk_full: Arc<AtomicBool>,
@@ -26,10 +26,7 @@ struct FaultFile {
 
 impl FaultFile {
     fn check(&self) -> io::Result<()> {
-        if self.fail.load(Ordering::SeqCst) {
-            return Err(io::Error::other("injected write failure"));
-        }
-        Ok(())
+        check(&self.fail)
     }
 }
 
@@ -51,7 +48,45 @@ impl WritableFile for FaultFile {
     }
 }
 
+/// A direct file failing on demand, like [`FaultFile`].
+struct FaultDirect {
+    inner: Arc<dyn DirectFile>,
+    fail: Arc<AtomicBool>,
+}
+
+impl DirectFile for FaultDirect {
+    fn write_at(&self, offset: u64, data: &[u8]) -> io::Result<()> {
+        check(&self.fail)?;
+        self.inner.write_at(offset, data)
+    }
+    fn set_len(&self, len: u64) -> io::Result<()> {
+        check(&self.fail)?;
+        self.inner.set_len(len)
+    }
+    fn sync(&self) -> io::Result<()> {
+        check(&self.fail)?;
+        self.inner.sync()
+    }
+    fn is_direct(&self) -> bool {
+        self.inner.is_direct()
+    }
+}
+
+fn check(fail: &AtomicBool) -> io::Result<()> {
+    if fail.load(Ordering::SeqCst) {
+        return Err(io::Error::other("injected write failure"));
+    }
+    Ok(())
+}
+
 impl FaultFs {
+    fn check_space(&self) -> io::Result<()> {
+        if self.disk_full.load(Ordering::SeqCst) {
+            return Err(io::Error::from_raw_os_error(libc::ENOSPC));
+        }
+        Ok(())
+    }
+
     fn wrap(&self, inner: Box<dyn WritableFile>) -> Box<dyn WritableFile> {
         Box::new(FaultFile {
             inner,
@@ -65,10 +100,15 @@ impl FileSystem for FaultFs {
         OsFileSystem.create_dir_all(path)
     }
     fn create(&self, path: &Path) -> io::Result<Box<dyn WritableFile>> {
-        if self.disk_full.load(Ordering::SeqCst) {
-            return Err(io::Error::from_raw_os_error(libc::ENOSPC));
-        }
+        self.check_space()?;
         Ok(self.wrap(OsFileSystem.create(path)?))
+    }
+    fn create_direct(&self, path: &Path, direct: bool) -> io::Result<Arc<dyn DirectFile>> {
+        self.check_space()?;
+        Ok(Arc::new(FaultDirect {
+            inner: OsFileSystem.create_direct(path, direct)?,
+            fail: Arc::clone(&self.fail_writes),
+        }))
     }
     fn open_append(&self, path: &Path) -> io::Result<Box<dyn WritableFile>> {
         Ok(self.wrap(OsFileSystem.open_append(path)?))

@@ -1,15 +1,21 @@
 //! File I/O for the SSD tier (SSTables, value logs, manifest) goes through these traits so tests
 //! can inject faults and simulate a crash that drops unsynced data.
 //!
-//! Thread-safety: a [`FileSystem`] and a [`RandomAccessFile`] are shared between threads; a
-//! [`WritableFile`] has one owner at a time.
+//! Large sequential outputs (value logs) are written through a [`DirectFile`]: whole aligned
+//! blocks that bypass the page cache where the platform allows (O_DIRECT), driven by a
+//! [`DirectWriter`] (aligned double buffers, an I/O thread, the padded tail).
+//!
+//! Thread-safety: a [`FileSystem`], a [`RandomAccessFile`] and a [`DirectFile`] are shared
+//! between threads; a [`WritableFile`] has one owner at a time.
 
 mod crash_fs;
+mod direct_writer;
 mod fault;
 mod fault_plan;
 mod os;
 
 pub use crash_fs::{CallHook, CrashFs, FsCall, FsImage};
+pub use direct_writer::DirectWriter;
 pub use fault::FaultFs;
 pub use fault_plan::{FaultKind, FaultPlan};
 pub use os::OsFileSystem;
@@ -42,12 +48,36 @@ pub trait RandomAccessFile: Send + Sync {
     fn size(&self) -> io::Result<u64>;
 }
 
+/// Alignment of every [`DirectFile::write_at`]: file offset, length and buffer address are
+/// multiples of it. O_DIRECT needs the device's logical block size; 4 KiB covers every common
+/// device (512-byte and 4 KiB sectors).
+pub const DIRECT_ALIGN: usize = 4096;
+
+/// A file written in whole aligned blocks, bypassing the page cache where the platform allows
+/// (O_DIRECT). [`DirectWriter`] turns it into a sequential [`WritableFile`].
+pub trait DirectFile: Send + Sync {
+    /// Writes `data` at `offset` (both multiples of [`DIRECT_ALIGN`], `data` at an aligned
+    /// address), overwriting what is there and extending the file if needed.
+    fn write_at(&self, offset: u64, data: &[u8]) -> io::Result<()>;
+    /// Sets the file's length (cuts the zero padding after the last real byte).
+    fn set_len(&self, len: u64) -> io::Result<()>;
+    /// Makes the written blocks and the length durable (fdatasync).
+    fn sync(&self) -> io::Result<()>;
+    /// True if writes bypass the page cache; false for buffered files (direct I/O not asked
+    /// for or refused by the file system, e.g. tmpfs; in-memory test file systems).
+    fn is_direct(&self) -> bool;
+}
+
 /// The directory-level operations the engine needs.
 pub trait FileSystem: Send + Sync + 'static {
     /// Creates a directory and its parents.
     fn create_dir_all(&self, path: &Path) -> io::Result<()>;
     /// Creates (or truncates) a file for writing.
     fn create(&self, path: &Path) -> io::Result<Box<dyn WritableFile>>;
+    /// Creates (or truncates) a file for block writes; with `direct`, asks the platform to
+    /// bypass the page cache and silently falls back to buffered writes where it refuses
+    /// ([`DirectFile::is_direct`] tells which). Test file systems give an ordinary file.
+    fn create_direct(&self, path: &Path, direct: bool) -> io::Result<Arc<dyn DirectFile>>;
     /// Opens an existing file for appending (used to continue a manifest).
     fn open_append(&self, path: &Path) -> io::Result<Box<dyn WritableFile>>;
     /// Opens an existing file for random reads.

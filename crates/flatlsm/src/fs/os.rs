@@ -1,10 +1,18 @@
 //! [`FileSystem`] over the operating system's files.
+//!
+//! Direct files are opened with `O_DIRECT`. Where the file system refuses it (`EINVAL`: tmpfs
+//! on older kernels, some FUSE file systems), at open or at the first write, the file is
+//! reopened without it and written through the page cache; [`DirectFile::is_direct`] then
+//! says so. No `unsafe` is needed: the flag goes through `OpenOptionsExt`, and aligned buffers
+//! are made by [`super::DirectWriter`].
 
-use super::{FileSystem, RandomAccessFile, WritableFile};
+use super::{DirectFile, FileSystem, RandomAccessFile, WritableFile};
+use parking_lot::Mutex;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufWriter, Write};
-use std::os::unix::fs::FileExt;
-use std::path::Path;
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 /// The real file system.
@@ -49,6 +57,75 @@ impl RandomAccessFile for OsRandomAccessFile {
 
 const WRITE_BUFFER: usize = 1 << 20;
 
+/// A file written in aligned blocks, with `O_DIRECT` unless the file system refused it.
+struct OsDirectFile {
+    path: PathBuf,
+    /// Swapped for a buffered descriptor if a direct write is refused.
+    file: Mutex<File>,
+    direct: AtomicBool,
+}
+
+impl OsDirectFile {
+    fn create(path: &Path, direct: bool) -> io::Result<OsDirectFile> {
+        let open = |flags| {
+            OpenOptions::new()
+                .write(true)
+                .create(true)
+                .truncate(true)
+                .custom_flags(flags)
+                .open(path)
+        };
+        let (file, direct) = match open(if direct { libc::O_DIRECT } else { 0 }) {
+            Ok(f) => (f, direct),
+            Err(e) if direct && refused(&e) => (open(0)?, false),
+            Err(e) => return Err(e),
+        };
+        Ok(OsDirectFile {
+            path: path.to_path_buf(),
+            file: Mutex::new(file),
+            direct: AtomicBool::new(direct),
+        })
+    }
+
+    /// Falls back to a buffered descriptor after the file system refused a direct write.
+    fn reopen_buffered(&self, file: &mut File) -> io::Result<()> {
+        *file = OpenOptions::new().write(true).open(&self.path)?;
+        self.direct.store(false, Ordering::Relaxed);
+        log::info!(
+            "{}: direct I/O refused, writing through the page cache",
+            self.path.display()
+        );
+        Ok(())
+    }
+}
+
+/// True if `e` is the file system refusing `O_DIRECT`.
+fn refused(e: &io::Error) -> bool {
+    e.raw_os_error() == Some(libc::EINVAL)
+}
+
+impl DirectFile for OsDirectFile {
+    fn write_at(&self, offset: u64, data: &[u8]) -> io::Result<()> {
+        let mut file = self.file.lock();
+        match file.write_all_at(data, offset) {
+            Err(e) if refused(&e) && self.direct.load(Ordering::Relaxed) => {
+                self.reopen_buffered(&mut file)?;
+                file.write_all_at(data, offset)
+            }
+            r => r,
+        }
+    }
+    fn set_len(&self, len: u64) -> io::Result<()> {
+        self.file.lock().set_len(len)
+    }
+    fn sync(&self) -> io::Result<()> {
+        self.file.lock().sync_data()
+    }
+    fn is_direct(&self) -> bool {
+        self.direct.load(Ordering::Relaxed)
+    }
+}
+
 impl FileSystem for OsFileSystem {
     fn create_dir_all(&self, path: &Path) -> io::Result<()> {
         fs::create_dir_all(path)
@@ -59,6 +136,9 @@ impl FileSystem for OsFileSystem {
             writer: BufWriter::with_capacity(WRITE_BUFFER, file),
             len: 0,
         }))
+    }
+    fn create_direct(&self, path: &Path, direct: bool) -> io::Result<Arc<dyn DirectFile>> {
+        Ok(Arc::new(OsDirectFile::create(path, direct)?))
     }
     fn open_append(&self, path: &Path) -> io::Result<Box<dyn WritableFile>> {
         let file = OpenOptions::new().append(true).open(path)?;

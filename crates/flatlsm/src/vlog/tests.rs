@@ -9,7 +9,7 @@ use std::path::Path;
 type Records = Vec<(Vec<u8>, Vec<u8>)>;
 
 fn write(dir: &Path, number: u64, records: &Records) -> (Vec<ValuePointer>, u64) {
-    let mut w = VlogWriter::create(&OsFileSystem, dir, number).unwrap();
+    let mut w = VlogWriter::create(&OsFileSystem, dir, number, true).unwrap();
     assert!(w.is_empty());
     let ptrs = records
         .iter()
@@ -284,12 +284,14 @@ fn callback_error_stops_the_scan() {
 fn failed_write_poisons_the_writer() {
     let dir = tempfile::tempdir().unwrap();
     let fault = crate::fs::FaultFs::default();
-    let mut w = VlogWriter::create(&fault, dir.path(), 1).unwrap();
+    let mut w = VlogWriter::create(&fault, dir.path(), 1, true).unwrap();
     w.append(b"a", b"1").unwrap();
     fault
         .fail_writes
         .store(true, std::sync::atomic::Ordering::SeqCst);
-    assert!(matches!(w.append(b"b", b"2"), Err(Error::Io { .. })));
+    // Appends are buffered: the failure surfaces when the buffer is written.
+    w.append(b"b", b"2").unwrap();
+    assert!(matches!(w.sync(), Err(Error::Io { .. })));
     fault
         .fail_writes
         .store(false, std::sync::atomic::Ordering::SeqCst);

@@ -1,5 +1,11 @@
 //! [`VlogWriter`]: appends records to a new value-log file.
 //!
+//! The file is written through a [`DirectWriter`]: large aligned buffers, written by an I/O
+//! thread while the caller fills the next one, with O_DIRECT unless turned off or refused (then
+//! through the page cache; [`VlogWriter::is_direct`] tells which). The writer cuts the zero
+//! padding of the last block on every sync, so a finished log holds exactly its header and
+//! records (docs/vlog-format.md).
+//!
 //! Durability: appended records are buffered; they are durable only after [`VlogWriter::sync`] or
 //! [`VlogWriter::finish`]. The engine must finish a value log before a manifest edit that refers to
 //! it (or to SSTs pointing into it) is written. The directory entry is synced at creation.
@@ -10,13 +16,13 @@
 use super::record::{encode_header, encode_record_header, record_len};
 use super::vlog_file_name;
 use crate::error::{Error, IoContext, Result};
-use crate::fs::{FileSystem, WritableFile};
+use crate::fs::{DirectWriter, FileSystem, WritableFile};
 use crate::types::ValuePointer;
 use std::path::{Path, PathBuf};
 
 /// Writes one value-log file sequentially.
 pub struct VlogWriter {
-    file: Box<dyn WritableFile>,
+    file: DirectWriter,
     path: PathBuf,
     number: u64,
     failed: bool,
@@ -33,11 +39,13 @@ impl std::fmt::Debug for VlogWriter {
 
 impl VlogWriter {
     /// Creates (or truncates) `dir/{number:06}.vlog`, writes the header and syncs the directory.
-    pub fn create(fs: &dyn FileSystem, dir: &Path, number: u64) -> Result<Self> {
+    /// With `direct`, writes bypass the page cache where the file system allows it.
+    pub fn create(fs: &dyn FileSystem, dir: &Path, number: u64, direct: bool) -> Result<Self> {
         let path = dir.join(vlog_file_name(number));
-        let mut file = fs
-            .create(&path)
+        let file = fs
+            .create_direct(&path, direct)
             .context(|| format!("creating {}", path.display()))?;
+        let mut file = DirectWriter::new(file);
         file.append(&encode_header())
             .context(|| format!("writing header of {}", path.display()))?;
         fs.sync_dir(dir)
@@ -92,6 +100,11 @@ impl VlogWriter {
     /// Bytes written so far, including the file header.
     pub fn len(&self) -> u64 {
         self.file.len()
+    }
+
+    /// True if the file bypasses the page cache (O_DIRECT asked for and accepted).
+    pub fn is_direct(&self) -> bool {
+        self.file.is_direct()
     }
 
     /// True if no record was appended yet.

@@ -139,6 +139,8 @@ impl Engine for FlatLsmEngine {
             ("flatlsm.flush.micros", s.flush_micros),
             ("flatlsm.flushes", s.flushes),
             ("flatlsm.compactions", s.compactions),
+            ("flatlsm.vlog.direct.files", s.vlog_direct_files),
+            ("flatlsm.vlog.buffered.files", s.vlog_buffered_files),
         ]
         .into_iter()
         .map(|(k, v)| (k.to_string(), v))
