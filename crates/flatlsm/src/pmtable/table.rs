@@ -349,17 +349,18 @@ impl PmTable {
         let per = n.div_ceil(parts);
         let mut points: Vec<Vec<u8>> = Vec::new();
         let mut count = 0;
-        let mut prev: Option<Vec<u8>> = None;
+        // The previous index entry (held, not copied: only split keys are copied).
+        let mut prev: Option<crossbeam_skiplist::map::Entry<'_, InternalKey, Slot>> = None;
         for e in self.index.iter() {
-            let uk = e.key().user_key();
-            if count >= per && prev.as_deref() != Some(uk) && points.len() + 1 < parts {
-                points.push(prev.clone().expect("count > 0"));
-                count = 0;
-            }
-            if prev.as_deref() != Some(uk) {
-                prev = Some(uk.to_vec());
+            if let Some(p) = &prev {
+                let new_key = p.key().user_key() != e.key().user_key();
+                if count >= per && new_key && points.len() + 1 < parts {
+                    points.push(p.key().user_key().to_vec());
+                    count = 0;
+                }
             }
             count += 1;
+            prev = Some(e);
         }
         points
     }

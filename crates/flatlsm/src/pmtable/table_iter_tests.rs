@@ -184,3 +184,27 @@ fn pmtable_cursor_walks_a_table_a_writer_is_filling() {
         .all(|w| compare_internal_keys(&w[0].0, &w[1].0).is_lt()));
     assert!(before.iter().all(|e| seen.contains(e)));
 }
+
+/// Split points (flush thread ranges) equal those of a straightforward reference: the last key
+/// of each run of about n/parts entries, moved to the end of its user key's versions.
+#[test]
+fn split_points_fall_on_user_key_boundaries_like_the_reference() {
+    for seed in 30..34 {
+        let (table, model) = filled_table(seed);
+        for parts in 1..6 {
+            let per = model.len().div_ceil(parts);
+            let mut want: Vec<Vec<u8>> = Vec::new();
+            let (mut count, mut prev): (usize, Option<&[u8]>) = (0, None);
+            for (k, _) in &model {
+                let uk = crate::types::user_key_of(k);
+                if count >= per && prev != Some(uk) && want.len() + 1 < parts {
+                    want.push(prev.unwrap().to_vec());
+                    count = 0;
+                }
+                prev = Some(uk);
+                count += 1;
+            }
+            assert_eq!(table.split_points(parts), want, "seed {seed} parts {parts}");
+        }
+    }
+}
