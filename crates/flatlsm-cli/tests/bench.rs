@@ -105,6 +105,24 @@ fn every_benchmark_name_runs_and_prints_db_bench_lines() {
     assert!(csv.starts_with("engine,benchmark,secs_elapsed,interval_ops,interval_qps\n"));
 }
 
+/// `flush` flushes what the PMTables hold and reports its bytes and CPU per MB.
+#[test]
+fn flush_benchmark_reports_the_pmtable_bytes_it_flushed() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = run_ok(
+        flatlsm()
+            .args(["bench", "--benchmarks", "fillrandom,flush", "--num", "300"])
+            .args(["--value_size", "1000", "--pmtable_size", "4194304"])
+            .args(["--vlog_direct_writes=1", "--statistics", "--db"])
+            .arg(dir.path().join("db")),
+    );
+    let line = result_line(&text, "flush");
+    assert!(line.contains(" MB of PMTables in "), "{line}");
+    assert!(line.contains(" ms per MB)"), "{line}");
+    assert!(!line.contains(" (0.0 MB of PMTables"), "{line}");
+    assert!(text.contains("flatlsm.vlog.direct.files COUNT : "));
+}
+
 #[test]
 fn readreverse_and_readseq_make_one_pass_over_every_key() {
     let dir = tempfile::tempdir().unwrap();
