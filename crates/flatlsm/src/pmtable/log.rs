@@ -39,6 +39,8 @@
 //! region); the writer writes only at or above it. Header words that change later (`used_size`,
 //! `written_size`, `flags`) are accessed only with atomic 8-byte loads and stores.
 
+#[cfg(test)]
+mod entry_at_tests;
 mod format;
 #[cfg(test)]
 mod tests;

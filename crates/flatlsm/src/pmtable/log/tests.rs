@@ -5,9 +5,9 @@ use crate::pm::simulated::CrashKind;
 use crate::pm::{MmapPmDevice, PmModeRequest, SimulatedPmDevice};
 use proptest::prelude::*;
 
-type Owned = (u64, ValueKind, Vec<u8>, Vec<u8>);
+pub(super) type Owned = (u64, ValueKind, Vec<u8>, Vec<u8>);
 
-fn entry<'a>(seq: u64, key: &'a [u8], value: &'a [u8]) -> LogEntry<'a> {
+pub(super) fn entry<'a>(seq: u64, key: &'a [u8], value: &'a [u8]) -> LogEntry<'a> {
     LogEntry {
         seq,
         kind: ValueKind::Value,
@@ -16,11 +16,11 @@ fn entry<'a>(seq: u64, key: &'a [u8], value: &'a [u8]) -> LogEntry<'a> {
     }
 }
 
-fn owned(e: &LogEntry<'_>) -> Owned {
+pub(super) fn owned(e: &LogEntry<'_>) -> Owned {
     (e.seq, e.kind, e.key.to_vec(), e.value.to_vec())
 }
 
-fn scan(log: &PmLog) -> Result<Vec<Owned>> {
+pub(super) fn scan(log: &PmLog) -> Result<Vec<Owned>> {
     let mut out = Vec::new();
     log.for_each_entry(|_, e| {
         out.push(owned(&e));
@@ -385,7 +385,7 @@ fn process_crash_at_every_persist_point_keeps_every_appended_batch() {
     }
 }
 
-fn committed_log(dev: &SimulatedPmDevice) -> Vec<u64> {
+pub(super) fn committed_log(dev: &SimulatedPmDevice) -> Vec<u64> {
     let mut w = PmLogWriter::create(dev, 4, 4096, None).unwrap();
     let a = w
         .append_batch(&[entry(1, b"k1", &[1; 30]), entry(2, b"k2", &[2; 30])])
@@ -395,7 +395,7 @@ fn committed_log(dev: &SimulatedPmDevice) -> Vec<u64> {
     a.into_iter().map(EntryOffset::get).collect()
 }
 
-fn corruption_at(err: Error, dev: &SimulatedPmDevice) -> u64 {
+pub(super) fn corruption_at(err: Error, dev: &SimulatedPmDevice) -> u64 {
     match err {
         Error::Corruption { file, offset, .. } => {
             assert_eq!(file, dev.dir().join("000004.pmlog"));
@@ -619,73 +619,4 @@ fn version_1_log_without_written_size_is_read_up_to_used_size() {
     dev.corrupt("000004.pmlog", 0, &image[..64 + len]).unwrap();
     let log = PmLog::open(&*dev, "000004.pmlog").unwrap();
     assert_eq!(seqs(&log), vec![1]);
-}
-
-/// `entry_at` skips the crc, so it must only ever see offsets the log handed out: a byte the
-/// media changed is caught by the verifying paths (point read by any offset, recovery scan),
-/// while a trusted offset reads the entry as written (its crc was checked once: by the writer's
-/// own encoding or the recovery scan).
-#[test]
-fn entry_at_skips_the_crc_that_read_entry_and_recovery_check() {
-    let dev = SimulatedPmDevice::new();
-    let mut w = PmLogWriter::create(&*dev, 4, 4096, None).unwrap();
-    let at = w
-        .append_batch(&[entry(1, b"k1", &[1; 30]), entry(2, b"k2", &[2; 30])])
-        .unwrap()
-        .unwrap();
-    w.commit().unwrap();
-    dev.corrupt("000004.pmlog", at[1].get() as usize + 30, &[0xee])
-        .unwrap();
-    let log = w.log();
-    assert_eq!(log.entry_at(at[1]).unwrap().key, b"k2");
-    let span = log.value_span(at[1]).unwrap();
-    assert_eq!(log.value_bytes(span), log.entry_at(at[1]).unwrap().value);
-    let err = log.read_entry(at[1]).err().unwrap();
-    assert_eq!(corruption_at(err, &dev), at[1].get());
-    let reopened = PmLog::open(&*dev, "000004.pmlog").unwrap();
-    let err = scan(&reopened).err().unwrap();
-    assert_eq!(corruption_at(err, &dev), at[1].get());
-}
-
-/// Recovery hands out the offsets it verified, and they read back the same entries.
-#[test]
-fn recovery_scan_hands_out_trusted_offsets_of_the_entries_it_verified() {
-    let dev = SimulatedPmDevice::new();
-    committed_log(&dev);
-    let log = PmLog::open(&*dev, "000004.pmlog").unwrap();
-    let mut found = Vec::new();
-    log.for_each_entry(|at, e| {
-        found.push((at, owned(&e)));
-        Ok(())
-    })
-    .unwrap();
-    assert_eq!(found.len(), 2);
-    for (at, e) in found {
-        assert_eq!(owned(&log.entry_at(at).unwrap()), e);
-    }
-}
-
-/// Even a misused trusted offset (past the readable tail, or inside an entry) is an error or a
-/// decoded entry, never a panic or a read past the tail.
-#[test]
-fn entry_at_checks_bounds_and_lengths() {
-    let dev = SimulatedPmDevice::new();
-    let mut w = PmLogWriter::create(&*dev, 4, 4096, None).unwrap();
-    w.append_batch(&[entry(1, b"k1", &[7; 300])])
-        .unwrap()
-        .unwrap();
-    let log = w.log();
-    let end = w.used_bytes();
-    assert!(matches!(
-        log.entry_at(EntryOffset(end)),
-        Err(Error::InvalidArgument(_))
-    ));
-    assert!(matches!(
-        log.entry_at(EntryOffset(10)),
-        Err(Error::InvalidArgument(_))
-    ));
-    for inside in 65..end {
-        let _ = log.entry_at(EntryOffset(inside));
-        let _ = log.value_span(EntryOffset(inside));
-    }
 }
