@@ -57,6 +57,12 @@ impl RandomAccessFile for OsRandomAccessFile {
 
 const WRITE_BUFFER: usize = 1 << 20;
 
+/// `O_DIRECT` where the platform has it; 0 (never direct) elsewhere.
+#[cfg(any(target_os = "linux", target_os = "android", target_os = "freebsd"))]
+const O_DIRECT: libc::c_int = libc::O_DIRECT;
+#[cfg(not(any(target_os = "linux", target_os = "android", target_os = "freebsd")))]
+const O_DIRECT: libc::c_int = 0;
+
 /// A file written in aligned blocks, with `O_DIRECT` unless the file system refused it.
 struct OsDirectFile {
     path: PathBuf,
@@ -75,7 +81,8 @@ impl OsDirectFile {
                 .custom_flags(flags)
                 .open(path)
         };
-        let (file, direct) = match open(if direct { libc::O_DIRECT } else { 0 }) {
+        let direct = direct && O_DIRECT != 0;
+        let (file, direct) = match open(if direct { O_DIRECT } else { 0 }) {
             Ok(f) => (f, direct),
             Err(e) if direct && refused(&e) => (open(0)?, false),
             Err(e) => return Err(e),
