@@ -88,8 +88,15 @@ fn crash_with_a_padded_direct_tail_leaves_an_unfinished_log_that_open_removes() 
     let mut want = BTreeMap::new();
     for i in 0..40 {
         let key = format!("key{i:03}").into_bytes();
-        db.put(&WriteOptions { sync: true }, &key, &value(i, 333))
-            .unwrap();
+        db.put(
+            &WriteOptions {
+                sync: true,
+                ..WriteOptions::default()
+            },
+            &key,
+            &value(i, 333),
+        )
+        .unwrap();
         want.insert(key, value(i, 333));
     }
     let captured: Arc<Mutex<Option<(FsImage, _)>>> = Arc::default();
