@@ -90,8 +90,8 @@ pub struct Options {
     /// turns the slowdown off (writers stop before that many immutables exist).
     pub slowdown_immutable_num: Option<usize>,
     /// Pace of writes in the slowdown phase, in PM Log bytes per second. `None` (default):
-    /// half the PM Log bytes per second the latest flush drained (so the backlog shrinks at
-    /// least as fast as writes arrive), at least [`MIN_DELAYED_WRITE_RATE`], and
+    /// the PM Log bytes per second the latest flush drained (so the backlog stops growing at
+    /// the highest pace the flush sustains), at least [`MIN_DELAYED_WRITE_RATE`], and
     /// [`DEFAULT_DELAYED_WRITE_RATE`] until a flush was measured. Accepted:
     /// `MIN_DELAYED_WRITE_RATE..=MAX_DELAYED_WRITE_RATE`.
     pub delayed_write_rate: Option<u64>,

@@ -2,10 +2,10 @@
 //!
 //! - **Slowdown** (RocksDB's delayed writes): while at least `Options::slowdown_trigger()`
 //!   immutable PMTables exist, writes are paced by a token bucket at the delayed write rate.
-//!   The rate (`DbInner::delayed_write_rate`) is `Options::delayed_write_rate` if set, else half
-//!   the PM Log bytes per second the latest flush drained, so the backlog of immutables shrinks
-//!   at least as fast as writes arrive (never below `MIN_DELAYED_WRITE_RATE`;
-//!   `DEFAULT_DELAYED_WRITE_RATE` before any flush was measured).
+//!   The rate (`DbInner::delayed_write_rate`) is `Options::delayed_write_rate` if set, else the
+//!   PM Log bytes per second the latest flush drained, so the backlog of immutables stops
+//!   growing while writers go as fast as the flush allows (never below
+//!   `MIN_DELAYED_WRITE_RATE`; `DEFAULT_DELAYED_WRITE_RATE` before any flush was measured).
 //! - **Stop**: when every PMTable is in use (the immutables plus a new mutable table would exceed
 //!   `max_write_buffer_number`) and the mutable table is full, the writer waits for a flush.
 //! - A write with `WriteOptions::no_slowdown` fails with [`Error::WriteStall`] instead of being
@@ -233,7 +233,7 @@ impl DbInner {
         }
         match self.stall.flush_rate.load(Ordering::Relaxed) {
             0 => DEFAULT_DELAYED_WRITE_RATE,
-            measured => (measured / 2).max(MIN_DELAYED_WRITE_RATE),
+            measured => measured.max(MIN_DELAYED_WRITE_RATE),
         }
     }
 
