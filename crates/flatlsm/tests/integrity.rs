@@ -92,15 +92,17 @@ fn truncate(path: &Path, len: usize) {
     std::fs::write(path, &bytes[..len]).unwrap();
 }
 
-/// Opening must fail with `Corruption`; returns the file it names and the message.
-fn refused_open(db: &Path, o: Options, before: &BTreeMap<PathBuf, Vec<u8>>) -> (PathBuf, String) {
-    let err = Db::open(db, o).err().expect("open must be refused");
+/// Opens `db` with the test options, expecting a refusal: returns the file the `Corruption`
+/// names and the message, after checking that the refused open modified no file.
+fn refused_open(db: &Path) -> (PathBuf, String) {
+    let before = contents(db);
+    let err = Db::open(db, opts(db)).err().expect("open must be refused");
     let msg = err.to_string();
     let Error::Corruption { file, .. } = err else {
         panic!("expected corruption, got: {msg}");
     };
     assert!(
-        contents(db) == *before,
+        contents(db) == before,
         "a refused open modified files: {msg}"
     );
     (file, msg)
@@ -132,8 +134,7 @@ fn open_refuses_manifest_cut_by_one_byte_and_deletes_nothing() {
         &manifest,
         std::fs::metadata(&manifest).unwrap().len() as usize - 1,
     );
-    let before = contents(&db);
-    let (file, msg) = refused_open(&db, opts(&db), &before);
+    let (file, msg) = refused_open(&db);
     assert!(!file.exists(), "names a missing file: {msg}");
     assert!(msg.contains("cut"), "says the manifest was cut: {msg}");
     check_names(&db, &file);
@@ -150,8 +151,7 @@ fn open_refuses_manifest_cut_to_half_and_deletes_nothing() {
         &manifest,
         std::fs::metadata(&manifest).unwrap().len() as usize / 2,
     );
-    let before = contents(&db);
-    let (file, msg) = refused_open(&db, opts(&db), &before);
+    let (file, msg) = refused_open(&db);
     check_names(&db, &file);
     assert!(
         !file.exists() || file == manifest,
@@ -166,8 +166,7 @@ fn open_refuses_truncated_sst_named_by_the_manifest() {
     build(&db);
     let sst = files_named(&db, |n| n.ends_with(".sst")).remove(0);
     truncate(&sst, std::fs::metadata(&sst).unwrap().len() as usize - 1);
-    let before = contents(&db);
-    let (file, msg) = refused_open(&db, opts(&db), &before);
+    let (file, msg) = refused_open(&db);
     assert_eq!(file, sst, "{msg}");
     check_names(&db, &sst);
 }
@@ -261,8 +260,7 @@ fn open_refuses_missing_pm_log() {
     let logs = files_named(&db.join("pm"), |n| n.ends_with(".pmlog"));
     assert!(logs.len() >= 2, "the fixture has several unflushed PM Logs");
     std::fs::remove_file(&logs[0]).unwrap();
-    let before = contents(&db);
-    let (file, msg) = refused_open(&db, opts(&db), &before);
+    let (file, msg) = refused_open(&db);
     assert_eq!(file, logs[0], "{msg}");
     assert!(
         msg.contains("allow_missing_pm"),
@@ -293,8 +291,7 @@ fn open_refuses_pm_log_the_manifest_does_not_record() {
     std::fs::remove_file(manifest_of(&db)).unwrap();
     std::fs::write(&old.0, &old.1).unwrap();
     std::fs::write(db.join("CURRENT"), current).unwrap();
-    let before = contents(&db);
-    let (file, msg) = refused_open(&db, opts(&db), &before);
+    let (file, msg) = refused_open(&db);
     assert!(
         file.extension().is_some_and(|e| e == "pmlog") && file.exists(),
         "{msg}"
@@ -310,8 +307,7 @@ fn check_and_open_refuse_manifest_truncated_to_zero_bytes() {
     build(&db);
     let manifest = manifest_of(&db);
     truncate(&manifest, 0);
-    let before = contents(&db);
-    let (file, msg) = refused_open(&db, opts(&db), &before);
+    let (file, msg) = refused_open(&db);
     assert_eq!(file, manifest, "{msg}");
     check_names(&db, &manifest);
 }
@@ -323,8 +319,7 @@ fn check_and_open_refuse_deleted_identity_naming_it() {
     build(&db);
     let identity = db.join("IDENTITY");
     std::fs::remove_file(&identity).unwrap();
-    let before = contents(&db);
-    let (file, msg) = refused_open(&db, opts(&db), &before);
+    let (file, msg) = refused_open(&db);
     assert_eq!(file, identity, "{msg}");
     assert!(msg.contains("missing"), "{msg}");
     assert!(
@@ -343,8 +338,7 @@ fn flipped_bit_in_identity_is_damage_not_another_database() {
     let mut bytes = std::fs::read(&identity).unwrap();
     bytes[15] ^= 0x01;
     std::fs::write(&identity, bytes).unwrap();
-    let before = contents(&db);
-    let (file, msg) = refused_open(&db, opts(&db), &before);
+    let (file, msg) = refused_open(&db);
     assert_eq!(file, identity, "{msg}");
     check_names(&db, &identity);
 }

@@ -212,6 +212,8 @@ pub struct PmLog {
     file_size: u64,
     replaces: u64,
     version: u16,
+    /// Every entry crc starts here ([`PmLogHeader::entry_crc_seed`]), derived once at open.
+    crc_seed: u32,
     /// End of the bytes copied to the region; readers stay below it (aliasing contract).
     readable: AtomicU64,
 }
@@ -247,6 +249,7 @@ impl PmLog {
             file_size: h.file_size,
             replaces: h.replaces,
             version: h.version,
+            crc_seed: h.entry_crc_seed(),
             readable: AtomicU64::new(h.used_size),
         }))
     }
@@ -285,8 +288,7 @@ impl PmLog {
     pub fn read_entry(&self, offset: impl Into<u64>) -> Result<LogEntry<'_>> {
         let offset = offset.into();
         let bytes = self.readable_from(offset)?;
-        let seed = entry_crc_seed(self.version, self.number);
-        decode_entry(bytes, offset, seed, &self.path).map(|(e, _)| e)
+        decode_entry(bytes, offset, self.crc_seed, &self.path).map(|(e, _)| e)
     }
 
     /// Decodes the entry at `at` without verifying its crc: this process wrote or already
@@ -449,7 +451,7 @@ impl PmLogWriter {
         let log = PmLog::from_region(region, name)?;
         let start = PM_LOG_HEADER_LEN as u64;
         Ok(PmLogWriter {
-            crc_seed: log.header().entry_crc_seed(),
+            crc_seed: log.crc_seed,
             mode: log.region.mode(),
             log,
             written: start,
