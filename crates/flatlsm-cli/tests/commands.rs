@@ -194,7 +194,7 @@ fn dump_prints_sst_pm_log_manifest_and_current() {
         dumps.contains("'late' @ ") && dumps.contains("'in-pm'"),
         "{dumps}"
     );
-    assert!(ok(&["dump", s(&find(&db, "MANIFEST-"))]).contains("add L1 SST"));
+    assert!(ok(&["dump", s(&find(&db, "MANIFEST-"))]).contains("add L1 runs SST"));
     assert!(ok(&["dump", s(&db.join("CURRENT"))]).contains("MANIFEST-"));
     assert!(
         ok(&["dump", "--hex", s(&find(&db, ".vlog"))]).contains("6234"),

@@ -40,6 +40,8 @@ pub const MAX_BLOOM_BITS_PER_KEY: usize = 100;
 /// Smallest accepted `delayed_write_rate`, and the floor of the derived rate (RocksDB's
 /// `kMinWriteRate`): slower pacing would stall writers as hard as a stop.
 pub const MIN_DELAYED_WRITE_RATE: u64 = 16 << 10;
+/// Largest accepted `l1_merge_trigger`.
+pub const MAX_L1_MERGE_TRIGGER: usize = 64;
 /// Largest accepted `delayed_write_rate` (1 TiB/s: no pacing in practice).
 pub const MAX_DELAYED_WRITE_RATE: u64 = 1 << 40;
 /// The slowdown pace before any flush was measured: RocksDB's default `delayed_write_rate`.
@@ -99,6 +101,13 @@ pub struct Options {
     /// measured. A rate given here is used as is, at every backlog. Accepted:
     /// `MIN_DELAYED_WRITE_RATE..=MAX_DELAYED_WRITE_RATE`.
     pub delayed_write_rate: Option<u64>,
+    /// How many flush runs L1 collects before they are merged into its ordered run (default 4).
+    /// A flush writes its PMTables as a new sorted run without rewriting L1; a background merge
+    /// folds the runs into the ordered run once this many exist, so each L1 entry is rewritten
+    /// once per this many flushes instead of at every flush. 1 merges after every flush (the
+    /// paper's flush into the Ordered-L1, done in the background). A flush waits while twice
+    /// this many runs exist. Accepted: `1..=64`.
+    pub l1_merge_trigger: usize,
     /// Rewrite a PMTable's live entries when PM Log size / live size exceeds this (paper: 8).
     pub pmtable_gc_ratio: f64,
     /// Target size of the Ordered-L1 in data bytes (its SSTs plus the value-log bytes they
@@ -149,6 +158,7 @@ impl Default for Options {
             slowdown_immutable_num: None,
             delayed_write_rate: None,
             pmtable_gc_ratio: 8.0,
+            l1_merge_trigger: 4,
             l1_capacity: 2 << 30,
             target_file_size: 64 << 20,
             flush_threads: std::thread::available_parallelism()
@@ -207,6 +217,11 @@ impl Options {
         in_range("max_write_buffer_number", buffers, least..=max)
             .map_err(|e| explain(e, "it must exceed flush_immutable_num"))?;
         self.validate_slowdown()?;
+        in_range(
+            "l1_merge_trigger",
+            self.l1_merge_trigger,
+            1..=MAX_L1_MERGE_TRIGGER,
+        )?;
         in_range("flush_threads", self.flush_threads, 1..=MAX_FLUSH_THREADS)
     }
 

@@ -265,7 +265,7 @@ fn crash_after_flush_install_keeps_sst_directory_entry() {
         .unwrap();
     }
     db.flush().unwrap();
-    assert!(db.stats().levels[1].files > 0);
+    assert!(db.stats().levels[0].files > 0);
     let (pm, files) = (device.capture_now(1), fs.capture(0));
     drop(db);
     let db = open_image(dir.path(), &s, &pm, &files, "after flush");

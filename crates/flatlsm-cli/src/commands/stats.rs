@@ -37,6 +37,9 @@ fn garbage_bytes(s: &Stats) -> u64 {
 
 /// The statistics as a JSON object (field names are stable; sizes in bytes).
 pub fn to_json(s: &Stats) -> Value {
+    let runs = s.levels.first().map(|l| {
+        json!({"runs": s.l1_runs, "files": l.files, "bytes": l.bytes, "data_bytes": l.data_bytes})
+    });
     let levels: Vec<Value> = s
         .levels
         .iter()
@@ -52,6 +55,7 @@ pub fn to_json(s: &Stats) -> Value {
     json!({
         "pm_mode": s.pm_mode.map(|m| m.to_string()),
         "pmtables": {"count": s.pmtables, "bytes": s.pmtable_bytes},
+        "l1_runs": runs,
         "levels": levels,
         "value_logs": {"files": vlogs, "garbage_bytes": garbage_bytes(s)},
         "last_sequence": s.last_sequence,
@@ -88,11 +92,11 @@ fn human(s: &Stats) -> String {
         "PMTables:       {} ({} bytes of PM Log)\n",
         s.pmtables, s.pmtable_bytes
     );
-    for (i, l) in s.levels.iter().enumerate().skip(1) {
-        let label = if i == 1 {
-            "L1 (Ordered):".to_string()
-        } else {
-            format!("L{i}:")
+    for (i, l) in s.levels.iter().enumerate() {
+        let label = match i {
+            0 => format!("L1 runs ({}):", s.l1_runs),
+            1 => "L1 (Ordered):".to_string(),
+            _ => format!("L{i}:"),
         };
         let (files, bytes, data) = (l.files, l.bytes, l.data_bytes);
         out += &format!("{label:<16}{files} files, {bytes} bytes, {data} data bytes\n");

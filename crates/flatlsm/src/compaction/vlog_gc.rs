@@ -43,7 +43,9 @@ pub(crate) fn pick(version: &Version, ratio: f64, busy: impl Fn(u64) -> bool) ->
     for (level, fs) in version.levels.iter().enumerate() {
         for f in fs {
             if f.vlog_refs.iter().any(|(n, _)| *n == vlog) {
-                if busy(f.number) {
+                // A rewritten level-0 file would be added last, as if newer than the runs
+                // added after it (level 0 is ordered by addition): wait for the run merge.
+                if busy(f.number) || level == 0 {
                     return None;
                 }
                 files.push((level, f.clone()));

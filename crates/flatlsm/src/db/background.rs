@@ -8,7 +8,7 @@
 
 use super::state::DbInner;
 use super::stats::{Counters, LevelStats, Stats, VlogStats};
-use crate::compaction::{flush, level, vlog_gc};
+use crate::compaction::{flush, level, merge_runs, vlog_gc};
 use crate::error::{Error, Result};
 use crate::pmtable::PmTable;
 use crate::sst::parse_sst_file_name;
@@ -117,17 +117,15 @@ fn flush_immutables(db: &DbInner) -> Result<bool> {
     let _job = db.flush_lock.lock();
     // Every immutable table, oldest last; a table sealed while this job runs waits for the next.
     let tables: Vec<Arc<PmTable>> = db.sv.load().imms.to_vec();
-    if tables.is_empty() {
+    if tables.is_empty() || !wait_for_run_room(db)? {
         return Ok(false);
     }
-    let (version, candidates) = reserve_flush_inputs(db, &tables);
+    let version = db.versions.lock().current.clone();
     db.sync_point("flush:inputs_reserved");
     let started = Instant::now();
-    let inputs: Vec<u64> = candidates.iter().map(|f| f.number).collect();
-    let result = flush::flush_tables(db, &tables, &version, &candidates)
+    let result = flush::flush_tables(db, &tables, &version)
         .and_then(|out| install_flush(db, &tables, out, started));
-    db.release(&inputs);
-    drop((version, candidates));
+    drop(version);
     result?;
     for table in tables {
         db.pm_pool.retire(table)?;
@@ -138,24 +136,24 @@ fn flush_immutables(db: &DbInner) -> Result<bool> {
     Ok(true)
 }
 
-/// Waits until the L1 files the tables overlap are free, then reserves them. While it waits,
-/// `flush_waiting` keeps compactions from starting new jobs (flushes take priority).
-fn reserve_flush_inputs(
-    db: &DbInner,
-    tables: &[Arc<PmTable>],
-) -> (Arc<Version>, Vec<Arc<crate::version::FileMeta>>) {
-    loop {
-        let version = db.versions.lock().current.clone();
-        let candidates = flush::candidates_for(&version, tables);
-        let numbers: Vec<u64> = candidates.iter().map(|f| f.number).collect();
-        if db.try_reserve_in(&version, &numbers) {
-            db.flush_waiting.store(false, Ordering::Release);
-            return (version, candidates);
+/// Waits while L1 holds `2 × l1_merge_trigger` unmerged runs (the merge is behind; writers then
+/// slow down as PMTables fill). Without background threads the merge runs here. `Ok(false)`
+/// if the database shuts down meanwhile.
+fn wait_for_run_room(db: &DbInner) -> Result<bool> {
+    let stop = 2 * db.opts.l1_merge_trigger;
+    while db.versions.lock().current.level0_runs() >= stop {
+        if db.shutting_down.load(Ordering::Acquire) {
+            return Ok(false);
         }
-        db.flush_waiting.store(true, Ordering::Release);
+        if !db.opts.background_work {
+            compact_one(db)?;
+            continue;
+        }
+        db.wake_all();
         let mut g = db.compacting.lock();
         db.compacting_cv.wait_for(&mut g, Duration::from_millis(10));
     }
+    Ok(true)
 }
 
 /// Installs a flush's outputs; `started` is when the flush began (its busy time for `Stats`
@@ -187,10 +185,9 @@ fn install_flush(
     Counters::add(&db.counters.flush_vlog_bytes, out.vlog_bytes);
     let pm_bytes = tables.iter().map(|t| t.log_bytes()).sum();
     log::debug!(
-        "flush of {} PMTables ({} MB) into {} L1 files: {} MB SSTs, {} MB value logs in {} ms",
+        "flush of {} PMTables ({} MB) into a new L1 run: {} MB SSTs, {} MB value logs in {} ms",
         tables.len(),
         pm_bytes >> 20,
-        out.candidates,
         out.sst_bytes >> 20,
         out.vlog_bytes >> 20,
         started.elapsed().as_millis()
@@ -216,10 +213,10 @@ fn compact_due(db: &DbInner) -> Result<bool> {
 }
 
 fn run_due_job(db: &DbInner) -> Result<bool> {
-    if db.flush_waiting.load(Ordering::Acquire) {
-        return Ok(false); // the flush goes first; the compaction loop comes back
-    }
     let version = db.versions.lock().current.clone();
+    if run_merge_of_runs(db, &version)? {
+        return Ok(true);
+    }
     let l1_full = version.level_data_bytes(1) > db.opts.l1_capacity;
     if l1_full && run_level_compaction(db, &version, None)? {
         return Ok(true);
@@ -279,6 +276,52 @@ fn run_level_compaction(
     result?;
     db.versions.lock().l1_compact_pointer = user_key_of(&c.l1.largest).to_vec();
     Counters::add(&db.counters.compactions, 1);
+    Ok(true)
+}
+
+/// Merges every unmerged run into the ordered L1, whatever their number (for
+/// `compact_range`, which moves everything down, as RocksDB's does).
+fn merge_all_runs(db: &DbInner) -> Result<()> {
+    loop {
+        let version = db.versions.lock().current.clone();
+        if version.levels[0].is_empty() || merge_runs_at(db, &version, 1)? {
+            return Ok(());
+        }
+        let mut g = db.compacting.lock();
+        db.compacting_cv.wait_for(&mut g, Duration::from_millis(10));
+    }
+}
+
+/// Merges L1's unmerged runs into its ordered run if `l1_merge_trigger` runs exist.
+fn run_merge_of_runs(db: &DbInner, version: &Arc<Version>) -> Result<bool> {
+    merge_runs_at(db, version, db.opts.l1_merge_trigger)
+}
+
+/// Merges the runs if at least `trigger` exist and no input is busy; `Ok(true)` if it did.
+fn merge_runs_at(db: &DbInner, version: &Arc<Version>, trigger: usize) -> Result<bool> {
+    let Some(m) = merge_runs::pick(version, trigger, |n| db.is_busy(n)) else {
+        return Ok(false);
+    };
+    if !db.try_reserve_in(version, &m.inputs()) {
+        return Ok(false);
+    }
+    let started = Instant::now();
+    let result = merge_runs::run(db, &m, version).and_then(|(mut edit, bytes)| {
+        db.install(&mut edit, |_| {})?;
+        Counters::add(&db.counters.compaction_bytes, bytes);
+        log::debug!(
+            "merge of {} L1 run files with {} L1 files: {} MB written in {} ms",
+            m.runs.len(),
+            m.l1.len(),
+            bytes >> 20,
+            started.elapsed().as_millis()
+        );
+        Ok(())
+    });
+    db.release(&m.inputs());
+    result?;
+    Counters::add(&db.counters.compactions, 1);
+    db.wake_all();
     Ok(true)
 }
 
@@ -361,6 +404,7 @@ pub(crate) fn compact_range(db: &DbInner, begin: Option<&[u8]>, end: Option<&[u8
 
 fn compact_range_unrecorded(db: &DbInner, begin: Option<&[u8]>, end: Option<&[u8]>) -> Result<()> {
     let _job = db.compaction_lock.lock();
+    merge_all_runs(db)?;
     let b = begin.unwrap_or(&[]).to_vec();
     let e_max = vec![0xffu8; crate::options::MAX_KEY_SIZE + 1];
     let e = end.map(<[u8]>::to_vec).unwrap_or(e_max);
@@ -429,6 +473,7 @@ pub(crate) fn stats(db: &DbInner) -> Stats {
         vlog_buffered_files: get(&c.vlog_buffered_files),
         pmtables: 1 + sv.imms.len(),
         pmtable_bytes: tables.map(|t| t.log_bytes()).sum(),
+        l1_runs: sv.version.level0_runs(),
         levels: (0..NUM_LEVELS)
             .map(|l| LevelStats {
                 files: sv.version.num_files(l),

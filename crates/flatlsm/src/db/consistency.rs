@@ -101,6 +101,19 @@ fn cut_hint(m: &RecoveredManifest) -> String {
     }
 }
 
+/// What to make of a missing PM Log. After a torn final record the log was most likely retired
+/// by the flush that record described (its SSTs are still in the directory), so the manifest
+/// was cut short: opening without the log would lose that flush.
+fn missing_log_advice(m: &RecoveredManifest) -> String {
+    match &m.torn_tail {
+        Some(note) => format!(
+            "; {note}: most likely the flush that retired this log, so the manifest was cut \
+             short; restore the manifest rather than opening without the log"
+        ),
+        None => "; set allow_missing_pm (--allow-missing-pm) to open without them".to_string(),
+    }
+}
+
 /// What open or check read of a PM Log at or above `min_unflushed_pmlog`.
 #[derive(Clone, Debug)]
 pub(crate) enum PmLogState {
@@ -124,15 +137,15 @@ pub(crate) enum PmProblem {
 
 impl PmProblem {
     /// The problem as [`Error::Corruption`] naming the log file in `pm_dir`.
-    pub(crate) fn to_error(self, pm_dir: &Path, manifest: &Path) -> Error {
-        let manifest = manifest.display();
+    pub(crate) fn to_error(self, pm_dir: &Path, m: &RecoveredManifest) -> Error {
+        let manifest = m.path.display();
         match self {
             PmProblem::Missing(n) => Error::corruption(
                 pm_dir.join(log_file_name(n)),
                 0,
                 format!(
-                    "missing: {manifest} records this PM Log as holding writes not yet flushed; \
-                     set allow_missing_pm (--allow-missing-pm) to open without them"
+                    "missing: {manifest} records this PM Log as holding writes not yet flushed{}",
+                    missing_log_advice(m)
                 ),
             ),
             PmProblem::Unrecorded { number, used_size } => Error::corruption(

@@ -200,7 +200,7 @@ fn verify(
     }
     let mut problems = consistency::tree_file_problems(fs, path, m);
     for p in &plan.problems {
-        let e = p.to_error(pm.dir(), &m.path);
+        let e = p.to_error(pm.dir(), m);
         if allow_missing_pm && matches!(p, PmProblem::Missing(_)) {
             log::warn!("{e}: accepted (allow_missing_pm), its writes are lost");
         } else {
@@ -341,7 +341,6 @@ fn build_inner(
         shutting_down: AtomicBool::new(false),
         closed: AtomicBool::new(false),
         flush_lock: Mutex::new(()),
-        flush_waiting: AtomicBool::new(false),
         compaction_lock: Mutex::new(()),
         #[cfg(test)]
         sync_points: Default::default(),

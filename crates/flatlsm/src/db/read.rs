@@ -1,5 +1,5 @@
-//! The read path: mutable PMTable → immutable PMTables (newest first) → Ordered-L1 → L2 →
-//! value log. Readers pin a [`SuperVersion`] and its sequence (under `sv_lock`, held only for
+//! The read path: mutable PMTable → immutable PMTables (newest first) → L1's unmerged runs
+//! (level 0, newest file first) → Ordered-L1 → L2 → value log. Readers pin a [`SuperVersion`] and its sequence (under `sv_lock`, held only for
 //! that) and read from it without locks.
 
 use super::state::{DbInner, SuperVersion};
@@ -56,10 +56,9 @@ impl DbInner {
             }
         }
         let lookup = make_internal_key(key, seq, KIND_FOR_SEEK);
-        for level in 1..NUM_LEVELS {
-            let Some(file) = sv.version.file_for_key(level, key) else {
-                continue;
-            };
+        let runs = sv.version.level0_files_for_key(key).cloned();
+        let levels = (1..NUM_LEVELS).filter_map(|l| sv.version.file_for_key(l, key));
+        for file in runs.chain(levels) {
             let table = self.table_cache.get(file.number, file.file_size)?;
             if let Some((ikey, value)) = table.get(&lookup)? {
                 return self.decode_found(&ikey, value, table.path());
@@ -93,6 +92,10 @@ impl DbInner {
         children.push(Box::new(sv.mem.iter()));
         for t in &sv.imms {
             children.push(Box::new(t.iter()));
+        }
+        for f in &sv.version.levels[0] {
+            let file = vec![f.clone()];
+            children.push(Box::new(LevelIterator::new(file, self.table_cache.clone())));
         }
         for level in 1..NUM_LEVELS {
             let files = sv.version.levels[level].clone();

@@ -81,9 +81,6 @@ pub(crate) struct DbInner {
     pub closed: AtomicBool,
     /// Serializes flush jobs (background thread and `Db::flush`).
     pub flush_lock: Mutex<()>,
-    /// A flush waits for L1 files a compaction holds. Flushes take priority (they free the
-    /// PMTables writers wait for): while set, no L1 → L2 compaction or value-log GC starts.
-    pub flush_waiting: AtomicBool,
     /// Serializes L1 → L2 compactions and value-log GC.
     pub compaction_lock: Mutex<()>,
     /// Test callbacks at named points of the engine (see `sync_point.rs`).

@@ -121,8 +121,11 @@ pub struct Stats {
     pub pmtables: usize,
     /// PM Log bytes in use by all PMTables.
     pub pmtable_bytes: u64,
-    /// Per SSD level (index 0 is unused by the FlatLSM profile; 1 = Ordered-L1, 2 = L2).
+    /// Per SSD level: 0 = L1's unmerged runs, 1 = the ordered L1, 2 = L2
+    /// ([`crate::version::level_name`]).
     pub levels: Vec<LevelStats>,
+    /// How many unmerged runs L1 holds (level 0; merged at `l1_merge_trigger`).
+    pub l1_runs: usize,
     /// Value-log files.
     pub vlogs: Vec<VlogStats>,
     /// Open snapshots.
@@ -206,9 +209,10 @@ impl fmt::Display for Stats {
             "PMTables: {} using {} bytes",
             self.pmtables, self.pmtable_bytes
         )?;
-        for (i, l) in self.levels.iter().enumerate().skip(1) {
+        for (i, l) in self.levels.iter().enumerate() {
             let (files, bytes, data) = (l.files, l.bytes, l.data_bytes);
-            writeln!(f, "L{i}: {files} files, {bytes} bytes, {data} data bytes")?;
+            let name = crate::version::level_name(i);
+            writeln!(f, "{name}: {files} files, {bytes} bytes, {data} data bytes")?;
         }
         for v in &self.vlogs {
             writeln!(

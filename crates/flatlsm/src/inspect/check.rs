@@ -318,7 +318,7 @@ impl Checker {
         }
         if let Some(m) = m {
             for p in &plan.problems {
-                self.problem(p.to_error(pm_dir, &m.path), pm_dir);
+                self.problem(p.to_error(pm_dir, m), pm_dir);
             }
         }
         for n in &plan.keep {

@@ -206,7 +206,8 @@ fn describe_edit(e: &VersionEdit, format: DumpFormat) -> Vec<String> {
         lines.push(format!("min_unflushed_pmlog {p}"));
     }
     for (level, number) in &e.deleted_files {
-        lines.push(format!("delete L{level} SST {number}"));
+        let name = crate::version::level_name(*level);
+        lines.push(format!("delete {name} SST {number}"));
     }
     let key = |k: &[u8]| match parse_internal_key(k) {
         Some(p) => format!("{} @ {}", format.bytes(p.user_key), p.seq),
@@ -214,7 +215,8 @@ fn describe_edit(e: &VersionEdit, format: DumpFormat) -> Vec<String> {
     };
     for (level, f) in &e.new_files {
         lines.push(format!(
-            "add L{level} SST {} ({} bytes, {} entries) [{} .. {}] vlog refs {:?}",
+            "add {} SST {} ({} bytes, {} entries) [{} .. {}] vlog refs {:?}",
+            crate::version::level_name(*level),
             f.number,
             f.file_size,
             f.num_entries,

@@ -8,8 +8,11 @@
 //! - every value log referenced by a file's `vlog_refs` is in `vlogs`, so a value log can only be
 //!   deleted in an edit that also removes (or has removed) every file pointing into it.
 //!
-//! Level 0 is reserved for later profiles (FlatLSM keeps its L0 in PMTables); its files may
-//! overlap and are kept in the order they were added.
+//! Level 0 holds L1's *unmerged runs* (FlatLSM keeps its L0 in PMTables; see
+//! `compaction/merge_runs.rs`): each flush adds one run, a set of files disjoint among
+//! themselves, and runs may overlap each other. Files are kept in the order they were added,
+//! and only flushes add to level 0, one at a time, so a later file never holds older versions
+//! of a key than an earlier one: reads search level 0 from the last file back.
 //!
 //! Thread-safety: a version is immutable after construction; share it as `Arc<Version>`.
 
@@ -197,6 +200,41 @@ impl Version {
             .get(i)
             .filter(|f| smallest_user(f) <= user_key)
             .cloned()
+    }
+
+    /// The level-0 files whose user-key range contains `user_key`, newest first.
+    pub fn level0_files_for_key<'a>(
+        &'a self,
+        user_key: &'a [u8],
+    ) -> impl Iterator<Item = &'a Arc<FileMeta>> + 'a {
+        self.levels[0]
+            .iter()
+            .rev()
+            .filter(move |f| smallest_user(f) <= user_key && user_key <= largest_user(f))
+    }
+
+    /// True if no file of any level can hold `user_key` (so a merge may drop its tombstone).
+    pub fn no_file_holds(&self, user_key: &[u8]) -> bool {
+        self.level0_files_for_key(user_key).next().is_none()
+            && (1..NUM_LEVELS).all(|l| self.file_for_key(l, user_key).is_none())
+    }
+
+    /// How many runs level 0 holds: its files in order, a new run starting at each file that
+    /// overlaps a file of the current run (a flush's files never overlap each other).
+    pub fn level0_runs(&self) -> usize {
+        let mut runs = 0;
+        let mut current: Vec<&FileMeta> = Vec::new();
+        for f in &self.levels[0] {
+            let overlaps = |g: &&FileMeta| {
+                smallest_user(g) <= largest_user(f) && smallest_user(f) <= largest_user(g)
+            };
+            if current.is_empty() || current.iter().any(overlaps) {
+                runs += 1;
+                current.clear();
+            }
+            current.push(f);
+        }
+        runs
     }
 
     /// Sum of the sizes of the files of `level` (0 for an out-of-range level).
