@@ -74,10 +74,29 @@ fn build_missing_filters(db: &DbInner) {
 fn flush_loop(db: &DbInner) {
     while wait(db, Duration::from_millis(100)) {
         build_missing_filters(db);
+        prepare_spare_logs(db);
         while healthy(db) && flush_due(db) && !db.shutting_down.load(Ordering::Acquire) {
             if let Err(e) = flush_one(db) {
                 db.set_bg_error(&e);
             }
+        }
+    }
+}
+
+/// Keeps free PM Logs ready in the pool (`PmLogPool::prepare_spare`), so the writer's next
+/// PMTable switches need not create and zero a log. A failure is only logged: the writer then
+/// creates its log itself and reports what goes wrong there.
+fn prepare_spare_logs(db: &DbInner) {
+    loop {
+        let in_use = 1 + db.sv.load().imms.len();
+        let number = db.new_file_number();
+        match db
+            .pm_pool
+            .prepare_spare(number, db.opts.pmtable_size, in_use)
+        {
+            Ok(true) => continue,
+            Ok(false) => return,
+            Err(e) => return log::warn!("preparing a spare PM Log: {e}"),
         }
     }
 }
@@ -229,8 +248,16 @@ fn run_due_job(db: &DbInner) -> Result<bool> {
         return Ok(false);
     }
     drop(version);
+    let started = Instant::now();
     let result = vlog_gc::run(db, &gc).and_then(|(mut edit, bytes)| {
         db.install(&mut edit, |_| {})?;
+        log::debug!(
+            "value-log GC of log {} through {} files: {} MB written in {} ms",
+            gc.vlog,
+            gc.files.len(),
+            bytes >> 20,
+            started.elapsed().as_millis()
+        );
         Counters::add(&db.counters.vlog_gc_bytes, bytes);
         Ok(())
     });

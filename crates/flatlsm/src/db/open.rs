@@ -310,7 +310,7 @@ fn build_inner(
     DbInner {
         path: path.to_path_buf(),
         fs,
-        pm_pool: PmLogPool::new(pm.clone()),
+        pm_pool: PmLogPool::with_capacity(pm.clone(), opts.max_write_buffer_number),
         pm,
         table_cache,
         vlogs,

@@ -141,6 +141,7 @@ impl DbInner {
     /// every PMTable is in use. The caller holds `write_lock`.
     pub(crate) fn seal_mutable(&self) -> Result<Arc<PmTable>> {
         self.wait_for_free_pmtable()?;
+        let started = std::time::Instant::now();
         let old = self.sv.load().mem.clone();
         old.seal()?;
         let number = self.new_file_number();
@@ -150,6 +151,7 @@ impl DbInner {
         self.record_pm_log(&fresh)?;
         self.replace_mutable(fresh.clone(), Some(old));
         self.wake_all();
+        log_slow_switch(started);
         Ok(fresh)
     }
 
@@ -184,5 +186,14 @@ impl DbInner {
             imms,
             version: cur.version.clone(),
         }));
+    }
+}
+
+/// Logs a PMTable switch that held writers up for more than 20 ms (e.g. a fresh PM Log had to
+/// be created because the pool had none).
+fn log_slow_switch(started: std::time::Instant) {
+    let took = started.elapsed();
+    if took > std::time::Duration::from_millis(20) {
+        log::debug!("PMTable switch took {} ms", took.as_millis());
     }
 }

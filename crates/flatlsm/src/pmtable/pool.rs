@@ -5,7 +5,7 @@
 //!
 //! Life of a log: in use → *retired* (its table left every super version, but a reader may still
 //! hold it) → *free* (no handle left: its file renamed `NNNNNN.pmfree`, the mapping kept) →
-//! reused by [`PmLogWriter::create_recycled`] under a new number. Logs beyond [`POOL_CAPACITY`]
+//! reused by [`PmLogWriter::create_recycled`] under a new number. Logs beyond the pool's capacity
 //! are deleted instead.
 //!
 //! Invariant: a region is written again only after its table's last `Arc` is gone, so no reader
@@ -23,8 +23,15 @@ use crate::pm::{PmDeviceRef, PmRegion};
 use parking_lot::Mutex;
 use std::sync::Arc;
 
-/// Free logs kept at most: PM in use may exceed `max_write_buffer_number` logs by this many.
+/// Free logs kept at most by [`PmLogPool::new`]'s default (tests); a database keeps up to
+/// `max_write_buffer_number`. Logs are reused before any is created, so the logs in use plus the
+/// free ones never exceed the most ever in use at once (at most `max_write_buffer_number`) plus
+/// those retired but still read.
 pub const POOL_CAPACITY: usize = 2;
+
+/// Free logs [`PmLogPool::prepare_spare`] keeps ready: a writer may switch PMTables twice while
+/// a flush runs (before the flush returns its logs).
+pub const SPARE_LOGS: usize = 2;
 
 /// Name of the free region that was log `number`.
 pub fn pool_file_name(number: u64) -> String {
@@ -40,6 +47,7 @@ pub fn is_pool_file_name(name: &str) -> bool {
 /// Retired and free PM Logs of one database.
 pub struct PmLogPool {
     device: PmDeviceRef,
+    capacity: usize,
     state: Mutex<PoolState>,
 }
 
@@ -54,8 +62,16 @@ struct PoolState {
 impl PmLogPool {
     /// An empty pool over `device`.
     pub fn new(device: PmDeviceRef) -> Self {
+        Self::with_capacity(device, POOL_CAPACITY)
+    }
+
+    /// An empty pool keeping up to `capacity` free logs. A database passes
+    /// `max_write_buffer_number`: with fewer, every time the backlog of immutables grows the
+    /// writer creates (and faults in) a fresh log, and deletes one when it shrinks again.
+    pub fn with_capacity(device: PmDeviceRef, capacity: usize) -> Self {
         PmLogPool {
             device,
+            capacity,
             state: Mutex::new(PoolState::default()),
         }
     }
@@ -112,7 +128,7 @@ impl PmLogPool {
         let name = log_file_name(number);
         let region = table.into_log().and_then(|log| log.into_region());
         match region {
-            Some(region) if st.free.len() < POOL_CAPACITY => {
+            Some(region) if st.free.len() < self.capacity => {
                 let pool_name = pool_file_name(number);
                 self.device.rename_region(&name, &pool_name)?;
                 st.free.push((pool_name, region));
@@ -120,6 +136,33 @@ impl PmLogPool {
             }
             _ => self.device.remove_region(&name),
         }
+    }
+
+    /// Creates one fresh free log of `capacity` bytes under pool name `number` if fewer than
+    /// [`SPARE_LOGS`] are free and `in_use` (the PMTables of the database) plus the retired and
+    /// free logs leave room under the pool's capacity; `Ok(true)` if it did. Run off the write
+    /// path (the flush thread), so a writer switching PMTables reuses a log instead of
+    /// allocating and zeroing a fresh one. Creation happens outside the pool's lock.
+    pub fn prepare_spare(&self, number: u64, capacity: usize, in_use: usize) -> Result<bool> {
+        if !self.wants_spare(in_use) {
+            return Ok(false);
+        }
+        let name = pool_file_name(number);
+        let region = self.device.create_region(&name, capacity)?;
+        let mut st = self.state.lock();
+        if st.free.len() >= self.capacity {
+            drop(st);
+            self.device.remove_region(&name)?;
+            return Ok(false);
+        }
+        st.free.push((name, region));
+        Ok(true)
+    }
+
+    fn wants_spare(&self, in_use: usize) -> bool {
+        let st = self.state.lock();
+        let held = in_use + st.retired.len() + st.free.len();
+        st.free.len() < SPARE_LOGS && held < self.capacity
     }
 
     /// Deletes every free and retired log's file (at close; mappings stay valid for readers).
@@ -204,6 +247,28 @@ mod tests {
             device.region_names()
         );
         drop(reader);
+    }
+
+    #[test]
+    fn spares_are_created_off_the_write_path_up_to_the_capacity_and_then_reused() {
+        let device = SimulatedPmDevice::new();
+        let pool = PmLogPool::with_capacity(device.clone(), 4);
+        assert!(pool.prepare_spare(10, SIZE, 1).unwrap());
+        assert!(pool.prepare_spare(11, SIZE, 1).unwrap());
+        assert!(
+            !pool.prepare_spare(12, SIZE, 1).unwrap(),
+            "two spares are enough"
+        );
+        assert_eq!(device.region_names(), ["000010.pmfree", "000011.pmfree"]);
+        let t = pool.create_table(13, SIZE, None).unwrap();
+        assert_eq!(
+            device.region_names().len(),
+            2,
+            "a spare was renamed, none created"
+        );
+        assert!(t.is_empty());
+        // In use 3 + 1 free = the capacity of 4: no more spares.
+        assert!(!pool.prepare_spare(14, SIZE, 3).unwrap());
     }
 
     #[test]
