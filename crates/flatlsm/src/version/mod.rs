@@ -24,9 +24,11 @@ pub mod version;
 #[cfg(test)]
 mod manifest_tests;
 #[cfg(test)]
+mod redirect_tests;
+#[cfg(test)]
 mod tests;
 
-pub use edit::{FileMeta, PmLogMeta, VersionEdit, VlogMeta};
+pub use edit::{FileMeta, PmLogMeta, RedirectMeta, VersionEdit, VlogMeta};
 pub use manifest::{
     apply_manifest_records, current_manifest_path, manifest_file_name, parse_manifest_file_name,
     read_manifest_records, Manifest, ManifestRecord, RecoveredManifest, CURRENT_FILE_NAME,
