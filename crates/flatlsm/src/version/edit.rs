@@ -186,7 +186,7 @@ impl VersionEdit {
     }
 
     /// Encodes the fields of tags 8–10 (absent when unset, so older edits encode as before).
-    /// Tags 11–12 follow, in [`VersionEdit::encode_redirect_fields`].
+    /// Tags 11–12 follow (`encode_redirect_fields`).
     fn encode_pm_fields(&self, b: &mut Vec<u8>) {
         if self.tracks_pm_logs {
             put_varint(b, TAG_TRACKS_PM_LOGS);
