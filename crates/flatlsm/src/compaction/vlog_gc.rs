@@ -33,7 +33,7 @@ use crate::db::state::DbInner;
 use crate::error::{Error, Result};
 use crate::iter::InternalIterator;
 use crate::types::{parse_internal_key, ValueKind, ValuePointer};
-use crate::version::{FileMeta, RedirectMeta, Version, VersionEdit};
+use crate::version::{FileMeta, RedirectMeta, Version, VersionEdit, VlogMeta};
 use crate::vlog::{vlog_file_name, RedirectEntry, RedirectTable};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -82,28 +82,39 @@ pub(crate) fn run(db: &DbInner, version: &Version, victim: u64) -> Result<Option
         return Ok(None);
     };
     let target = out.finish()?.ok_or_else(|| nothing_to_copy(victim))?;
+    write_redirect(db, victim, target, entries).map(Some)
+}
+
+/// Writes the redirect table of `victim` into `target` (finished) and builds the edit.
+fn write_redirect(
+    db: &DbInner,
+    victim: u64,
+    target: VlogMeta,
+    entries: Vec<RedirectEntry>,
+) -> Result<GcOutput> {
     let number = db.new_output_number();
-    let table = RedirectTable::write(&*db.fs, &db.path, number, (victim, target.number), entries)?;
+    let logs = (victim, target.number);
+    let table = RedirectTable::write(&*db.fs, &db.path, number, logs, entries)?;
+    let (file_size, outputs) = (table.file_size(), vec![target.number, number]);
     let redirect = RedirectMeta {
         victim,
         number,
-        file_size: table.file_size(),
+        file_size,
         target: target.number,
     };
+    let bytes = target.total_bytes + file_size;
     let edit = VersionEdit {
+        new_vlogs: vec![target],
         new_redirects: vec![redirect],
         deleted_vlogs: vec![victim],
-        new_vlogs: vec![target.clone()],
         ..VersionEdit::default()
     };
-    let bytes = target.total_bytes + table.file_size();
-    let outputs = vec![target.number, number];
-    Ok(Some(GcOutput {
+    Ok(GcOutput {
         edit,
         table,
         bytes,
         outputs,
-    }))
+    })
 }
 
 /// The version's accounting names the victim, yet no SSTable holds a pointer into it.
@@ -181,22 +192,24 @@ fn copy_records(
     let mut unpaced = 0u64;
     for ptr in records {
         let (key, value) = reader.read_record(ptr)?;
-        let moved = out.append(&key, &value)?;
-        entries.push(RedirectEntry {
-            old_offset: ptr.offset,
-            new_offset: moved.offset,
-            record_len: moved.record_len,
-            value_len: moved.value_len,
-        });
+        entries.push(moved_entry(ptr, &out.append(&key, &value)?));
         unpaced += u64::from(ptr.record_len);
-        if unpaced >= PACE_BYTES {
-            unpaced = 0;
-            if !pace(db) {
-                return Ok(None);
-            }
+        if unpaced >= PACE_BYTES && !pace(db) {
+            return Ok(None);
         }
+        unpaced %= PACE_BYTES;
     }
     Ok(Some(entries))
+}
+
+/// The redirect entry of the record `old` copied to `new`.
+fn moved_entry(old: &ValuePointer, new: &ValuePointer) -> RedirectEntry {
+    RedirectEntry {
+        old_offset: old.offset,
+        new_offset: new.offset,
+        record_len: new.record_len,
+        value_len: new.value_len,
+    }
 }
 
 /// Yields to flushes: while writers are stopped waiting for one, the copy waits (holding

@@ -3,7 +3,8 @@
 //! FlatLSM keeps only two SSD levels: the *Ordered-L1* (level 1) and L2 (level 2); its L0 lives
 //! in PMTables on persistent memory, so level 0 of a [`Version`] is reserved for later profiles.
 //! Values are separated into value logs (see [`crate::vlog`]); a [`Version`] also tracks the
-//! live value logs and, through each file's `vlog_refs`, how many bytes of each are still live.
+//! live value logs and, through each file's `vlog_refs`, how many bytes of each are still live,
+//! and the value logs GC redirected (`Version::redirects`: victim → redirect table and target).
 //!
 //! - [`edit`]: [`VersionEdit`], one atomic change, and its tagged-field encoding.
 //! - [`version`]: [`Version`], an immutable snapshot of the tree, and [`Version::apply`].

@@ -188,6 +188,15 @@ fn check_entry(
     Err(Error::corruption(path, at, detail))
 }
 
+/// Creates `path` with `bytes`, syncs it, then syncs its directory entry in `dir`.
+fn write_synced(fs: &dyn FileSystem, dir: &Path, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let mut f = fs.create(path)?;
+    f.append(bytes)?;
+    f.sync()?;
+    drop(f);
+    fs.sync_dir(dir)
+}
+
 impl RedirectTable {
     /// Writes table `number` of `victim` into `target` in `dir`: the whole file, then a sync
     /// of the file and of the directory entry, so the manifest may name it afterwards.
@@ -200,14 +209,8 @@ impl RedirectTable {
     ) -> Result<Arc<RedirectTable>> {
         let path = dir.join(redirect_file_name(number));
         let bytes = encode(victim, target, &entries);
-        let write = || -> std::io::Result<()> {
-            let mut f = fs.create(&path)?;
-            f.append(&bytes)?;
-            f.sync()?;
-            drop(f);
-            fs.sync_dir(dir)
-        };
-        write().context(|| format!("writing redirect table {}", path.display()))?;
+        write_synced(fs, dir, &path, &bytes)
+            .context(|| format!("writing redirect table {}", path.display()))?;
         let file_size = bytes.len() as u64;
         let table = RedirectTable {
             path,
