@@ -12,10 +12,13 @@ use std::path::{Path, PathBuf};
 type Model = BTreeMap<Vec<u8>, Vec<u8>>;
 
 /// One flush thread (one value log per flush), no background threads, GC at 30% garbage, an
-/// L1 that never fills (compactions only when the test asks); PM on msync in `dir`.
+/// L1 that never fills (compactions only when the test asks); PM on msync in `dir`. No timer
+/// commits either: the timer thread briefly holds the current version, and a purge running
+/// then keeps the files that version names (deleted by the next purge).
 fn options(dir: &Path) -> Options {
     let mut o = common::msync(dir, 1);
     o.background_work = false;
+    o.pm_persist_interval_ms = 3_600_000;
     o.vlog_gc_garbage_ratio = 0.3;
     o.l1_capacity = 1 << 40;
     o.target_file_size = 8 << 10;

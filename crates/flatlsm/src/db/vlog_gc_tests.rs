@@ -10,7 +10,8 @@ use std::path::Path;
 use std::time::Duration;
 
 /// 64 KiB PMTables on simulated PM, values of 300 bytes separated, no background threads, one
-/// flush thread (so each flush writes one value log).
+/// flush thread (so each flush writes one value log), no timer commits (the timer thread holds
+/// the current version for a moment, and a purge then keeps its files).
 fn options(pm: std::sync::Arc<SimulatedPmDevice>) -> Options {
     Options {
         pm_device: Some(pm),
@@ -23,6 +24,7 @@ fn options(pm: std::sync::Arc<SimulatedPmDevice>) -> Options {
         block_cache_size: 1 << 20,
         vlog_gc_garbage_ratio: 0.3,
         background_work: false,
+        pm_persist_interval_ms: 3_600_000,
         ..Options::default()
     }
 }
