@@ -354,7 +354,7 @@ fn compact_range_unrecorded(db: &DbInner, begin: Option<&[u8]>, end: Option<&[u8
         let version = db.versions.lock().current.clone();
         if version.overlapping_files(1, &b, &e).is_empty() {
             drop(version);
-            return purge_obsolete_files(db);
+            return record_failure(db, purge_obsolete_files(db));
         }
         if !run_level_compaction(db, &version, Some((&b, &e)))? {
             let mut g = db.compacting.lock();
@@ -363,7 +363,8 @@ fn compact_range_unrecorded(db: &DbInner, begin: Option<&[u8]>, end: Option<&[u8
     }
 }
 
-/// Runs due work in this thread until nothing is due.
+/// Runs due work in this thread until nothing is due, then deletes obsolete files once more
+/// (a purge keeps the files of versions other threads hold at that moment).
 pub(crate) fn wait_idle(db: &DbInner) -> Result<()> {
     loop {
         db.check_writable()?;
@@ -378,7 +379,7 @@ pub(crate) fn wait_idle(db: &DbInner) -> Result<()> {
             worked = true;
         }
         if !worked {
-            return Ok(());
+            return record_failure(db, purge_obsolete_files(db));
         }
     }
 }

@@ -74,7 +74,8 @@ pub(crate) struct DbInner {
     /// Wakes background threads (new work) and waiting foreground threads (work done).
     pub bg_cv: Condvar,
     pub bg_error: Mutex<Option<String>>,
-    /// SST files an ongoing flush/compaction/GC reads and will delete.
+    /// SST files an ongoing flush or L1 → L2 compaction reads and will delete (value-log GC
+    /// reserves nothing).
     pub compacting: Mutex<HashSet<u64>>,
     pub compacting_cv: Condvar,
     /// File numbers being written by running jobs (not yet in a version).
