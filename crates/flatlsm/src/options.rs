@@ -78,21 +78,25 @@ pub struct Options {
     pub pm_persist_interval_ms: u64,
     /// Capacity of one PMTable's PM Log in bytes.
     pub pmtable_size: usize,
-    /// A flush starts when this many immutable PMTables exist.
+    /// A flush starts when this many immutable PMTables exist, and merges every immutable
+    /// PMTable there is then (default 2; see docs/design-decisions.md).
     pub flush_immutable_num: usize,
     /// Writers block when this many PMTables (mutable + immutable) exist and the mutable is full.
     pub max_write_buffer_number: usize,
     /// Writes are slowed down (paced at `delayed_write_rate`) while at least this many
     /// immutable PMTables exist, so the flush can catch up before every PMTable is in use and
     /// writers stop (RocksDB's slowdown before its stop). `None` (default):
-    /// `max_write_buffer_number - 1`, i.e. while the mutable PMTable is the last free one.
+    /// `flush_immutable_num + 1` (at most `max_write_buffer_number - 1`): as soon as more
+    /// tables wait than one flush takes.
     /// Accepted: `flush_immutable_num..=max_write_buffer_number`; `max_write_buffer_number`
     /// turns the slowdown off (writers stop before that many immutables exist).
     pub slowdown_immutable_num: Option<usize>,
     /// Pace of writes in the slowdown phase, in PM Log bytes per second. `None` (default):
-    /// the PM Log bytes per second the latest flush drained (so the backlog stops growing at
-    /// the highest pace the flush sustains), at least [`MIN_DELAYED_WRITE_RATE`], and
-    /// [`DEFAULT_DELAYED_WRITE_RATE`] until a flush was measured. Accepted:
+    /// derived from the PM Log bytes per second recent flushes drained, scaled down as the
+    /// backlog nears the stop (1× where the slowdown starts, falling linearly towards 0 at the
+    /// stop), so the backlog settles where writers go as fast as flushes really drain; at least
+    /// [`MIN_DELAYED_WRITE_RATE`], and [`DEFAULT_DELAYED_WRITE_RATE`] until a flush was
+    /// measured. A rate given here is used as is, at every backlog. Accepted:
     /// `MIN_DELAYED_WRITE_RATE..=MAX_DELAYED_WRITE_RATE`.
     pub delayed_write_rate: Option<u64>,
     /// Rewrite a PMTable's live entries when PM Log size / live size exceeds this (paper: 8).
@@ -140,7 +144,7 @@ impl Default for Options {
             pm_write_latency_ns: 0,
             pm_persist_interval_ms: 1000,
             pmtable_size: 64 << 20,
-            flush_immutable_num: 4,
+            flush_immutable_num: 2,
             max_write_buffer_number: 6,
             slowdown_immutable_num: None,
             delayed_write_rate: None,
@@ -227,8 +231,9 @@ impl Options {
 
     /// How many immutable PMTables start the slowdown phase (see `slowdown_immutable_num`).
     pub fn slowdown_trigger(&self) -> usize {
-        self.slowdown_immutable_num
-            .unwrap_or(self.max_write_buffer_number.saturating_sub(1))
+        let derived =
+            (self.flush_immutable_num + 1).min(self.max_write_buffer_number.saturating_sub(1));
+        self.slowdown_immutable_num.unwrap_or(derived)
     }
 
     /// `kv_separation_threshold` and `block_cache_size` accept every value: 0 separates every

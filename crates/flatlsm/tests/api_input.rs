@@ -381,8 +381,8 @@ fn slowdown_options_are_validated_naming_the_range() {
     let refused: Vec<(&str, &str, SetOption)> = vec![
         (
             "slowdown_immutable_num",
-            "accepted range 4..=6",
-            Box::new(|o| o.slowdown_immutable_num = Some(3)),
+            "accepted range 2..=6",
+            Box::new(|o| o.slowdown_immutable_num = Some(1)),
         ),
         (
             "slowdown_immutable_num",
@@ -417,6 +417,13 @@ fn slowdown_options_are_validated_naming_the_range() {
         set(&mut o);
         o.validate().unwrap();
     }
+    // Default: as soon as more tables wait than one flush takes, below the stop.
     let d = Options::default();
-    assert_eq!(d.slowdown_trigger(), d.max_write_buffer_number - 1);
+    assert_eq!(d.slowdown_trigger(), d.flush_immutable_num + 1);
+    let tight = Options {
+        flush_immutable_num: 4,
+        max_write_buffer_number: 5,
+        ..Options::default()
+    };
+    assert_eq!(tight.slowdown_trigger(), 4);
 }

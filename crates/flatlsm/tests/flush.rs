@@ -191,3 +191,43 @@ fn deletes_hide_keys_across_levels_and_reopen() {
     }
     assert_eq!(db.iter(&ReadOptions::default()).unwrap().count(), 100);
 }
+
+/// A flush merges every immutable PMTable in one job (one pass over L1 instead of one per
+/// table); versions of one key spread over several tables resolve to the newest.
+#[test]
+fn one_flush_merges_every_immutable_table_keeping_the_newest_versions() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut opts = controlled(2);
+    opts.flush_immutable_num = 4;
+    opts.max_write_buffer_number = 6;
+    let db = Db::open(dir.path(), opts).unwrap();
+    let w = WriteOptions::default();
+    // Fresh keys each round so the tables fill and seal (a table of overwrites is GC'd
+    // instead); the shared keys k000..k049 get a new version each round.
+    let mut round = 0u32;
+    while db.stats().pmtables < 4 {
+        for i in 0..50u32 {
+            let value = format!("v{round}-{i}").repeat(8);
+            db.put(&w, format!("k{i:03}").as_bytes(), value.as_bytes())
+                .unwrap();
+            db.put(
+                &w,
+                format!("r{round:05}-{i:03}").as_bytes(),
+                value.as_bytes(),
+            )
+            .unwrap();
+        }
+        round += 1;
+    }
+    db.flush().unwrap();
+    let st = db.stats();
+    assert_eq!(st.flushes, 1, "one job for all immutable tables");
+    assert_eq!(st.pmtables, 1);
+    for i in 0..50u32 {
+        let want = format!("v{}-{i}", round - 1).repeat(8);
+        assert_eq!(
+            get(&db, format!("k{i:03}").as_bytes()),
+            Some(want.into_bytes())
+        );
+    }
+}

@@ -1,8 +1,13 @@
-//! Parallel flush/compaction of one immutable PMTable into the Ordered-L1 with key-value
+//! Parallel flush/compaction of immutable PMTables into the Ordered-L1 with key-value
 //! separation (paper 4.4, Algorithms 4 and 5).
 //!
-//! 1. The PMTable is split into K ranges of about N/K entries at user-key boundaries.
-//! 2. The candidate L1 SSTables are those overlapping the PMTable's key range.
+//! One flush merges a *set* of immutable PMTables (all those due) in one pass, so the L1 keys
+//! it must rewrite are read and written once per set instead of once per table (see
+//! docs/design-decisions.md, "A flush merges every due PMTable at once").
+//!
+//! 1. The key space is split into K ranges at user-key boundaries: split point i is the median
+//!    over the tables of each table's own i-th point (N/K entries apart).
+//! 2. The candidate L1 SSTables are those overlapping the union of the tables' key ranges.
 //! 3. Thread i owns the user keys in (split[i-1], split[i]]; the first thread's range is open
 //!    below and the last one's open above (Algorithm 5's widening to TotalSST_min/max). The
 //!    ranges partition the key space, so every key of every candidate is merged by exactly
@@ -38,25 +43,27 @@ type KeyRange = (Option<Vec<u8>>, Option<Vec<u8>>);
 /// What one flush produced.
 pub(crate) struct FlushOutput {
     pub edit: VersionEdit,
+    /// L1 files merged (and replaced).
+    pub candidates: usize,
     pub sst_bytes: u64,
     pub vlog_bytes: u64,
 }
 
-/// Merges `table` into L1. `candidates` are the L1 files overlapping the table (already
+/// Merges `tables` into L1. `candidates` are the L1 files overlapping the tables (already
 /// reserved against concurrent compactions by the caller).
-pub(crate) fn flush_table(
+pub(crate) fn flush_tables(
     db: &DbInner,
-    table: &Arc<PmTable>,
+    tables: &[Arc<PmTable>],
     version: &Arc<Version>,
     candidates: &[Arc<FileMeta>],
 ) -> Result<FlushOutput> {
-    let ranges = thread_ranges(table, db.opts.flush_threads);
+    let ranges = thread_ranges(tables, db.opts.flush_threads);
     let oldest = db.snapshots.oldest(db.visible());
     let results: Vec<Result<(Vec<FileMeta>, Option<VlogMeta>)>> = std::thread::scope(|s| {
         let handles: Vec<_> = ranges
             .iter()
             .map(|range| {
-                s.spawn(move || flush_range(db, table, version, candidates, range, oldest))
+                s.spawn(move || flush_range(db, tables, version, candidates, range, oldest))
             })
             .collect();
         handles
@@ -83,14 +90,15 @@ pub(crate) fn flush_table(
     edit.deleted_files = candidates.iter().map(|f| (1, f.number)).collect();
     Ok(FlushOutput {
         edit,
+        candidates: candidates.len(),
         sst_bytes,
         vlog_bytes,
     })
 }
 
-/// Splits the key space at the PMTable's split points (Algorithm 4, steps 1–2).
-fn thread_ranges(table: &PmTable, threads: usize) -> Vec<KeyRange> {
-    let points = table.split_points(threads);
+/// Splits the key space at the tables' split points (Algorithm 4, steps 1–2).
+fn thread_ranges(tables: &[Arc<PmTable>], threads: usize) -> Vec<KeyRange> {
+    let points = median_split_points(tables, threads);
     let mut ranges = Vec::with_capacity(points.len() + 1);
     let mut lower: Option<Vec<u8>> = None;
     for p in points {
@@ -99,6 +107,24 @@ fn thread_ranges(table: &PmTable, threads: usize) -> Vec<KeyRange> {
     }
     ranges.push((lower, None));
     ranges
+}
+
+/// Split point i is the median of the tables' i-th split points; tables too small to give
+/// `parts` points do not vote. The points stay sorted and distinct (equal medians merge).
+fn median_split_points(tables: &[Arc<PmTable>], parts: usize) -> Vec<Vec<u8>> {
+    let per_table: Vec<Vec<Vec<u8>>> = tables.iter().map(|t| t.split_points(parts)).collect();
+    let wanted = per_table.iter().map(Vec::len).max().unwrap_or(0);
+    let mut points: Vec<Vec<u8>> = (0..wanted)
+        .filter_map(|i| median_of(per_table.iter().filter_map(|p| p.get(i))))
+        .collect();
+    points.dedup();
+    points
+}
+
+fn median_of<'a>(keys: impl Iterator<Item = &'a Vec<u8>>) -> Option<Vec<u8>> {
+    let mut keys: Vec<&Vec<u8>> = keys.collect();
+    keys.sort();
+    keys.get(keys.len() / 2).map(|k| (*k).clone())
 }
 
 fn in_range(files: &[Arc<FileMeta>], range: &KeyRange) -> Vec<Arc<FileMeta>> {
@@ -122,17 +148,18 @@ fn in_range(files: &[Arc<FileMeta>], range: &KeyRange) -> Vec<Arc<FileMeta>> {
 /// One thread of the parallel flush (Algorithm 5, lines 4–34).
 fn flush_range(
     db: &DbInner,
-    table: &Arc<PmTable>,
+    tables: &[Arc<PmTable>],
     version: &Version,
     candidates: &[Arc<FileMeta>],
     range: &KeyRange,
     oldest_snapshot: u64,
 ) -> Result<(Vec<FileMeta>, Option<VlogMeta>)> {
     let mine = in_range(candidates, range);
-    let children: Vec<Box<dyn InternalIterator + '_>> = vec![
-        Box::new(table.cursor()),
-        Box::new(LevelIterator::new(mine, db.table_cache.clone())),
-    ];
+    let mut children: Vec<Box<dyn InternalIterator + '_>> = tables
+        .iter()
+        .map(|t| Box::new(t.cursor()) as Box<dyn InternalIterator + '_>)
+        .collect();
+    children.push(Box::new(LevelIterator::new(mine, db.table_cache.clone())));
     let mut merged = MergingIterator::new(children);
     match &range.0 {
         Some(l) => merged.seek(&make_internal_key(l, 0, ValueKind::Deletion)),
@@ -178,9 +205,12 @@ fn write_entry(
     tables.add(ikey, value)
 }
 
-/// The L1 files a flush of `table` must merge with.
-pub(crate) fn candidates_for(version: &Version, table: &PmTable) -> Vec<Arc<FileMeta>> {
-    match table.key_range() {
+/// The L1 files a flush of `tables` must merge with: those overlapping the union of their
+/// key ranges.
+pub(crate) fn candidates_for(version: &Version, tables: &[Arc<PmTable>]) -> Vec<Arc<FileMeta>> {
+    let ranges = tables.iter().filter_map(|t| t.key_range());
+    let union = ranges.reduce(|(lo, hi), (l, h)| (lo.min(l), hi.max(h)));
+    match union {
         Some((lo, hi)) => version.overlapping_files(1, &lo, &hi),
         None => Vec::new(),
     }

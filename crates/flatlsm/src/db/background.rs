@@ -18,6 +18,7 @@ use crate::file_names::{parse_numbered_file, NumberedFile};
 use crate::pmtable::PmTable;
 use crate::types::user_key_of;
 use crate::version::{Version, VersionEdit, NUM_LEVELS};
+use std::collections::HashSet;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -99,11 +100,12 @@ fn compaction_loop(db: &DbInner) {
 }
 
 /// Value-log GC, yielding to flushes: no job starts while writes are slowed down or stopped
-/// (the flush backlog has the device first).
+/// or a flush waits (the flush backlog has the device first).
 fn vlog_gc_loop(db: &DbInner) {
     while wait(db, Duration::from_millis(100)) {
         while healthy(db) && !db.shutting_down.load(Ordering::Acquire) {
-            if db.slowdown_due() || db.writes_stopped() {
+            let flush_first = db.flush_waiting.load(Ordering::Acquire);
+            if flush_first || db.slowdown_due() || db.writes_stopped() {
                 break;
             }
             match vlog_gc_one(db) {
@@ -125,10 +127,10 @@ fn flush_due(db: &DbInner) -> bool {
     db.sv.load().imms.len() >= db.opts.flush_immutable_num
 }
 
-/// Flushes the oldest immutable PMTable; `Ok(false)` if there is none. A failure, in
+/// Flushes every immutable PMTable in one job; `Ok(false)` if there is none. A failure, in
 /// whichever thread it runs, puts the database in the background-error state.
 pub(crate) fn flush_one(db: &DbInner) -> Result<bool> {
-    record_failure(db, flush_oldest(db))
+    record_failure(db, flush_immutables(db))
 }
 
 /// Sets the background error for a failed job so later writes fail fast instead of retrying.
@@ -139,39 +141,46 @@ fn record_failure<T>(db: &DbInner, r: Result<T>) -> Result<T> {
     r
 }
 
-fn flush_oldest(db: &DbInner) -> Result<bool> {
+fn flush_immutables(db: &DbInner) -> Result<bool> {
     let _job = db.flush_lock.lock();
-    let Some(table) = db.sv.load().imms.last().cloned() else {
+    // Every immutable table, oldest last; a table sealed while this job runs waits for the next.
+    let tables: Vec<Arc<PmTable>> = db.sv.load().imms.to_vec();
+    if tables.is_empty() {
         return Ok(false);
-    };
-    let (version, candidates) = reserve_flush_inputs(db, &table);
+    }
+    let (version, candidates) = reserve_flush_inputs(db, &tables);
     db.sync_point("flush:inputs_reserved");
     let started = Instant::now();
     let inputs: Vec<u64> = candidates.iter().map(|f| f.number).collect();
-    let result = flush::flush_table(db, &table, &version, &candidates)
-        .and_then(|out| install_flush(db, &table, out, started));
+    let result = flush::flush_tables(db, &tables, &version, &candidates)
+        .and_then(|out| install_flush(db, &tables, out, started));
     db.release(&inputs);
     drop((version, candidates));
     result?;
-    db.pm_pool.retire(table)?;
+    for table in tables {
+        db.pm_pool.retire(table)?;
+    }
     Counters::add(&db.counters.flushes, 1);
     purge_obsolete_files(db)?;
     db.wake_all();
     Ok(true)
 }
 
-/// Waits until the L1 files the table overlaps are free, then reserves them.
+/// Waits until the L1 files the tables overlap are free, then reserves them. While it waits,
+/// `flush_waiting` keeps compactions from starting new jobs (flushes take priority).
 fn reserve_flush_inputs(
     db: &DbInner,
-    table: &PmTable,
+    tables: &[Arc<PmTable>],
 ) -> (Arc<Version>, Vec<Arc<crate::version::FileMeta>>) {
     loop {
         let version = db.versions.lock().current.clone();
-        let candidates = flush::candidates_for(&version, table);
+        let candidates = flush::candidates_for(&version, tables);
         let numbers: Vec<u64> = candidates.iter().map(|f| f.number).collect();
         if db.try_reserve_in(&version, &numbers) {
+            db.flush_waiting.store(false, Ordering::Release);
             return (version, candidates);
         }
+        db.flush_waiting.store(true, Ordering::Release);
         let mut g = db.compacting.lock();
         db.compacting_cv.wait_for(&mut g, Duration::from_millis(10));
     }
@@ -181,27 +190,40 @@ fn reserve_flush_inputs(
 /// and the slowdown pace).
 fn install_flush(
     db: &DbInner,
-    table: &PmTable,
+    tables: &[Arc<PmTable>],
     out: flush::FlushOutput,
     started: Instant,
 ) -> Result<()> {
     let mut edit = out.edit;
+    let flushed: HashSet<u64> = tables.iter().map(|t| t.number()).collect();
     let sv = db.sv.load_full();
     let min_unflushed = sv
         .imms
         .iter()
         .map(|t| t.number())
-        .filter(|n| *n != table.number())
+        .filter(|n| !flushed.contains(n))
         .chain(std::iter::once(sv.mem.number()))
         .min()
-        .unwrap_or(table.number() + 1);
+        .expect("the mutable table always exists");
     edit.min_unflushed_pmlog = Some(min_unflushed);
-    edit.last_sequence = Some(db.visible().max(table.max_sequence()));
-    let number = table.number();
-    db.install(&mut edit, |imms| imms.retain(|t| t.number() != number))?;
+    let max_seq = tables.iter().map(|t| t.max_sequence()).max().unwrap_or(0);
+    edit.last_sequence = Some(db.visible().max(max_seq));
+    db.install(&mut edit, |imms| {
+        imms.retain(|t| !flushed.contains(&t.number()))
+    })?;
     Counters::add(&db.counters.flush_sst_bytes, out.sst_bytes);
     Counters::add(&db.counters.flush_vlog_bytes, out.vlog_bytes);
-    db.note_flush(table.log_bytes(), started.elapsed());
+    let pm_bytes = tables.iter().map(|t| t.log_bytes()).sum();
+    log::debug!(
+        "flush of {} PMTables ({} MB) into {} L1 files: {} MB SSTs, {} MB value logs in {} ms",
+        tables.len(),
+        pm_bytes >> 20,
+        out.candidates,
+        out.sst_bytes >> 20,
+        out.vlog_bytes >> 20,
+        started.elapsed().as_millis()
+    );
+    db.note_flush(pm_bytes, started.elapsed());
     Ok(())
 }
 
@@ -223,6 +245,9 @@ fn compact_due(db: &DbInner) -> Result<bool> {
 }
 
 fn run_due_job(db: &DbInner) -> Result<bool> {
+    if db.flush_waiting.load(Ordering::Acquire) {
+        return Ok(false); // the flush goes first; the compaction loop comes back
+    }
     let version = db.versions.lock().current.clone();
     let l1_full = version.level_data_bytes(1) > db.opts.l1_capacity;
     Ok(l1_full && run_level_compaction(db, &version, None)?)
@@ -248,8 +273,15 @@ fn run_level_compaction(
     if !db.try_reserve_in(version, &c.inputs()) {
         return Ok(false);
     }
+    let started = Instant::now();
     let result = level::run(db, &c).and_then(|(mut edit, bytes)| {
         db.install(&mut edit, |_| {})?;
+        log::debug!(
+            "L1 -> L2 compaction of 1 + {} files: {} MB written in {} ms",
+            c.l2.len(),
+            bytes >> 20,
+            started.elapsed().as_millis()
+        );
         Counters::add(&db.counters.compaction_bytes, bytes);
         Ok(())
     });

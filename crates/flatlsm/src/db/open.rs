@@ -353,6 +353,7 @@ fn build_inner(
         shutting_down: AtomicBool::new(false),
         closed: AtomicBool::new(false),
         flush_lock: Mutex::new(()),
+        flush_waiting: AtomicBool::new(false),
         compaction_lock: Mutex::new(()),
         vlog_gc_lock: Mutex::new(()),
         #[cfg(test)]

@@ -2,10 +2,14 @@
 //!
 //! - **Slowdown** (RocksDB's delayed writes): while at least `Options::slowdown_trigger()`
 //!   immutable PMTables exist, writes are paced by a token bucket at the delayed write rate.
-//!   The rate (`DbInner::delayed_write_rate`) is `Options::delayed_write_rate` if set, else the
-//!   PM Log bytes per second the latest flush drained, so the backlog of immutables stops
-//!   growing while writers go as fast as the flush allows (never below
-//!   `MIN_DELAYED_WRITE_RATE`; `DEFAULT_DELAYED_WRITE_RATE` before any flush was measured).
+//!   The rate (`DbInner::delayed_write_rate`) is `Options::delayed_write_rate` if set. Else it
+//!   is the drain rate (PM Log bytes per second of recent flushes, a moving average) times a
+//!   share that falls linearly from 1 where the slowdown starts to 0 at the stop (the backlog
+//!   counted in tables: immutables plus the mutable table's fill). A proportional controller:
+//!   the backlog settles where the paced rate equals what flushes really drain, however far
+//!   off the measured rate is, so writers slow down smoothly and never reach the stop while
+//!   flushes keep up at all (never below `MIN_DELAYED_WRITE_RATE`;
+//!   `DEFAULT_DELAYED_WRITE_RATE` before any flush was measured).
 //! - **Stop**: when every PMTable is in use (the immutables plus a new mutable table would exceed
 //!   `max_write_buffer_number`) and the mutable table is full, the writer waits for a flush.
 //! - A write with `WriteOptions::no_slowdown` fails with [`Error::WriteStall`] instead of being
@@ -41,13 +45,17 @@ const BURST: Duration = Duration::from_millis(1);
 /// PMTables would log a pair of lines per flush.
 const EPISODE_GAP: Duration = Duration::from_secs(1);
 
+/// The smallest share of the drain rate the slowdown paces at, however deep the backlog.
+const MIN_PACE_SHARE: f64 = 0.05;
+
 /// Stall state of one database.
 #[derive(Default)]
 pub(crate) struct StallControl {
     state: Mutex<SlowdownState>,
     /// A writer waits for a free PMTable right now (the stop phase).
     stopped: AtomicBool,
-    /// PM Log bytes per second the latest flush drained; 0 until a flush finished.
+    /// PM Log bytes per second recent flushes drained (each new flush's rate averaged with
+    /// the previous value); 0 until a flush finished.
     flush_rate: AtomicU64,
 }
 
@@ -233,8 +241,23 @@ impl DbInner {
         }
         match self.stall.flush_rate.load(Ordering::Relaxed) {
             0 => DEFAULT_DELAYED_WRITE_RATE,
-            measured => measured.max(MIN_DELAYED_WRITE_RATE),
+            drained => ((drained as f64 * self.pace_share()) as u64).max(MIN_DELAYED_WRITE_RATE),
         }
+    }
+
+    /// The share of the drain rate slowed writes get (module docs): 1 where the slowdown
+    /// starts, falling linearly to 0 (at least `MIN_PACE_SHARE`) where writers would stop.
+    fn pace_share(&self) -> f64 {
+        let start = self.opts.slowdown_trigger() as f64;
+        let stop = self.opts.max_write_buffer_number as f64;
+        pace_share(self.backlog_tables(), start, stop)
+    }
+
+    /// PMTables in use, in tables: the immutables plus the mutable table's fill (0..=1).
+    fn backlog_tables(&self) -> f64 {
+        let sv = self.sv.load();
+        let fill = sv.mem.log_bytes() as f64 / self.opts.pmtable_size as f64;
+        sv.imms.len() as f64 + fill.min(1.0)
     }
 
     /// Waits out this write's share of the delayed rate; the wait ends early when the
@@ -273,7 +296,9 @@ impl DbInner {
         let micros = (took.as_micros() as u64).max(1);
         Counters::add(&self.counters.flush_micros, micros);
         let rate = pm_bytes.saturating_mul(1_000_000) / micros;
-        self.stall.flush_rate.store(rate, Ordering::Relaxed);
+        let old = self.stall.flush_rate.load(Ordering::Relaxed);
+        let average = if old == 0 { rate } else { old / 2 + rate / 2 };
+        self.stall.flush_rate.store(average, Ordering::Relaxed);
         self.end_quiet_slowdown();
     }
 
@@ -329,9 +354,26 @@ impl DbInner {
     }
 }
 
+/// The share of the drain rate at a backlog of `backlog` tables, for a slowdown starting at
+/// `start` tables and a stop at `stop`: linear from 1 to 0, kept within `MIN_PACE_SHARE..=1`.
+fn pace_share(backlog: f64, start: f64, stop: f64) -> f64 {
+    let share = (stop - backlog) / (stop - start).max(1.0);
+    share.clamp(MIN_PACE_SHARE, 1.0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pace_share_falls_linearly_from_the_slowdown_start_to_the_stop() {
+        assert_eq!(pace_share(2.5, 3.0, 6.0), 1.0);
+        assert_eq!(pace_share(3.0, 3.0, 6.0), 1.0);
+        assert!((pace_share(4.5, 3.0, 6.0) - 0.5).abs() < 1e-9);
+        assert_eq!(pace_share(6.0, 3.0, 6.0), MIN_PACE_SHARE);
+        // A slowdown starting at the stop itself still gives a finite share.
+        assert_eq!(pace_share(6.0, 6.0, 6.0), MIN_PACE_SHARE);
+    }
 
     #[test]
     fn pacer_lets_a_burst_through_then_spaces_writes_at_the_rate() {

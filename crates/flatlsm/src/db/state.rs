@@ -84,6 +84,9 @@ pub(crate) struct DbInner {
     pub closed: AtomicBool,
     /// Serializes flush jobs (background thread and `Db::flush`).
     pub flush_lock: Mutex<()>,
+    /// A flush waits for L1 files a compaction holds. Flushes take priority (they free the
+    /// PMTables writers wait for): while set, no L1 → L2 compaction or value-log GC starts.
+    pub flush_waiting: AtomicBool,
     /// Serializes L1 → L2 compactions.
     pub compaction_lock: Mutex<()>,
     /// Serializes value-log GC jobs (its own thread and `wait_for_background_work`); no flush,

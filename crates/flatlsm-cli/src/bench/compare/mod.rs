@@ -205,7 +205,7 @@ mod tests {
                 o.max_write_buffer_number,
                 o.flush_immutable_num
             ),
-            (256 << 20, 6, 4)
+            (256 << 20, 6, 2)
         );
         assert_eq!(
             (o.l1_capacity, cfg.key_size, cfg.value_size),
