@@ -84,6 +84,8 @@ fn pieces(name: &str, bytes: &[u8]) -> Res<Vec<(&'static str, Vec<u8>)>> {
         v.push(("pm_log", bytes[..used.min(bytes.len())].to_vec()));
     } else if name.ends_with(".vlog") {
         v.push(("vlog", bytes[..bytes.len().min(64 << 10)].to_vec()));
+    } else if name.ends_with(".vredir") {
+        v.push(("vlog_redirect", bytes.to_vec()));
     } else if name.ends_with(".sst") {
         sst_pieces(name, bytes, &mut v)?;
     } else if name.starts_with("MANIFEST-") {

@@ -7,14 +7,15 @@ use crate::fs::RandomAccessFile;
 use crate::iter::InternalIterator;
 use crate::pmtable::log::{decode_header, for_each_entry_in};
 use crate::sst::{decode_footer, Block, BloomFilter, Table, FOOTER_LEN};
+use crate::types::ValuePointer;
 use crate::version::edit::VersionEdit;
 use crate::version::manifest::replay;
-use crate::vlog::{check_header, decode_record, VLOG_HEADER_LEN};
+use crate::vlog::{check_header, decode_record, redirect, VLOG_HEADER_LEN};
 use std::path::Path;
 use std::sync::Arc;
 
 /// Decoders a fuzz target can exercise (one per target in `fuzz/fuzz_targets`).
-pub const TARGETS: [&str; 8] = [
+pub const TARGETS: [&str; 9] = [
     "pm_log",
     "sst_footer",
     "sst_block",
@@ -23,6 +24,7 @@ pub const TARGETS: [&str; 8] = [
     "manifest",
     "version_edit",
     "vlog",
+    "vlog_redirect",
 ];
 
 /// Runs decoder `target` (one of [`TARGETS`]) over `data`. `Ok` if the bytes were accepted,
@@ -37,6 +39,7 @@ pub fn decode(target: &str, data: &[u8]) -> Result<()> {
         "manifest" => replay(data, path("MANIFEST-000001")).map(drop),
         "version_edit" => VersionEdit::decode(data, path("MANIFEST-000001"), 0).map(drop),
         "vlog" => vlog(data),
+        "vlog_redirect" => vlog_redirect(data),
         _ => Err(Error::InvalidArgument(format!(
             "unknown fuzz target {target}"
         ))),
@@ -116,6 +119,32 @@ fn vlog(data: &[u8]) -> Result<()> {
         pos += len;
     }
     Ok(())
+}
+
+/// A value-log redirect table, then a translation of every entry and of an offset it lacks.
+fn vlog_redirect(data: &[u8]) -> Result<()> {
+    let t = redirect::decode(data, path("000001.vredir"), 1)?;
+    for e in t.entries() {
+        let ptr = ValuePointer {
+            file_number: t.victim(),
+            offset: e.old_offset,
+            value_len: e.value_len,
+            record_len: e.record_len,
+        };
+        t.translate(&ptr)?;
+    }
+    let missing = ValuePointer {
+        file_number: t.victim(),
+        offset: 0,
+        value_len: 0,
+        record_len: 0,
+    };
+    match t.translate(&missing) {
+        Err(e) if e.is_corruption() => Ok(()),
+        other => Err(Error::InvalidState(format!(
+            "offset 0 translated: {other:?}"
+        ))),
+    }
 }
 
 /// An SSTable held in memory.

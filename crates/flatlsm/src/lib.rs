@@ -10,11 +10,13 @@
 //! - [`compaction`]: parallel flush/compaction with KV separation, L1→L2, value-log GC.
 //! - [`db`]: the public database: write path, read path, background work.
 //! - [`fs`]: file I/O traits (so tests can inject faults).
+//! - [`file_names`]: which numbered file a database-directory name is.
 //! - [`inspect`]: read-only checks and dumps of database files (the CLI's `check` and `dump`).
 
 pub mod compaction;
 pub mod db;
 pub mod error;
+pub mod file_names;
 pub mod fs;
 #[doc(hidden)]
 pub mod fuzz_api;

@@ -176,6 +176,19 @@ fn one_fault_at_each_call_of_flush_compaction_gc_and_manifest_is_reported_and_re
     );
 }
 
+/// A fault at each call of a workload whose value-log GC writes a new log and a redirect
+/// table, commits and deletes the victim, and whose later jobs drop the redirect.
+#[test]
+fn one_fault_at_each_call_of_a_vlog_gc_is_reported_and_recovered() {
+    let s = crash_harness::gc::vlog_gc_redirect();
+    let (runs, injected, failed) = fault_every_call(&s, 1);
+    eprintln!("{runs} runs, {injected} faults injected, {failed} surfaced as job errors");
+    assert!(
+        injected >= 50 && failed > 0,
+        "{runs} runs {injected} injected"
+    );
+}
+
 #[test]
 fn random_faults_then_power_loss_keep_every_acknowledged_write() {
     let (mut injected, mut failed) = (0, 0);

@@ -8,6 +8,7 @@
 
 mod crash_harness;
 
+use crash_harness::gc::vlog_gc_redirect;
 use crash_harness::{
     crash_points_budget, random_writes, record, rng, verify, verify_crash_during_recovery, windows,
     CrashModel, Op, Plan, PmKind, RunTotals, Scenario,
@@ -227,6 +228,20 @@ fn crash_during_flush_compaction_and_vlog_gc_keeps_acknowledged_writes() {
     );
 }
 
+/// Crashes at every PM persist and file-system call of a run whose value-log GC writes a new
+/// log and a redirect table, commits, deletes the victim, and whose later flush, compaction
+/// and settle let the redirect go: every crash recovers the model (the checks of
+/// `crash_harness`), and so does a second crash during that recovery.
+#[test]
+fn crash_at_every_point_of_a_vlog_gc_keeps_acknowledged_writes() {
+    let s = vlog_gc_redirect();
+    let (tried, totals) = crash_everywhere(&s, u64::MAX, 5);
+    report(s.name, &tried, &totals);
+    let st = &totals.stats;
+    assert!(st.vlog_gcs == 2 && st.vlog_redirects == 1, "{st}");
+    assert!(tried.pm_points >= 50 && tried.fs_points >= 50, "{tried:?}");
+}
+
 #[test]
 fn crash_while_background_threads_run_keeps_acknowledged_writes() {
     let (tried, runs) = crash_all_seeds(background_threads, 1..2);
@@ -306,6 +321,7 @@ fn stress_crash_points_across_seeds() {
             group_commit_power_loss(seed),
             cache_line_process_crash(seed),
             group_commit_process_crash(seed),
+            vlog_gc_redirect(),
         ] {
             let (tried, totals) = crash_everywhere(&s, 5_000, 10);
             report(s.name, &tried, &totals);

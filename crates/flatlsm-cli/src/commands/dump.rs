@@ -1,5 +1,5 @@
-//! `dump`: prints one database file (SST, PM Log, manifest, value log or CURRENT) record by
-//! record.
+//! `dump`: prints one database file (SST, PM Log, manifest, value log, value-log redirect table
+//! or CURRENT) record by record.
 
 use flatlsm::inspect::{dump_file, DumpFormat};
 use std::path::PathBuf;
@@ -7,7 +7,8 @@ use std::path::PathBuf;
 /// Flags of `flatlsm dump`.
 #[derive(clap::Args, Debug)]
 pub struct DumpArgs {
-    /// The file (NNNNNN.sst, NNNNNN.pmlog, MANIFEST-NNNNNN, NNNNNN.vlog or CURRENT).
+    /// The file (NNNNNN.sst, NNNNNN.pmlog, MANIFEST-NNNNNN, NNNNNN.vlog, NNNNNN.vredir or
+    /// CURRENT).
     file: PathBuf,
     /// Print keys and values in hexadecimal.
     #[arg(long)]

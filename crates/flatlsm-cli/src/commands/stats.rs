@@ -57,7 +57,11 @@ pub fn to_json(s: &Stats) -> Value {
         "pmtables": {"count": s.pmtables, "bytes": s.pmtable_bytes},
         "l1_runs": runs,
         "levels": levels,
-        "value_logs": {"files": vlogs, "garbage_bytes": garbage_bytes(s)},
+        "value_logs": {
+            "files": vlogs,
+            "garbage_bytes": garbage_bytes(s),
+            "redirects": s.vlog_redirects,
+        },
         "last_sequence": s.last_sequence,
         "since_open": {
             "user_bytes": s.user_bytes,
@@ -109,8 +113,9 @@ fn human(s: &Stats) -> String {
         100.0 * garbage as f64 / total as f64
     };
     out += &format!(
-        "value logs:     {} files, {total} bytes, {garbage} garbage ({pct:.1}%)\n",
-        s.vlogs.len()
+        "value logs:     {} files, {total} bytes, {garbage} garbage ({pct:.1}%), {} redirected\n",
+        s.vlogs.len(),
+        s.vlog_redirects
     );
     out += &format!("last sequence:  {}\n", s.last_sequence);
     out += &format!(

@@ -1,11 +1,15 @@
 //! Writers for the outputs of a flush/compaction/GC job: a rolling sequence of SSTables (with
 //! per-file value-log reference accounting) and a value log for separated values.
 //!
-//! Invariant: one user key's versions never straddle two output files, so files of a level
-//! stay non-overlapping in user keys.
+//! Invariants: one user key's versions never straddle two output files, so files of a level
+//! stay non-overlapping in user keys. A copied pointer into a value log that GC redirected is
+//! rewritten to the record's new place (lazy fix-up, `db/values.rs`), as the version current
+//! when the output was created sees it; each file's `vlog_refs` counts the pointers it holds
+//! after that rewrite, so new files never name a log redirected before the job began.
 
 use crate::db::state::DbInner;
 use crate::db::stats::Counters;
+use crate::db::values::ValueLocator;
 use crate::error::{Error, Result};
 use crate::sst::{sst_file_name, TableBuildOptions, TableBuilder};
 use crate::types::{
@@ -29,6 +33,8 @@ pub(crate) struct TableOutput<'a> {
     /// Reused buffer for the internal keys [`TableOutput::add_pointer`] builds.
     key_scratch: Vec<u8>,
     files: Vec<FileMeta>,
+    /// Translates copied pointers into redirected value logs.
+    locator: ValueLocator,
 }
 
 impl<'a> TableOutput<'a> {
@@ -39,21 +45,23 @@ impl<'a> TableOutput<'a> {
             last_user_key: Vec::new(),
             key_scratch: Vec::new(),
             files: Vec::new(),
+            locator: ValueLocator::current(db),
         }
     }
 
-    /// Adds an entry; keys must arrive in internal-key order. A value pointer is accounted to
-    /// its value log.
+    /// Adds an entry; keys must arrive in internal-key order. A value pointer is rewritten if
+    /// its log is redirected, and accounted to the log it then names.
     pub fn add(&mut self, ikey: &[u8], value: &[u8]) -> Result<()> {
-        let ptr = match parse_internal_key(ikey).map(|p| p.kind) {
-            Some(ValueKind::ValuePointer) => {
-                Some(ValuePointer::decode(value).ok_or_else(|| {
-                    Error::InvalidState("malformed value pointer in merge".into())
-                })?)
-            }
-            _ => None,
-        };
-        self.add_entry(ikey, value, ptr.as_ref())
+        if parse_internal_key(ikey).map(|p| p.kind) != Some(ValueKind::ValuePointer) {
+            return self.add_entry(ikey, value, None);
+        }
+        let ptr = ValuePointer::decode(value)
+            .ok_or_else(|| Error::InvalidState("malformed value pointer in merge".into()))?;
+        let moved = self.locator.locate(&ptr)?;
+        if moved == ptr {
+            return self.add_entry(ikey, value, Some(&ptr));
+        }
+        self.add_entry(ikey, &moved.encode(), Some(&moved))
     }
 
     /// Adds `user_key`@`seq` pointing at `ptr` (a value just written to a value log), building
@@ -168,6 +176,11 @@ impl<'a> VlogOutput<'a> {
             .as_mut()
             .expect("created above")
             .append(key, value)
+    }
+
+    /// The log's file number, once the first record created it.
+    pub fn number(&self) -> Option<u64> {
+        self.writer.as_ref().map(VlogWriter::number)
     }
 
     /// Syncs the log; returns its metadata (record bytes) if anything was written.

@@ -1,108 +1,225 @@
-//! Value-log garbage collection (WiscKey/Titan style, driven through the tree).
+//! Value-log garbage collection by redirect tables with lazy pointer fix-up.
 //!
-//! Garbage accounting is exact and needs no extra state: each SSTable records how many bytes
-//! it references in each value log (`FileMeta::vlog_refs`), so a log's live bytes are the sum
-//! over the current version and its garbage is `total - live`.
+//! Accounting is exact and needs no extra state: each SSTable records how many bytes it
+//! references in each value log (`FileMeta::vlog_refs`); a log's live bytes are the sum over the
+//! current version, references to a redirected log counting for its target, and its garbage is
+//! `total - live`.
 //!
-//! GC of a log whose garbage ratio exceeds `vlog_gc_garbage_ratio` rewrites the SSTables that
-//! still point into it, copying those values to a new value log and re-pointing the keys. The
-//! rewrite installs atomically in the manifest, so no write can race with it (Titan's write
-//! callback is unnecessary). The old log leaves the version once nothing points into it, and
-//! its file is deleted only when no live version (iterator, snapshot read) can reach it.
+//! Why no SSTable is rewritten: a value log is *sealed* when its writer finishes, before any
+//! version names it. From then on the pointers into it can only disappear: a flush creates
+//! pointers only into its own new logs, and compaction only copies pointers. So the pointers
+//! into a victim V found in the SSTables of one version are a superset of those in any later
+//! version, and a table of where each of those records went stays complete forever.
+//!
+//! A job ([`run`]) on the version it was handed (an `Arc<Version>`, which keeps the files alive;
+//! nothing is reserved): read the SSTables whose `vlog_refs` name V, collect the distinct record
+//! offsets into V, sort them, copy each record (its crc verified by the read) in that order into
+//! a new log N, and write V's redirect table (`vlog::redirect`). The caller commits one edit: N
+//! is a new value log, V leaves the live logs and is redirected by the table into N.
+//!
+//! Persist order: N finished (synced) → redirect table written, synced, directory synced →
+//! manifest edit (the commit point) → V's data file deleted once no live version names it (the
+//! obsolete-file rule). Recovery rule: a crash before the edit leaves the previous state, N and
+//! the table are orphans removed at open; after it, V's data file (if still present) is an
+//! orphan too, and the table is loaded and verified at open.
+//!
+//! Invariants: the picker never picks a log that is the target of a live redirect (no chains)
+//! and only picks logs of a version, which are all sealed. The redirect leaves the version once
+//! no SSTable names V (`Version::unreferenced_redirects`), and its file is deleted then by the
+//! same rule as data files.
 
-use super::output::{TableOutput, VlogOutput};
+use super::output::VlogOutput;
 use crate::db::state::DbInner;
 use crate::error::{Error, Result};
-use crate::iter::{InternalIterator, LevelIterator};
+use crate::iter::InternalIterator;
 use crate::types::{parse_internal_key, ValueKind, ValuePointer};
-use crate::version::{FileMeta, Version, VersionEdit};
+use crate::version::{FileMeta, RedirectMeta, Version, VersionEdit, VlogMeta};
+use crate::vlog::{vlog_file_name, RedirectEntry, RedirectTable};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
+use std::time::Duration;
 
-/// A chosen GC: the log to empty and the files (with their level) that point into it.
-pub(crate) struct VlogGc {
-    pub vlog: u64,
-    pub files: Vec<(usize, Arc<FileMeta>)>,
+/// Bytes copied between two looks at the pace (`pace`).
+const PACE_BYTES: u64 = 4 << 20;
+
+/// What a GC job wrote, ready to commit.
+pub(crate) struct GcOutput {
+    /// N, the redirect of V, and V leaving the live logs.
+    pub edit: VersionEdit,
+    /// The redirect table written (for the in-memory set).
+    pub table: Arc<RedirectTable>,
+    /// Bytes written (N's records and the table).
+    pub bytes: u64,
+    /// File numbers of N and the table (pending outputs until the commit).
+    pub outputs: Vec<u64>,
 }
 
-/// The log with the most garbage above the threshold whose referencing files are all free.
-pub(crate) fn pick(version: &Version, ratio: f64, busy: impl Fn(u64) -> bool) -> Option<VlogGc> {
+/// The log with the most garbage above `ratio` that is not the target of a live redirect.
+pub(crate) fn pick(version: &Version, ratio: f64) -> Option<u64> {
     let live = version.vlog_live_bytes();
     let mut best: Option<(f64, u64)> = None;
     for (number, meta) in &version.vlogs {
         let live_bytes = live.get(number).copied().unwrap_or(0);
-        if live_bytes == 0 || meta.total_bytes == 0 {
-            continue; // nothing to copy: it is simply dropped once unreferenced
+        if live_bytes == 0 || meta.total_bytes == 0 || version.is_redirect_target(*number) {
+            continue; // nothing to copy (it is dropped once unreferenced), or it would chain
         }
         let garbage = 1.0 - live_bytes as f64 / meta.total_bytes as f64;
         if garbage > ratio && best.is_none_or(|(g, _)| garbage > g) {
             best = Some((garbage, *number));
         }
     }
-    let (_, vlog) = best?;
-    let mut files = Vec::new();
-    for (level, fs) in version.levels.iter().enumerate() {
-        for f in fs {
-            if f.vlog_refs.iter().any(|(n, _)| *n == vlog) {
-                // A rewritten level-0 file would be added last, as if newer than the runs
-                // added after it (level 0 is ordered by addition): wait for the run merge.
-                if busy(f.number) || level == 0 {
-                    return None;
-                }
-                files.push((level, f.clone()));
+    best.map(|(_, number)| number)
+}
+
+/// Collects `victim` as `version` sees it; `Ok(None)` if the job was abandoned (the database
+/// is closing), its outputs then left to the obsolete-file purge.
+pub(crate) fn run(db: &DbInner, version: &Version, victim: u64) -> Result<Option<GcOutput>> {
+    let records = live_records(db, version, victim)?;
+    db.sync_point("vlog_gc:records_collected");
+    let mut out = VlogOutput::new(db);
+    let Some(entries) = copy_records(db, victim, &records, &mut out)? else {
+        db.abandon_outputs(&out.number().into_iter().collect::<Vec<_>>());
+        return Ok(None);
+    };
+    let target = out.finish()?.ok_or_else(|| nothing_to_copy(victim))?;
+    write_redirect(db, victim, target, entries).map(Some)
+}
+
+/// Writes the redirect table of `victim` into `target` (finished) and builds the edit.
+fn write_redirect(
+    db: &DbInner,
+    victim: u64,
+    target: VlogMeta,
+    entries: Vec<RedirectEntry>,
+) -> Result<GcOutput> {
+    let number = db.new_output_number();
+    let logs = (victim, target.number);
+    let table = RedirectTable::write(&*db.fs, &db.path, number, logs, entries)?;
+    let (file_size, outputs) = (table.file_size(), vec![target.number, number]);
+    let redirect = RedirectMeta {
+        victim,
+        number,
+        file_size,
+        target: target.number,
+    };
+    let bytes = target.total_bytes + file_size;
+    let edit = VersionEdit {
+        new_vlogs: vec![target],
+        new_redirects: vec![redirect],
+        deleted_vlogs: vec![victim],
+        ..VersionEdit::default()
+    };
+    Ok(GcOutput {
+        edit,
+        table,
+        bytes,
+        outputs,
+    })
+}
+
+/// The version's accounting names the victim, yet no SSTable holds a pointer into it.
+fn nothing_to_copy(victim: u64) -> Error {
+    Error::InvalidState(format!(
+        "value-log GC of {}: SSTables account live bytes in it but hold no pointer into it",
+        vlog_file_name(victim)
+    ))
+}
+
+/// Every distinct record of `victim` an SSTable of `version` points at, by offset.
+fn live_records(db: &DbInner, version: &Version, victim: u64) -> Result<Vec<ValuePointer>> {
+    let mut found = Vec::new();
+    for f in version.levels.iter().flatten() {
+        if f.vlog_refs.iter().any(|&(n, _)| n == victim) {
+            pointers_in(db, f, victim, &mut found)?;
+        }
+    }
+    found.sort_unstable_by_key(|p| p.offset);
+    dedup_records(db, found)
+}
+
+/// Appends the pointers into `victim` held by SSTable `file` (read-only, through the cache).
+fn pointers_in(
+    db: &DbInner,
+    file: &FileMeta,
+    victim: u64,
+    out: &mut Vec<ValuePointer>,
+) -> Result<()> {
+    let table = db.table_cache.get(file.number, file.file_size)?;
+    let mut it = table.iter();
+    it.seek_to_first();
+    while it.valid() {
+        let is_pointer = parse_internal_key(it.key()).map(|p| p.kind);
+        if is_pointer == Some(ValueKind::ValuePointer) {
+            let ptr = ValuePointer::decode(it.value()).ok_or_else(|| {
+                Error::corruption(table.path(), 0, "value pointer of wrong length")
+            })?;
+            if ptr.file_number == victim {
+                out.push(ptr);
             }
         }
+        it.next();
     }
-    Some(VlogGc { vlog, files })
+    it.status()
 }
 
-/// Rewrites the referencing files; returns the edit and the bytes written.
-pub(crate) fn run(db: &DbInner, gc: &VlogGc) -> Result<(VersionEdit, u64)> {
-    let mut edit = VersionEdit::default();
-    let mut vlog = VlogOutput::new(db);
-    let mut bytes = 0;
-    for (level, file) in &gc.files {
-        let mut out = TableOutput::new(db);
-        let mut it = LevelIterator::new(vec![file.clone()], db.table_cache.clone());
-        it.seek_to_first();
-        while it.valid() {
-            relocate(db, &mut out, &mut vlog, gc.vlog, it.key(), it.value())?;
-            it.next();
-        }
-        it.status()?;
-        edit.deleted_files.push((*level, file.number));
-        for f in out.finish()? {
-            bytes += f.file_size;
-            edit.new_files.push((*level, f));
+/// Drops repeated offsets (sorted input); two pointers to one offset must agree on lengths.
+fn dedup_records(db: &DbInner, sorted: Vec<ValuePointer>) -> Result<Vec<ValuePointer>> {
+    let mut out: Vec<ValuePointer> = Vec::with_capacity(sorted.len());
+    for p in sorted {
+        match out.last() {
+            Some(last) if last.offset == p.offset && *last == p => {}
+            Some(last) if last.offset == p.offset => {
+                let path = db.path.join(vlog_file_name(p.file_number));
+                let detail = "two SST pointers to this record disagree on its length";
+                return Err(Error::corruption(path, p.offset, detail));
+            }
+            _ => out.push(p),
         }
     }
-    if let Some(meta) = vlog.finish()? {
-        bytes += meta.total_bytes;
-        edit.new_vlogs.push(meta);
-    }
-    Ok((edit, bytes))
+    Ok(out)
 }
 
-fn relocate(
+/// Copies `records` of `victim` in order into `out`; their redirect entries, or `None` if
+/// the database started closing.
+fn copy_records(
     db: &DbInner,
-    out: &mut TableOutput<'_>,
-    vlog: &mut VlogOutput<'_>,
     victim: u64,
-    ikey: &[u8],
-    value: &[u8],
-) -> Result<()> {
-    let p = parse_internal_key(ikey)
-        .ok_or_else(|| Error::InvalidState("unparsable key during value-log GC".into()))?;
-    if p.kind != ValueKind::ValuePointer {
-        return out.add(ikey, value);
+    records: &[ValuePointer],
+    out: &mut VlogOutput<'_>,
+) -> Result<Option<Vec<RedirectEntry>>> {
+    let reader = db.vlogs.reader(victim)?;
+    let mut entries = Vec::with_capacity(records.len());
+    let mut unpaced = 0u64;
+    for ptr in records {
+        let (key, value) = reader.read_record(ptr)?;
+        entries.push(moved_entry(ptr, &out.append(&key, &value)?));
+        unpaced += u64::from(ptr.record_len);
+        if unpaced >= PACE_BYTES && !pace(db) {
+            return Ok(None);
+        }
+        unpaced %= PACE_BYTES;
     }
-    let ptr = ValuePointer::decode(value)
-        .ok_or_else(|| Error::InvalidState("malformed value pointer during GC".into()))?;
-    if ptr.file_number != victim {
-        return out.add(ikey, value);
+    Ok(Some(entries))
+}
+
+/// The redirect entry of the record `old` copied to `new`.
+fn moved_entry(old: &ValuePointer, new: &ValuePointer) -> RedirectEntry {
+    RedirectEntry {
+        old_offset: old.offset,
+        new_offset: new.offset,
+        record_len: new.record_len,
+        value_len: new.value_len,
     }
-    let val = db.vlogs.read_value(&ptr)?;
-    let moved = vlog.append(p.user_key, &val)?;
-    out.add_pointer(p.user_key, p.seq, &moved)
+}
+
+/// Yields to flushes: while writers are stopped waiting for one, the copy waits (holding
+/// nothing a flush or writer waits for). False once the database is closing.
+fn pace(db: &DbInner) -> bool {
+    while db.writes_stopped() && !db.shutting_down.load(Ordering::Acquire) {
+        let mut g = db.bg_signal.lock();
+        db.bg_cv.wait_for(&mut g, Duration::from_millis(10));
+    }
+    !db.shutting_down.load(Ordering::Acquire)
 }
 
 /// Value logs with no live bytes in `version` (to drop from the manifest).

@@ -1,20 +1,23 @@
-//! Background work: the flush thread, the compaction/GC thread and the persist timer, plus
-//! the synchronous forms used by `flush`, `compact_range` and `wait_for_background_work`.
+//! Background work: the flush thread, the compaction thread, the value-log GC thread and the
+//! persist timer, plus the synchronous forms used by `flush`, `compact_range` and
+//! `wait_for_background_work`.
 //!
 //! Every job follows the same commit protocol: write outputs and sync them, append one edit to
-//! the manifest (the commit point), swap in the new version, then delete inputs (PM Log, SST
-//! and value-log files) once no live version can reach them. A failed job sets the background
-//! error: writes fail from then on, reads keep working, nothing half-written becomes visible.
+//! the manifest (the commit point), swap in the new version, then delete inputs (PM Log, SST,
+//! value-log and redirect-table files) once no live version can reach them. A failed job sets
+//! the background error: writes fail from then on, reads keep working, nothing half-written
+//! becomes visible. Value-log GC (`vlog_gc_job.rs`) runs on its own thread so that it never
+//! delays an L1 → L2 compaction; it waits for nothing a flush or writer holds.
 
 use super::state::DbInner;
 use super::stats::{Counters, LevelStats, Stats, VlogStats};
+use super::vlog_gc_job;
 use crate::compaction::{flush, level, merge_runs, vlog_gc};
 use crate::error::{Error, Result};
+use crate::file_names::{parse_numbered_file, NumberedFile};
 use crate::pmtable::PmTable;
-use crate::sst::parse_sst_file_name;
 use crate::types::user_key_of;
 use crate::version::{Version, VersionEdit, NUM_LEVELS};
-use crate::vlog::parse_vlog_file_name;
 use std::collections::HashSet;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -35,6 +38,7 @@ pub(crate) fn start(db: &Arc<DbInner>) -> Vec<JoinHandle<()>> {
     if db.opts.background_work {
         threads.push(spawn("flatlsm-flush", flush_loop));
         threads.push(spawn("flatlsm-compact", compaction_loop));
+        threads.push(spawn("flatlsm-vlog-gc", vlog_gc_loop));
     }
     threads
 }
@@ -112,6 +116,29 @@ fn compaction_loop(db: &DbInner) {
             }
         }
     }
+}
+
+/// Value-log GC, yielding to flushes: no job starts while writes are slowed down or stopped
+/// (the flush backlog has the device first).
+fn vlog_gc_loop(db: &DbInner) {
+    while wait(db, Duration::from_millis(100)) {
+        while healthy(db) && !db.shutting_down.load(Ordering::Acquire) {
+            if db.slowdown_due() || db.writes_stopped() {
+                break;
+            }
+            match vlog_gc_one(db) {
+                Ok(true) => {}
+                Ok(false) => break,
+                Err(e) => db.set_bg_error(&e),
+            }
+        }
+    }
+}
+
+/// Runs one value-log GC if one is due; `Ok(false)` if none is. A failure puts the database in
+/// the background-error state.
+pub(crate) fn vlog_gc_one(db: &DbInner) -> Result<bool> {
+    record_failure(db, vlog_gc_job::gc_one(db))
 }
 
 fn flush_due(db: &DbInner) -> bool {
@@ -215,7 +242,8 @@ fn install_flush(
     Ok(())
 }
 
-/// Runs one L1 → L2 compaction or one value-log GC if due; `Ok(false)` if nothing is due.
+/// Runs one L1 → L2 compaction if due; `Ok(false)` if nothing is due. Drops value logs and
+/// redirects nothing references any more either way.
 pub(crate) fn compact_one(db: &DbInner) -> Result<bool> {
     record_failure(db, compact_due(db))
 }
@@ -237,34 +265,7 @@ fn run_due_job(db: &DbInner) -> Result<bool> {
         return Ok(true);
     }
     let l1_full = version.level_data_bytes(1) > db.opts.l1_capacity;
-    if l1_full && run_level_compaction(db, &version, None)? {
-        return Ok(true);
-    }
-    let Some(gc) = vlog_gc::pick(&version, db.opts.vlog_gc_garbage_ratio, |n| db.is_busy(n)) else {
-        return Ok(false);
-    };
-    let inputs: Vec<u64> = gc.files.iter().map(|(_, f)| f.number).collect();
-    if !db.try_reserve_in(&version, &inputs) {
-        return Ok(false);
-    }
-    drop(version);
-    let started = Instant::now();
-    let result = vlog_gc::run(db, &gc).and_then(|(mut edit, bytes)| {
-        db.install(&mut edit, |_| {})?;
-        log::debug!(
-            "value-log GC of log {} through {} files: {} MB written in {} ms",
-            gc.vlog,
-            gc.files.len(),
-            bytes >> 20,
-            started.elapsed().as_millis()
-        );
-        Counters::add(&db.counters.vlog_gc_bytes, bytes);
-        Ok(())
-    });
-    db.release(&inputs);
-    result?;
-    Counters::add(&db.counters.vlog_gcs, 1);
-    Ok(true)
+    Ok(l1_full && run_level_compaction(db, &version, None)?)
 }
 
 /// One L1 → L2 compaction; `range` limits the L1 file to one overlapping `[begin, end]`.
@@ -352,60 +353,68 @@ fn merge_runs_at(db: &DbInner, version: &Arc<Version>, trigger: usize) -> Result
     Ok(true)
 }
 
+/// Drops value logs no SST references (a redirected log's references count for its target)
+/// and redirects whose victim no SST names, in one edit. The edit applies only if the current
+/// version still has exactly these to drop (a GC may have committed since they were computed).
 fn drop_unreferenced_vlogs(db: &DbInner) -> Result<()> {
-    let dead = vlog_gc::unreferenced(&db.versions.lock().current);
-    if dead.is_empty() {
+    let dead = |v: &Version| (vlog_gc::unreferenced(v), v.unreferenced_redirects());
+    let (vlogs, redirects) = dead(&db.versions.lock().current);
+    if vlogs.is_empty() && redirects.is_empty() {
         return Ok(());
     }
     let mut edit = VersionEdit {
-        deleted_vlogs: dead,
+        deleted_vlogs: vlogs.clone(),
+        deleted_redirects: redirects.clone(),
         ..VersionEdit::default()
     };
-    db.install(&mut edit, |_| {})?;
+    db.install_if(&mut edit, |v| dead(v) == (vlogs, redirects))?;
     purge_obsolete_files(db)
 }
 
-/// Deletes SST and value-log files that no live version and no running job can reach.
-/// Order matters: list the directory, then read pending outputs, then live versions, so a
-/// file being created or installed concurrently is always found in one of them.
+/// Deletes SST, value-log and redirect-table files that no live version and no running job
+/// can reach. Order matters: list the directory, then read pending outputs, then live
+/// versions, so a file being created or installed concurrently is always found in one of them.
 pub(crate) fn purge_obsolete_files(db: &DbInner) -> Result<()> {
     let names = db
         .fs
         .list_dir(&db.path)
         .map_err(|e| Error::io(format!("listing {}", db.path.display()), e))?;
-    let pending = db.pending_outputs.lock().clone();
-    let (mut ssts, mut vlogs) = (HashSet::new(), HashSet::new());
+    let mut keep = db.pending_outputs.lock().clone();
     {
         let mut vs = db.versions.lock();
         vs.live.retain(|w| w.strong_count() > 0);
-        for v in vs.live.iter().filter_map(|w| w.upgrade()) {
-            ssts.extend(v.file_numbers());
-            vlogs.extend(v.vlogs.keys().copied());
+        let live = vs.live.iter().filter_map(|w| w.upgrade());
+        for v in live.chain(std::iter::once(vs.current.clone())) {
+            keep.extend(v.file_numbers());
+            keep.extend(v.vlogs.keys().copied());
+            keep.extend(v.redirect_file_numbers());
         }
-        ssts.extend(vs.current.file_numbers());
-        vlogs.extend(vs.current.vlogs.keys().copied());
     }
     for name in names {
-        let dead = match (parse_sst_file_name(&name), parse_vlog_file_name(&name)) {
-            (Some(n), _) => !ssts.contains(&n) && !pending.contains(&n),
-            (_, Some(n)) => !vlogs.contains(&n) && !pending.contains(&n),
-            _ => false,
+        let Some(file) = parse_numbered_file(&name) else {
+            continue;
         };
-        if dead {
-            if let Some(n) = parse_sst_file_name(&name) {
-                db.table_cache.evict(n);
-            }
-            if let Some(n) = parse_vlog_file_name(&name) {
-                db.vlogs.evict(n);
-            }
-            match db.fs.remove_file(&db.path.join(&name)) {
-                // Another thread's purge got there first.
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                other => other.map_err(|e| Error::io(format!("removing obsolete {name}"), e))?,
-            }
+        if matches!(file, NumberedFile::Manifest(_)) || keep.contains(&file.number()) {
+            continue;
+        }
+        evict(db, file);
+        match db.fs.remove_file(&db.path.join(&name)) {
+            // Another thread's purge got there first.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            other => other.map_err(|e| Error::io(format!("removing obsolete {name}"), e))?,
         }
     }
     Ok(())
+}
+
+/// Forgets the cached reader of a file about to be deleted.
+fn evict(db: &DbInner, file: NumberedFile) {
+    match file {
+        NumberedFile::Sst(n) => db.table_cache.evict(n),
+        NumberedFile::Vlog(n) => db.vlogs.evict(n),
+        NumberedFile::Redirect(n) => db.vlog_redirects.evict(n),
+        NumberedFile::Manifest(_) => {}
+    }
 }
 
 /// `Db::flush`: seal the mutable table, then flush every immutable table in this thread.
@@ -439,7 +448,7 @@ fn compact_range_unrecorded(db: &DbInner, begin: Option<&[u8]>, end: Option<&[u8
         let version = db.versions.lock().current.clone();
         if version.overlapping_files(1, &b, &e).is_empty() {
             drop(version);
-            return purge_obsolete_files(db);
+            return record_failure(db, purge_obsolete_files(db));
         }
         if !run_level_compaction(db, &version, Some((&b, &e)))? {
             let mut g = db.compacting.lock();
@@ -448,7 +457,8 @@ fn compact_range_unrecorded(db: &DbInner, begin: Option<&[u8]>, end: Option<&[u8
     }
 }
 
-/// Runs due work in this thread until nothing is due.
+/// Runs due work in this thread until nothing is due, then deletes obsolete files once more
+/// (a purge keeps the files of versions other threads hold at that moment).
 pub(crate) fn wait_idle(db: &DbInner) -> Result<()> {
     loop {
         db.check_writable()?;
@@ -459,8 +469,11 @@ pub(crate) fn wait_idle(db: &DbInner) -> Result<()> {
         while compact_one(db)? {
             worked = true;
         }
+        while vlog_gc_one(db)? {
+            worked = true;
+        }
         if !worked {
-            return Ok(());
+            return record_failure(db, purge_obsolete_files(db));
         }
     }
 }
@@ -518,6 +531,7 @@ pub(crate) fn stats(db: &DbInner) -> Stats {
                 live_bytes: live.get(&v.number).copied().unwrap_or(0),
             })
             .collect(),
+        vlog_redirects: sv.version.redirects.len(),
         snapshots: db.snapshots.count(),
         last_sequence: db.visible(),
         background_error: db.bg_error.lock().clone(),

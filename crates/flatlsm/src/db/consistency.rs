@@ -2,11 +2,13 @@
 //! `Db::open` (which refuses before it writes anything) and `inspect::check` (which reports
 //! every violation); the rules are documented in docs/manifest-format.md ("Consistency").
 //!
-//! SSD files: every SST and value log the recovered version names must exist with its recorded
-//! size (an SST's `file_size`; a value log's header plus `total_bytes`). Files are deleted only
-//! after the manifest record that stopped naming them is durable, so a named file that is
-//! missing means the manifest describes a state that was left behind: a record that had taken
-//! effect was lost (a manifest cut short, or an older copy of it), or the file was removed.
+//! SSD files: every SST, value log and redirect table the recovered version names must exist
+//! with its recorded size (an SST's `file_size`; a value log's header plus `total_bytes`; a
+//! redirect table's `file_size`). Files are deleted only after the manifest record that stopped
+//! naming them is durable, so a named file that is missing means the manifest describes a state
+//! that was left behind: a record that had taken effect was lost (a manifest cut short, or an
+//! older copy of it), or the file was removed. A redirect table must also be well-formed
+//! (checksum, entry order) and redirect the logs the manifest records: reads depend on it.
 //!
 //! PM Logs (when the manifest tracks them, `ManifestState::pm_logs`): every log is recorded in
 //! the manifest before its first user write, and leaves the record only when a flush advances
@@ -22,19 +24,21 @@
 //! Logs replaced by a complete GC replacement are removed (the existing rule of open).
 
 use crate::error::{Error, Result};
+use crate::file_names::redirect_file_name;
 use crate::fs::FileSystem;
 use crate::pmtable::log::{log_file_name, PmLogHeader};
 use crate::sst::sst_file_name;
-use crate::version::{ManifestState, RecoveredManifest};
-use crate::vlog::{vlog_file_name, VLOG_HEADER_LEN};
+use crate::version::{ManifestState, RecoveredManifest, Version};
+use crate::vlog::{vlog_file_name, RedirectTable, VLOG_HEADER_LEN};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
+use std::sync::Arc;
 
 /// Offset of `used_size` in a PM Log header (docs/pm-log-format.md).
 const USED_SIZE_OFFSET: u64 = 16;
 
-/// Every SST and value log named by the recovered version that is missing or has another size
-/// than recorded, as [`Error::Corruption`] naming the file. Reads only.
+/// Every SST, value log and redirect table named by the recovered version that is missing or
+/// has another size than recorded, as [`Error::Corruption`] naming the file. Reads only.
 pub(crate) fn tree_file_problems(
     fs: &dyn FileSystem,
     dir: &Path,
@@ -55,8 +59,31 @@ pub(crate) fn tree_file_problems(
         let size = VLOG_HEADER_LEN.saturating_add(v.total_bytes);
         (vlog_file_name(v.number), "value log".to_string(), size)
     });
+    let redirects = version.redirects.values().map(|r| {
+        let what = format!("redirect table of value log {}", r.victim);
+        (redirect_file_name(r.number), what, r.file_size)
+    });
     ssts.chain(vlogs)
+        .chain(redirects)
         .filter_map(|(name, what, size)| file_problem(fs, &dir.join(name), &what, size, m))
+        .collect()
+}
+
+/// Loads every redirect table `version` names, verifying that it decodes and redirects the
+/// logs the version records; the first failure is an error naming the table. Reads only.
+pub(crate) fn load_redirect_tables(
+    fs: &dyn FileSystem,
+    dir: &Path,
+    version: &Version,
+) -> Result<Vec<Arc<RedirectTable>>> {
+    version
+        .redirects
+        .values()
+        .map(|r| {
+            let table = RedirectTable::load(fs, dir, r.number)?;
+            table.expect(r.victim, r.target)?;
+            Ok(table)
+        })
         .collect()
 }
 

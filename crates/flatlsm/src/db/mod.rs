@@ -21,6 +21,10 @@ pub(crate) mod state;
 pub(crate) mod stats;
 #[cfg(test)]
 mod sync_point;
+pub(crate) mod values;
+pub(crate) mod vlog_gc_job;
+#[cfg(test)]
+mod vlog_gc_tests;
 mod write;
 
 pub use batch::WriteBatch;

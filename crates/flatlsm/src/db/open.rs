@@ -11,8 +11,10 @@
 //!
 //! Recovery rules (the persist orders they rely on are stated where each structure is written):
 //! - Manifest: replayed from CURRENT (see `version::manifest`). It is the commit point of every
-//!   flush/compaction/GC. Every SST and value log it names must exist with its recorded size,
-//!   else `Corruption` naming the file: the manifest lost a record that had taken effect.
+//!   flush/compaction/GC. Every SST, value log and redirect table it names must exist with its
+//!   recorded size, else `Corruption` naming the file: the manifest lost a record that had taken
+//!   effect. Every redirect table must also decode (checksum, entry order) and redirect the logs
+//!   the manifest records; it is loaded into memory then, for reads to translate through.
 //! - PM Logs numbered below `min_unflushed_pmlog` were flushed before the crash: deleted.
 //! - A PMTable-GC replacement log without GC_COMPLETE (never recorded) is deleted (its source is
 //!   intact); with GC_COMPLETE, its source is deleted.
@@ -21,8 +23,9 @@
 //!   else `Corruption` unless `allow_missing_pm`; a log holding entries that the manifest does
 //!   not name is `Corruption` (the manifest lost records); an unnamed empty log is deleted.
 //! - Every other PM Log is mapped and indexed in place (copy-free) as an immutable PMTable.
-//! - SSTs and value logs the version does not name are orphans of interrupted jobs: deleted, but
-//!   only after the checks passed and the new manifest is durable (see `purge_orphans`).
+//! - SSTs, value logs and redirect tables the version does not name are orphans of interrupted
+//!   jobs (or a GC's victim whose deletion a crash interrupted): deleted, but only after the
+//!   checks passed and the new manifest is durable (see `purge_orphans`).
 //! - PM Logs are deleted only after the new manifest no longer records them, so a crash during
 //!   open never leaves a manifest naming a deleted log.
 
@@ -33,6 +36,7 @@ use super::snapshots::SnapshotRegistry;
 use super::state::{BgSignal, DbInner, SuperVersion, VersionState};
 use super::stats::Counters;
 use crate::error::{Error, IoContext, Result};
+use crate::file_names::{parse_numbered_file, NumberedFile};
 use crate::fs::{FileSystem, FsRef, OsFileSystem};
 use crate::options::{Options, PmModeOption};
 use crate::pm::mmap::{MmapPmDevice, PmModeRequest};
@@ -40,9 +44,9 @@ use crate::pm::PmDeviceRef;
 use crate::pmtable::log::{log_file_name, parse_log_file_name, PmLog};
 use crate::pmtable::pool::is_pool_file_name;
 use crate::pmtable::{PmLogPool, PmTable};
-use crate::sst::{parse_sst_file_name, BlockCache, TableCache};
+use crate::sst::{BlockCache, TableCache};
 use crate::version::{Manifest, ManifestState, RecoveredManifest, Version};
-use crate::vlog::{parse_vlog_file_name, VlogSet};
+use crate::vlog::{RedirectSet, RedirectTable, VlogSet};
 use arc_swap::ArcSwap;
 use parking_lot::{Condvar, Mutex};
 use std::collections::{BTreeMap, HashSet};
@@ -56,11 +60,7 @@ const KNOWN_NAMES: &[&str] = &[LOCK_FILE, "CURRENT", "pm", "LOG", identity::IDEN
 /// True for every name FlatLSM itself writes in a database directory (for tools that clear or
 /// inspect one): numbered files, the fixed names, and temporary files of atomic writes.
 pub fn is_database_file_name(name: &str) -> bool {
-    KNOWN_NAMES.contains(&name)
-        || name.ends_with(".tmp")
-        || parse_sst_file_name(name).is_some()
-        || parse_vlog_file_name(name).is_some()
-        || crate::version::parse_manifest_file_name(name).is_some()
+    KNOWN_NAMES.contains(&name) || name.ends_with(".tmp") || parse_numbered_file(name).is_some()
 }
 
 /// True for every name FlatLSM itself writes in a PM directory: PM Logs, the identity file,
@@ -143,6 +143,8 @@ struct Recovered {
     remove: Vec<(u64, String)>,
     /// Recovered tables whose whole tail was torn (also in `remove`).
     emptied: Vec<Arc<PmTable>>,
+    /// The redirect tables the version names, loaded and verified.
+    redirects: Vec<Arc<RedirectTable>>,
 }
 
 /// Plans the PM Logs, verifies the recovered state against the files present and rebuilds the
@@ -159,8 +161,10 @@ fn recover_read_only(
         .map_or_else(new_state, |m| m.state.clone());
     let mut logs = BTreeMap::new();
     let plan = plan_pm_logs(&state, &pm_numbers(pm)?, |n| read_pm_log(pm, n, &mut logs))?;
+    let mut redirects = Vec::new();
     if let Some(m) = &manifest {
         verify(fs, path, pm, m, &plan, opts.allow_missing_pm)?;
+        redirects = consistency::load_redirect_tables(fs, path, &m.state.version)?;
     }
     let (mut tables, mut remove, mut emptied) = (Vec::new(), plan.remove, Vec::new());
     for n in plan.keep.iter().rev() {
@@ -182,6 +186,7 @@ fn recover_read_only(
         tables,
         remove,
         emptied,
+        redirects,
     })
 }
 
@@ -251,6 +256,7 @@ fn commit_open(
         tables,
         remove,
         emptied,
+        redirects,
     } = recovered;
     let next = next_file_number(&*fs, path, &pm, &state)?;
     let tables_seq = tables.iter().map(|t| t.max_sequence()).max();
@@ -276,7 +282,11 @@ fn commit_open(
     );
     let (last_seq, version) = (state.last_sequence, Arc::new(state.version));
     let parts = (manifest, version, mem, tables);
-    Ok(build_inner(opts, path, fs, pm, parts, last_seq, next + 2))
+    let inner = build_inner(opts, path, fs, pm, parts, last_seq, next + 2);
+    for t in redirects {
+        inner.vlog_redirects.insert(t);
+    }
+    Ok(inner)
 }
 
 /// The manifest number of the new manifest: above every number the manifest recorded and every
@@ -307,6 +317,7 @@ fn build_inner(
     let block_cache = (opts.block_cache_size > 0).then(|| BlockCache::new(opts.block_cache_size));
     let table_cache = Arc::new(TableCache::new(fs.clone(), path.to_path_buf(), block_cache));
     let vlogs = Arc::new(VlogSet::new(fs.clone(), path.to_path_buf()));
+    let vlog_redirects = Arc::new(RedirectSet::new(fs.clone(), path.to_path_buf()));
     DbInner {
         path: path.to_path_buf(),
         fs,
@@ -314,6 +325,7 @@ fn build_inner(
         pm,
         table_cache,
         vlogs,
+        vlog_redirects,
         sv: ArcSwap::from_pointee(SuperVersion {
             mem,
             imms,
@@ -342,6 +354,7 @@ fn build_inner(
         closed: AtomicBool::new(false),
         flush_lock: Mutex::new(()),
         compaction_lock: Mutex::new(()),
+        vlog_gc_lock: Mutex::new(()),
         #[cfg(test)]
         sync_points: Default::default(),
         opts,
@@ -466,17 +479,13 @@ fn max_file_number(fs: &dyn FileSystem, path: &Path) -> Result<u64> {
         .context(|| format!("listing {}", path.display()))?;
     Ok(names
         .iter()
-        .filter_map(|n| {
-            parse_sst_file_name(n)
-                .or_else(|| parse_vlog_file_name(n))
-                .or_else(|| n.strip_prefix("MANIFEST-").and_then(|s| s.parse().ok()))
-        })
+        .filter_map(|n| parse_numbered_file(n).map(NumberedFile::number))
         .max()
         .unwrap_or(0))
 }
 
-/// Deletes SSTs and value logs the recovered version does not name, and leftover temporary
-/// files. Called only after `verify` passed and the new manifest is durable, which is what
+/// Deletes SSTs, value logs and redirect tables the recovered version does not name, and
+/// leftover temporary files. Called only after `verify` passed and the new manifest is durable, which is what
 /// makes it safe:
 /// - An unnamed file is an output of a job whose manifest record never became durable (a
 ///   crash), or of a record that was durable once and then lost (a manifest cut short or
@@ -491,15 +500,17 @@ fn max_file_number(fs: &dyn FileSystem, path: &Path) -> Result<u64> {
 /// - Limit: a manifest written before PM Logs were recorded cannot reveal a lost flush record
 ///   whose only input was a PM Log. It is replaced by a tracking snapshot at this open.
 fn purge_orphans(fs: &dyn FileSystem, path: &Path, version: &Version) -> Result<()> {
-    let live: HashSet<u64> = version.file_numbers().into_iter().collect();
+    let mut live: HashSet<u64> = version.file_numbers().into_iter().collect();
+    live.extend(version.vlogs.keys().copied());
+    live.extend(version.redirect_file_numbers());
     for name in fs
         .list_dir(path)
         .context(|| format!("listing {}", path.display()))?
     {
-        let orphan = match (parse_sst_file_name(&name), parse_vlog_file_name(&name)) {
-            (Some(n), _) => !live.contains(&n),
-            (_, Some(n)) => !version.vlogs.contains_key(&n),
-            _ => name.ends_with(".tmp"),
+        let orphan = match parse_numbered_file(&name) {
+            Some(NumberedFile::Manifest(_)) => false,
+            Some(f) => !live.contains(&f.number()),
+            None => name.ends_with(".tmp"),
         };
         if orphan {
             log::info!("removing orphan file {name} left by an interrupted job");

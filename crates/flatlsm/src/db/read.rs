@@ -1,22 +1,19 @@
 //! The read path: mutable PMTable → immutable PMTables (newest first) → L1's unmerged runs
-//! (level 0, newest file first) → Ordered-L1 → L2 → value log. Readers pin a [`SuperVersion`] and its sequence (under `sv_lock`, held only for
-//! that) and read from it without locks.
+//! (level 0, newest file first) → Ordered-L1 → L2 → value log. Readers pin a [`SuperVersion`]
+//! and its sequence (under `sv_lock`, held only for that) and read from it without locks. Value
+//! pointers are resolved as the pinned version sees them (`values.rs`): through a redirect table
+//! when value-log GC moved their log, so a read or iterator of an older version still reads the
+//! old log, which that version keeps alive.
 
 use super::state::{DbInner, SuperVersion};
+use super::values::ValueLocator;
 use crate::error::{Error, Result};
 use crate::iter::{DbIterator, InternalIterator, LevelIterator, MergingIterator, ValueResolver};
 use crate::pmtable::MemLookup;
 use crate::types::{make_internal_key, parse_internal_key, SequenceNumber, ValueKind};
 use crate::types::{ValuePointer, KIND_FOR_SEEK};
-use crate::version::NUM_LEVELS;
-use crate::vlog::VlogSet;
+use crate::version::{Version, NUM_LEVELS};
 use std::sync::Arc;
-
-impl ValueResolver for VlogSet {
-    fn resolve(&self, ptr: &ValuePointer) -> Result<Vec<u8>> {
-        self.read_value(ptr)
-    }
-}
 
 impl DbInner {
     /// Pins what a read at `seq` needs: every entry with a sequence <= `seq` is reachable from
@@ -61,16 +58,18 @@ impl DbInner {
         for file in runs.chain(levels) {
             let table = self.table_cache.get(file.number, file.file_size)?;
             if let Some((ikey, value)) = table.get(&lookup)? {
-                return self.decode_found(&ikey, value, table.path());
+                return self.decode_found(&sv.version, (&ikey, value), table.path());
             }
         }
         Ok(None)
     }
 
+    /// The value of an entry found in an SST of `version` (a pointer resolved as `version`
+    /// sees it: through a redirect table if its value log was moved by GC).
     fn decode_found(
         &self,
-        ikey: &[u8],
-        value: Vec<u8>,
+        version: &Arc<Version>,
+        (ikey, value): (&[u8], Vec<u8>),
         path: &std::path::Path,
     ) -> Result<Option<Vec<u8>>> {
         let p = parse_internal_key(ikey)
@@ -81,7 +80,9 @@ impl DbInner {
             ValueKind::ValuePointer => {
                 let ptr = ValuePointer::decode(&value)
                     .ok_or_else(|| Error::corruption(path, 0, "value pointer of wrong length"))?;
-                Ok(Some(self.vlogs.resolve(&ptr)?))
+                Ok(Some(
+                    ValueLocator::new(self, version.clone()).resolve(&ptr)?,
+                ))
             }
         }
     }
@@ -118,7 +119,8 @@ impl DbInner {
     ) -> DbIterator {
         let (seq, sv) = self.pin(snapshot_seq);
         let inner = Box::new(self.internal_iter(&sv));
-        let resolver: Arc<dyn ValueResolver> = self.vlogs.clone();
+        let resolver: Arc<dyn ValueResolver> =
+            Arc::new(ValueLocator::new(self, sv.version.clone()));
         DbIterator::new(inner, resolver, seq, lower, upper, vec![Box::new(sv)])
     }
 }

@@ -15,7 +15,7 @@ use crate::pm::PmDeviceRef;
 use crate::pmtable::{PmLogPool, PmTable};
 use crate::sst::TableCache;
 use crate::version::{Manifest, PmLogMeta, Version, VersionEdit};
-use crate::vlog::VlogSet;
+use crate::vlog::{RedirectSet, VlogSet};
 use arc_swap::ArcSwap;
 use parking_lot::{Condvar, Mutex};
 use std::collections::HashSet;
@@ -58,6 +58,8 @@ pub(crate) struct DbInner {
     pub pm_pool: PmLogPool,
     pub table_cache: Arc<TableCache>,
     pub vlogs: Arc<VlogSet>,
+    /// Loaded redirect tables of value logs GC moved (`vlog::redirect`), by file number.
+    pub vlog_redirects: Arc<RedirectSet>,
     pub sv: ArcSwap<SuperVersion>,
     pub sv_lock: Mutex<()>,
     pub write_lock: Mutex<()>,
@@ -72,7 +74,8 @@ pub(crate) struct DbInner {
     /// Wakes background threads (new work) and waiting foreground threads (work done).
     pub bg_cv: Condvar,
     pub bg_error: Mutex<Option<String>>,
-    /// SST files an ongoing flush/compaction/GC reads and will delete.
+    /// SST files an ongoing flush or L1 → L2 compaction reads and will delete (value-log GC
+    /// reserves nothing).
     pub compacting: Mutex<HashSet<u64>>,
     pub compacting_cv: Condvar,
     /// File numbers being written by running jobs (not yet in a version).
@@ -81,8 +84,11 @@ pub(crate) struct DbInner {
     pub closed: AtomicBool,
     /// Serializes flush jobs (background thread and `Db::flush`).
     pub flush_lock: Mutex<()>,
-    /// Serializes L1 → L2 compactions and value-log GC.
+    /// Serializes the run merge and L1 → L2 compactions.
     pub compaction_lock: Mutex<()>,
+    /// Serializes value-log GC jobs (its own thread and `wait_for_background_work`); no flush,
+    /// compaction or writer ever takes it.
+    pub vlog_gc_lock: Mutex<()>,
     /// Test callbacks at named points of the engine (see `sync_point.rs`).
     #[cfg(test)]
     pub sync_points: super::sync_point::SyncPoints,
@@ -117,6 +123,18 @@ impl DbInner {
         }
         for v in &edit.new_vlogs {
             p.remove(&v.number);
+        }
+        for r in &edit.new_redirects {
+            p.remove(&r.number);
+        }
+    }
+
+    /// Forgets outputs of a job that will never be installed, so the obsolete-file purge
+    /// deletes them.
+    pub fn abandon_outputs(&self, numbers: &[u64]) {
+        let mut p = self.pending_outputs.lock();
+        for n in numbers {
+            p.remove(n);
         }
     }
 
@@ -215,14 +233,45 @@ impl DbInner {
         edit: &mut VersionEdit,
         change_sv: impl FnOnce(&mut Vec<Arc<PmTable>>),
     ) -> Result<Arc<Version>> {
-        if !edit.new_files.is_empty() {
-            // The manifest may name a new SST only once its directory entry is durable: a
-            // synced file whose creation is lost at a crash is a missing file to recovery.
-            self.fs
-                .sync_dir(&self.path)
-                .map_err(|e| Error::io(format!("syncing directory {}", self.path.display()), e))?;
-        }
+        self.sync_dir_for(edit)?;
         let mut vs = self.versions.lock();
+        self.install_locked(&mut vs, edit, change_sv)
+    }
+
+    /// Like [`DbInner::install`], but only if `still_valid` holds for the current version
+    /// (checked under the same lock as the install); `Ok(None)` if it does not. For jobs whose
+    /// edit another job's commit may have made moot (value-log GC of a log dropped meanwhile).
+    pub fn install_if(
+        &self,
+        edit: &mut VersionEdit,
+        still_valid: impl FnOnce(&Version) -> bool,
+    ) -> Result<Option<Arc<Version>>> {
+        self.sync_dir_for(edit)?;
+        let mut vs = self.versions.lock();
+        if !still_valid(&vs.current) {
+            return Ok(None);
+        }
+        self.install_locked(&mut vs, edit, |_| {}).map(Some)
+    }
+
+    /// The manifest may name a new SST only once its directory entry is durable: a synced
+    /// file whose creation is lost at a crash is a missing file to recovery. (Value logs and
+    /// redirect tables sync the directory when they are created.)
+    fn sync_dir_for(&self, edit: &VersionEdit) -> Result<()> {
+        if edit.new_files.is_empty() {
+            return Ok(());
+        }
+        self.fs
+            .sync_dir(&self.path)
+            .map_err(|e| Error::io(format!("syncing directory {}", self.path.display()), e))
+    }
+
+    fn install_locked(
+        &self,
+        vs: &mut VersionState,
+        edit: &mut VersionEdit,
+        change_sv: impl FnOnce(&mut Vec<Arc<PmTable>>),
+    ) -> Result<Arc<Version>> {
         edit.next_file_number = Some(self.next_file_number.load(Ordering::SeqCst));
         let new_version = Arc::new(vs.current.apply(edit)?);
         vs.manifest.append(edit)?;

@@ -80,7 +80,7 @@ pub struct Stats {
     pub flush_vlog_bytes: u64,
     /// SST bytes written by L1 → L2 compactions.
     pub compaction_bytes: u64,
-    /// SST + value-log bytes written by value-log GC.
+    /// Value-log and redirect-table bytes written by value-log GC.
     pub vlog_gc_bytes: u64,
     /// Manifest bytes written.
     pub manifest_bytes: u64,
@@ -108,7 +108,7 @@ pub struct Stats {
     pub flushes: u64,
     /// Completed L1 → L2 compactions.
     pub compactions: u64,
-    /// Completed value-log GC runs.
+    /// Completed value-log GC runs (each copied one log's live records and redirected it).
     pub vlog_gcs: u64,
     /// Completed PMTable GC rewrites.
     pub pmtable_gcs: u64,
@@ -128,6 +128,9 @@ pub struct Stats {
     pub l1_runs: usize,
     /// Value-log files.
     pub vlogs: Vec<VlogStats>,
+    /// Value logs GC redirected whose redirect tables some SST still needs (each log's data
+    /// file is gone or going; its records live on in the log it was copied to).
+    pub vlog_redirects: usize,
     /// Open snapshots.
     pub snapshots: usize,
     /// Last visible sequence number.
@@ -221,6 +224,7 @@ impl fmt::Display for Stats {
                 v.number, v.live_bytes, v.total_bytes
             )?;
         }
+        writeln!(f, "vlog redirects: {}", self.vlog_redirects)?;
         write!(
             f,
             "flushes {} compactions {} vlog GCs {} PMTable GCs {}",

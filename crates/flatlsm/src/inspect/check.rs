@@ -1,6 +1,8 @@
 //! `check`: verifies every checksum of every file of a database (manifest, SSTs, value logs,
-//! PM Logs, identities) and the references between them, and reports each problem with its
-//! file and offset.
+//! redirect tables, PM Logs, identities) and the references between them, and reports each
+//! problem with its file and offset. A value pointer into a log value-log GC redirected is
+//! translated through the redirect table the manifest names before its record is read, as
+//! reads do; a pointer the table lacks is a problem naming the log and offset.
 //!
 //! Unlike opening the database, a check does not stop at the first damage: every file is
 //! checked on its own, and within a file the scan stops at the first record that cannot be
@@ -21,12 +23,14 @@ use crate::pmtable::log::{
 use crate::sst::Table;
 use crate::types::{parse_internal_key, ValueKind, ValuePointer};
 use crate::version::{
-    current_manifest_path, Manifest, ManifestState, RecoveredManifest, CURRENT_FILE_NAME,
+    current_manifest_path, Manifest, ManifestState, RecoveredManifest, RedirectMeta,
+    CURRENT_FILE_NAME,
 };
-use crate::vlog::VlogReader;
+use crate::vlog::{RedirectTable, VlogReader};
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// Most problems reported per file before the rest are summarised.
 const MAX_PROBLEMS_PER_FILE: usize = 10;
@@ -105,8 +109,13 @@ pub fn check_database(db_dir: &Path, pm_dir: &Path) -> Result<CheckReport> {
         dir: db_dir.to_path_buf(),
         report: CheckReport::default(),
         vlogs: HashMap::new(),
+        redirects: BTreeMap::new(),
+        redirect_tables: HashMap::new(),
     };
     let manifest = c.check_manifest();
+    if let Some(m) = &manifest {
+        c.redirects = m.state.version.redirects.clone();
+    }
     c.check_files(&names, manifest.as_ref());
     c.check_identity(pm_dir, manifest.as_ref());
     c.check_pm_dir(pm_dir, manifest.as_ref())?;
@@ -119,6 +128,10 @@ struct Checker {
     report: CheckReport,
     /// Value-log readers opened to verify SST pointers (an error once per file).
     vlogs: HashMap<u64, std::result::Result<VlogReader, String>>,
+    /// The redirected value logs the manifest records, by victim.
+    redirects: BTreeMap<u64, RedirectMeta>,
+    /// Redirect tables loaded to translate SST pointers, by victim (an error once per table).
+    redirect_tables: HashMap<u64, std::result::Result<Arc<RedirectTable>, String>>,
 }
 
 impl Checker {
@@ -153,6 +166,7 @@ impl Checker {
             match FileKind::of(&path) {
                 Some(FileKind::Sst(n)) => self.check_sst(&path, n, state),
                 Some(FileKind::Vlog(n)) => self.check_vlog(&path, n, state),
+                Some(FileKind::Redirect(n)) => self.check_redirect(&path, n, state),
                 _ => {}
             }
         }
@@ -252,21 +266,64 @@ impl Checker {
                 ),
             });
         };
-        let dir = self.dir.clone();
-        let fs = &self.fs;
-        let reader = self.vlogs.entry(ptr.file_number).or_insert_with(|| {
-            VlogReader::open(fs, &dir, ptr.file_number).map_err(|e| e.to_string())
-        });
-        let result = match reader {
-            Ok(r) => r.read_value(&ptr).map(|_| ()).map_err(|e| e.to_string()),
-            Err(e) => Err(e.clone()),
-        };
+        let result = self
+            .translate(&ptr)
+            .and_then(|moved| self.read_pointer(&moved));
         self.report.records_checked += 1;
         result.err().map(|e| Problem {
             file: sst.to_path_buf(),
             offset: None,
             detail: format!("key '{key}' points into value log {}: {e}", ptr.file_number),
         })
+    }
+
+    /// Where the record `ptr` lives as the manifest's version sees it (through the redirect
+    /// table when its log is redirected).
+    fn translate(&mut self, ptr: &ValuePointer) -> std::result::Result<ValuePointer, String> {
+        let Some(r) = self.redirects.get(&ptr.file_number).copied() else {
+            return Ok(*ptr);
+        };
+        let (fs, dir) = (&self.fs, &self.dir);
+        let table = self
+            .redirect_tables
+            .entry(r.victim)
+            .or_insert_with(|| RedirectTable::load(fs, dir, r.number).map_err(|e| e.to_string()));
+        let table = table.as_ref().map_err(Clone::clone)?;
+        table.translate(ptr).map_err(|e| e.to_string())
+    }
+
+    /// Reads the record `ptr` addresses, verifying its checksum.
+    fn read_pointer(&mut self, ptr: &ValuePointer) -> std::result::Result<(), String> {
+        let (fs, dir) = (&self.fs, &self.dir);
+        let reader = self.vlogs.entry(ptr.file_number).or_insert_with(|| {
+            VlogReader::open(fs, dir, ptr.file_number).map_err(|e| e.to_string())
+        });
+        match reader {
+            Ok(r) => r.read_value(ptr).map(|_| ()).map_err(|e| e.to_string()),
+            Err(e) => Err(e.clone()),
+        }
+    }
+
+    /// Verifies a redirect table: its checksum and entry order, and that it redirects the logs
+    /// the manifest records for it.
+    fn check_redirect(&mut self, path: &Path, number: u64, state: Option<&ManifestState>) {
+        let recorded = |s: &ManifestState| {
+            let mut all = s.version.redirects.values();
+            all.find(|r| r.number == number).copied()
+        };
+        if self.unlisted(path, state, |s| recorded(s).is_some()) {
+            return;
+        }
+        self.report.files_checked += 1;
+        let expected = state.and_then(recorded);
+        let result = RedirectTable::load(&self.fs, &self.dir, number).and_then(|t| {
+            expected.map_or(Ok(()), |r| t.expect(r.victim, r.target))?;
+            Ok(t.entries().len() as u64)
+        });
+        match result {
+            Ok(n) => self.report.records_checked += n,
+            Err(e) => self.problem(e, path),
+        }
     }
 
     fn check_vlog(&mut self, path: &Path, number: u64, state: Option<&ManifestState>) {

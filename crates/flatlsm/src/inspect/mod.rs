@@ -11,12 +11,11 @@ pub use check::{check_database, CheckReport, Problem};
 pub use dump::{dump_file, DumpFormat};
 
 use crate::error::{IoContext, Result};
+use crate::file_names::{parse_numbered_file, NumberedFile};
 use crate::fs::{FileSystem, OsFileSystem};
 use crate::pmtable::log::parse_log_file_name;
-use crate::sst::parse_sst_file_name;
 use crate::sst::Table;
-use crate::version::{parse_manifest_file_name, CURRENT_FILE_NAME};
-use crate::vlog::parse_vlog_file_name;
+use crate::version::CURRENT_FILE_NAME;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -27,6 +26,8 @@ pub enum FileKind {
     Sst(u64),
     /// A value log (`NNNNNN.vlog`).
     Vlog(u64),
+    /// A value-log redirect table (`NNNNNN.vredir`).
+    Redirect(u64),
     /// A PM Log (`NNNNNN.pmlog`).
     PmLog(u64),
     /// A manifest (`MANIFEST-NNNNNN`).
@@ -42,11 +43,15 @@ impl FileKind {
         if name == CURRENT_FILE_NAME {
             return Some(FileKind::Current);
         }
-        parse_sst_file_name(name)
-            .map(FileKind::Sst)
-            .or_else(|| parse_vlog_file_name(name).map(FileKind::Vlog))
-            .or_else(|| parse_log_file_name(name).map(FileKind::PmLog))
-            .or_else(|| parse_manifest_file_name(name).map(FileKind::Manifest))
+        if let Some(n) = parse_log_file_name(name) {
+            return Some(FileKind::PmLog(n));
+        }
+        Some(match parse_numbered_file(name)? {
+            NumberedFile::Sst(n) => FileKind::Sst(n),
+            NumberedFile::Vlog(n) => FileKind::Vlog(n),
+            NumberedFile::Redirect(n) => FileKind::Redirect(n),
+            NumberedFile::Manifest(n) => FileKind::Manifest(n),
+        })
     }
 }
 

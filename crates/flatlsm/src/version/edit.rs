@@ -16,11 +16,14 @@
 //! | 8   | `tracks_pm_logs`      | u64, always 1: this manifest records every PM Log that may hold unflushed data |
 //! | 9   | one new PM Log        | number, replaces (the log a PMTable GC replaces; 0 = none)     |
 //! | 10  | `identity`            | byte string: the database identity (32 hex digits, `db/identity.rs`) |
+//! | 11  | one new redirect      | victim vlog, redirect file number, file_size, target vlog      |
+//! | 12  | one deleted redirect  | victim vlog                                                    |
 //!
 //! Repeated list fields appear once per element, in list order. An unknown tag, a truncated
 //! field or a scalar tag that appears twice is [`crate::Error::Corruption`]; decoding never panics.
 //! Tags 8–10 were added after the first release: manifests written before lack them (see
-//! docs/manifest-format.md for how recovery treats such a manifest).
+//! docs/manifest-format.md for how recovery treats such a manifest). Tags 11–12 record value-log
+//! GC by redirect tables (docs/vlog-format.md, "Redirect tables").
 //!
 //! Thread-safety: plain data (`Send + Sync`).
 
@@ -38,6 +41,8 @@ const TAG_DELETED_VLOG: u64 = 7;
 const TAG_TRACKS_PM_LOGS: u64 = 8;
 const TAG_NEW_PM_LOG: u64 = 9;
 const TAG_IDENTITY: u64 = 10;
+const TAG_NEW_REDIRECT: u64 = 11;
+const TAG_DELETED_REDIRECT: u64 = 12;
 
 /// The only payload of tag 8: the PM Log recording rule of docs/manifest-format.md.
 const PM_LOG_TRACKING_VERSION: u64 = 1;
@@ -66,6 +71,21 @@ pub struct VlogMeta {
     pub number: u64,
     /// Total bytes of records written to the file (excluding the file header).
     pub total_bytes: u64,
+}
+
+/// A value log redirected by value-log GC: its live records were copied to `target`, and
+/// redirect table `number` maps each one's old offset to its new pointer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RedirectMeta {
+    /// The redirected value log (no longer in the version's value logs; its data file is
+    /// deleted once no live version reaches it).
+    pub victim: u64,
+    /// File number of the redirect table (`file_names::redirect_file_name`).
+    pub number: u64,
+    /// Size of the redirect table in bytes.
+    pub file_size: u64,
+    /// The value log holding the copies.
+    pub target: u64,
 }
 
 /// A PM Log recorded in the manifest before any user write goes into it.
@@ -101,6 +121,10 @@ pub struct VersionEdit {
     pub new_pm_logs: Vec<PmLogMeta>,
     /// The database identity (the id of `<db>/IDENTITY`), in snapshots.
     pub identity: Option<String>,
+    /// Value logs redirected by value-log GC.
+    pub new_redirects: Vec<RedirectMeta>,
+    /// Redirects dropped (by victim) once no SST names the victim.
+    pub deleted_redirects: Vec<u64>,
 }
 
 impl VersionEdit {
@@ -143,10 +167,26 @@ impl VersionEdit {
             put_varint(&mut b, n);
         }
         self.encode_pm_fields(&mut b);
+        self.encode_redirect_fields(&mut b);
         b
     }
 
+    /// Encodes the fields of tags 11–12.
+    fn encode_redirect_fields(&self, b: &mut Vec<u8>) {
+        for r in &self.new_redirects {
+            put_varint(b, TAG_NEW_REDIRECT);
+            for v in [r.victim, r.number, r.file_size, r.target] {
+                put_varint(b, v);
+            }
+        }
+        for &victim in &self.deleted_redirects {
+            put_varint(b, TAG_DELETED_REDIRECT);
+            put_varint(b, victim);
+        }
+    }
+
     /// Encodes the fields of tags 8–10 (absent when unset, so older edits encode as before).
+    /// Tags 11–12 follow (`encode_redirect_fields`).
     fn encode_pm_fields(&self, b: &mut Vec<u8>) {
         if self.tracks_pm_logs {
             put_varint(b, TAG_TRACKS_PM_LOGS);
@@ -208,6 +248,16 @@ fn decode_field(d: &mut Decoder<'_>, e: &mut VersionEdit, tag: u64) -> Result<()
             Ok(())
         }
         TAG_TRACKS_PM_LOGS | TAG_NEW_PM_LOG | TAG_IDENTITY => decode_pm_field(d, e, tag),
+        TAG_NEW_REDIRECT => {
+            let r = decode_redirect(d)?;
+            e.new_redirects.push(r);
+            Ok(())
+        }
+        TAG_DELETED_REDIRECT => {
+            e.deleted_redirects
+                .push(d.varint("deleted redirect victim")?);
+            Ok(())
+        }
         _ => Err(d.error(format!("unknown version edit tag {tag}"))),
     }
 }
@@ -239,6 +289,15 @@ fn decode_pm_field(d: &mut Decoder<'_>, e: &mut VersionEdit, tag: u64) -> Result
         }
     }
     Ok(())
+}
+
+fn decode_redirect(d: &mut Decoder<'_>) -> Result<RedirectMeta> {
+    Ok(RedirectMeta {
+        victim: d.varint("redirect victim")?,
+        number: d.varint("redirect file number")?,
+        file_size: d.varint("redirect file size")?,
+        target: d.varint("redirect target")?,
+    })
 }
 
 fn set_once(d: &mut Decoder<'_>, slot: &mut Option<u64>, what: &str) -> Result<()> {

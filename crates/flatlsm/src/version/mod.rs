@@ -3,7 +3,8 @@
 //! FlatLSM keeps only two SSD levels: the *Ordered-L1* (level 1) and L2 (level 2); its L0 lives
 //! in PMTables on persistent memory, so level 0 of a [`Version`] is reserved for later profiles.
 //! Values are separated into value logs (see [`crate::vlog`]); a [`Version`] also tracks the
-//! live value logs and, through each file's `vlog_refs`, how many bytes of each are still live.
+//! live value logs and, through each file's `vlog_refs`, how many bytes of each are still live,
+//! and the value logs GC redirected (`Version::redirects`: victim → redirect table and target).
 //!
 //! - [`edit`]: [`VersionEdit`], one atomic change, and its tagged-field encoding.
 //! - [`version`]: [`Version`], an immutable snapshot of the tree, and [`Version::apply`].
@@ -24,9 +25,11 @@ pub mod version;
 #[cfg(test)]
 mod manifest_tests;
 #[cfg(test)]
+mod redirect_tests;
+#[cfg(test)]
 mod tests;
 
-pub use edit::{FileMeta, PmLogMeta, VersionEdit, VlogMeta};
+pub use edit::{FileMeta, PmLogMeta, RedirectMeta, VersionEdit, VlogMeta};
 pub use manifest::{
     apply_manifest_records, current_manifest_path, manifest_file_name, parse_manifest_file_name,
     read_manifest_records, Manifest, ManifestRecord, RecoveredManifest, CURRENT_FILE_NAME,

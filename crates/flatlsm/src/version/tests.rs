@@ -66,28 +66,42 @@ fn arb_edit() -> impl Strategy<Value = VersionEdit> {
         any::<bool>(),
         proptest::collection::vec((any::<u64>(), any::<u64>()), 0..4),
         proptest::option::of("[0-9a-f]{32}"),
+        proptest::collection::vec(any::<(u64, u64, u64, u64)>(), 0..3),
+        proptest::collection::vec(any::<u64>(), 0..3),
     )
-        .prop_map(|(n, s, p, df, nf, nv, dv, track, logs, id)| VersionEdit {
-            next_file_number: n,
-            last_sequence: s,
-            min_unflushed_pmlog: p,
-            deleted_files: df,
-            new_files: nf,
-            new_vlogs: nv
-                .into_iter()
-                .map(|(number, total_bytes)| VlogMeta {
-                    number,
-                    total_bytes,
-                })
-                .collect(),
-            deleted_vlogs: dv,
-            tracks_pm_logs: track,
-            new_pm_logs: logs
-                .into_iter()
-                .map(|(number, replaces)| PmLogMeta { number, replaces })
-                .collect(),
-            identity: id,
-        })
+        .prop_map(
+            |(n, s, p, df, nf, nv, dv, track, logs, id, nr, dr)| VersionEdit {
+                next_file_number: n,
+                last_sequence: s,
+                min_unflushed_pmlog: p,
+                deleted_files: df,
+                new_files: nf,
+                new_vlogs: nv
+                    .into_iter()
+                    .map(|(number, total_bytes)| VlogMeta {
+                        number,
+                        total_bytes,
+                    })
+                    .collect(),
+                deleted_vlogs: dv,
+                tracks_pm_logs: track,
+                new_pm_logs: logs
+                    .into_iter()
+                    .map(|(number, replaces)| PmLogMeta { number, replaces })
+                    .collect(),
+                identity: id,
+                new_redirects: nr
+                    .into_iter()
+                    .map(|(victim, number, file_size, target)| RedirectMeta {
+                        victim,
+                        number,
+                        file_size,
+                        target,
+                    })
+                    .collect(),
+                deleted_redirects: dr,
+            },
+        )
 }
 
 proptest! {

@@ -5,8 +5,12 @@
 //!   most one file of a level can hold a given user key;
 //! - a file's smallest internal key orders at or before its largest;
 //! - a file number appears at most once in the whole version;
-//! - every value log referenced by a file's `vlog_refs` is in `vlogs`, so a value log can only be
-//!   deleted in an edit that also removes (or has removed) every file pointing into it.
+//! - every value log referenced by a file's `vlog_refs` is in `vlogs` or redirected (a key of
+//!   `redirects`), so a value log can only be deleted in an edit that also removes (or has
+//!   removed) every file pointing into it, or redirects it;
+//! - a redirected log (victim) is not in `vlogs`, and its redirect's target is: a target cannot
+//!   be deleted or redirected while a redirect into it lives (no chains);
+//! - a redirect leaves only in an edit after which no file names its victim.
 //!
 //! Level 0 holds L1's *unmerged runs* (FlatLSM keeps its L0 in PMTables; see
 //! `compaction/merge_runs.rs`): each flush adds one run, a set of files disjoint among
@@ -16,7 +20,7 @@
 //!
 //! Thread-safety: a version is immutable after construction; share it as `Arc<Version>`.
 
-use super::edit::{FileMeta, VersionEdit};
+use super::edit::{FileMeta, RedirectMeta, VersionEdit};
 use super::NUM_LEVELS;
 use crate::error::{Error, Result};
 use crate::types::{compare_internal_keys, user_key_of};
@@ -31,6 +35,8 @@ pub struct Version {
     pub levels: [Vec<Arc<FileMeta>>; NUM_LEVELS],
     /// Live value-log files by number.
     pub vlogs: BTreeMap<u64, super::edit::VlogMeta>,
+    /// Redirected value logs by victim number (value-log GC, `vlog::redirect`).
+    pub redirects: BTreeMap<u64, RedirectMeta>,
 }
 
 fn invalid(msg: String) -> Error {
@@ -57,11 +63,13 @@ fn largest_user(f: &FileMeta) -> &[u8] {
 impl Version {
     /// A new version with the edit applied.
     ///
-    /// Order: deleted files, new value logs, new files, deleted value logs. Errors
-    /// ([`Error::InvalidState`]) if a level is out of range, a deleted file or value log is
-    /// missing, a new file's number is already in use or its keys are inverted, a new file would
-    /// overlap another in a level >= 1, a file references an unknown value log, or a deleted value
-    /// log is still referenced. `self` is never modified.
+    /// Order: deleted files, new value logs, new redirects, new files, deleted value logs,
+    /// deleted redirects. Errors ([`Error::InvalidState`]) if a level is out of range, a deleted
+    /// file, value log or redirect is missing, a new file's number is already in use or its keys
+    /// are inverted, a new file would overlap another in a level >= 1, a file references a value
+    /// log that is neither live nor redirected, a log is redirected twice, into itself, into a
+    /// log not in the version or while it is live, or a deleted value log is still referenced.
+    /// `self` is never modified.
     pub fn apply(&self, edit: &VersionEdit) -> Result<Version> {
         let mut v = self.clone();
         for &(level, number) in &edit.deleted_files {
@@ -72,6 +80,9 @@ impl Version {
                 return Err(invalid(format!("value log {} added twice", meta.number)));
             }
         }
+        for r in &edit.new_redirects {
+            v.add_redirect(r)?;
+        }
         let mut numbers: BTreeSet<u64> = v.file_numbers().into_iter().collect();
         for (level, f) in &edit.new_files {
             if !numbers.insert(f.number) {
@@ -79,17 +90,62 @@ impl Version {
             }
             v.add_file(*level, f)?;
         }
+        v.apply_deletions(edit)?;
+        let links_changed = !edit.deleted_vlogs.is_empty()
+            || !edit.new_redirects.is_empty()
+            || !edit.deleted_redirects.is_empty();
+        if links_changed {
+            v.check_redirects()?;
+            v.check_all_vlog_refs()?;
+        }
+        Ok(v)
+    }
+
+    fn apply_deletions(&mut self, edit: &VersionEdit) -> Result<()> {
         for &number in &edit.deleted_vlogs {
-            if v.vlogs.remove(&number).is_none() {
+            if self.vlogs.remove(&number).is_none() {
                 return Err(invalid(format!(
                     "deleted value log {number} is not in the version"
                 )));
             }
         }
-        if !edit.deleted_vlogs.is_empty() {
-            v.check_all_vlog_refs()?;
+        for &victim in &edit.deleted_redirects {
+            if self.redirects.remove(&victim).is_none() {
+                return Err(invalid(format!(
+                    "deleted redirect of value log {victim} is not in the version"
+                )));
+            }
         }
-        Ok(v)
+        Ok(())
+    }
+
+    fn add_redirect(&mut self, r: &RedirectMeta) -> Result<()> {
+        if r.victim == r.target {
+            let msg = format!("value log {} redirected into itself", r.victim);
+            return Err(invalid(msg));
+        }
+        if self.redirects.insert(r.victim, *r).is_some() {
+            let msg = format!("value log {} redirected twice", r.victim);
+            return Err(invalid(msg));
+        }
+        Ok(())
+    }
+
+    /// Every victim is gone from `vlogs` and every target is in it (so no chains).
+    fn check_redirects(&self) -> Result<()> {
+        for r in self.redirects.values() {
+            if self.vlogs.contains_key(&r.victim) {
+                let msg = format!("value log {} is both live and redirected", r.victim);
+                return Err(invalid(msg));
+            }
+            if !self.vlogs.contains_key(&r.target) {
+                return Err(invalid(format!(
+                    "value log {} is redirected into {}, which is not a live value log",
+                    r.victim, r.target
+                )));
+            }
+        }
+        Ok(())
     }
 
     fn delete_file(&mut self, level: usize, number: u64) -> Result<()> {
@@ -142,7 +198,7 @@ impl Version {
         match f
             .vlog_refs
             .iter()
-            .find(|(n, _)| !self.vlogs.contains_key(n))
+            .find(|(n, _)| !self.vlogs.contains_key(n) && !self.redirects.contains_key(n))
         {
             Some((n, _)) => Err(invalid(format!(
                 "file {} references unknown value log {n}",
@@ -259,17 +315,47 @@ impl Version {
         self.levels.get(level).map_or(0, Vec::len)
     }
 
-    /// Live bytes per value-log file: the sum of `vlog_refs` over all files of all levels.
-    /// Every value log of the version is present, with 0 if no file references it.
+    /// Live bytes per value-log file: the sum of `vlog_refs` over all files of all levels,
+    /// where a reference to a redirected log counts for its target (the record was copied there
+    /// with the same length). Every value log of the version is present, with 0 if no file
+    /// references it; redirected logs are not.
     pub fn vlog_live_bytes(&self) -> BTreeMap<u64, u64> {
         let mut live: BTreeMap<u64, u64> = self.vlogs.keys().map(|&n| (n, 0)).collect();
         for f in self.levels.iter().flatten() {
             for &(n, bytes) in &f.vlog_refs {
+                let n = self.redirects.get(&n).map_or(n, |r| r.target);
                 let e = live.entry(n).or_insert(0);
                 *e = e.saturating_add(bytes);
             }
         }
         live
+    }
+
+    /// Victims of redirects that no file names any more (their redirects may leave).
+    pub fn unreferenced_redirects(&self) -> Vec<u64> {
+        let named: BTreeSet<u64> = self
+            .levels
+            .iter()
+            .flatten()
+            .flat_map(|f| f.vlog_refs.iter().map(|&(n, _)| n))
+            .collect();
+        self.redirects
+            .keys()
+            .filter(|v| !named.contains(v))
+            .copied()
+            .collect()
+    }
+
+    /// True if a live redirect copies records into value log `number`.
+    pub fn is_redirect_target(&self, number: u64) -> bool {
+        self.redirects.values().any(|r| r.target == number)
+    }
+
+    /// File numbers of the redirect tables, ascending.
+    pub fn redirect_file_numbers(&self) -> Vec<u64> {
+        let mut v: Vec<u64> = self.redirects.values().map(|r| r.number).collect();
+        v.sort_unstable();
+        v
     }
 
     /// Numbers of all SST files in the version, ascending.
@@ -280,10 +366,12 @@ impl Version {
     }
 
     /// An edit that recreates this version from an empty one (used to start a new manifest).
-    /// Only `new_vlogs` and `new_files` are set; the scalar fields are left to the caller.
+    /// Only `new_vlogs`, `new_redirects` and `new_files` are set; the scalar fields are left to
+    /// the caller.
     pub fn snapshot_edit(&self) -> VersionEdit {
         VersionEdit {
             new_vlogs: self.vlogs.values().cloned().collect(),
+            new_redirects: self.redirects.values().copied().collect(),
             new_files: self
                 .levels
                 .iter()

@@ -10,15 +10,20 @@
 //!
 //! A [`ValuePointer`] addresses a record's first byte; `record_len = 12 + key_len + value_len`.
 //! Value logs are append-only and immutable once finished; they are deleted whole (by value-log
-//! GC through a manifest edit), never rewritten in place.
+//! GC through a manifest edit), never rewritten in place. Value-log GC copies a log's live
+//! records into a new log and records where each went in a [`RedirectTable`] (`redirect`),
+//! through which pointers into the old log are translated.
 //!
 //! Thread-safety: [`VlogWriter`] is `Send` with one owner; [`VlogReader`] and [`VlogSet`] are
 //! `Send + Sync` and shared by all readers of the database.
 
 mod reader;
 mod record;
+pub mod redirect;
 mod writer;
 
+#[cfg(test)]
+mod redirect_tests;
 #[cfg(test)]
 mod tests;
 
@@ -27,6 +32,7 @@ pub use record::{
     check_header, decode_record, RECORD_HEADER_LEN, VLOG_FORMAT_VERSION, VLOG_HEADER_LEN,
     VLOG_MAGIC,
 };
+pub use redirect::{RedirectEntry, RedirectSet, RedirectTable};
 pub use writer::VlogWriter;
 
 use crate::error::Result;

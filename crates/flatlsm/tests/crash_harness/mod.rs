@@ -14,6 +14,8 @@
 //! - nothing panics and the reopen succeeds.
 #![allow(dead_code)]
 
+pub mod gc;
+
 use flatlsm::fs::{CrashFs, FsCall, FsImage};
 use flatlsm::pm::simulated::{CaptureHook, CrashKind, PmCrashImage, SimulatedPmDevice};
 use flatlsm::pmtable::log::{encoded_entry_len, BUFFER_FLUSH_BYTES, SMALL_ENTRY_LIMIT};

@@ -1,0 +1,59 @@
+//! Where a value pointer's record lives in one version.
+//!
+//! Value-log GC does not rewrite SSTables: it copies the live records of a log V into a new log
+//! N and records the move in a redirect table (`vlog::redirect`), named in the version
+//! (`Version::redirects`). A pointer into V is therefore translated through V's table before the
+//! value is read (reads, iterators), and rewritten to N when flush or compaction copies it into
+//! a new SSTable (`compaction::output`), so new SSTables never name V.
+//!
+//! Invariant (value-log GC, docs/design-decisions.md): in a version, every pointer into a
+//! redirected log has an entry in its table; a pointer without one is `Corruption` naming the
+//! log and offset. A pointer into a log the version does not redirect is read as is: its log is
+//! live in that version, so its file exists while the version is held.
+//!
+//! Thread-safety: a [`ValueLocator`] is immutable and shared (`Send + Sync`).
+
+use super::state::DbInner;
+use crate::error::Result;
+use crate::iter::ValueResolver;
+use crate::types::ValuePointer;
+use crate::version::Version;
+use crate::vlog::{RedirectSet, VlogSet};
+use std::sync::Arc;
+
+/// Resolves pointers as `version` sees them.
+pub(crate) struct ValueLocator {
+    version: Arc<Version>,
+    vlogs: Arc<VlogSet>,
+    redirects: Arc<RedirectSet>,
+}
+
+impl ValueLocator {
+    /// A locator for `version` (which it keeps alive, and with it the files it names).
+    pub fn new(db: &DbInner, version: Arc<Version>) -> Self {
+        ValueLocator {
+            version,
+            vlogs: db.vlogs.clone(),
+            redirects: db.vlog_redirects.clone(),
+        }
+    }
+
+    /// A locator for the current version.
+    pub fn current(db: &DbInner) -> Self {
+        Self::new(db, db.sv.load().version.clone())
+    }
+
+    /// The record's pointer now: `ptr` itself, or its translation if its log is redirected.
+    pub fn locate(&self, ptr: &ValuePointer) -> Result<ValuePointer> {
+        match self.version.redirects.get(&ptr.file_number) {
+            None => Ok(*ptr),
+            Some(r) => self.redirects.get(r.number)?.translate(ptr),
+        }
+    }
+}
+
+impl ValueResolver for ValueLocator {
+    fn resolve(&self, ptr: &ValuePointer) -> Result<Vec<u8>> {
+        self.vlogs.read_value(&self.locate(ptr)?)
+    }
+}

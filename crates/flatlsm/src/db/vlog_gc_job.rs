@@ -1,0 +1,62 @@
+//! The value-log GC job: pick a log, collect it (`compaction::vlog_gc`), commit, purge.
+//!
+//! The job runs on its own thread (and in `wait_for_background_work`), serialized only with
+//! other GC jobs by `vlog_gc_lock`. It reserves no SSTable and holds no lock a flush, a
+//! compaction or a writer waits for: it pins one version (an `Arc<Version>`) for the files it
+//! reads, and while writers are stopped for a flush it pauses its copy. Flushes and compactions
+//! that commit while it runs commit as usual; their outputs may still name the victim (they
+//! copied pointers before the redirect existed), which the redirect table covers.
+//!
+//! Commit protocol (the same as every job's): outputs synced, then one manifest edit through
+//! `DbInner::install_if`, then the obsolete-file purge. The edit applies only if the victim is
+//! still a live log of the current version (a compaction thread may have dropped it as
+//! unreferenced meanwhile); otherwise the outputs are abandoned to the purge. The redirect table
+//! joins the in-memory set before the edit, so a reader of the new version always finds it.
+//!
+//! Recovery rule: see `compaction::vlog_gc` (a crash before the edit leaves orphans only).
+
+use super::background::purge_obsolete_files;
+use super::state::DbInner;
+use super::stats::Counters;
+use crate::compaction::vlog_gc::{self, GcOutput};
+use crate::error::Result;
+
+/// Runs one value-log GC if a log is due; `Ok(false)` if none is, or if the job was abandoned
+/// (the database is closing, or the log was dropped meanwhile).
+pub(crate) fn gc_one(db: &DbInner) -> Result<bool> {
+    let _job = db.vlog_gc_lock.lock();
+    let version = db.versions.lock().current.clone();
+    let Some(victim) = vlog_gc::pick(&version, db.opts.vlog_gc_garbage_ratio) else {
+        return Ok(false);
+    };
+    let out = vlog_gc::run(db, &version, victim);
+    drop(version); // the victim's file may go once the commit no longer names it
+    let committed = match out? {
+        Some(out) => commit(db, victim, out)?,
+        None => false,
+    };
+    purge_obsolete_files(db)?;
+    Ok(committed)
+}
+
+/// Installs the GC's edit if the victim is still live; abandons the outputs otherwise.
+fn commit(db: &DbInner, victim: u64, out: GcOutput) -> Result<bool> {
+    let GcOutput {
+        mut edit,
+        table,
+        bytes,
+        outputs,
+    } = out;
+    db.vlog_redirects.insert(table.clone());
+    db.sync_point("vlog_gc:before_commit");
+    let installed = db.install_if(&mut edit, |v| v.vlogs.contains_key(&victim))?;
+    if installed.is_none() {
+        log::info!("value-log GC of log {victim} abandoned: the log was dropped meanwhile");
+        db.vlog_redirects.evict(table.number());
+        db.abandon_outputs(&outputs);
+        return Ok(false);
+    }
+    Counters::add(&db.counters.vlog_gc_bytes, bytes);
+    Counters::add(&db.counters.vlog_gcs, 1);
+    Ok(true)
+}

@@ -1,0 +1,98 @@
+//! The numbered files of a database directory, classified by name in one place.
+//!
+//! SSTables (`NNNNNN.sst`), value logs (`NNNNNN.vlog`), value-log redirect tables
+//! (`NNNNNN.vredir`, written by value-log GC) and manifests (`MANIFEST-NNNNNN`) share one number
+//! space (`next_file_number`). Every place that decides what a directory entry is (open's orphan
+//! removal and its next file number, the obsolete-file purge, `check`, `dump`, tools that clear a
+//! directory) asks [`parse_numbered_file`], so a new file type is added here once. Each type's
+//! own module still formats its name (`sst_file_name`, `vlog_file_name`, [`redirect_file_name`],
+//! `manifest_file_name`).
+//!
+//! Nothing here touches a file: pure functions over names, never panicking on any input.
+
+use crate::sst::parse_sst_file_name;
+use crate::version::parse_manifest_file_name;
+use crate::vlog::parse_vlog_file_name;
+
+/// Suffix of a value-log redirect table.
+const REDIRECT_SUFFIX: &str = ".vredir";
+
+/// A numbered file of the database directory, by kind.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum NumberedFile {
+    /// An SSTable.
+    Sst(u64),
+    /// A value log.
+    Vlog(u64),
+    /// A value-log redirect table (docs/vlog-format.md, "Redirect tables").
+    Redirect(u64),
+    /// A manifest.
+    Manifest(u64),
+}
+
+impl NumberedFile {
+    /// The file's number.
+    pub fn number(self) -> u64 {
+        match self {
+            NumberedFile::Sst(n)
+            | NumberedFile::Vlog(n)
+            | NumberedFile::Redirect(n)
+            | NumberedFile::Manifest(n) => n,
+        }
+    }
+}
+
+/// What `name` is, or `None` for a name that is not a numbered database file.
+pub fn parse_numbered_file(name: &str) -> Option<NumberedFile> {
+    parse_sst_file_name(name)
+        .map(NumberedFile::Sst)
+        .or_else(|| parse_vlog_file_name(name).map(NumberedFile::Vlog))
+        .or_else(|| parse_redirect_file_name(name).map(NumberedFile::Redirect))
+        .or_else(|| parse_manifest_file_name(name).map(NumberedFile::Manifest))
+}
+
+/// The file name of redirect table `number`: `{number:06}.vredir`.
+pub fn redirect_file_name(number: u64) -> String {
+    format!("{number:06}{REDIRECT_SUFFIX}")
+}
+
+/// Parses a redirect-table file name; `None` if `name` is not one.
+pub fn parse_redirect_file_name(name: &str) -> Option<u64> {
+    let digits = name.strip_suffix(REDIRECT_SUFFIX)?;
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_numbered_kind_round_trips_and_other_names_are_none() {
+        let cases = [
+            ("000042.sst", NumberedFile::Sst(42)),
+            ("000042.vlog", NumberedFile::Vlog(42)),
+            ("000042.vredir", NumberedFile::Redirect(42)),
+            ("MANIFEST-000042", NumberedFile::Manifest(42)),
+        ];
+        for (name, kind) in cases {
+            assert_eq!(parse_numbered_file(name), Some(kind), "{name}");
+            assert_eq!(kind.number(), 42);
+        }
+        assert_eq!(redirect_file_name(7), "000007.vredir");
+        for bad in [
+            ".vredir",
+            "x1.vredir",
+            "000001.vredir.tmp",
+            "CURRENT",
+            "LOCK",
+            "1.pmlog",
+        ] {
+            assert_eq!(parse_numbered_file(bad), None, "{bad}");
+        }
+        let huge = "99999999999999999999999.vredir";
+        assert_eq!(parse_redirect_file_name(huge), None);
+    }
+}
