@@ -187,7 +187,8 @@ fn copy_records(
     records: &[ValuePointer],
     out: &mut VlogOutput<'_>,
 ) -> Result<Option<Vec<RedirectEntry>>> {
-    let reader = db.vlogs.reader(victim)?;
+    // Its own reader: the shared one reads without readahead, and the copy reads in order.
+    let reader = crate::vlog::VlogReader::open(&*db.fs, &db.path, victim)?;
     let mut entries = Vec::with_capacity(records.len());
     let mut unpaced = 0u64;
     for ptr in records {

@@ -53,6 +53,9 @@ impl RandomAccessFile for OsRandomAccessFile {
     fn size(&self) -> io::Result<u64> {
         Ok(self.file.metadata()?.len())
     }
+    fn advise_random(&self) -> io::Result<()> {
+        rustix::fs::fadvise(&self.file, 0, None, rustix::fs::Advice::Random).map_err(Into::into)
+    }
 }
 
 const WRITE_BUFFER: usize = 1 << 20;

@@ -89,12 +89,14 @@ impl VlogSet {
         }
     }
 
-    /// The reader of value log `number`, opening it if needed.
+    /// The reader of value log `number` for point reads (no readahead), opening it if needed.
+    /// Sequential readers (value-log GC) open their own [`VlogReader`] instead.
     pub fn reader(&self, number: u64) -> Result<Arc<VlogReader>> {
         if let Some(r) = self.readers.lock().get(&number) {
             return Ok(Arc::clone(r));
         }
         let opened = Arc::new(VlogReader::open(&*self.fs, &self.dir, number)?);
+        opened.advise_random();
         let mut readers = self.readers.lock();
         Ok(Arc::clone(readers.entry(number).or_insert(opened)))
     }

@@ -57,6 +57,14 @@ impl VlogReader {
         Ok(reader)
     }
 
+    /// Turns readahead off for this reader's file (see `RandomAccessFile::advise_random`). A
+    /// refusal only costs speed, so it is logged, not returned.
+    pub fn advise_random(&self) {
+        if let Err(e) = self.file.advise_random() {
+            log::debug!("fadvise(RANDOM) on {}: {e}", self.path.display());
+        }
+    }
+
     /// The file number.
     pub fn number(&self) -> u64 {
         self.number
