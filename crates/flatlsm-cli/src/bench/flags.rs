@@ -92,6 +92,13 @@ pub struct BenchFlags {
     #[arg(long = "keep_db", default_value_t = false, num_args = 0..=1,
           default_missing_value = "true", value_parser = parse_flag_bool)]
     pub keep_db: bool,
+    /// Before each read benchmark, write dirty pages back and drop the OS page cache
+    /// (`echo 3 > /proc/sys/vm/drop_caches`; needs root, else skipped with a note), as the
+    /// FlatLSM paper's evaluation drops caches every minute: reads then measure each engine's
+    /// read path, not which engine happened to write through the page cache.
+    #[arg(long = "drop_caches", default_value_t = false, num_args = 0..=1,
+          default_missing_value = "true", value_parser = parse_flag_bool)]
+    pub drop_caches: bool,
     /// With `--compare rocksdb`, also run RocksDB with integrated BlobDB in process
     /// (enable_blob_files, min_blob_size = kv_separation_threshold, blob GC on).
     #[arg(long = "rocksdb_blob", default_value_t = true, num_args = 0..=1,

@@ -18,6 +18,7 @@ mod json;
 mod keys;
 mod mixed;
 mod outcome;
+mod page_cache;
 mod plot;
 mod preset;
 mod progress;

@@ -7,7 +7,7 @@ use super::flush_cost::flush_cost;
 use super::histogram::Latencies;
 use super::outcome::{Outcome, Settle};
 use super::runner::{Measured, OpKind, Plan};
-use super::{intervals, mixed, read, ycsb_workload};
+use super::{intervals, mixed, page_cache, read, ycsb_workload};
 use std::time::{Duration, Instant};
 
 /// The benchmarks db_bench has under the same names (the ones `--compare` can run through it).
@@ -52,6 +52,9 @@ pub fn run_suite(cfg: &BenchConfig, engine: &mut dyn Engine) -> Result<Vec<Outco
                 outcomes.push(emit(cfg, &*engine, o, &before)?);
             }
             table = Some(ycsb_workload::Table::with_records(cfg.num));
+        }
+        if cfg.args.drop_caches && page_cache::is_read_benchmark(name) {
+            page_cache::drop_page_cache();
         }
         let before = engine.stats();
         let o = run_one(cfg, engine, name, plan, table.as_ref())?;
