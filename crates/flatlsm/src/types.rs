@@ -97,6 +97,12 @@ pub fn user_key_of(ikey: &[u8]) -> &[u8] {
     &ikey[..ikey.len().saturating_sub(TRAILER_LEN)]
 }
 
+/// An internal key's user key and trailer (as [`compare_internal_keys`] reads them: a key
+/// shorter than a trailer is an empty user key with trailer 0).
+pub fn split_internal_key(ikey: &[u8]) -> (&[u8], u64) {
+    (user_key_of(ikey), trailer_of(ikey))
+}
+
 fn trailer_of(ikey: &[u8]) -> u64 {
     if ikey.len() < TRAILER_LEN {
         return 0;

@@ -157,6 +157,7 @@ fn engine_options(
             .unwrap_or(d.max_write_buffer_number),
         l1_capacity: args.l1_capacity.or(p.l1_capacity).unwrap_or(d.l1_capacity),
         flush_threads: args.flush_threads.unwrap_or(d.flush_threads),
+        l1_merge_trigger: args.l1_merge_trigger.unwrap_or(d.l1_merge_trigger),
         kv_separation_threshold: args
             .kv_separation_threshold
             .unwrap_or(d.kv_separation_threshold),

@@ -122,6 +122,9 @@ pub struct BenchFlags {
     /// Ordered-L1 capacity in bytes.
     #[arg(long = "l1_capacity")]
     pub l1_capacity: Option<u64>,
+    /// FlatLSM: L1 runs (one per flush) that start a background merge into the ordered L1.
+    #[arg(long = "l1_merge_trigger")]
+    pub l1_merge_trigger: Option<usize>,
     /// Threads of a parallel flush.
     #[arg(long = "flush_threads")]
     pub flush_threads: Option<usize>,

@@ -2,35 +2,34 @@
 //! values are borrowed from the PM Log, whose entries never change once readable, and read
 //! without a crc check (every index slot is an `EntryOffset`, see `log.rs`).
 //!
-//! - [`PmTableCursor`] borrows the table and holds a skiplist entry, so `next`/`prev` follow the
-//!   skiplist's links (no search) and keys are borrowed from the index. Flushes use it: they
+//! - [`PmTableCursor`] borrows the table and holds a skiplist node, so `next` follows the
+//!   skiplist's link (no search) and values are borrowed from the log. Flushes use it: they
 //!   run while the caller holds the table.
 //! - [`PmTableIterator`] owns an `Arc` of the table, as the database iterator needs (a `'static`
-//!   cursor that outlives any borrow), and re-seeks by its current key on every step: it cannot
-//!   hold a skiplist entry, which borrows the skiplist. It keeps one reused key buffer.
+//!   cursor that outlives any borrow); it holds a node address too (nodes live as long as the
+//!   table it owns).
 //!
-//! Both are correct while a writer inserts into a mutable table: the skiplist is lock-free and
-//! entries are never removed, so a held entry stays linked and a re-seek finds the next key.
+//! Both unpack the current internal key into one reused buffer (the index packs keys into
+//! words). Both are correct while a writer inserts into a mutable table: nodes are never
+//! removed or changed, so a held node stays linked and its successor is always the next key.
 //! They see entries inserted after they started that sort after their position; the database
 //! iterator filters those by sequence.
 
+use super::index::NodeRef;
 use super::log::ValueSpan;
-use super::table::{PmTable, Slot};
+use super::table::PmTable;
 use crate::error::{Error, Result};
 use crate::iter::{copy_error, InternalIterator};
-use crate::types::InternalKey;
-use crossbeam_skiplist::map::Entry;
-use std::ops::Bound;
+use crate::types::split_internal_key;
 use std::sync::Arc;
 
-/// One index entry of a table.
-type IndexEntry<'a> = Entry<'a, InternalKey, Slot>;
-
-/// A cursor borrowing a PMTable: walks the skiplist and borrows keys and values.
+/// A cursor borrowing a PMTable: walks the skiplist and borrows values.
 pub struct PmTableCursor<'a> {
     table: &'a PmTable,
-    /// The current index entry; `None` = invalid.
-    entry: Option<IndexEntry<'a>>,
+    /// The current node; `None` = invalid.
+    node: Option<NodeRef>,
+    /// The current internal key (empty when invalid).
+    key: Vec<u8>,
     /// The current entry's value, borrowed from the PM Log (empty when invalid).
     value: &'a [u8],
     error: Option<Error>,
@@ -40,21 +39,25 @@ impl<'a> PmTableCursor<'a> {
     pub(super) fn new(table: &'a PmTable) -> Self {
         PmTableCursor {
             table,
-            entry: None,
+            node: None,
+            key: Vec::new(),
             value: &[],
             error: None,
         }
     }
 
     /// Makes `found` the current entry (invalid if `None` or if its value cannot be read).
-    fn settle(&mut self, found: Option<IndexEntry<'a>>) {
-        self.entry = None;
+    fn settle(&mut self, found: Option<NodeRef>) {
+        self.node = None;
         self.value = &[];
-        let Some(e) = found else { return };
-        match self.table.value_of(e.value()) {
+        self.key.clear();
+        let Some(node) = found else { return };
+        let index = self.table.index();
+        match self.table.value_of(&index.info(node)) {
             Ok(v) => {
                 self.value = v;
-                self.entry = Some(e);
+                self.node = Some(node);
+                index.append_internal_key(node, &mut self.key);
             }
             Err(err) => self.error = Some(err),
         }
@@ -63,32 +66,32 @@ impl<'a> PmTableCursor<'a> {
 
 impl InternalIterator for PmTableCursor<'_> {
     fn valid(&self) -> bool {
-        self.entry.is_some()
+        self.node.is_some()
     }
     fn seek_to_first(&mut self) {
-        self.settle(self.table.index().front());
+        self.settle(self.table.index().first());
     }
     fn seek(&mut self, target: &[u8]) {
-        let t = InternalKey(target.to_vec());
-        self.settle(self.table.index().lower_bound(Bound::Included(&t)));
+        let (user_key, trailer) = split_internal_key(target);
+        self.settle(self.table.index().lower_bound(user_key, trailer));
     }
     fn next(&mut self) {
-        let next = self.entry.take().and_then(|e| e.next());
+        let next = self.node.take().and_then(|n| self.table.index().next(n));
         self.settle(next);
     }
     fn seek_to_last(&mut self) {
-        self.settle(self.table.index().back());
+        self.settle(self.table.index().last());
     }
     fn prev(&mut self) {
-        let prev = self.entry.take().and_then(|e| e.prev());
+        let prev = self.node.take().and_then(|n| self.table.index().prev(n));
         self.settle(prev);
     }
     fn seek_for_prev(&mut self, target: &[u8]) {
-        let t = InternalKey(target.to_vec());
-        self.settle(self.table.index().upper_bound(Bound::Included(&t)));
+        let (user_key, trailer) = split_internal_key(target);
+        self.settle(self.table.index().at_or_before(user_key, trailer));
     }
     fn key(&self) -> &[u8] {
-        self.entry.as_ref().map_or(&[], |e| e.key().as_bytes())
+        &self.key
     }
     fn value(&self) -> &[u8] {
         self.value
@@ -102,8 +105,10 @@ impl InternalIterator for PmTableCursor<'_> {
 /// table (which borrows it) can update the position.
 #[derive(Default)]
 struct Position {
+    /// The current node (meaningful while `valid`).
+    node: NodeRef,
     /// The current internal key (the buffer is reused from step to step).
-    key: InternalKey,
+    key: Vec<u8>,
     value: ValueSpan,
     valid: bool,
     error: Option<Error>,
@@ -111,13 +116,15 @@ struct Position {
 
 impl Position {
     /// Moves to `found`, a search result of `table`; invalid if `None`.
-    fn set(&mut self, table: &PmTable, found: Option<IndexEntry<'_>>) {
+    fn set(&mut self, table: &PmTable, found: Option<NodeRef>) {
         self.valid = false;
-        let Some(e) = found else { return };
-        match table.value_span(e.value()) {
+        let Some(node) = found else { return };
+        let index = table.index();
+        match table.value_span(&index.info(node)) {
             Ok(span) => {
-                self.key.0.clear();
-                self.key.0.extend_from_slice(e.key().as_bytes());
+                self.key.clear();
+                index.append_internal_key(node, &mut self.key);
+                self.node = node;
                 self.value = span;
                 self.valid = true;
             }
@@ -140,16 +147,14 @@ impl PmTableIterator {
         }
     }
 
-    /// Moves to the first entry within `bound` (from below).
-    fn load(&mut self, bound: Bound<&InternalKey>) {
-        let found = self.table.index().lower_bound(bound);
+    /// Moves to `found`, a search result of the table.
+    fn load(&mut self, found: Option<NodeRef>) {
         self.pos.set(&self.table, found);
     }
 
-    /// Moves to the last entry within `bound` (from above).
-    fn load_back(&mut self, bound: Bound<&InternalKey>) {
-        let found = self.table.index().upper_bound(bound);
-        self.pos.set(&self.table, found);
+    /// The node a step from the current one would start from (`None` when invalid).
+    fn current(&self) -> Option<NodeRef> {
+        self.pos.valid.then_some(self.pos.node)
     }
 }
 
@@ -158,34 +163,30 @@ impl InternalIterator for PmTableIterator {
         self.pos.valid
     }
     fn seek_to_first(&mut self) {
-        self.load(Bound::Unbounded);
+        self.load(self.table.index().first());
     }
     fn seek(&mut self, target: &[u8]) {
-        self.load(Bound::Included(&InternalKey(target.to_vec())));
+        let (user_key, trailer) = split_internal_key(target);
+        self.load(self.table.index().lower_bound(user_key, trailer));
     }
     fn next(&mut self) {
-        let found = self
-            .table
-            .index()
-            .lower_bound(Bound::Excluded(&self.pos.key));
-        self.pos.set(&self.table, found);
+        let found = self.current().and_then(|n| self.table.index().next(n));
+        self.load(found);
     }
     fn seek_to_last(&mut self) {
-        self.load_back(Bound::Unbounded);
+        self.load(self.table.index().last());
     }
     fn prev(&mut self) {
-        let found = self
-            .table
-            .index()
-            .upper_bound(Bound::Excluded(&self.pos.key));
-        self.pos.set(&self.table, found);
+        let found = self.current().and_then(|n| self.table.index().prev(n));
+        self.load(found);
     }
     fn seek_for_prev(&mut self, target: &[u8]) {
-        self.load_back(Bound::Included(&InternalKey(target.to_vec())));
+        let (user_key, trailer) = split_internal_key(target);
+        self.load(self.table.index().at_or_before(user_key, trailer));
     }
     fn key(&self) -> &[u8] {
         if self.pos.valid {
-            self.pos.key.as_bytes()
+            &self.pos.key
         } else {
             &[]
         }

@@ -100,6 +100,12 @@ pub struct LogEntry<'a> {
 pub struct EntryOffset(u64);
 
 impl EntryOffset {
+    /// An offset the PMTable index stored from an `EntryOffset` of the same log (the index
+    /// keeps offsets as plain words; nothing else in the crate may make one).
+    pub(super) fn restore(offset: u64) -> Self {
+        EntryOffset(offset)
+    }
+
     /// The file offset.
     pub fn get(self) -> u64 {
         self.0

@@ -7,6 +7,7 @@
 //! - [`pool`]: PM Logs of retired tables, recycled for new ones.
 
 pub mod cursor;
+pub mod index;
 pub mod log;
 pub mod pool;
 pub mod table;

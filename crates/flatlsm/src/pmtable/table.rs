@@ -3,18 +3,19 @@
 //! Invariants:
 //! - Every index entry points at a log entry the log has written to the region (appends copy
 //!   every batch to the mapping before it is indexed; see `log.rs`).
-//! - Keys are copied into the index (a skiplist node needs them for comparisons); values stay
-//!   in the log. After recovery every slot is a PM offset: copy-free recovery (paper 4.2.3).
+//! - Keys are copied into the index (an arena skiplist, `index.rs`: a node needs its key for
+//!   comparisons); values stay in the log. After recovery every slot is a PM offset: copy-free recovery (paper 4.2.3).
 //! - Every slot holds an [`EntryOffset`] the log handed out (append or recovery scan), so reads
 //!   through the index skip the entry crc: it was checked once already (see `log.rs`). PMTable
 //!   GC is the exception: it verifies what it gives a new crc.
 //! - Index entries are never removed, so a skiplist entry a cursor holds stays valid.
-//! - One writer at a time (the `writer` mutex); readers never lock: the skiplist is lock-free
-//!   and an entry is inserted only after its bytes are written.
+//! - One writer at a time (the `writer` mutex); readers never lock: the skiplist's links are
+//!   atomics and an entry is inserted only after its bytes are written.
 //!
 //! Thread-safety: `PmTable` is `Send + Sync`; share it as `Arc<PmTable>`.
 
 use super::cursor::{PmTableCursor, PmTableIterator};
+use super::index::{ArenaIndex, NodeInfo, NodeRef};
 use super::log::{
     encoded_entry_len, log_file_name, EntryOffset, LogEntry, LogExtent, PmLog, PmLogWriter,
     ValueSpan, PM_LOG_HEADER_LEN,
@@ -23,30 +24,18 @@ use crate::compaction::filter::VersionFilter;
 use crate::error::{Error, Result};
 use crate::pm::PmDevice;
 use crate::sst::bloom::{bloom_hash, BloomFilter};
-use crate::types::{parse_internal_key, InternalKey, SequenceNumber, ValueKind, KIND_FOR_SEEK};
-use crossbeam_skiplist::SkipMap;
+use crate::types::{pack_trailer, SequenceNumber, ValueKind, KIND_FOR_SEEK, MAX_SEQUENCE};
 use parking_lot::Mutex;
-use std::ops::Bound;
+use std::cmp::Ordering as KeyOrder;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
-/// Where an indexed entry lives: its offset in the PM Log, with the value length kept so
-/// live-size accounting never has to read the entry back.
-#[derive(Debug)]
-pub(super) struct Slot {
-    offset: EntryOffset,
-    value_len: usize,
-}
+/// The trailer a seek for the newest version of a user key uses.
+const NEWEST_TRAILER: u64 = (MAX_SEQUENCE << 8) | KIND_FOR_SEEK as u64;
 
-impl Slot {
-    fn value_len(&self) -> usize {
-        self.value_len
-    }
-}
-
-/// Bytes the entry of `user_key` with a value in `slot` takes in a PM Log, header included.
-fn log_len(user_key: &[u8], slot: &Slot) -> u64 {
-    encoded_entry_len(user_key.len(), slot.value_len()) as u64
+/// The kind byte of a trailer (the index stores only trailers the log handed out).
+fn kind_of(trailer: u64) -> Option<ValueKind> {
+    ValueKind::from_u8((trailer & 0xff) as u8)
 }
 
 /// What a point lookup in a PMTable found.
@@ -62,7 +51,7 @@ pub enum MemLookup {
 pub struct PmTable {
     log: Arc<PmLog>,
     writer: Mutex<Option<PmLogWriter>>,
-    index: SkipMap<InternalKey, Slot>,
+    index: ArenaIndex,
     /// Log bytes (entry headers included) of the newest version of each key: the same unit as
     /// the log's size, so a table without garbage has exactly as many live bytes as entry bytes.
     live_bytes: AtomicU64,
@@ -92,8 +81,8 @@ impl PmTable {
     pub fn from_writer(writer: PmLogWriter) -> Arc<PmTable> {
         Arc::new(PmTable {
             log: writer.log().clone(),
+            index: ArenaIndex::new(writer.capacity() as usize),
             writer: Mutex::new(Some(writer)),
-            index: SkipMap::new(),
             live_bytes: AtomicU64::new(0),
             user_bytes: AtomicU64::new(0),
             max_seq: AtomicU64::new(0),
@@ -112,9 +101,9 @@ impl PmTable {
     /// memory; [`PmTable::persist_recovered_tail`] makes that end durable.
     pub fn recover(log: Arc<PmLog>) -> Result<Arc<PmTable>> {
         let table = PmTable {
+            index: ArenaIndex::new(log.header().file_size as usize),
             log,
             writer: Mutex::new(None),
-            index: SkipMap::new(),
             live_bytes: AtomicU64::new(0),
             user_bytes: AtomicU64::new(0),
             max_seq: AtomicU64::new(0),
@@ -122,11 +111,7 @@ impl PmTable {
             recovered_end: OnceLock::new(),
         };
         let log = table.log.clone();
-        let extent = log.for_each_entry(|offset, e| {
-            let value_len = e.value.len();
-            table.index_entry(&e, Slot { offset, value_len });
-            Ok(())
-        })?;
+        let extent = log.for_each_entry(|offset, e| table.index_entry(&e, offset))?;
         if extent.discarded > 0 {
             log::warn!(
                 "PM log {}: discarded {} bytes of a tail torn by a crash after offset {} \
@@ -171,8 +156,7 @@ impl PmTable {
             return Ok(false);
         };
         for (e, &offset) in entries.iter().zip(&offsets) {
-            let value_len = e.value.len();
-            self.index_entry(e, Slot { offset, value_len });
+            self.index_entry(e, offset)?;
         }
         Ok(true)
     }
@@ -203,32 +187,45 @@ impl PmTable {
         }
     }
 
-    fn index_entry(&self, e: &LogEntry<'_>, slot: Slot) {
-        let key = InternalKey::new(e.key, e.seq, e.kind);
-        let size = (e.key.len() + e.value.len()) as u64;
-        let logged = log_len(e.key, &slot);
-        // The previous newest version of this user key stops being live.
-        let probe = InternalKey::new(e.key, crate::types::MAX_SEQUENCE, KIND_FOR_SEEK);
-        if let Some(prev) = self.index.lower_bound(Bound::Included(&probe)) {
-            if prev.key().user_key() == e.key && prev.key() < &key {
-                // An older entry replayed after a newer one (GC'd log): it is not live.
-                self.user_bytes.fetch_add(size, Ordering::Relaxed);
-                self.index.insert(key, slot);
-                return;
-            }
-            if prev.key().user_key() == e.key {
-                let old = log_len(prev.key().user_key(), prev.value());
-                let _ = self
-                    .live_bytes
-                    .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| {
-                        Some(v.saturating_sub(old))
-                    });
-            }
+    /// Indexes the entry `e` the log holds at `offset` and updates the size accounting.
+    fn index_entry(&self, e: &LogEntry<'_>, offset: EntryOffset) -> Result<()> {
+        let info = NodeInfo {
+            trailer: pack_trailer(e.seq, e.kind),
+            offset,
+            value_len: e.value.len(),
+        };
+        self.user_bytes
+            .fetch_add((e.key.len() + e.value.len()) as u64, Ordering::Relaxed);
+        if self.newest_version_is_newer(e.key, info.trailer) {
+            // An older entry replayed after a newer one (GC'd log): it is not live.
+            return self.index.insert(e.key, info);
         }
+        let logged = encoded_entry_len(e.key.len(), e.value.len()) as u64;
         self.live_bytes.fetch_add(logged, Ordering::Relaxed);
-        self.user_bytes.fetch_add(size, Ordering::Relaxed);
         self.max_seq.fetch_max(e.seq, Ordering::Relaxed);
-        self.index.insert(key, slot);
+        self.index.insert(e.key, info)
+    }
+
+    /// True if the index holds a newer version of `user_key` than `trailer`; otherwise the
+    /// newest indexed version (if any) stops being live and its bytes leave `live_bytes`.
+    fn newest_version_is_newer(&self, user_key: &[u8], trailer: u64) -> bool {
+        let Some(prev) = self.index.lower_bound(user_key, NEWEST_TRAILER) else {
+            return false;
+        };
+        if self.index.compare_user_key(prev, user_key) != KeyOrder::Equal {
+            return false;
+        }
+        let old = self.index.info(prev);
+        if old.trailer > trailer {
+            return true;
+        }
+        let old_len = encoded_entry_len(user_key.len(), old.value_len) as u64;
+        let _ = self
+            .live_bytes
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| {
+                Some(v.saturating_sub(old_len))
+            });
+        false
     }
 
     /// Builds the table's bloom filter if the table is immutable and has none yet; returns
@@ -243,10 +240,11 @@ impl PmTable {
             return false;
         }
         self.filter.get_or_init(|| {
+            let mut key = Vec::new();
             let hashes: Vec<u32> = self
                 .index
                 .iter()
-                .map(|e| bloom_hash(e.key().user_key()))
+                .map(|n| bloom_hash(self.user_key_into(n, &mut key)))
                 .collect();
             BloomFilter::from_hashes(&hashes, bits_per_key)
         });
@@ -258,41 +256,46 @@ impl PmTable {
         if self.filter.get().is_some_and(|f| !f.may_contain(user_key)) {
             return Ok(None);
         }
-        let probe = InternalKey::new(user_key, seq, KIND_FOR_SEEK);
-        let Some(entry) = self.index.lower_bound(Bound::Included(&probe)) else {
+        let trailer = pack_trailer(seq, KIND_FOR_SEEK);
+        let Some(node) = self.index.lower_bound(user_key, trailer) else {
             return Ok(None);
         };
-        if entry.key().user_key() != user_key {
+        if self.index.compare_user_key(node, user_key) != KeyOrder::Equal {
             return Ok(None);
         }
-        let kind = parse_internal_key(entry.key().as_bytes()).map(|p| p.kind);
-        if kind == Some(ValueKind::Deletion) {
+        let info = self.index.info(node);
+        if kind_of(info.trailer) == Some(ValueKind::Deletion) {
             return Ok(Some(MemLookup::Deleted));
         }
-        Ok(Some(MemLookup::Value(
-            self.value_of(entry.value())?.to_vec(),
-        )))
+        Ok(Some(MemLookup::Value(self.value_of(&info)?.to_vec())))
+    }
+
+    /// `node`'s user key, written over `buf`.
+    pub(super) fn user_key_into<'b>(&self, node: NodeRef, buf: &'b mut Vec<u8>) -> &'b [u8] {
+        buf.clear();
+        self.index.append_user_key(node, buf);
+        buf
     }
 
     /// The value bytes of an indexed entry, borrowed from the log (no crc: see `EntryOffset`).
-    pub(super) fn value_of(&self, slot: &Slot) -> Result<&[u8]> {
-        Ok(self.log.entry_at(slot.offset)?.value)
+    pub(super) fn value_of(&self, info: &NodeInfo) -> Result<&[u8]> {
+        Ok(self.log.entry_at(info.offset)?.value)
     }
 
     /// The value bytes of an indexed entry, its crc verified. For PMTable GC: it gives the bytes
     /// a new crc, which would otherwise cover a byte damaged in PM since it was written. GC
     /// copies at most 1/`pmtable_gc_ratio` of a table, so the check costs little.
-    fn verified_value_of(&self, slot: &Slot) -> Result<&[u8]> {
-        Ok(self.log.read_entry(slot.offset)?.value)
+    fn verified_value_of(&self, info: &NodeInfo) -> Result<&[u8]> {
+        Ok(self.log.read_entry(info.offset)?.value)
     }
 
     /// Where the value of an indexed entry lies in the log.
-    pub(super) fn value_span(&self, slot: &Slot) -> Result<ValueSpan> {
-        self.log.value_span(slot.offset)
+    pub(super) fn value_span(&self, info: &NodeInfo) -> Result<ValueSpan> {
+        self.log.value_span(info.offset)
     }
 
     /// The skiplist index (for the cursors in `cursor.rs`).
-    pub(super) fn index(&self) -> &SkipMap<InternalKey, Slot> {
+    pub(super) fn index(&self) -> &ArenaIndex {
         &self.index
     }
 
@@ -341,8 +344,9 @@ impl PmTable {
 
     /// Smallest and largest user keys, if any.
     pub fn key_range(&self) -> Option<(Vec<u8>, Vec<u8>)> {
-        let first = self.index.front()?.key().user_key().to_vec();
-        let last = self.index.back()?.key().user_key().to_vec();
+        let (mut first, mut last) = (Vec::new(), Vec::new());
+        self.user_key_into(self.index.first()?, &mut first);
+        self.user_key_into(self.index.last()?, &mut last);
         Some((first, last))
     }
 
@@ -357,18 +361,15 @@ impl PmTable {
         let per = n.div_ceil(parts);
         let mut points: Vec<Vec<u8>> = Vec::new();
         let mut count = 0;
-        // The previous index entry (held, not copied: only split keys are copied).
-        let mut prev: Option<crossbeam_skiplist::map::Entry<'_, InternalKey, Slot>> = None;
-        for e in self.index.iter() {
-            if let Some(p) = &prev {
-                let new_key = p.key().user_key() != e.key().user_key();
-                if count >= per && new_key && points.len() + 1 < parts {
-                    points.push(p.key().user_key().to_vec());
-                    count = 0;
-                }
+        let (mut prev, mut cur) = (Vec::new(), Vec::new());
+        for (i, node) in self.index.iter().enumerate() {
+            self.user_key_into(node, &mut cur);
+            if i > 0 && count >= per && prev != cur && points.len() + 1 < parts {
+                points.push(prev.clone());
+                count = 0;
             }
             count += 1;
-            prev = Some(e);
+            std::mem::swap(&mut prev, &mut cur);
         }
         points
     }
@@ -409,14 +410,16 @@ impl PmTable {
 
     /// Appends the entries a GC at `oldest_snapshot` keeps to `fresh`, in index order.
     fn copy_survivors(&self, fresh: &PmTable, oldest_snapshot: SequenceNumber) -> Result<()> {
-        for e in self.gc_survivors(oldest_snapshot) {
-            let p = parse_internal_key(e.key().as_bytes())
-                .ok_or_else(|| Error::InvalidState("bad key in PMTable index".into()))?;
+        let mut key = Vec::new();
+        for node in self.gc_survivors(oldest_snapshot) {
+            let info = self.index.info(node);
+            let kind = kind_of(info.trailer)
+                .ok_or_else(|| Error::InvalidState("bad kind in PMTable index".into()))?;
             let entry = LogEntry {
-                seq: p.seq,
-                kind: p.kind,
-                key: p.user_key,
-                value: self.verified_value_of(e.value())?,
+                seq: info.trailer >> 8,
+                kind,
+                key: self.user_key_into(node, &mut key),
+                value: self.verified_value_of(&info)?,
             };
             if !fresh.append_batch(&[entry])? {
                 return Err(Error::InvalidState(
@@ -429,14 +432,14 @@ impl PmTable {
 
     /// The index entries a GC at `oldest_snapshot` keeps: every version some reader at or
     /// above `oldest_snapshot` can read (tombstones included: older data may lie below).
-    fn gc_survivors(
-        &self,
-        oldest_snapshot: SequenceNumber,
-    ) -> impl Iterator<Item = crossbeam_skiplist::map::Entry<'_, InternalKey, Slot>> {
+    fn gc_survivors(&self, oldest_snapshot: SequenceNumber) -> impl Iterator<Item = NodeRef> + '_ {
         let mut filter = VersionFilter::new(oldest_snapshot);
-        self.index
-            .iter()
-            .filter(move |e| filter.keep(e.key().as_bytes(), |_| false))
+        let mut ikey = Vec::new();
+        self.index.iter().filter(move |&node| {
+            ikey.clear();
+            self.index.append_internal_key(node, &mut ikey);
+            filter.keep(&ikey, |_| false)
+        })
     }
 
     /// The size (file header included) of the log a GC at `oldest_snapshot` would write,
@@ -444,7 +447,10 @@ impl PmTable {
     pub fn gc_output_bytes(&self, oldest_snapshot: SequenceNumber) -> u64 {
         let entries: u64 = self
             .gc_survivors(oldest_snapshot)
-            .map(|e| log_len(e.key().user_key(), e.value()))
+            .map(|n| {
+                let value_len = self.index.info(n).value_len;
+                encoded_entry_len(self.index.user_key_len(n), value_len) as u64
+            })
             .sum();
         PM_LOG_HEADER_LEN as u64 + entries
     }

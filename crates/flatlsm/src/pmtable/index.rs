@@ -1,0 +1,374 @@
+//! [`ArenaIndex`]: the DRAM skiplist of a PMTable, allocated in an arena of 64-bit words, as
+//! RocksDB's memtable is (one bump allocation per entry, no per-entry `malloc`, no epoch-based
+//! reclamation: nothing is ever removed, and the whole arena is dropped with the table).
+//!
+//! Layout of a node at word address `a` (addresses are global word numbers; 0 is "none"):
+//! `a+0` trailer (seq << 8 | kind), `a+1` log offset, `a+2` value length,
+//! `a+3` key length (low 32 bits) | height (bits 32..40), `a+4 ..` `height` links (addresses of
+//! the next node at each level), then the user key packed big-endian into words (zero-padded).
+//! Comparing two keys word by word as integers is the same as comparing their bytes (with the
+//! shorter key first on a tie): a zero pad byte is below any real byte, and a key is only
+//! padded where it has ended.
+//!
+//! Invariants:
+//! - One writer at a time (`writer` mutex); readers never lock.
+//! - A node's words are written before it is linked: each link is published with a `Release`
+//!   store and read with `Acquire`, so a reader that reaches a node sees all of its words (and
+//!   the chunk holding it, which the writer set before).
+//! - Nodes are never removed or changed once linked; an address stays valid for the index's life.
+//! - Order: user key ascending, then trailer descending (newest first), as internal keys.
+//!
+//! All of it is safe Rust: every shared word is an atomic.
+
+use super::log::EntryOffset;
+use crate::error::{Error, Result};
+use parking_lot::Mutex;
+use std::cmp::Ordering;
+use std::sync::atomic::{
+    AtomicU64, AtomicUsize, Ordering::Acquire, Ordering::Relaxed, Ordering::Release,
+};
+use std::sync::OnceLock;
+
+/// Tallest tower (RocksDB's default for its skiplist memtable).
+const MAX_HEIGHT: usize = 12;
+/// A node gets one more level with probability 1/BRANCHING.
+const BRANCHING: u64 = 4;
+/// Words per arena chunk (512 KiB). A node never straddles two chunks.
+const CHUNK_WORDS: usize = 1 << 16;
+/// Fixed words before a node's links.
+const NODE_FIXED_WORDS: usize = 4;
+
+/// Address of an index node (never 0).
+pub type NodeRef = u64;
+
+/// What a node records about its log entry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NodeInfo {
+    /// Sequence number << 8 | kind.
+    pub trailer: u64,
+    /// Where the entry is in the PM Log.
+    pub offset: EntryOffset,
+    /// Length of the entry's value.
+    pub value_len: usize,
+}
+
+/// Writer-only state.
+struct WriterState {
+    /// Next free word.
+    next_free: u64,
+    rng: u64,
+}
+
+/// A skiplist of (user key, trailer) → [`NodeInfo`] in an arena (module documentation).
+pub struct ArenaIndex {
+    chunks: Box<[OnceLock<Box<[AtomicU64]>>]>,
+    head: [AtomicU64; MAX_HEIGHT],
+    height: AtomicUsize,
+    len: AtomicUsize,
+    writer: Mutex<WriterState>,
+}
+
+/// Words a key of `len` bytes takes.
+fn key_words(len: usize) -> usize {
+    len.div_ceil(8)
+}
+
+/// Word `i` of `key` packed big-endian, zero-padded past its end.
+fn key_word(key: &[u8], i: usize) -> u64 {
+    let start = i * 8;
+    match key.get(start..start + 8) {
+        Some(w) => u64::from_be_bytes(w.try_into().unwrap_or([0; 8])),
+        None => {
+            let mut b = [0u8; 8];
+            let tail = key.get(start..).unwrap_or(&[]);
+            b[..tail.len()].copy_from_slice(tail);
+            u64::from_be_bytes(b)
+        }
+    }
+}
+
+impl ArenaIndex {
+    /// An empty index sized for the entries of a log of `log_capacity` bytes: every entry takes
+    /// at least 21 log bytes and at most 8× as many arena bytes, so the chunk directory can
+    /// never run out for such a log.
+    pub fn new(log_capacity: usize) -> Self {
+        let chunks = (log_capacity.saturating_mul(8) / (CHUNK_WORDS * 8)) + 2;
+        ArenaIndex {
+            chunks: (0..chunks).map(|_| OnceLock::new()).collect(),
+            head: Default::default(),
+            height: AtomicUsize::new(1),
+            len: AtomicUsize::new(0),
+            writer: Mutex::new(WriterState {
+                next_free: 1,
+                rng: 0x9E37_79B9_7F4A_7C15,
+            }),
+        }
+    }
+
+    /// Number of nodes.
+    pub fn len(&self) -> usize {
+        self.len.load(Acquire)
+    }
+
+    /// True if no node was inserted.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Bytes of arena allocated so far.
+    pub fn memory_bytes(&self) -> usize {
+        self.chunks.iter().filter(|c| c.get().is_some()).count() * CHUNK_WORDS * 8
+    }
+
+    fn word(&self, addr: u64) -> &AtomicU64 {
+        let chunk = (addr as usize) / CHUNK_WORDS;
+        // Invariant: a reachable address lies in a chunk set before the node was linked.
+        let words = self.chunks[chunk]
+            .get()
+            .expect("index chunk of a linked node");
+        &words[(addr as usize) % CHUNK_WORDS]
+    }
+
+    /// The node after `node` (`0` = the head) at `level`; 0 if none.
+    fn link(&self, node: NodeRef, level: usize) -> NodeRef {
+        match node {
+            0 => self.head[level].load(Acquire),
+            n => self
+                .word(n + (NODE_FIXED_WORDS + level) as u64)
+                .load(Acquire),
+        }
+    }
+
+    fn set_link(&self, node: NodeRef, level: usize, to: NodeRef) {
+        match node {
+            0 => self.head[level].store(to, Release),
+            n => self
+                .word(n + (NODE_FIXED_WORDS + level) as u64)
+                .store(to, Release),
+        }
+    }
+
+    fn key_len_and_height(&self, node: NodeRef) -> (usize, usize) {
+        let w = self.word(node + 3).load(Relaxed);
+        ((w & 0xFFFF_FFFF) as usize, (w >> 32) as usize)
+    }
+
+    /// What `node` records.
+    pub fn info(&self, node: NodeRef) -> NodeInfo {
+        NodeInfo {
+            trailer: self.word(node).load(Relaxed),
+            offset: EntryOffset::restore(self.word(node + 1).load(Relaxed)),
+            value_len: self.word(node + 2).load(Relaxed) as usize,
+        }
+    }
+
+    /// Length of `node`'s user key.
+    pub fn user_key_len(&self, node: NodeRef) -> usize {
+        self.key_len_and_height(node).0
+    }
+
+    /// Word address of `node`'s first key word, and the key's length.
+    fn key_start(&self, node: NodeRef) -> (u64, usize) {
+        let (len, height) = self.key_len_and_height(node);
+        (node + (NODE_FIXED_WORDS + height) as u64, len)
+    }
+
+    /// Appends `node`'s user key to `dst`.
+    pub fn append_user_key(&self, node: NodeRef, dst: &mut Vec<u8>) {
+        let (start, len) = self.key_start(node);
+        let end = dst.len() + len;
+        for i in 0..key_words(len) {
+            dst.extend_from_slice(&self.word(start + i as u64).load(Relaxed).to_be_bytes());
+        }
+        dst.truncate(end);
+    }
+
+    /// Appends `node`'s internal key (user key + little-endian trailer) to `dst`.
+    pub fn append_internal_key(&self, node: NodeRef, dst: &mut Vec<u8>) {
+        self.append_user_key(node, dst);
+        dst.extend_from_slice(&self.info(node).trailer.to_le_bytes());
+    }
+
+    /// Compares `node`'s user key with `key`.
+    pub fn compare_user_key(&self, node: NodeRef, key: &[u8]) -> Ordering {
+        let (start, len) = self.key_start(node);
+        for i in 0..key_words(len).max(key_words(key.len())) {
+            let mine = match i < key_words(len) {
+                true => self.word(start + i as u64).load(Relaxed),
+                false => 0,
+            };
+            let theirs = key_word(key, i);
+            if mine != theirs {
+                return mine.cmp(&theirs);
+            }
+        }
+        len.cmp(&key.len())
+    }
+
+    /// Compares `node` with the internal key (`key`, `trailer`).
+    fn compare(&self, node: NodeRef, key: &[u8], trailer: u64) -> Ordering {
+        self.compare_user_key(node, key)
+            .then_with(|| trailer.cmp(&self.word(node).load(Relaxed)))
+    }
+
+    /// True if `node` comes before the target (`key`, `trailer`): strictly, or also when equal
+    /// if `or_equal`.
+    fn before(&self, node: NodeRef, key: &[u8], trailer: u64, or_equal: bool) -> bool {
+        match self.compare(node, key, trailer) {
+            Ordering::Less => true,
+            Ordering::Equal => or_equal,
+            Ordering::Greater => false,
+        }
+    }
+
+    /// Walks down from the top: the last node before the target at each level (0 = head) is
+    /// written to `prevs`; returns the first node not before the target.
+    fn search(&self, key: &[u8], trailer: u64, or_equal: bool, prevs: &mut [NodeRef]) -> NodeRef {
+        let mut x = 0;
+        let mut level = self.height.load(Acquire) - 1;
+        loop {
+            let next = self.link(x, level);
+            if next != 0 && self.before(next, key, trailer, or_equal) {
+                x = next;
+                continue;
+            }
+            if let Some(p) = prevs.get_mut(level) {
+                *p = x;
+            }
+            if level == 0 {
+                return next;
+            }
+            level -= 1;
+        }
+    }
+
+    /// The first node at or after (`key`, `trailer`); `None` if there is none.
+    pub fn lower_bound(&self, key: &[u8], trailer: u64) -> Option<NodeRef> {
+        Some(self.search(key, trailer, false, &mut [])).filter(|&n| n != 0)
+    }
+
+    /// The first node strictly after (`key`, `trailer`).
+    pub fn after(&self, key: &[u8], trailer: u64) -> Option<NodeRef> {
+        Some(self.search(key, trailer, true, &mut [])).filter(|&n| n != 0)
+    }
+
+    /// The last node strictly before (`key`, `trailer`).
+    pub fn before_key(&self, key: &[u8], trailer: u64) -> Option<NodeRef> {
+        self.last_before(key, trailer, false)
+    }
+
+    /// The last node at or before (`key`, `trailer`).
+    pub fn at_or_before(&self, key: &[u8], trailer: u64) -> Option<NodeRef> {
+        self.last_before(key, trailer, true)
+    }
+
+    fn last_before(&self, key: &[u8], trailer: u64, or_equal: bool) -> Option<NodeRef> {
+        let mut prevs = [0; MAX_HEIGHT];
+        self.search(key, trailer, or_equal, &mut prevs);
+        Some(prevs[0]).filter(|&n| n != 0)
+    }
+
+    /// The first node.
+    pub fn first(&self) -> Option<NodeRef> {
+        Some(self.link(0, 0)).filter(|&n| n != 0)
+    }
+
+    /// The last node.
+    pub fn last(&self) -> Option<NodeRef> {
+        let mut x = 0;
+        for level in (0..self.height.load(Acquire)).rev() {
+            while self.link(x, level) != 0 {
+                x = self.link(x, level);
+            }
+        }
+        Some(x).filter(|&n| n != 0)
+    }
+
+    /// The node after `node`.
+    pub fn next(&self, node: NodeRef) -> Option<NodeRef> {
+        Some(self.link(node, 0)).filter(|&n| n != 0)
+    }
+
+    /// The node before `node` (a search: nodes have no back links).
+    pub fn prev(&self, node: NodeRef) -> Option<NodeRef> {
+        let mut key = Vec::new();
+        self.append_user_key(node, &mut key);
+        self.before_key(&key, self.info(node).trailer)
+    }
+
+    /// Every node in order.
+    pub fn iter(&self) -> impl Iterator<Item = NodeRef> + '_ {
+        std::iter::successors(self.first(), move |&n| self.next(n))
+    }
+
+    /// Inserts (`key`, `info.trailer`) → `info`. The pair must not be in the index yet.
+    pub fn insert(&self, key: &[u8], info: NodeInfo) -> Result<()> {
+        let mut w = self.writer.lock();
+        let height = random_height(&mut w.rng);
+        let mut prevs = [0; MAX_HEIGHT];
+        let top = self.height.load(Relaxed);
+        self.search(key, info.trailer, false, &mut prevs);
+        // Levels above the current top start at the head (prevs[l] = 0 already).
+        let node = self.allocate(&mut w, NODE_FIXED_WORDS + height + key_words(key.len()))?;
+        self.fill(node, key, info, height);
+        for (level, &prev) in prevs.iter().enumerate().take(height) {
+            self.word(node + (NODE_FIXED_WORDS + level) as u64)
+                .store(self.link(prev, level), Relaxed);
+        }
+        if height > top {
+            self.height.store(height, Release);
+        }
+        for (level, &prev) in prevs.iter().enumerate().take(height) {
+            self.set_link(prev, level, node);
+        }
+        self.len.fetch_add(1, Release);
+        Ok(())
+    }
+
+    /// Writes a node's fixed words and key (not yet linked).
+    fn fill(&self, node: NodeRef, key: &[u8], info: NodeInfo, height: usize) {
+        self.word(node).store(info.trailer, Relaxed);
+        self.word(node + 1).store(info.offset.get(), Relaxed);
+        self.word(node + 2).store(info.value_len as u64, Relaxed);
+        let shape = key.len() as u64 | (height as u64) << 32;
+        self.word(node + 3).store(shape, Relaxed);
+        let start = node + (NODE_FIXED_WORDS + height) as u64;
+        for i in 0..key_words(key.len()) {
+            self.word(start + i as u64).store(key_word(key, i), Relaxed);
+        }
+    }
+
+    /// Allocates `words` contiguous words in one chunk.
+    fn allocate(&self, w: &mut WriterState, words: usize) -> Result<NodeRef> {
+        let offset_in_chunk = w.next_free as usize % CHUNK_WORDS;
+        if offset_in_chunk + words > CHUNK_WORDS {
+            w.next_free += (CHUNK_WORDS - offset_in_chunk) as u64;
+        }
+        let node = w.next_free;
+        let chunk = node as usize / CHUNK_WORDS;
+        let slot = self.chunks.get(chunk).ok_or_else(|| {
+            Error::InvalidState(format!("PMTable index: arena full at chunk {chunk}"))
+        })?;
+        slot.get_or_init(|| (0..CHUNK_WORDS).map(|_| AtomicU64::new(0)).collect());
+        w.next_free += words as u64;
+        Ok(node)
+    }
+}
+
+/// A tower height in 1..=MAX_HEIGHT, each level with probability 1/BRANCHING (xorshift64).
+fn random_height(rng: &mut u64) -> usize {
+    let mut height = 1;
+    loop {
+        *rng ^= *rng << 13;
+        *rng ^= *rng >> 7;
+        *rng ^= *rng << 17;
+        if height == MAX_HEIGHT || !rng.is_multiple_of(BRANCHING) {
+            return height;
+        }
+        height += 1;
+    }
+}
+
+#[cfg(test)]
+#[path = "index_tests.rs"]
+mod tests;
