@@ -126,6 +126,12 @@ pub struct Options {
     /// (docs/design-decisions.md). Turn it off for read-right-after-write workloads that fit
     /// in memory.
     pub vlog_direct_writes: bool,
+    /// With `vlog_direct_writes`, ask the kernel to read each written value-log buffer back
+    /// into the page cache in the background (`posix_fadvise(WILLNEED)`; default true): fresh
+    /// values are then read from memory, as after RocksDB's buffered writes, at the cost of
+    /// device read bandwidth instead of a CPU copy per byte. Turn it off when the data is far
+    /// larger than memory and reads are rare.
+    pub vlog_cache_written: bool,
     /// SSTable data block size.
     pub block_size: usize,
     /// Bloom filter bits per key in SSTables.
@@ -136,6 +142,12 @@ pub struct Options {
     pub vlog_gc_garbage_ratio: f64,
     /// Run background work (flush, compaction, GC) automatically (default true).
     pub background_work: bool,
+    /// Nice value added to the background threads (flush, L1 merge and compaction, value-log
+    /// GC), as RocksDB's `LowerThreadPoolCPUPriority` does: when writers and background jobs
+    /// compete for cores, writers keep running at an even pace and the slowdown phase, not the
+    /// scheduler, decides how fast they go (docs/design-decisions.md). 0 leaves the threads at
+    /// the process's priority. Accepted: `0..=19`; default 5. Linux only (ignored elsewhere).
+    pub background_nice: i32,
     /// File system for SSD files (default: the OS). Tests inject faults here.
     pub file_system: Option<FsRef>,
     /// PM device (default: derived from `pm_path` and `pm_mode`). Tests inject a simulated device.
@@ -166,11 +178,13 @@ impl Default for Options {
                 .unwrap_or(2),
             kv_separation_threshold: 512,
             vlog_direct_writes: true,
+            vlog_cache_written: true,
             block_size: 4096,
             bloom_bits_per_key: 10,
             block_cache_size: 64 << 20,
             vlog_gc_garbage_ratio: 0.5,
             background_work: true,
+            background_nice: 5,
             file_system: None,
             pm_device: None,
         }
@@ -222,7 +236,8 @@ impl Options {
             self.l1_merge_trigger,
             1..=MAX_L1_MERGE_TRIGGER,
         )?;
-        in_range("flush_threads", self.flush_threads, 1..=MAX_FLUSH_THREADS)
+        in_range("flush_threads", self.flush_threads, 1..=MAX_FLUSH_THREADS)?;
+        in_range("background_nice", self.background_nice, 0..=19)
     }
 
     /// Call after the PMTable counts are checked (`flush_immutable_num` <
@@ -318,6 +333,8 @@ impl fmt::Debug for Options {
             .field("flush_threads", &self.flush_threads)
             .field("kv_separation_threshold", &self.kv_separation_threshold)
             .field("vlog_direct_writes", &self.vlog_direct_writes)
+            .field("vlog_cache_written", &self.vlog_cache_written)
+            .field("background_nice", &self.background_nice)
             .field("custom_fs", &self.file_system.is_some())
             .field("custom_pm_device", &self.pm_device.is_some())
             .finish_non_exhaustive()

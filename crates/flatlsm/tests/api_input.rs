@@ -181,6 +181,8 @@ fn out_of_range_options_are_rejected_naming_the_option() {
             "bloom_bits_per_key",
             Box::new(|o| o.bloom_bits_per_key = usize::MAX),
         ),
+        ("background_nice", Box::new(|o| o.background_nice = -1)),
+        ("background_nice", Box::new(|o| o.background_nice = 20)),
     ];
     for (name, set) in cases {
         let mut o = options(&path);

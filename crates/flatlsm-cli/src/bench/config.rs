@@ -157,6 +157,7 @@ fn engine_options(
             .unwrap_or(d.max_write_buffer_number),
         l1_capacity: args.l1_capacity.or(p.l1_capacity).unwrap_or(d.l1_capacity),
         flush_threads: args.flush_threads.unwrap_or(d.flush_threads),
+        background_nice: args.background_nice.unwrap_or(d.background_nice),
         l1_merge_trigger: args.l1_merge_trigger.unwrap_or(d.l1_merge_trigger),
         kv_separation_threshold: args
             .kv_separation_threshold
@@ -164,6 +165,7 @@ fn engine_options(
         slowdown_immutable_num: args.slowdown_immutable_num,
         delayed_write_rate: args.delayed_write_rate,
         vlog_direct_writes: args.vlog_direct_writes.unwrap_or(d.vlog_direct_writes),
+        vlog_cache_written: args.vlog_cache_written.unwrap_or(d.vlog_cache_written),
         ..d
     })
 }

@@ -125,6 +125,9 @@ pub struct BenchFlags {
     /// FlatLSM: L1 runs (one per flush) that start a background merge into the ordered L1.
     #[arg(long = "l1_merge_trigger")]
     pub l1_merge_trigger: Option<usize>,
+    /// FlatLSM: nice value added to the background threads (0 keeps the process's priority).
+    #[arg(long = "background_nice")]
+    pub background_nice: Option<i32>,
     /// Threads of a parallel flush.
     #[arg(long = "flush_threads")]
     pub flush_threads: Option<usize>,
@@ -144,6 +147,11 @@ pub struct BenchFlags {
     #[arg(long = "vlog_direct_writes", num_args = 0..=1,
           default_missing_value = "true", value_parser = parse_flag_bool)]
     pub vlog_direct_writes: Option<bool>,
+    /// With O_DIRECT value logs, have the kernel read what was written back into the page
+    /// cache in the background (default 1).
+    #[arg(long = "vlog_cache_written", num_args = 0..=1,
+          default_missing_value = "true", value_parser = parse_flag_bool)]
+    pub vlog_cache_written: Option<bool>,
     /// Injected PM write latency per cache line (emulated mode).
     #[arg(long = "pm_write_latency_ns")]
     pub pm_write_latency_ns: Option<u64>,

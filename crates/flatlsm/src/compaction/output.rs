@@ -16,7 +16,7 @@ use crate::types::{
     append_internal_key, parse_internal_key, user_key_of, SequenceNumber, ValueKind, ValuePointer,
 };
 use crate::version::{FileMeta, VlogMeta};
-use crate::vlog::VlogWriter;
+use crate::vlog::{VlogIo, VlogWriter};
 use std::collections::BTreeMap;
 
 struct OpenTable {
@@ -167,8 +167,11 @@ impl<'a> VlogOutput<'a> {
     pub fn append(&mut self, key: &[u8], value: &[u8]) -> Result<ValuePointer> {
         if self.writer.is_none() {
             let number = self.db.new_output_number();
-            let direct = self.db.opts.vlog_direct_writes;
-            let w = VlogWriter::create(&*self.db.fs, &self.db.path, number, direct)?;
+            let io = VlogIo {
+                direct: self.db.opts.vlog_direct_writes,
+                cache_written: self.db.opts.vlog_cache_written,
+            };
+            let w = VlogWriter::create(&*self.db.fs, &self.db.path, number, io)?;
             self.first_offset = w.len();
             self.writer = Some(w);
         }

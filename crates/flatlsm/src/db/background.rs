@@ -27,20 +27,42 @@ use std::time::{Duration, Instant};
 /// Starts the background threads.
 pub(crate) fn start(db: &Arc<DbInner>) -> Vec<JoinHandle<()>> {
     let mut threads = Vec::new();
-    let spawn = |name: &str, f: fn(&DbInner)| {
+    let spawn = |name: &str, f: fn(&DbInner), nice: i32| {
         let db = db.clone();
         std::thread::Builder::new()
             .name(name.into())
-            .spawn(move || f(&db))
+            .spawn(move || {
+                lower_priority(nice);
+                f(&db)
+            })
             .expect("spawning a background thread")
     };
-    threads.push(spawn("flatlsm-persist", persist_loop));
+    let nice = db.opts.background_nice;
+    // The persist thread stays at the writers' priority: it bounds how much a crash can lose.
+    threads.push(spawn("flatlsm-persist", persist_loop, 0));
     if db.opts.background_work {
-        threads.push(spawn("flatlsm-flush", flush_loop));
-        threads.push(spawn("flatlsm-compact", compaction_loop));
-        threads.push(spawn("flatlsm-vlog-gc", vlog_gc_loop));
+        threads.push(spawn("flatlsm-flush", flush_loop, nice));
+        threads.push(spawn("flatlsm-compact", compaction_loop, nice));
+        threads.push(spawn("flatlsm-vlog-gc", vlog_gc_loop, nice));
     }
     threads
+}
+
+/// Adds `nice` to the calling thread's nice value (threads it spawns inherit it, so a flush's
+/// worker and I/O threads run at the same priority). A failure is logged, never fatal.
+fn lower_priority(nice: i32) {
+    if nice == 0 {
+        return;
+    }
+    #[cfg(target_os = "linux")]
+    {
+        let tid = rustix::thread::gettid();
+        let base = rustix::process::getpriority_process(Some(tid)).unwrap_or(0);
+        let lowered = (base + nice).min(19);
+        if let Err(e) = rustix::process::setpriority_process(Some(tid), lowered) {
+            log::warn!("could not lower the priority of a background thread: {e}");
+        }
+    }
 }
 
 fn wait(db: &DbInner, timeout: Duration) -> bool {
@@ -535,5 +557,28 @@ pub(crate) fn stats(db: &DbInner) -> Stats {
         snapshots: db.snapshots.count(),
         last_sequence: db.visible(),
         background_error: db.bg_error.lock().clone(),
+    }
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use super::lower_priority;
+
+    fn own_nice() -> i32 {
+        rustix::process::getpriority_process(Some(rustix::thread::gettid())).unwrap()
+    }
+
+    #[test]
+    fn lowering_priority_changes_only_the_calling_thread() {
+        let before = own_nice();
+        let (lowered, base) = std::thread::spawn(move || {
+            let base = own_nice();
+            lower_priority(3);
+            (own_nice(), base)
+        })
+        .join()
+        .unwrap();
+        assert_eq!(lowered, (base + 3).min(19));
+        assert_eq!(own_nice(), before, "the caller's thread keeps its priority");
     }
 }

@@ -9,6 +9,9 @@
 //!   then set the file length to the bytes appended (cutting the padding); `sync` then makes it
 //!   durable. The partial block stays buffered and is written again, whole, with the bytes
 //!   that follow it. So after `flush` the file holds exactly the bytes appended.
+//! - With `cache_written`, the I/O thread asks the platform to read each written buffer back
+//!   into the page cache in the background ([`DirectFile::cache_written`]), so fresh data is
+//!   read from memory, as after a buffered write, without a CPU copy on the write path.
 //! - Buffers are aligned without `unsafe`: a `Vec` one block larger than needed, used from its
 //!   first aligned byte (a `Vec`'s heap block does not move when the `Vec` is moved).
 //!
@@ -78,7 +81,7 @@ struct IoThread {
 }
 
 impl IoThread {
-    fn spawn(file: Arc<dyn DirectFile>) -> io::Result<IoThread> {
+    fn spawn(file: Arc<dyn DirectFile>, cache_written: bool) -> io::Result<IoThread> {
         let (jobs, job_rx) = sync_channel::<Job>(MAX_IN_FLIGHT);
         let (done_tx, done) = sync_channel::<Done>(MAX_IN_FLIGHT + 1);
         let handle = std::thread::Builder::new()
@@ -86,6 +89,10 @@ impl IoThread {
             .spawn(move || {
                 for job in job_rx {
                     let result = file.write_at(job.offset, &job.buf.bytes()[..job.len]);
+                    if cache_written && result.is_ok() {
+                        // Only a hint: a refusal leaves the data on the device, still readable.
+                        let _ = file.cache_written(job.offset, job.len as u64);
+                    }
                     let back = Done {
                         buf: job.buf,
                         result,
@@ -125,6 +132,7 @@ pub struct DirectWriter {
     io: Option<IoThread>,
     in_flight: usize,
     failed: bool,
+    cache_written: bool,
 }
 
 impl DirectWriter {
@@ -139,7 +147,14 @@ impl DirectWriter {
             io: None,
             in_flight: 0,
             failed: false,
+            cache_written: false,
         }
+    }
+
+    /// Also reads what is written back into the page cache (module documentation).
+    pub fn caching_written(mut self, cache_written: bool) -> Self {
+        self.cache_written = cache_written;
+        self
     }
 
     /// True if the file bypasses the page cache (see [`DirectFile::is_direct`]).
@@ -185,7 +200,7 @@ impl DirectWriter {
         };
         self.buf_start += BUFFER_SIZE as u64;
         if self.io.is_none() {
-            self.io = Some(IoThread::spawn(self.file.clone())?);
+            self.io = Some(IoThread::spawn(self.file.clone(), self.cache_written)?);
         }
         let jobs = self.io.as_ref().and_then(|io| io.jobs.as_ref());
         jobs.ok_or_else(io_thread_gone)?
@@ -224,6 +239,9 @@ impl DirectWriter {
         self.buf.bytes_mut()[filled..padded].fill(0);
         self.file
             .write_at(self.buf_start, &self.buf.bytes()[..padded])?;
+        if self.cache_written {
+            let _ = self.file.cache_written(self.buf_start, padded as u64);
+        }
         if padded != filled {
             self.file.set_len(self.len)?;
         }

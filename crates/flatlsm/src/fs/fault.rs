@@ -70,6 +70,9 @@ impl DirectFile for FaultDirect {
     fn is_direct(&self) -> bool {
         self.inner.is_direct()
     }
+    fn cache_written(&self, offset: u64, len: u64) -> io::Result<()> {
+        self.inner.cache_written(offset, len)
+    }
 }
 
 fn check(fail: &AtomicBool) -> io::Result<()> {

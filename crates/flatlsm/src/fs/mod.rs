@@ -72,6 +72,14 @@ pub trait DirectFile: Send + Sync {
     /// True if writes bypass the page cache; false for buffered files (direct I/O not asked
     /// for or refused by the file system, e.g. tmpfs; in-memory test file systems).
     fn is_direct(&self) -> bool;
+    /// Asks the platform to read `[offset, offset + len)`, just written, back into the page
+    /// cache in the background (a hint: reads stay correct without it). Direct writes leave
+    /// the page cache without the data; this puts it back by DMA, without the CPU copy a
+    /// buffered write costs. The default does nothing.
+    fn cache_written(&self, offset: u64, len: u64) -> io::Result<()> {
+        let _ = (offset, len);
+        Ok(())
+    }
 }
 
 /// The directory-level operations the engine needs.

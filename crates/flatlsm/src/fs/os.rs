@@ -125,6 +125,14 @@ impl DirectFile for OsDirectFile {
             r => r,
         }
     }
+    fn cache_written(&self, offset: u64, len: u64) -> io::Result<()> {
+        if !self.direct.load(Ordering::Relaxed) {
+            return Ok(()); // buffered writes left the data in the page cache already
+        }
+        let len = std::num::NonZeroU64::new(len);
+        let file = self.file.lock();
+        rustix::fs::fadvise(&*file, offset, len, rustix::fs::Advice::WillNeed).map_err(Into::into)
+    }
     fn set_len(&self, len: u64) -> io::Result<()> {
         self.file.lock().set_len(len)
     }

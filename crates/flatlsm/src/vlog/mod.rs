@@ -33,7 +33,7 @@ pub use record::{
     VLOG_MAGIC,
 };
 pub use redirect::{RedirectEntry, RedirectSet, RedirectTable};
-pub use writer::VlogWriter;
+pub use writer::{VlogIo, VlogWriter};
 
 use crate::error::Result;
 use crate::fs::FileSystem;

@@ -9,7 +9,11 @@ use std::path::Path;
 type Records = Vec<(Vec<u8>, Vec<u8>)>;
 
 fn write(dir: &Path, number: u64, records: &Records) -> (Vec<ValuePointer>, u64) {
-    let mut w = VlogWriter::create(&OsFileSystem, dir, number, true).unwrap();
+    let io = VlogIo {
+        direct: true,
+        cache_written: true,
+    };
+    let mut w = VlogWriter::create(&OsFileSystem, dir, number, io).unwrap();
     assert!(w.is_empty());
     let ptrs = records
         .iter()
@@ -284,7 +288,11 @@ fn callback_error_stops_the_scan() {
 fn failed_write_poisons_the_writer() {
     let dir = tempfile::tempdir().unwrap();
     let fault = crate::fs::FaultFs::default();
-    let mut w = VlogWriter::create(&fault, dir.path(), 1, true).unwrap();
+    let io = VlogIo {
+        direct: true,
+        cache_written: false,
+    };
+    let mut w = VlogWriter::create(&fault, dir.path(), 1, io).unwrap();
     w.append(b"a", b"1").unwrap();
     fault
         .fail_writes

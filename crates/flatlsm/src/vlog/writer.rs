@@ -20,6 +20,16 @@ use crate::fs::{DirectWriter, FileSystem, WritableFile};
 use crate::types::ValuePointer;
 use std::path::{Path, PathBuf};
 
+/// How a value log is written.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct VlogIo {
+    /// Bypass the page cache where the file system allows it (O_DIRECT).
+    pub direct: bool,
+    /// With `direct`, have the platform read each written buffer back into the page cache in
+    /// the background (see [`DirectWriter::caching_written`]).
+    pub cache_written: bool,
+}
+
 /// Writes one value-log file sequentially.
 pub struct VlogWriter {
     file: DirectWriter,
@@ -39,13 +49,13 @@ impl std::fmt::Debug for VlogWriter {
 
 impl VlogWriter {
     /// Creates (or truncates) `dir/{number:06}.vlog`, writes the header and syncs the directory.
-    /// With `direct`, writes bypass the page cache where the file system allows it.
-    pub fn create(fs: &dyn FileSystem, dir: &Path, number: u64, direct: bool) -> Result<Self> {
+    /// `io` says whether writes bypass the page cache and whether they are read back into it.
+    pub fn create(fs: &dyn FileSystem, dir: &Path, number: u64, io: VlogIo) -> Result<Self> {
         let path = dir.join(vlog_file_name(number));
         let file = fs
-            .create_direct(&path, direct)
+            .create_direct(&path, io.direct)
             .context(|| format!("creating {}", path.display()))?;
-        let mut file = DirectWriter::new(file);
+        let mut file = DirectWriter::new(file).caching_written(io.cache_written);
         file.append(&encode_header())
             .context(|| format!("writing header of {}", path.display()))?;
         fs.sync_dir(dir)
