@@ -321,7 +321,13 @@ fn directory_that_is_not_a_database_is_refused_and_untouched() {
 fn locked_database_is_refused_while_another_handle_has_it_open() {
     let t = tempfile::tempdir().unwrap();
     let db = small_db(t.path());
-    let holder = flatlsm::Db::open(&db, flatlsm::Options::default()).unwrap();
+    // No background threads: the holder's own work (spare PM Logs prepared at start) would
+    // change the directory while the refused commands are checked for touching nothing.
+    let quiet = flatlsm::Options {
+        background_work: false,
+        ..flatlsm::Options::default()
+    };
+    let holder = flatlsm::Db::open(&db, quiet).unwrap();
     let before = snapshot(&db);
     refused(&["get", "--db", s(&db), "a1"], "locked by another process");
     refused(&["check", "--db", s(&db)], "locked by another process");

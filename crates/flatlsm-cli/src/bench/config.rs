@@ -166,6 +166,7 @@ fn engine_options(
         delayed_write_rate: args.delayed_write_rate,
         vlog_direct_writes: args.vlog_direct_writes.unwrap_or(d.vlog_direct_writes),
         vlog_cache_written: args.vlog_cache_written.unwrap_or(d.vlog_cache_written),
+        block_cache_size: args.cache_size.unwrap_or(d.block_cache_size),
         ..d
     })
 }

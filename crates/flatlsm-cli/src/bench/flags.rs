@@ -148,10 +148,14 @@ pub struct BenchFlags {
           default_missing_value = "true", value_parser = parse_flag_bool)]
     pub vlog_direct_writes: Option<bool>,
     /// With O_DIRECT value logs, have the kernel read what was written back into the page
-    /// cache in the background (default 1).
+    /// cache in the background (default 0).
     #[arg(long = "vlog_cache_written", num_args = 0..=1,
           default_missing_value = "true", value_parser = parse_flag_bool)]
     pub vlog_cache_written: Option<bool>,
+    /// Block cache capacity in bytes for every engine (FlatLSM, RocksDB in process, db_bench);
+    /// default FlatLSM's 64 MiB.
+    #[arg(long = "cache_size")]
+    pub cache_size: Option<usize>,
     /// Injected PM write latency per cache line (emulated mode).
     #[arg(long = "pm_write_latency_ns")]
     pub pm_write_latency_ns: Option<u64>,

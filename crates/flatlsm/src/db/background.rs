@@ -97,7 +97,10 @@ fn build_missing_filters(db: &DbInner) {
     }
 }
 
+/// Spares are prepared at start and after every flush (not only when the loop idles): early
+/// in a fill, flushes run back to back and the writer would otherwise create logs itself.
 fn flush_loop(db: &DbInner) {
+    prepare_spare_logs(db);
     while wait(db, Duration::from_millis(100)) {
         build_missing_filters(db);
         prepare_spare_logs(db);
@@ -105,6 +108,7 @@ fn flush_loop(db: &DbInner) {
             if let Err(e) = flush_one(db) {
                 db.set_bg_error(&e);
             }
+            prepare_spare_logs(db);
         }
     }
 }

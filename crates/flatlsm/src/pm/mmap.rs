@@ -124,11 +124,16 @@ impl MmapPmDevice {
         Ok(())
     }
 
-    fn map(&self, file: &File, path: &Path, len: usize) -> Result<Arc<dyn PmRegion>> {
+    /// Maps `file`; a `fresh` region (just created, about to be written from the start) is
+    /// pre-faulted so its writer takes no page faults.
+    fn map(&self, file: &File, path: &Path, len: usize, fresh: bool) -> Result<Arc<dyn PmRegion>> {
         self.injected_fault("map")
             .context(|| format!("mapping PM region {}", path.display()))?;
         let map = RawMapping::map_file(file, len, self.mode == PmMode::Dax)
             .context(|| format!("mapping PM region {}", path.display()))?;
+        if fresh {
+            map.populate();
+        }
         Ok(Arc::new(MmapPmRegion {
             path: path.to_path_buf(),
             map,
@@ -259,7 +264,7 @@ impl PmDevice for MmapPmDevice {
             .and_then(|()| fs::rename(&temp, &path))
             .context(|| format!("renaming {} into place", temp.display()))
             .map_err(|e| remove_after_failure(&temp, e))?;
-        self.map(&file, &path, size)
+        self.map(&file, &path, size, true)
             .and_then(|region| self.sync_dir().map(|()| region))
             .map_err(|e| remove_after_failure(&path, e))
     }
@@ -286,7 +291,7 @@ impl PmDevice for MmapPmDevice {
                 "PM region file is empty; expected at least a 64-byte PM log header",
             ));
         }
-        self.map(&file, &path, len)
+        self.map(&file, &path, len, false)
     }
 
     fn remove_region(&self, name: &str) -> Result<()> {
@@ -366,6 +371,14 @@ impl PmRegion for MmapPmRegion {
 
     fn write(&self, offset: usize, data: &[u8]) {
         self.map.write(offset, data)
+    }
+
+    fn write_streaming(&self, offset: usize, data: &[u8]) {
+        self.map.write_streaming(offset, data)
+    }
+
+    fn drain_streaming(&self) {
+        raw::fence()
     }
 
     fn store_u64(&self, offset: usize, value: u64) {

@@ -88,6 +88,16 @@ pub trait PmRegion: Send + Sync {
     /// Copies `data` to `offset` (not yet durable). Contract: the caller owns the range
     /// exclusively (no concurrent reader or writer of it).
     fn write(&self, offset: usize, data: &[u8]);
+    /// Like [`PmRegion::write`], but large copies may bypass the CPU caches (non-temporal
+    /// stores, as PMDK's `pmem_memcpy` does), so streaming values into PM neither evicts the
+    /// writer's hot data nor leaves dirty lines to flush. Such bytes are ordered before later
+    /// stores (and visible to other threads that synchronise with those) only after
+    /// [`PmRegion::drain_streaming`]. Same contract as `write`.
+    fn write_streaming(&self, offset: usize, data: &[u8]) {
+        self.write(offset, data)
+    }
+    /// Orders every earlier [`PmRegion::write_streaming`] before later stores (`sfence`).
+    fn drain_streaming(&self) {}
     /// Atomic 8-byte store at an 8-aligned offset (not yet durable).
     fn store_u64(&self, offset: usize, value: u64);
     /// Atomic 8-byte load at an 8-aligned offset.

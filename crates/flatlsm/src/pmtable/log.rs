@@ -7,7 +7,8 @@
 //!    version) are stored atomically and persisted. A log whose magic word is zero and whose
 //!    `used_size` is ≤ 64 was never fully created (and never held data).
 //! 2. Appends: every batch is copied to the region at the tail (its last entry flagged as the
-//!    end of the batch) and then `written_size` is stored (8-byte atomic, not persisted), before
+//!    end of the batch; values of ≥ 256 B with non-temporal stores, drained by a fence before
+//!    the next step) and then `written_size` is stored (8-byte atomic, not persisted), before
 //!    `append_batch` returns. So an acknowledged write is in the mapping, covered by
 //!    `written_size`, and survives a process crash in every mode.
 //! 3. Persisting (the Buffer Log of the paper, kept in place): in a cache-line mode (Dax,
@@ -46,7 +47,7 @@ mod format;
 mod tests;
 
 pub use format::{
-    decode_entry, decode_header, decode_header_checked, encode_entry, encoded_entry_len,
+    decode_entry, decode_header, decode_header_checked, encode_entry_header, encoded_entry_len,
     for_each_entry_in, is_blank_header, LogExtent,
 };
 
@@ -66,6 +67,11 @@ pub const PM_LOG_HEADER_LEN: usize = 64;
 /// Batches whose encoding is smaller than this are not persisted on their own (in cache-line
 /// modes): they wait until [`BUFFER_FLUSH_BYTES`] are unpersisted (the paper's Buffer Log).
 pub const SMALL_ENTRY_LIMIT: usize = 256;
+/// Values at least this long are copied into PM with non-temporal stores (PMDK's
+/// `pmem_memcpy` switches at the same size): they bypass the caches the writer's index search
+/// needs, and a flush needs them from memory anyway.
+const STREAMING_MIN_BYTES: usize = 256;
+
 /// In cache-line modes, unpersisted bytes are persisted once this many have accumulated.
 pub const BUFFER_FLUSH_BYTES: usize = 256;
 /// Size of an entry's fixed part: crc u32, seq u64, kind u8, key_len u32, value_len u32.
@@ -404,8 +410,6 @@ pub struct PmLogWriter {
     persisted: u64,
     /// The `used_size` last stored in the header.
     published: u64,
-    /// Reused encoding buffer.
-    scratch: Vec<u8>,
     /// The log's entry crc seed.
     crc_seed: u32,
 }
@@ -463,7 +467,6 @@ impl PmLogWriter {
             written: start,
             persisted: start,
             published: start,
-            scratch: Vec::new(),
         })
     }
 
@@ -487,14 +490,12 @@ impl PmLogWriter {
             _ => return Ok(None),
         }
         let mut offsets = Vec::with_capacity(entries.len());
-        let mut scratch = std::mem::take(&mut self.scratch);
-        scratch.clear();
+        let mut at = self.written as usize;
         for (i, e) in entries.iter().enumerate() {
-            offsets.push(EntryOffset(self.written + scratch.len() as u64));
-            encode_entry(e, i + 1 == entries.len(), self.crc_seed, &mut scratch);
+            offsets.push(EntryOffset(at as u64));
+            at = self.write_entry(at, e, i + 1 == entries.len());
         }
-        self.copy_to_region(&scratch);
-        self.scratch = scratch;
+        self.publish(at as u64);
         let unpersisted = (self.written - self.persisted) as usize;
         if self.mode.persists_by_cache_line() && unpersisted >= BUFFER_FLUSH_BYTES {
             self.make_durable()?;
@@ -521,11 +522,28 @@ impl PmLogWriter {
         Ok(size)
     }
 
-    /// Writes whole batches at `written`, covers them with `written_size` (not persisted) and
-    /// releases them to readers.
-    fn copy_to_region(&mut self, bytes: &[u8]) {
-        self.log.region.write(self.written as usize, bytes);
-        self.written += bytes.len() as u64;
+    /// Encodes `e` at `at` (beyond `written`, so no reader sees it yet) straight from the
+    /// caller's slices: header, key, then the value streamed past the CPU caches when large
+    /// (`PmRegion::write_streaming`). Returns the offset after the entry.
+    fn write_entry(&self, at: usize, e: &LogEntry<'_>, ends_batch: bool) -> usize {
+        let region = &self.log.region;
+        let header = encode_entry_header(e, ends_batch, self.crc_seed);
+        region.write(at, &header);
+        region.write(at + header.len(), e.key);
+        let value_at = at + header.len() + e.key.len();
+        if e.value.len() >= STREAMING_MIN_BYTES {
+            region.write_streaming(value_at, e.value);
+        } else {
+            region.write(value_at, e.value);
+        }
+        value_at + e.value.len()
+    }
+
+    /// Covers whole batches written up to `end` with `written_size` (not persisted) and
+    /// releases them to readers. The streaming drain orders the entries' bytes before both.
+    fn publish(&mut self, end: u64) {
+        self.log.region.drain_streaming();
+        self.written = end;
         self.log.region.store_u64(OFF_WRITTEN_SIZE, self.written);
         self.log.readable.store(self.written, Ordering::Release);
     }

@@ -183,17 +183,32 @@ pub fn encoded_entry_len(key_len: usize, value_len: usize) -> usize {
 /// Appends the encoding of `e` to `out`; `ends_batch` marks the last entry of a WriteBatch and
 /// `crc_seed` is the log's [`PmLogHeader::entry_crc_seed`]. The caller has checked that the key
 /// and value lengths fit in u32.
+#[cfg(test)]
 pub fn encode_entry(e: &LogEntry<'_>, ends_batch: bool, crc_seed: u32, out: &mut Vec<u8>) {
-    let start = out.len();
-    out.extend_from_slice(&[0; 4]);
-    out.extend_from_slice(&e.seq.to_le_bytes());
-    out.push(e.kind as u8 | if ends_batch { KIND_BATCH_END } else { 0 });
-    out.extend_from_slice(&(e.key.len() as u32).to_le_bytes());
-    out.extend_from_slice(&(e.value.len() as u32).to_le_bytes());
+    out.extend_from_slice(&encode_entry_header(e, ends_batch, crc_seed));
     out.extend_from_slice(e.key);
     out.extend_from_slice(e.value);
-    let crc = crc32c_extend(crc_seed, &out[start + 4..]);
-    out[start..start + 4].copy_from_slice(&crc.to_le_bytes());
+}
+
+/// The first [`ENTRY_HEADER_LEN`] bytes of `e`'s encoding, crc included: followed by the key
+/// and the value they form the entry [`encode_entry`] writes, so an appender can copy key and
+/// value straight from the caller's slices into PM.
+pub fn encode_entry_header(
+    e: &LogEntry<'_>,
+    ends_batch: bool,
+    crc_seed: u32,
+) -> [u8; ENTRY_HEADER_LEN] {
+    let mut h = [0u8; ENTRY_HEADER_LEN];
+    h[4..12].copy_from_slice(&e.seq.to_le_bytes());
+    h[12] = e.kind as u8 | if ends_batch { KIND_BATCH_END } else { 0 };
+    h[13..17].copy_from_slice(&(e.key.len() as u32).to_le_bytes());
+    h[17..21].copy_from_slice(&(e.value.len() as u32).to_le_bytes());
+    let crc = crc32c_extend(
+        crc32c_extend(crc32c_extend(crc_seed, &h[4..]), e.key),
+        e.value,
+    );
+    h[..4].copy_from_slice(&crc.to_le_bytes());
+    h
 }
 
 /// Decodes the entry at the start of `bytes` (which ends where the readable log ends), verifying

@@ -3,6 +3,7 @@
 use super::*;
 use crate::pm::simulated::CrashKind;
 use crate::pm::{MmapPmDevice, PmModeRequest, SimulatedPmDevice};
+use format::encode_entry;
 use proptest::prelude::*;
 
 pub(super) type Owned = (u64, ValueKind, Vec<u8>, Vec<u8>);
