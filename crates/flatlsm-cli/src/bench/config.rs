@@ -28,6 +28,8 @@ pub struct BenchConfig {
     pub options: Options,
     /// Where interval throughput goes (CSV).
     pub report_file: PathBuf,
+    /// Ordered-L1 / data ratios to sweep (empty: one run with `options.l1_capacity`).
+    pub l1_ratios: Vec<f64>,
 }
 
 /// db_bench's default key count.
@@ -91,6 +93,11 @@ impl BenchConfig {
             .collect();
         let options = engine_options(&args, &p, pm_path.as_ref())?;
         let report_file = report_file(&args);
+        let ratios = args.l1_ratios.as_deref().or(p.l1_ratios);
+        let l1_ratios = ratios.map(parse_ratios).transpose()?.unwrap_or_default();
+        if !l1_ratios.is_empty() && args.compare.is_some() {
+            return Err("--l1_ratios sweeps FlatLSM alone: drop --compare".into());
+        }
         Ok(BenchConfig {
             benchmarks,
             num,
@@ -104,8 +111,19 @@ impl BenchConfig {
             pm_path,
             options,
             report_file,
+            l1_ratios,
         })
     }
+}
+
+/// `--l1_ratios`: comma-separated ratios, each finite and > 0.
+fn parse_ratios(list: &str) -> Result<Vec<f64>, String> {
+    list.split(',')
+        .map(|r| match r.trim().parse::<f64>() {
+            Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
+            _ => Err(format!("--l1_ratios: {r:?} is not a ratio > 0")),
+        })
+        .collect()
 }
 
 /// The interval CSV's path (see the `--report_file` flag).

@@ -122,6 +122,11 @@ pub struct BenchFlags {
     /// Ordered-L1 capacity in bytes.
     #[arg(long = "l1_capacity")]
     pub l1_capacity: Option<u64>,
+    /// FlatLSM: run the benchmarks once per Ordered-L1 / data ratio in this comma-separated
+    /// list (`l1_capacity` = ratio × num × (key + value size)) and print one table (the
+    /// paper's Fig. 13). Not with `--compare`.
+    #[arg(long = "l1_ratios")]
+    pub l1_ratios: Option<String>,
     /// FlatLSM: L1 runs (one per flush) that start a background merge into the ordered L1.
     #[arg(long = "l1_merge_trigger")]
     pub l1_merge_trigger: Option<usize>,

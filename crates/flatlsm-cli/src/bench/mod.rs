@@ -26,6 +26,7 @@ mod read;
 mod result_line;
 mod runner;
 mod suite;
+mod sweep;
 mod workdir;
 mod ycsb_gen;
 mod ycsb_workload;
@@ -63,6 +64,10 @@ fn run_in(cfg: &BenchConfig, work: &WorkDir) -> Result<(), String> {
             .map_err(|e| format!("creating {}: {e}", parent.display()))?;
     }
     let _ = std::fs::remove_file(&cfg.report_file);
+    if !cfg.l1_ratios.is_empty() {
+        let outcomes = sweep::run(cfg, work)?;
+        return finish(cfg, &outcomes, serde_json::Value::Null);
+    }
     let mut outcomes = run_flatlsm(cfg, work)?;
     if cfg.args.compare.is_some() && !cfg.args.keep_db {
         remove_flatlsm_files(cfg, work)?;
@@ -75,6 +80,15 @@ fn run_in(cfg: &BenchConfig, work: &WorkDir) -> Result<(), String> {
         }
         None => serde_json::Value::Null,
     };
+    finish(cfg, &outcomes, comparison)
+}
+
+/// Figures, the CSV's path and the JSON report of a finished run.
+fn finish(
+    cfg: &BenchConfig,
+    outcomes: &[Outcome],
+    comparison: serde_json::Value,
+) -> Result<(), String> {
     // A comparison always gets its figures (both engines' timelines in one PNG).
     let plot_dir = cfg.args.plot.clone().or_else(|| {
         cfg.args
@@ -83,14 +97,14 @@ fn run_in(cfg: &BenchConfig, work: &WorkDir) -> Result<(), String> {
             .map(|_| std::path::PathBuf::from("flatlsm-compare-plots"))
     });
     if let Some(dir) = &plot_dir {
-        let files = plot_outcomes(dir, &outcomes)?;
+        let files = plot_outcomes(dir, outcomes)?;
         for f in files {
             println!("plot: {}", f.display());
         }
     }
     println!("interval throughput CSV: {}", cfg.report_file.display());
     if let Some(path) = &cfg.args.json {
-        json::write(path, config_json(cfg), &outcomes, comparison)?;
+        json::write(path, config_json(cfg), outcomes, comparison)?;
         println!("json: {}", path.display());
     }
     Ok(())

@@ -4,6 +4,9 @@
 //! PMTables 256 MiB, Ordered-L1 8 GiB) scaled to a 2-core, 24 GiB machine: 16 GiB of writes,
 //! 6 PMTables with a flush at 4 immutables, PM in a tmpfs directory given by `--pm_path`.
 //!
+//! `l1-ratio`: the paper-scaled fill once per Ordered-L1 / data ratio (1/8, 1/4, 1/2, 1), as
+//! the paper's Fig. 13.
+//!
 //! `no-pm-disk`: the same workload for machines without PM: the PM Logs are ordinary files under
 //! `<db>/pm` persisted with msync, on the disk of the data, and RocksDB (in process and
 //! db_bench) keeps its WAL in its database directory on that disk, without sync.
@@ -34,6 +37,8 @@ pub struct Preset {
     pub pm_mode: Option<PmModeOption>,
     /// The preset is meaningless without a PM directory.
     pub needs_pm_path: bool,
+    /// Ordered-L1 / data ratios to sweep (`--l1_ratios`).
+    pub l1_ratios: Option<&'static str>,
 }
 
 /// Bytes of user data the paper-scaled preset writes.
@@ -44,8 +49,9 @@ pub fn lookup(name: &str) -> Result<Preset, String> {
     match name {
         "paper-scaled" => Ok(paper_scaled()),
         "no-pm-disk" => Ok(no_pm_disk()),
+        "l1-ratio" => Ok(l1_ratio()),
         _ => Err(format!(
-            "unknown --preset {name:?}: expected paper-scaled or no-pm-disk"
+            "unknown --preset {name:?}: expected paper-scaled, no-pm-disk or l1-ratio"
         )),
     }
 }
@@ -81,6 +87,14 @@ fn no_pm_disk() -> Preset {
     Preset {
         pm_mode: Some(PmModeOption::Msync),
         ..paper_workload()
+    }
+}
+
+/// The paper's Fig. 13: the paper-scaled fill with the Ordered-L1 at 1/8 to 1× of the data.
+fn l1_ratio() -> Preset {
+    Preset {
+        l1_ratios: Some("0.125,0.25,0.5,1"),
+        ..paper_scaled()
     }
 }
 

@@ -41,6 +41,9 @@ pub(crate) fn start(db: &Arc<DbInner>) -> Vec<JoinHandle<()>> {
     // The persist thread stays at the writers' priority: it bounds how much a crash can lose.
     threads.push(spawn("flatlsm-persist", persist_loop, 0));
     if db.opts.background_work {
+        // Open pays for the first spare logs (their first touch), not the first writes: a
+        // writer fills a 256 MiB log in a quarter of a second, faster than a spare is made.
+        prepare_spare_logs(db);
         threads.push(spawn("flatlsm-flush", flush_loop, nice));
         threads.push(spawn("flatlsm-compact", compaction_loop, nice));
         threads.push(spawn("flatlsm-vlog-gc", vlog_gc_loop, nice));
