@@ -15,21 +15,15 @@
 
 pub mod compaction;
 pub mod db;
-pub mod error;
-pub mod file_names;
-pub mod fs;
 #[doc(hidden)]
 pub mod fuzz_api;
 pub mod inspect;
-pub mod iter;
-pub mod pm;
 pub mod pmtable;
-pub mod sst;
-pub mod types;
-pub mod version;
-pub mod vlog;
 
 pub use error::{Error, Result};
+#[cfg(test)]
+use flatlsm_core::testing;
+pub use flatlsm_core::{error, file_names, fs, iter, pm, sst, types, version, vlog};
 pub mod options;
 
 pub use db::{Db, Stats, WriteBatch};

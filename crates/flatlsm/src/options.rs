@@ -34,7 +34,7 @@ pub const MAX_PM_PERSIST_INTERVAL_MS: u64 = 3_600_000;
 /// Smallest accepted `block_size`.
 pub const MIN_BLOCK_SIZE: usize = 256;
 /// Largest accepted `block_size` (SSTable blocks are read whole).
-pub const MAX_BLOCK_SIZE: usize = 1 << 30;
+pub use crate::sst::MAX_BLOCK_SIZE;
 /// Largest accepted `bloom_bits_per_key` (filters are `keys * bits_per_key` bits).
 pub const MAX_BLOOM_BITS_PER_KEY: usize = 100;
 /// Smallest accepted `delayed_write_rate`, and the floor of the derived rate (RocksDB's

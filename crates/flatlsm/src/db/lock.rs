@@ -57,8 +57,8 @@ impl DirLock {
             Err(e) if !create && e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(Error::io(format!("opening {}", path.display()), e)),
         };
-        let locked = crate::pm::raw::try_lock_posix(&file)
-            .context(|| format!("locking {}", path.display()))?;
+        let locked =
+            crate::pm::try_lock_posix(&file).context(|| format!("locking {}", path.display()))?;
         if !locked {
             return Err(Error::InvalidState(format!(
                 "database {} is locked by another process (close it first)",

@@ -3,9 +3,9 @@
 //! cursor (flushes) must produce exactly what the owning, re-seeking iterator produces.
 
 use super::{LogEntry, PmTable};
-use crate::iter::walk_check::{check_random_walk, check_reverse_scan};
 use crate::iter::InternalIterator;
 use crate::pm::simulated::SimulatedPmDevice;
+use crate::testing::walk_check::{check_random_walk, check_reverse_scan};
 use crate::types::{compare_internal_keys, make_internal_key, ValueKind};
 use proptest::prelude::*;
 use rand::rngs::StdRng;

@@ -31,7 +31,7 @@ pub(super) fn scan(log: &PmLog) -> Result<Vec<Owned>> {
 }
 
 fn disk_dir() -> tempfile::TempDir {
-    crate::pm::mmap::tests::disk_tempdir()
+    crate::testing::disk_tempdir()
 }
 
 #[test]

@@ -59,7 +59,7 @@ fn every_tail_length_reads_back_exactly_and_is_durable() {
 
 #[test]
 fn boundary_lengths_read_back_exactly_on_real_files() {
-    let dir = crate::pm::mmap::tests::disk_tempdir();
+    let dir = crate::testing::disk_tempdir();
     for len in boundary_lengths() {
         let path = dir.path().join(format!("f{len}"));
         let data = pattern(len);
@@ -75,7 +75,7 @@ fn boundary_lengths_read_back_exactly_on_real_files() {
 /// after it complete that block, which is written again whole.
 #[test]
 fn flushes_between_appends_keep_the_file_exact() {
-    let dir = crate::pm::mmap::tests::disk_tempdir();
+    let dir = crate::testing::disk_tempdir();
     let path = dir.path().join("f");
     let data = pattern(3 * DIRECT_ALIGN + 10);
     let mut w = writer(&OsFileSystem, &path);
@@ -131,7 +131,7 @@ fn a_failed_block_write_fails_the_writer_for_good() {
 fn a_refused_direct_write_falls_back_to_buffered_writes() {
     const EXT4_MAGIC: i64 = 0xEF53;
     const XFS_MAGIC: i64 = 0x5846_5342;
-    let dir = crate::pm::mmap::tests::disk_tempdir();
+    let dir = crate::testing::disk_tempdir();
     let path = dir.path().join("f");
     let file = OsFileSystem.create_direct(&path, true).unwrap();
     let data = pattern(DIRECT_ALIGN + 1);

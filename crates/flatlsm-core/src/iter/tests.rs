@@ -1,7 +1,7 @@
 //! Scenario tests for the internal cursors in both directions: VecIterator and MergingIterator.
 
-use super::walk_check::{check_random_walk, check_reverse_scan};
 use super::{InternalIterator, MergingIterator, VecIterator};
+use crate::testing::walk_check::{check_random_walk, check_reverse_scan};
 use crate::types::{compare_internal_keys, make_internal_key, ValueKind};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};

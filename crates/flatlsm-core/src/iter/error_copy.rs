@@ -8,7 +8,7 @@
 use crate::error::Error;
 
 /// An equivalent copy of `e`: same variant and fields; an I/O source keeps its kind and message.
-pub(crate) fn copy_error(e: &Error) -> Error {
+pub fn copy_error(e: &Error) -> Error {
     match e {
         Error::Io { context, source } => Error::io(
             context.clone(),

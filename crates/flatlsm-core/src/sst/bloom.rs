@@ -9,7 +9,7 @@ use crate::error::{Error, Result};
 use std::path::Path;
 
 /// LevelDB's `Hash(data, n, 0xbc9f1d34)`, used for bloom probes.
-pub(crate) fn bloom_hash(data: &[u8]) -> u32 {
+pub fn bloom_hash(data: &[u8]) -> u32 {
     const M: u32 = 0xc6a4_a793;
     let mut h = 0xbc9f_1d34 ^ (data.len() as u32).wrapping_mul(M);
     let mut chunks = data.chunks_exact(4);
@@ -84,7 +84,7 @@ impl BloomFilter {
 
     /// A filter over keys given by their [`bloom_hash`], built in memory (the PMTables' filters
     /// are never persisted).
-    pub(crate) fn from_hashes(hashes: &[u32], bits_per_key: usize) -> BloomFilter {
+    pub fn from_hashes(hashes: &[u32], bits_per_key: usize) -> BloomFilter {
         let mut bits = build_filter(hashes, bits_per_key.max(1));
         let k = bits.pop().map_or(1, usize::from);
         BloomFilter { bits, k }

@@ -8,15 +8,21 @@
 //! Thread-safety: a [`FileSystem`], a [`RandomAccessFile`] and a [`DirectFile`] are shared
 //! between threads; a [`WritableFile`] has one owner at a time.
 
+#[cfg(any(test, feature = "test-support"))]
 mod crash_fs;
 mod direct_writer;
+#[cfg(any(test, feature = "test-support"))]
 mod fault;
+#[cfg(any(test, feature = "test-support"))]
 mod fault_plan;
 mod os;
 
+#[cfg(any(test, feature = "test-support"))]
 pub use crash_fs::{CallHook, CrashFs, FsCall, FsImage};
 pub use direct_writer::DirectWriter;
+#[cfg(any(test, feature = "test-support"))]
 pub use fault::FaultFs;
+#[cfg(any(test, feature = "test-support"))]
 pub use fault_plan::{FaultKind, FaultPlan};
 pub use os::OsFileSystem;
 

@@ -12,11 +12,9 @@ mod level;
 mod merging;
 #[cfg(test)]
 mod tests;
-#[cfg(test)]
-pub(crate) mod walk_check;
 
 pub use db_iter::{DbIterator, RevEntries, ValueResolver};
-pub(crate) use error_copy::copy_error;
+pub use error_copy::copy_error;
 pub use level::LevelIterator;
 pub use merging::MergingIterator;
 

@@ -16,7 +16,7 @@
 
 mod block;
 mod block_builder;
-pub(crate) mod bloom;
+pub mod bloom;
 mod builder;
 mod cache;
 mod coding;
@@ -26,6 +26,9 @@ mod table;
 mod table_cache;
 #[cfg(test)]
 mod tests;
+
+/// Largest accepted block size (SSTable blocks are read whole).
+pub const MAX_BLOCK_SIZE: usize = 1 << 30;
 
 pub use block::Block;
 pub use bloom::BloomFilter;

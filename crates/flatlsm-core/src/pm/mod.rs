@@ -19,9 +19,12 @@
 
 pub mod mmap;
 pub(crate) mod raw;
+pub use raw::try_lock_posix;
+#[cfg(any(test, feature = "test-support"))]
 pub mod simulated;
 
 pub use mmap::{MmapPmDevice, MmapPmRegion, PmModeRequest};
+#[cfg(any(test, feature = "test-support"))]
 pub use simulated::{SimulatedPmDevice, SimulatedPmRegion};
 
 use crate::error::{Error, Result};
@@ -134,7 +137,7 @@ pub type PmDeviceRef = Arc<dyn PmDevice>;
 /// error `cause`: a leftover would hold PM until the next open, one more region per retry. If
 /// the removal fails too it is only logged; recovery deletes such a region (its log header or
 /// its GC was never completed).
-pub(crate) fn discard_region(device: &dyn PmDevice, name: &str, cause: Error) -> Error {
+pub fn discard_region(device: &dyn PmDevice, name: &str, cause: Error) -> Error {
     if let Err(e) = device.remove_region(name) {
         log::warn!("removing PM region {name} after a failed step: {e}");
     }

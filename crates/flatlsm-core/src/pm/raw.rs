@@ -46,6 +46,7 @@ enum Backing {
     /// `mmap` of a file; released with `munmap`.
     Mmap,
     /// Zeroed heap allocation with this layout; released with `dealloc`.
+    #[cfg_attr(not(any(test, feature = "test-support")), allow(dead_code))]
     Heap(Layout),
 }
 
@@ -119,6 +120,7 @@ impl RawMapping {
 
     /// A zero-filled heap buffer of `len` bytes, aligned to a cache line (so 8-aligned offsets
     /// are 8-aligned addresses, as in a page-aligned mapping).
+    #[cfg_attr(not(any(test, feature = "test-support")), allow(dead_code))]
     pub(crate) fn anonymous(len: usize) -> Self {
         let layout = Layout::from_size_align(len.max(1), CACHE_LINE).expect("valid layout");
         // SAFETY: the layout has non-zero size.
@@ -439,7 +441,7 @@ pub(crate) fn preallocate(file: &File, len: u64) -> io::Result<bool> {
 /// and is not inherited by children, so a fork in another thread cannot keep it alive after its
 /// owner closed the file. It is released when the process closes any descriptor of the file,
 /// which the caller (`db::lock`) must account for.
-pub(crate) fn try_lock_posix(file: &File) -> io::Result<bool> {
+pub fn try_lock_posix(file: &File) -> io::Result<bool> {
     // SAFETY: `flock` is a plain C struct for which all-zero bytes are a valid value.
     let mut fl: libc::flock = unsafe { std::mem::zeroed() };
     fl.l_type = libc::F_WRLCK as libc::c_short;

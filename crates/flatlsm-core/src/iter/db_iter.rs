@@ -51,7 +51,7 @@ pub struct DbIterator {
 
 impl DbIterator {
     /// Wraps a merged internal iterator. `lower` is inclusive, `upper` exclusive.
-    pub(crate) fn new(
+    pub fn new(
         inner: Box<dyn InternalIterator>,
         resolver: Arc<dyn ValueResolver>,
         read_seq: SequenceNumber,

@@ -8,10 +8,10 @@
 use super::block_builder::BlockBuilder;
 use super::bloom::{bloom_hash, build_filter};
 use super::format::{block_trailer, BlockHandle, Footer, FOOTER_LEN, FORMAT_VERSION};
+use super::MAX_BLOCK_SIZE;
 use super::{TableBuildOptions, TableSummary};
 use crate::error::{Error, IoContext, Result};
 use crate::fs::WritableFile;
-use crate::options::MAX_BLOCK_SIZE;
 use crate::types::{compare_internal_keys, user_key_of, TRAILER_LEN};
 use std::cmp::Ordering;
 use std::path::PathBuf;

@@ -1,17 +1,17 @@
 //! Test support: drives any [`InternalIterator`] through a random mix of positioning and
 //! stepping calls in both directions and checks every position against a sorted model.
 
-use super::{DbIterator, InternalIterator};
+use crate::iter::{DbIterator, InternalIterator};
 use crate::types::{compare_internal_keys, make_internal_key, user_key_of, ValueKind};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use std::cmp::Ordering;
 
 /// (internal key, value) pairs in the order the iterator must produce them.
-pub(crate) type Model = [(Vec<u8>, Vec<u8>)];
+pub type Model = [(Vec<u8>, Vec<u8>)];
 
 /// Checks that a full backward scan is the full forward scan reversed and equals `model`.
-pub(crate) fn check_reverse_scan(it: &mut dyn InternalIterator, model: &Model) {
+pub fn check_reverse_scan(it: &mut dyn InternalIterator, model: &Model) {
     let mut forward = Vec::new();
     it.seek_to_first();
     while it.valid() {
@@ -35,7 +35,8 @@ pub(crate) fn check_reverse_scan(it: &mut dyn InternalIterator, model: &Model) {
 
 /// The positioning and stepping calls a random walk makes; implemented by every
 /// [`InternalIterator`] and by [`DbIterator`] (whose `next` is `advance`).
-pub(crate) trait Cursor {
+#[allow(missing_docs)] // the methods are those of `InternalIterator`, documented there
+pub trait Cursor {
     fn valid(&self) -> bool;
     fn seek_to_first(&mut self);
     fn seek_to_last(&mut self);
@@ -116,12 +117,7 @@ impl Cursor for DbIterator {
 
 /// Runs `steps` random operations (seeks in both directions, next, prev) on `it`, comparing
 /// the position with `model` after each one.
-pub(crate) fn check_random_walk(
-    it: &mut dyn InternalIterator,
-    model: &Model,
-    seed: u64,
-    steps: usize,
-) {
+pub fn check_random_walk(it: &mut dyn InternalIterator, model: &Model, seed: u64, steps: usize) {
     let mut rng = StdRng::seed_from_u64(seed);
     let target = |rng: &mut StdRng| random_target(rng, model);
     walk_cursor(
@@ -136,7 +132,7 @@ pub(crate) fn check_random_walk(
 
 /// The random walk itself: `(seed, steps)` names the run in failures, `model` is sorted by
 /// `cmp`, and `target` draws seek targets.
-pub(crate) fn walk_cursor<C: Cursor + ?Sized>(
+pub fn walk_cursor<C: Cursor + ?Sized>(
     it: &mut C,
     model: &Model,
     rng: &mut StdRng,

@@ -211,7 +211,7 @@ fn probe_mode(dir: &Path) -> Result<PmMode> {
 
 /// True for the names the device itself uses for work in progress (a region being created, a
 /// DAX probe), which are never regions.
-pub(crate) fn is_device_work_file(name: &str) -> bool {
+pub fn is_device_work_file(name: &str) -> bool {
     name.starts_with(PROBE_PREFIX) || name.starts_with(CREATING_PREFIX)
 }
 
@@ -478,17 +478,7 @@ pub(crate) mod tests {
         assert_eq!(files_in(dir.path()), vec!["000001.pmlog".to_string()]);
     }
 
-    /// A temp dir on a disk-backed file system (the system temp dir may be tmpfs elsewhere).
-    pub(crate) fn disk_tempdir() -> tempfile::TempDir {
-        let tmp = std::env::temp_dir();
-        let m = raw::fs_magic(&tmp).unwrap_or(0);
-        if m != TMPFS_MAGIC && m != RAMFS_MAGIC {
-            return tempfile::tempdir_in(tmp).unwrap();
-        }
-        let target = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/test-tmp");
-        fs::create_dir_all(&target).unwrap();
-        tempfile::tempdir_in(target).unwrap()
-    }
+    pub(crate) use crate::testing::disk_tempdir;
 
     fn shm_dir() -> Option<tempfile::TempDir> {
         let shm = Path::new("/dev/shm");

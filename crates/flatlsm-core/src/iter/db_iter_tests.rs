@@ -1,9 +1,9 @@
 //! Scenario tests for [`DbIterator`] in both directions, over in-memory sources: snapshots,
 //! tombstones, separated values, bounds and direction switches, checked against a model.
 
-use super::walk_check::walk_cursor;
 use super::{DbIterator, InternalIterator, MergingIterator, ValueResolver, VecIterator};
 use crate::error::{Error, Result};
+use crate::testing::walk_check::walk_cursor;
 use crate::types::{compare_internal_keys, make_internal_key, SequenceNumber, ValueKind};
 use crate::types::{ValuePointer, MAX_SEQUENCE};
 use rand::rngs::StdRng;

@@ -1,0 +1,29 @@
+//! FlatLSM's building blocks: everything the storage designs share and nothing that knows about
+//! any one of them. A module here never names a design, a write buffer, a compaction policy or
+//! the database handle; being a separate crate makes an upward import a compile error.
+//!
+//! - [`error`], [`types`]: the error type and internal keys, sequence numbers, value pointers.
+//! - [`file_names`]: which numbered file a database-directory name is.
+//! - [`fs`]: file I/O traits for the SSD tier (so tests can inject faults), O_DIRECT writers.
+//! - [`pm`]: PM regions and persistence (DAX flush, msync, DRAM emulation, crash simulation).
+//! - [`sst`]: SSTables (blocks, bloom filters, block cache, table cache).
+//! - [`vlog`]: value logs for key-value separation and their GC redirect tables.
+//! - [`version`]: versions of the SSD tree (levels of files) and the manifest that records them.
+//! - [`iter`]: internal iterators (merging, level concatenation) and the user-facing iterator.
+//!
+//! Test doubles (crash-simulating and fault-injecting file systems, the simulated PM device)
+//! are compiled only with the `test-support` feature.
+
+pub mod error;
+pub mod file_names;
+pub mod fs;
+pub mod iter;
+pub mod pm;
+pub mod sst;
+#[cfg(any(test, feature = "test-support"))]
+pub mod testing;
+pub mod types;
+pub mod version;
+pub mod vlog;
+
+pub use error::{Error, Result};
