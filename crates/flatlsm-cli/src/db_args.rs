@@ -2,7 +2,7 @@
 //! database: never creating one unless asked, and with one-line errors saying what to do.
 
 use crate::parse_pm_mode;
-use flatlsm::{Db, Options};
+use flatlsm::{Db, Options, Profile};
 use std::path::{Path, PathBuf};
 
 /// Where the database lives and how to open it.
@@ -17,6 +17,10 @@ pub struct DbArgs {
     /// PM mode: auto, msync or emulated (DRAM; lost at reboot).
     #[arg(long = "pm-mode", alias = "pm_mode", default_value = "auto")]
     pub pm_mode: String,
+    /// Design of a database being created: flatlsm (default). An existing database opens as
+    /// the profile it was created with; naming another one is refused.
+    #[arg(long)]
+    pub profile: Option<String>,
     /// Create the database if it does not exist.
     #[arg(long = "create-if-missing")]
     pub create_if_missing: bool,
@@ -32,8 +36,18 @@ impl DbArgs {
         self.pm_path.clone().unwrap_or_else(|| self.db.join("pm"))
     }
 
+    /// The profile to open with: `--profile`, else the database's own, else the default.
+    fn profile(&self) -> Result<Profile, String> {
+        if let Some(name) = &self.profile {
+            return name.parse().map_err(|e: flatlsm::Error| e.to_string());
+        }
+        let recorded = flatlsm::designs::profile_of(&self.db).map_err(|e| e.to_string())?;
+        Ok(recorded.unwrap_or_default())
+    }
+
     fn options(&self) -> Result<Options, String> {
         Ok(Options {
+            profile: self.profile()?,
             pm_path: self.pm_path.clone(),
             pm_mode: parse_pm_mode(&self.pm_mode)?,
             create_if_missing: self.create_if_missing,

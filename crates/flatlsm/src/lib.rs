@@ -15,6 +15,7 @@
 
 pub mod compaction;
 pub mod db;
+pub mod designs;
 #[doc(hidden)]
 pub mod fuzz_api;
 pub mod inspect;
@@ -27,4 +28,5 @@ pub use flatlsm_core::{error, file_names, fs, iter, pm, sst, types, version, vlo
 pub mod options;
 
 pub use db::{Db, Stats, WriteBatch};
+pub use designs::Profile;
 pub use options::{Options, PmModeOption, ReadOptions, Snapshot, WriteOptions};

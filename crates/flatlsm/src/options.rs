@@ -3,6 +3,7 @@
 //! Defaults follow the FlatLSM paper scaled to an embedded default (64 MiB PMTables instead of
 //! 2 GiB); see docs/design-decisions.md for the reasoning behind each.
 
+use crate::designs::Profile;
 use crate::error::{Error, Result};
 use crate::fs::FsRef;
 use crate::pm::PmDeviceRef;
@@ -62,6 +63,9 @@ pub enum PmModeOption {
 /// Options for [`crate::db::Db::open`].
 #[derive(Clone)]
 pub struct Options {
+    /// The design: chosen when the database is created and recorded in it; opening it under
+    /// another profile is refused (default [`Profile::FlatLsm`]).
+    pub profile: Profile,
     /// Create the database if it does not exist (default true).
     pub create_if_missing: bool,
     /// Fail if the database already exists (default false).
@@ -158,6 +162,7 @@ pub struct Options {
 impl Default for Options {
     fn default() -> Self {
         Options {
+            profile: Profile::FlatLsm,
             create_if_missing: true,
             error_if_exists: false,
             pm_path: None,

@@ -250,3 +250,37 @@ fn reopen_after_close_while_other_threads_spawn_processes_is_not_refused() {
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     spawner.join().unwrap();
 }
+
+/// The design is recorded when the database is created: `profile_of` reads it back, and a
+/// database whose manifest names another profile is refused with the profile to use, before
+/// anything is written.
+#[test]
+fn a_database_of_another_profile_is_refused_before_anything_changes() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, pm) = (dir.path().join("db"), dir.path().join("pm"));
+    create(&db, &pm, &["a"]);
+    assert_eq!(
+        flatlsm::designs::profile_of(&db).unwrap(),
+        Some(flatlsm::Profile::FlatLsm)
+    );
+    let fs: std::sync::Arc<dyn flatlsm::fs::FileSystem> =
+        std::sync::Arc::new(flatlsm::fs::OsFileSystem);
+    let mut state = flatlsm::version::Manifest::load(&*fs, &db).unwrap().state;
+    state.profile = Some("matrixkv-next".to_string());
+    let number = state.next_file_number;
+    state.next_file_number += 1;
+    flatlsm::version::Manifest::create(fs, &db, number, &state).unwrap();
+    let before = tree(dir.path());
+    let err = Db::open(&db, opts(&pm))
+        .err()
+        .expect("opened under the wrong profile");
+    let msg = err.to_string();
+    assert!(matches!(err, Error::InvalidArgument(_)), "{msg}");
+    assert!(
+        msg.contains("'matrixkv-next'") && msg.contains("'flatlsm'"),
+        "{msg}"
+    );
+    assert_eq!(tree(dir.path()), before);
+    let err = flatlsm::designs::profile_of(&db).unwrap_err().to_string();
+    assert!(err.contains("does not know"), "{err}");
+}

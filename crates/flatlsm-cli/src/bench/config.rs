@@ -76,12 +76,6 @@ impl BenchConfig {
                 "--compare {other:?}: only \"rocksdb\" is supported"
             ));
         }
-        if args.profile != "default" {
-            return Err(format!(
-                "unknown --profile {:?}: only \"default\" exists",
-                args.profile
-            ));
-        }
         let benchmarks = args
             .benchmarks
             .clone()
@@ -157,7 +151,12 @@ fn engine_options(
         (None, None, Some(path)) if preset::is_tmpfs(path) => PmModeOption::Emulated,
         (None, None, _) => PmModeOption::Auto,
     };
+    let profile = match &args.profile {
+        Some(name) => name.parse().map_err(|e: flatlsm::Error| e.to_string())?,
+        None => d.profile,
+    };
     Ok(Options {
+        profile,
         pm_path: pm_path.cloned(),
         pm_mode,
         pm_write_latency_ns: args.pm_write_latency_ns.unwrap_or(d.pm_write_latency_ns),

@@ -38,6 +38,9 @@ pub struct BenchFlags {
     /// Database directory (default: a fresh temporary directory, removed afterwards).
     #[arg(long)]
     pub db: Option<PathBuf>,
+    /// Design to benchmark: flatlsm (default).
+    #[arg(long)]
+    pub profile: Option<String>,
     /// PM directory (a tmpfs such as /dev/shm/x runs in emulated mode).
     #[arg(long = "pm_path")]
     pub pm_path: Option<PathBuf>,
@@ -107,9 +110,6 @@ pub struct BenchFlags {
     /// db_bench binary used by `--compare rocksdb` (skipped when absent).
     #[arg(long = "db_bench", default_value = "/usr/bin/db_bench")]
     pub db_bench: PathBuf,
-    /// Engine profile (only `default` today; later profiles tune several options at once).
-    #[arg(long, default_value = "default")]
-    pub profile: String,
     /// PMTable (PM Log) size in bytes; RocksDB's write_buffer_size when comparing.
     #[arg(long = "pmtable_size")]
     pub pmtable_size: Option<usize>,

@@ -2,7 +2,7 @@
 //! engine's counters, for people or as JSON.
 
 use crate::db_args::DbArgs;
-use flatlsm::Stats;
+use flatlsm::{Profile, Stats};
 use serde_json::{json, Value};
 
 /// Flags of `flatlsm stats`.
@@ -45,7 +45,7 @@ pub fn to_json(s: &Stats) -> Value {
         .iter()
         .enumerate()
         .skip(1)
-        .map(|(i, l)| json!({"level": i, "files": l.files, "bytes": l.bytes, "data_bytes": l.data_bytes}))
+        .map(|(i, l)| json!({"level": i, "name": l.name, "files": l.files, "bytes": l.bytes, "data_bytes": l.data_bytes}))
         .collect();
     let vlogs: Vec<Value> = s
         .vlogs
@@ -53,6 +53,7 @@ pub fn to_json(s: &Stats) -> Value {
         .map(|v| json!({"number": v.number, "total_bytes": v.total_bytes, "live_bytes": v.live_bytes}))
         .collect();
     json!({
+        "profile": s.profile.name(),
         "pm_mode": s.pm_mode.map(|m| m.to_string()),
         "pmtables": {"count": s.pmtables, "bytes": s.pmtable_bytes},
         "l1_runs": runs,
@@ -97,10 +98,10 @@ fn human(s: &Stats) -> String {
         s.pmtables, s.pmtable_bytes
     );
     for (i, l) in s.levels.iter().enumerate() {
-        let label = match i {
-            0 => format!("L1 runs ({}):", s.l1_runs),
-            1 => "L1 (Ordered):".to_string(),
-            _ => format!("L{i}:"),
+        let label = match (s.profile, i) {
+            (Profile::FlatLsm, 0) => format!("L1 runs ({}):", s.l1_runs),
+            (Profile::FlatLsm, 1) => "L1 (Ordered):".to_string(),
+            _ => format!("{}:", l.name),
         };
         let (files, bytes, data) = (l.files, l.bytes, l.data_bytes);
         out += &format!("{label:<16}{files} files, {bytes} bytes, {data} data bytes\n");

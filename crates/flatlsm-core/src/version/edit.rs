@@ -18,12 +18,14 @@
 //! | 10  | `identity`            | byte string: the database identity (32 hex digits, `db/identity.rs`) |
 //! | 11  | one new redirect      | victim vlog, redirect file number, file_size, target vlog      |
 //! | 12  | one deleted redirect  | victim vlog                                                    |
+//! | 13  | `profile`             | byte string: the design the database was created with (`flatlsm`, `leveled`, ...) |
 //!
 //! Repeated list fields appear once per element, in list order. An unknown tag, a truncated
 //! field or a scalar tag that appears twice is [`crate::Error::Corruption`]; decoding never panics.
 //! Tags 8–10 were added after the first release: manifests written before lack them (see
 //! docs/manifest-format.md for how recovery treats such a manifest). Tags 11–12 record value-log
-//! GC by redirect tables (docs/vlog-format.md, "Redirect tables").
+//! GC by redirect tables (docs/vlog-format.md, "Redirect tables"). Tag 13 came with the designs
+//! (docs/architecture.md): a manifest without it belongs to a `flatlsm` database.
 //!
 //! Thread-safety: plain data (`Send + Sync`).
 
@@ -43,6 +45,7 @@ const TAG_NEW_PM_LOG: u64 = 9;
 const TAG_IDENTITY: u64 = 10;
 const TAG_NEW_REDIRECT: u64 = 11;
 const TAG_DELETED_REDIRECT: u64 = 12;
+const TAG_PROFILE: u64 = 13;
 
 /// The only payload of tag 8: the PM Log recording rule of docs/manifest-format.md.
 const PM_LOG_TRACKING_VERSION: u64 = 1;
@@ -125,6 +128,8 @@ pub struct VersionEdit {
     pub new_redirects: Vec<RedirectMeta>,
     /// Redirects dropped (by victim) once no SST names the victim.
     pub deleted_redirects: Vec<u64>,
+    /// The design (profile) the database was created with, in snapshots.
+    pub profile: Option<String>,
 }
 
 impl VersionEdit {
@@ -201,6 +206,10 @@ impl VersionEdit {
             put_varint(b, TAG_IDENTITY);
             put_bytes(b, id.as_bytes());
         }
+        if let Some(profile) = &self.profile {
+            put_varint(b, TAG_PROFILE);
+            put_bytes(b, profile.as_bytes());
+        }
     }
 
     /// Decodes an edit from `bytes`, which start at byte `offset` of `path` (for error messages).
@@ -248,6 +257,13 @@ fn decode_field(d: &mut Decoder<'_>, e: &mut VersionEdit, tag: u64) -> Result<()
             Ok(())
         }
         TAG_TRACKS_PM_LOGS | TAG_NEW_PM_LOG | TAG_IDENTITY => decode_pm_field(d, e, tag),
+        TAG_PROFILE => {
+            let profile = d.utf8("profile")?.to_string();
+            if e.profile.replace(profile).is_some() {
+                return Err(d.error("profile appears twice"));
+            }
+            Ok(())
+        }
         TAG_NEW_REDIRECT => {
             let r = decode_redirect(d)?;
             e.new_redirects.push(r);

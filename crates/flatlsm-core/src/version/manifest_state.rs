@@ -32,6 +32,9 @@ pub struct ManifestState {
     pub pm_logs: Option<BTreeSet<u64>>,
     /// The database identity recorded by the last snapshot, if any.
     pub identity: Option<String>,
+    /// The design the database was created with; `None` in manifests written before designs
+    /// were recorded (those are `flatlsm` databases).
+    pub profile: Option<String>,
 }
 
 impl ManifestState {
@@ -52,6 +55,9 @@ impl ManifestState {
         }
         if let Some(id) = &edit.identity {
             self.identity = Some(id.clone());
+        }
+        if let Some(profile) = &edit.profile {
+            self.profile = Some(profile.clone());
         }
         Ok(())
     }
@@ -99,6 +105,7 @@ impl ManifestState {
                 })
                 .collect(),
             identity: self.identity.clone(),
+            profile: self.profile.clone(),
             ..self.version.snapshot_edit()
         }
     }

@@ -339,13 +339,14 @@ fn pm_log(number: u64, replaces: u64) -> VersionEdit {
 }
 
 /// The PM Log set: started by the snapshot, grown by records, GC replacements swap a log,
-/// flushes prune; the snapshot (with the identity) recreates it.
+/// flushes prune; the snapshot (with the identity and the profile) recreates it.
 #[test]
 fn pm_log_set_follows_records_replacements_and_flushes() {
     let dir = tempfile::tempdir().unwrap();
     let mut state = initial_state();
     state.pm_logs = Some([4].into_iter().collect());
     state.identity = Some("ab".repeat(16));
+    state.profile = Some("flatlsm".to_string());
     let mut m = Manifest::create(fs(), dir.path(), 5, &state).unwrap();
     let flush = VersionEdit {
         min_unflushed_pmlog: Some(6),

@@ -37,16 +37,6 @@ pub use manifest::{
 pub use manifest_state::ManifestState;
 pub use version::Version;
 
-/// Number of levels in a [`Version`]: 0 (reserved), 1 (Ordered-L1) and 2 (L2).
-pub const NUM_LEVELS: usize = 3;
-
-/// How a level is called in stats, dumps and logs: level 0 holds L1's unmerged runs
-/// (`compaction/merge_runs.rs`), level 1 the ordered L1, level 2 L2.
-pub fn level_name(level: usize) -> &'static str {
-    match level {
-        0 => "L1 runs",
-        1 => "L1",
-        2 => "L2",
-        _ => "L?",
-    }
-}
+/// Number of levels in a [`Version`] (RocksDB's default `num_levels`): level 0, whose files
+/// may overlap, and levels 1..=6, each sorted and non-overlapping. FlatLSM uses levels 0-2.
+pub const MAX_LEVELS: usize = 7;

@@ -59,8 +59,8 @@ fn arb_edit() -> impl Strategy<Value = VersionEdit> {
         proptest::option::of(any::<u64>()),
         proptest::option::of(any::<u64>()),
         proptest::option::of(any::<u64>()),
-        proptest::collection::vec((0usize..NUM_LEVELS, any::<u64>()), 0..4),
-        proptest::collection::vec((0usize..NUM_LEVELS, arb_file()), 0..4),
+        proptest::collection::vec((0usize..MAX_LEVELS, any::<u64>()), 0..4),
+        proptest::collection::vec((0usize..MAX_LEVELS, arb_file()), 0..4),
         proptest::collection::vec((any::<u64>(), any::<u64>()), 0..4),
         proptest::collection::vec(any::<u64>(), 0..4),
         any::<bool>(),
@@ -89,7 +89,8 @@ fn arb_edit() -> impl Strategy<Value = VersionEdit> {
                     .into_iter()
                     .map(|(number, replaces)| PmLogMeta { number, replaces })
                     .collect(),
-                identity: id,
+                identity: id.clone(),
+                profile: id.map(|_| "leveled".to_string()),
                 new_redirects: nr
                     .into_iter()
                     .map(|(victim, number, file_size, target)| RedirectMeta {
@@ -221,7 +222,7 @@ fn apply_rejects_unknown_deletes_levels_and_duplicates() {
             deleted_vlogs: vec![4],
             ..VersionEdit::default()
         },
-        add(vec![(NUM_LEVELS, file(2, "x", "y"))]),
+        add(vec![(MAX_LEVELS, file(2, "x", "y"))]),
         add(vec![(2, file(1, "x", "y"))]),
         add(vec![(2, file(2, "y", "x"))]),
     ];

@@ -21,7 +21,7 @@
 //! Thread-safety: a version is immutable after construction; share it as `Arc<Version>`.
 
 use super::edit::{FileMeta, RedirectMeta, VersionEdit};
-use super::NUM_LEVELS;
+use super::MAX_LEVELS;
 use crate::error::{Error, Result};
 use crate::types::{compare_internal_keys, user_key_of};
 use std::cmp::Ordering;
@@ -29,14 +29,26 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 /// The files and value logs of the SSD tree at one point in time.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Version {
-    /// SST files per level; levels >= 1 sorted by smallest key and non-overlapping.
-    pub levels: [Vec<Arc<FileMeta>>; NUM_LEVELS],
+    /// SST files per level, always [`MAX_LEVELS`] of them (a design uses a prefix: FlatLSM
+    /// three, the leveled designs up to all seven); level 0 may overlap, levels >= 1 are
+    /// sorted by smallest key and non-overlapping.
+    pub levels: Vec<Vec<Arc<FileMeta>>>,
     /// Live value-log files by number.
     pub vlogs: BTreeMap<u64, super::edit::VlogMeta>,
     /// Redirected value logs by victim number (value-log GC, `vlog::redirect`).
     pub redirects: BTreeMap<u64, RedirectMeta>,
+}
+
+impl Default for Version {
+    fn default() -> Self {
+        Version {
+            levels: vec![Vec::new(); MAX_LEVELS],
+            vlogs: BTreeMap::new(),
+            redirects: BTreeMap::new(),
+        }
+    }
 }
 
 fn invalid(msg: String) -> Error {
@@ -44,9 +56,9 @@ fn invalid(msg: String) -> Error {
 }
 
 fn check_level(level: usize) -> Result<()> {
-    if level >= NUM_LEVELS {
+    if level >= MAX_LEVELS {
         return Err(invalid(format!(
-            "level {level} is out of range (the tree has {NUM_LEVELS} levels)"
+            "level {level} is out of range (the tree has {MAX_LEVELS} levels)"
         )));
     }
     Ok(())
@@ -272,7 +284,7 @@ impl Version {
     /// True if no file of any level can hold `user_key` (so a merge may drop its tombstone).
     pub fn no_file_holds(&self, user_key: &[u8]) -> bool {
         self.level0_files_for_key(user_key).next().is_none()
-            && (1..NUM_LEVELS).all(|l| self.file_for_key(l, user_key).is_none())
+            && (1..MAX_LEVELS).all(|l| self.file_for_key(l, user_key).is_none())
     }
 
     /// How many runs level 0 holds: its files in order, a new run starting at each file that

@@ -17,7 +17,7 @@ use crate::error::{Error, Result};
 use crate::file_names::{parse_numbered_file, NumberedFile};
 use crate::pmtable::PmTable;
 use crate::types::user_key_of;
-use crate::version::{Version, VersionEdit, NUM_LEVELS};
+use crate::version::{Version, VersionEdit};
 use std::collections::HashSet;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -543,8 +543,10 @@ pub(crate) fn stats(db: &DbInner) -> Stats {
         pmtables: 1 + sv.imms.len(),
         pmtable_bytes: tables.map(|t| t.log_bytes()).sum(),
         l1_runs: sv.version.level0_runs(),
-        levels: (0..NUM_LEVELS)
+        profile: db.opts.profile,
+        levels: (0..db.opts.profile.num_levels())
             .map(|l| LevelStats {
+                name: db.opts.profile.level_name(l),
                 files: sv.version.num_files(l),
                 bytes: sv.version.level_bytes(l),
                 data_bytes: sv.version.level_data_bytes(l),

@@ -35,6 +35,7 @@ use super::lock::{DirLock, LOCK_FILE};
 use super::snapshots::SnapshotRegistry;
 use super::state::{BgSignal, DbInner, SuperVersion, VersionState};
 use super::stats::Counters;
+use crate::designs::check_profile;
 use crate::error::{Error, IoContext, Result};
 use crate::file_names::{parse_numbered_file, NumberedFile};
 use crate::fs::{FileSystem, FsRef, OsFileSystem};
@@ -124,6 +125,7 @@ fn lock_and_load(
     }
     let lock = acquire()?;
     let manifest = Manifest::load(fs, path)?;
+    check_profile(path, manifest.state.profile.as_deref(), opts.profile)?;
     let recorded = manifest.state.identity.as_deref();
     let identity = plan_identity(fs, path, pm_dir, opts, true, recorded)?;
     let manifest = Some(manifest);
@@ -266,6 +268,7 @@ fn commit_open(
     state.next_file_number = next + 2;
     state.pm_logs = Some(tables.iter().chain([&mem]).map(|t| t.number()).collect());
     state.identity = identity.or(state.identity);
+    state.profile = Some(opts.profile.name().to_string());
     for t in tables.iter().chain(&emptied) {
         t.persist_recovered_tail()?;
     }

@@ -12,7 +12,7 @@ use crate::iter::{DbIterator, InternalIterator, LevelIterator, MergingIterator, 
 use crate::pmtable::MemLookup;
 use crate::types::{make_internal_key, parse_internal_key, SequenceNumber, ValueKind};
 use crate::types::{ValuePointer, KIND_FOR_SEEK};
-use crate::version::{Version, NUM_LEVELS};
+use crate::version::{Version, MAX_LEVELS};
 use std::sync::Arc;
 
 impl DbInner {
@@ -54,7 +54,7 @@ impl DbInner {
         }
         let lookup = make_internal_key(key, seq, KIND_FOR_SEEK);
         let runs = sv.version.level0_files_for_key(key).cloned();
-        let levels = (1..NUM_LEVELS).filter_map(|l| sv.version.file_for_key(l, key));
+        let levels = (1..MAX_LEVELS).filter_map(|l| sv.version.file_for_key(l, key));
         for file in runs.chain(levels) {
             let table = self.table_cache.get(file.number, file.file_size)?;
             if let Some((ikey, value)) = table.get(&lookup)? {
@@ -98,7 +98,7 @@ impl DbInner {
             let file = vec![f.clone()];
             children.push(Box::new(LevelIterator::new(file, self.table_cache.clone())));
         }
-        for level in 1..NUM_LEVELS {
+        for level in 1..MAX_LEVELS {
             let files = sv.version.levels[level].clone();
             if !files.is_empty() {
                 children.push(Box::new(LevelIterator::new(

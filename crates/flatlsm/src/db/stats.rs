@@ -42,6 +42,8 @@ impl Counters {
 /// Size and file count of one level.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct LevelStats {
+    /// The level's name in its design (FlatLSM: `L1 runs`, `L1`, `L2`; leveled: `L0`..).
+    pub name: String,
     /// Number of SST files.
     pub files: usize,
     /// Bytes of SST files.
@@ -64,6 +66,8 @@ pub struct VlogStats {
 /// A point-in-time report of the engine's work.
 #[derive(Clone, Debug, Default)]
 pub struct Stats {
+    /// The design of the database.
+    pub profile: crate::Profile,
     /// How PM is persisted.
     pub pm_mode: Option<PmMode>,
     /// Key + value bytes the user wrote.
@@ -121,8 +125,8 @@ pub struct Stats {
     pub pmtables: usize,
     /// PM Log bytes in use by all PMTables.
     pub pmtable_bytes: u64,
-    /// Per SSD level: 0 = L1's unmerged runs, 1 = the ordered L1, 2 = L2
-    /// ([`crate::version::level_name`]).
+    /// Per SSD level the design uses ([`crate::Profile::num_levels`]); FlatLSM: 0 = L1's
+    /// unmerged runs, 1 = the ordered L1, 2 = L2.
     pub levels: Vec<LevelStats>,
     /// How many unmerged runs L1 holds (level 0; merged at `l1_merge_trigger`).
     pub l1_runs: usize,
@@ -212,9 +216,8 @@ impl fmt::Display for Stats {
             "PMTables: {} using {} bytes",
             self.pmtables, self.pmtable_bytes
         )?;
-        for (i, l) in self.levels.iter().enumerate() {
-            let (files, bytes, data) = (l.files, l.bytes, l.data_bytes);
-            let name = crate::version::level_name(i);
+        for l in &self.levels {
+            let (name, files, bytes, data) = (&l.name, l.files, l.bytes, l.data_bytes);
             writeln!(f, "{name}: {files} files, {bytes} bytes, {data} data bytes")?;
         }
         for v in &self.vlogs {

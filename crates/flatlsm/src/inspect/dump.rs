@@ -3,6 +3,7 @@
 //! kind comes from its name.
 
 use super::{escape_bytes, hex_bytes, FileKind};
+use crate::designs::Profile;
 use crate::error::{Error, IoContext, Result};
 use crate::fs::{FileSystem, OsFileSystem};
 use crate::iter::InternalIterator;
@@ -196,9 +197,14 @@ impl Dumper<'_> {
         let data = self.read_all()?;
         let (records, torn) = read_manifest_records(&data, self.path)?;
         self.line(&format!("manifest {}", self.path.display()))?;
+        // Manifests written before designs were recorded belong to `flatlsm` databases.
+        let mut profile = Some(Profile::FlatLsm);
         for r in &records {
             self.line(&format!("@{}", r.offset))?;
-            for l in describe_edit(&r.edit, self.format) {
+            if let Some(name) = &r.edit.profile {
+                profile = name.parse().ok();
+            }
+            for l in describe_edit(&r.edit, self.format, profile) {
                 self.line(&format!("  {l}"))?;
             }
         }
@@ -215,8 +221,10 @@ impl Dumper<'_> {
     }
 }
 
-/// One line per field an edit sets.
-fn describe_edit(e: &VersionEdit, format: DumpFormat) -> Vec<String> {
+/// One line per field an edit sets; levels named as `profile` names them (`L<n>` for a profile
+/// this build does not know).
+fn describe_edit(e: &VersionEdit, format: DumpFormat, profile: Option<Profile>) -> Vec<String> {
+    let level_name = |l: usize| profile.map_or(format!("L{l}"), |p| p.level_name(l));
     let mut lines = Vec::new();
     if let Some(n) = e.next_file_number {
         lines.push(format!("next_file_number {n}"));
@@ -228,7 +236,7 @@ fn describe_edit(e: &VersionEdit, format: DumpFormat) -> Vec<String> {
         lines.push(format!("min_unflushed_pmlog {p}"));
     }
     for (level, number) in &e.deleted_files {
-        let name = crate::version::level_name(*level);
+        let name = level_name(*level);
         lines.push(format!("delete {name} SST {number}"));
     }
     let key = |k: &[u8]| match parse_internal_key(k) {
@@ -238,7 +246,7 @@ fn describe_edit(e: &VersionEdit, format: DumpFormat) -> Vec<String> {
     for (level, f) in &e.new_files {
         lines.push(format!(
             "add {} SST {} ({} bytes, {} entries) [{} .. {}] vlog refs {:?}",
-            crate::version::level_name(*level),
+            level_name(*level),
             f.number,
             f.file_size,
             f.num_entries,
@@ -267,6 +275,9 @@ fn describe_edit(e: &VersionEdit, format: DumpFormat) -> Vec<String> {
     }
     if let Some(id) = &e.identity {
         lines.push(format!("identity {id}"));
+    }
+    if let Some(p) = &e.profile {
+        lines.push(format!("profile {p}"));
     }
     for r in &e.new_redirects {
         lines.push(format!(

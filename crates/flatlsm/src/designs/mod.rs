@@ -1,0 +1,134 @@
+//! The storage designs this engine builds, one room each, chosen by [`Options::profile`] when a
+//! database is created and recorded in its manifest (tag 13): reopening under another profile
+//! is refused, because each design lays out its files and PM structures its own way.
+//!
+//! docs/architecture.md describes the layers and, per design, the write and read paths.
+//!
+//! [`Options::profile`]: crate::Options::profile
+
+use crate::error::{Error, Result};
+use std::fmt;
+use std::path::Path;
+use std::str::FromStr;
+
+/// A design (the FlatLSM paper's system or one it is compared with).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Profile {
+    /// FlatLSM: PMTables (DRAM index over a PM Log, no WAL) as L0, L1 runs merged into an
+    /// Ordered-L1, L2 on SSD, key-value separation at flush.
+    #[default]
+    FlatLsm,
+}
+
+impl Profile {
+    /// Every profile, in the order tables and `--compare profiles` list them.
+    pub const ALL: [Profile; 1] = [Profile::FlatLsm];
+
+    /// The name recorded in the manifest and taken by `--profile`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Profile::FlatLsm => "flatlsm",
+        }
+    }
+
+    /// How stats, dumps and logs call `level` of this design's version.
+    pub fn level_name(self, level: usize) -> String {
+        match (self, level) {
+            (Profile::FlatLsm, 0) => "L1 runs".to_string(),
+            (Profile::FlatLsm, 1) => "L1".to_string(),
+            (Profile::FlatLsm, 2) => "L2".to_string(),
+            (_, l) => format!("L{l}"),
+        }
+    }
+
+    /// How many levels of the version this design uses (stats list these).
+    pub fn num_levels(self) -> usize {
+        match self {
+            Profile::FlatLsm => 3,
+        }
+    }
+}
+
+impl fmt::Display for Profile {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Profile {
+    type Err = Error;
+
+    fn from_str(s: &str) -> Result<Profile> {
+        Profile::ALL
+            .into_iter()
+            .find(|p| p.name() == s)
+            .ok_or_else(|| {
+                let names: Vec<&str> = Profile::ALL.iter().map(|p| p.name()).collect();
+                Error::InvalidArgument(format!(
+                    "unknown profile '{s}' (expected one of: {})",
+                    names.join(", ")
+                ))
+            })
+    }
+}
+
+/// The profile the database at `path` was created with, read from its manifest (nothing is
+/// written); `None` if `path` holds no database (no `CURRENT`). Tools use it to open a
+/// database as what it is.
+pub fn profile_of(path: &Path) -> Result<Option<Profile>> {
+    if !path.join(crate::version::CURRENT_FILE_NAME).exists() {
+        return Ok(None);
+    }
+    let manifest = crate::version::Manifest::load(&crate::fs::OsFileSystem, path)?;
+    let name = recorded_profile(manifest.state.profile.as_deref());
+    name.parse().map(Some).map_err(|_| {
+        Error::InvalidArgument(format!(
+            "database {} was created with profile '{name}', which this build does not know",
+            path.display()
+        ))
+    })
+}
+
+/// The profile a manifest records; `None` (written before designs were recorded) is `flatlsm`.
+pub(crate) fn recorded_profile(recorded: Option<&str>) -> &str {
+    recorded.unwrap_or(Profile::FlatLsm.name())
+}
+
+/// Refuses to open the database at `path`, created with the `recorded` profile, as `wanted`.
+pub(crate) fn check_profile(path: &Path, recorded: Option<&str>, wanted: Profile) -> Result<()> {
+    let recorded = recorded_profile(recorded);
+    if recorded == wanted.name() {
+        return Ok(());
+    }
+    Err(Error::InvalidArgument(format!(
+        "database {} was created with profile '{recorded}' and cannot be opened as '{wanted}' \
+         (open it with Options::profile = {recorded})",
+        path.display()
+    )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip_and_unknown_names_are_refused() {
+        for p in Profile::ALL {
+            assert_eq!(p.name().parse::<Profile>().unwrap(), p);
+        }
+        let err = "rocksdb".parse::<Profile>().unwrap_err().to_string();
+        assert!(
+            err.contains("unknown profile 'rocksdb'") && err.contains("flatlsm"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_manifest_without_a_profile_is_flatlsm() {
+        assert!(check_profile(Path::new("/db"), None, Profile::FlatLsm).is_ok());
+        let err = check_profile(Path::new("/db"), Some("leveled"), Profile::FlatLsm).unwrap_err();
+        let msg = err.to_string();
+        assert!(msg.contains("/db") && msg.contains("'leveled'"), "{msg}");
+    }
+}
