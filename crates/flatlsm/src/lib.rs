@@ -20,6 +20,7 @@ pub mod designs;
 pub mod fuzz_api;
 pub mod inspect;
 pub mod pmtable;
+mod values;
 
 pub use error::{Error, Result};
 #[cfg(test)]

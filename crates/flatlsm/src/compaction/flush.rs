@@ -19,9 +19,8 @@
 //! 4. The outputs are added to level 0 in one manifest edit; only after that edit is durable is
 //!    the PM Log deleted (its number is below the new `min_unflushed_pmlog`).
 
+use super::context::JobContext;
 use super::output::{TableOutput, VlogOutput};
-use crate::db::state::DbInner;
-
 use crate::error::{Error, Result};
 use crate::iter::{InternalIterator, MergingIterator};
 use crate::pmtable::PmTable;
@@ -44,16 +43,15 @@ pub(crate) struct FlushOutput {
 
 /// Writes `tables` as one new run of L1 (level 0 of `version`'s successor).
 pub(crate) fn flush_tables(
-    db: &DbInner,
+    ctx: &JobContext<'_>,
     tables: &[Arc<PmTable>],
     version: &Arc<Version>,
 ) -> Result<FlushOutput> {
-    let ranges = thread_ranges(tables, db.opts.flush_threads);
-    let oldest = db.snapshots.oldest(db.visible());
+    let ranges = thread_ranges(tables, ctx.options.flush_threads);
     let results: Vec<Result<(Vec<FileMeta>, Option<VlogMeta>)>> = std::thread::scope(|s| {
         let handles: Vec<_> = ranges
             .iter()
-            .map(|range| s.spawn(move || flush_range(db, tables, version, range, oldest)))
+            .map(|range| s.spawn(move || flush_range(ctx, tables, version, range)))
             .collect();
         handles
             .into_iter()
@@ -116,11 +114,10 @@ fn median_of<'a>(keys: impl Iterator<Item = &'a Vec<u8>>) -> Option<Vec<u8>> {
 
 /// One thread of the parallel flush (Algorithm 5, lines 4–34).
 fn flush_range(
-    db: &DbInner,
+    ctx: &JobContext<'_>,
     tables: &[Arc<PmTable>],
     version: &Version,
     range: &KeyRange,
-    oldest_snapshot: u64,
 ) -> Result<(Vec<FileMeta>, Option<VlogMeta>)> {
     let children: Vec<Box<dyn InternalIterator + '_>> = tables
         .iter()
@@ -131,9 +128,9 @@ fn flush_range(
         Some(l) => merged.seek(&make_internal_key(l, 0, ValueKind::Deletion)),
         None => merged.seek_to_first(),
     }
-    let mut filter = VersionFilter::new(oldest_snapshot);
-    let mut tables = TableOutput::new(db);
-    let mut vlog = VlogOutput::new(db);
+    let mut filter = VersionFilter::new(ctx.oldest_snapshot);
+    let mut tables = TableOutput::new(ctx);
+    let mut vlog = VlogOutput::new(ctx);
     let bottommost = |uk: &[u8]| version.no_file_holds(uk);
     while merged.valid() {
         let ikey = merged.key();
@@ -147,7 +144,7 @@ fn flush_range(
             break;
         }
         if filter.keep_parsed(&p, bottommost) {
-            write_entry(db, &mut tables, &mut vlog, (ikey, &p), merged.value())?;
+            write_entry(ctx, &mut tables, &mut vlog, (ikey, &p), merged.value())?;
         }
         merged.next();
     }
@@ -158,13 +155,13 @@ fn flush_range(
 /// Writes one surviving entry (its internal key, also parsed), separating a large inline value
 /// into the value log.
 fn write_entry(
-    db: &DbInner,
+    ctx: &JobContext<'_>,
     tables: &mut TableOutput<'_>,
     vlog: &mut VlogOutput<'_>,
     (ikey, p): (&[u8], &ParsedInternalKey<'_>),
     value: &[u8],
 ) -> Result<()> {
-    if p.kind == ValueKind::Value && value.len() >= db.opts.kv_separation_threshold {
+    if p.kind == ValueKind::Value && value.len() >= ctx.options.kv_separation_threshold {
         let ptr = vlog.append(p.user_key, value)?;
         return tables.add_pointer(p.user_key, p.seq, &ptr);
     }

@@ -2,9 +2,9 @@
 //! round robin over the key space) is merged with the L2 files it overlaps into new L2 files.
 //! Values already in value logs keep their pointers; only keys and small inline values move.
 
+use super::context::JobContext;
 use super::filter::VersionFilter;
 use super::output::TableOutput;
-use crate::db::state::DbInner;
 use crate::error::Result;
 use crate::iter::{InternalIterator, LevelIterator, MergingIterator};
 use crate::types::user_key_of;
@@ -49,18 +49,18 @@ pub(crate) fn pick(
 }
 
 /// Runs the merge; returns the edit and the bytes written.
-pub(crate) fn run(db: &DbInner, c: &LevelCompaction) -> Result<(VersionEdit, u64)> {
+pub(crate) fn run(ctx: &JobContext<'_>, c: &LevelCompaction) -> Result<(VersionEdit, u64)> {
     let children: Vec<Box<dyn InternalIterator>> = vec![
         Box::new(LevelIterator::new(
             vec![c.l1.clone()],
-            db.table_cache.clone(),
+            ctx.table_cache.clone(),
         )),
-        Box::new(LevelIterator::new(c.l2.clone(), db.table_cache.clone())),
+        Box::new(LevelIterator::new(c.l2.clone(), ctx.table_cache.clone())),
     ];
     let mut merged = MergingIterator::new(children);
     merged.seek_to_first();
-    let mut filter = VersionFilter::new(db.snapshots.oldest(db.visible()));
-    let mut out = TableOutput::new(db);
+    let mut filter = VersionFilter::new(ctx.oldest_snapshot);
+    let mut out = TableOutput::new(ctx);
     while merged.valid() {
         // L2 is the last level: nothing older lies below it.
         if filter.keep(merged.key(), |_| true) {

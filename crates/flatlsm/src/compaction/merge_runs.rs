@@ -14,9 +14,9 @@
 //! - A tombstone is dropped only if visible to every reader and no L2 file holds its key (L2 is
 //!   the only level below the output).
 
+use super::context::JobContext;
 use super::filter::VersionFilter;
 use super::output::TableOutput;
-use crate::db::state::DbInner;
 use crate::error::Result;
 use crate::iter::{InternalIterator, LevelIterator, MergingIterator};
 use crate::types::user_key_of;
@@ -55,23 +55,27 @@ pub(crate) fn pick(
 }
 
 /// Runs the merge; returns the edit and the bytes written.
-pub(crate) fn run(db: &DbInner, m: &RunMerge, version: &Version) -> Result<(VersionEdit, u64)> {
+pub(crate) fn run(
+    ctx: &JobContext<'_>,
+    m: &RunMerge,
+    version: &Version,
+) -> Result<(VersionEdit, u64)> {
     let mut children: Vec<Box<dyn InternalIterator>> = m
         .runs
         .iter()
         .map(|f| {
-            Box::new(LevelIterator::new(vec![f.clone()], db.table_cache.clone()))
+            Box::new(LevelIterator::new(vec![f.clone()], ctx.table_cache.clone()))
                 as Box<dyn InternalIterator>
         })
         .collect();
     children.push(Box::new(LevelIterator::new(
         m.l1.clone(),
-        db.table_cache.clone(),
+        ctx.table_cache.clone(),
     )));
     let mut merged = MergingIterator::new(children);
     merged.seek_to_first();
-    let mut filter = VersionFilter::new(db.snapshots.oldest(db.visible()));
-    let mut out = TableOutput::new(db);
+    let mut filter = VersionFilter::new(ctx.oldest_snapshot);
+    let mut out = TableOutput::new(ctx);
     let bottommost = |uk: &[u8]| version.file_for_key(2, uk).is_none();
     while merged.valid() {
         if filter.keep(merged.key(), bottommost) {

@@ -2,6 +2,7 @@
 //! separation (paper 4.4, Algorithms 4 and 5), merging L1's runs into its ordered run, L1→L2
 //! leveled compaction, and value-log garbage collection.
 
+pub(crate) mod context;
 pub mod filter;
 pub(crate) mod flush;
 pub(crate) mod level;

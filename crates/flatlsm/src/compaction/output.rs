@@ -7,9 +7,7 @@
 //! when the output was created sees it; each file's `vlog_refs` counts the pointers it holds
 //! after that rewrite, so new files never name a log redirected before the job began.
 
-use crate::db::state::DbInner;
-use crate::db::stats::Counters;
-use crate::db::values::ValueLocator;
+use super::context::JobContext;
 use crate::error::{Error, Result};
 use crate::sst::{sst_file_name, TableBuildOptions, TableBuilder};
 use crate::types::{
@@ -27,25 +25,22 @@ struct OpenTable {
 
 /// A rolling sequence of output SSTables.
 pub(crate) struct TableOutput<'a> {
-    db: &'a DbInner,
+    ctx: &'a JobContext<'a>,
     current: Option<OpenTable>,
     last_user_key: Vec<u8>,
     /// Reused buffer for the internal keys [`TableOutput::add_pointer`] builds.
     key_scratch: Vec<u8>,
     files: Vec<FileMeta>,
-    /// Translates copied pointers into redirected value logs.
-    locator: ValueLocator,
 }
 
 impl<'a> TableOutput<'a> {
-    pub fn new(db: &'a DbInner) -> Self {
+    pub fn new(ctx: &'a JobContext<'a>) -> Self {
         TableOutput {
-            db,
+            ctx,
             current: None,
             last_user_key: Vec::new(),
             key_scratch: Vec::new(),
             files: Vec::new(),
-            locator: ValueLocator::current(db),
         }
     }
 
@@ -57,7 +52,7 @@ impl<'a> TableOutput<'a> {
         }
         let ptr = ValuePointer::decode(value)
             .ok_or_else(|| Error::InvalidState("malformed value pointer in merge".into()))?;
-        let moved = self.locator.locate(&ptr)?;
+        let moved = self.ctx.locator.locate(&ptr)?;
         if moved == ptr {
             return self.add_entry(ikey, value, Some(&ptr));
         }
@@ -87,7 +82,7 @@ impl<'a> TableOutput<'a> {
         let roll = self
             .current
             .as_ref()
-            .is_some_and(|t| t.builder.estimated_size() >= self.db.opts.target_file_size)
+            .is_some_and(|t| t.builder.estimated_size() >= self.ctx.options.target_file_size)
             && uk != self.last_user_key.as_slice();
         if roll {
             self.finish_current()?;
@@ -106,16 +101,16 @@ impl<'a> TableOutput<'a> {
     }
 
     fn open_table(&self) -> Result<OpenTable> {
-        let number = self.db.new_output_number();
-        let path = self.db.path.join(sst_file_name(number));
+        let number = self.ctx.host.new_output_number();
+        let path = self.ctx.dir.join(sst_file_name(number));
         let file = self
-            .db
+            .ctx
             .fs
             .create(&path)
             .map_err(|e| Error::io(format!("creating {}", path.display()), e))?;
         let opts = TableBuildOptions {
-            block_size: self.db.opts.block_size,
-            bloom_bits_per_key: self.db.opts.bloom_bits_per_key,
+            block_size: self.ctx.options.block_size,
+            bloom_bits_per_key: self.ctx.options.bloom_bits_per_key,
         };
         Ok(OpenTable {
             number,
@@ -149,15 +144,15 @@ impl<'a> TableOutput<'a> {
 
 /// A value log written by one job thread, created on the first separated value.
 pub(crate) struct VlogOutput<'a> {
-    db: &'a DbInner,
+    ctx: &'a JobContext<'a>,
     writer: Option<VlogWriter>,
     first_offset: u64,
 }
 
 impl<'a> VlogOutput<'a> {
-    pub fn new(db: &'a DbInner) -> Self {
+    pub fn new(ctx: &'a JobContext<'a>) -> Self {
         VlogOutput {
-            db,
+            ctx,
             writer: None,
             first_offset: 0,
         }
@@ -166,12 +161,12 @@ impl<'a> VlogOutput<'a> {
     /// Appends a record; returns the encoded pointer to store in the SSTable.
     pub fn append(&mut self, key: &[u8], value: &[u8]) -> Result<ValuePointer> {
         if self.writer.is_none() {
-            let number = self.db.new_output_number();
+            let number = self.ctx.host.new_output_number();
             let io = VlogIo {
-                direct: self.db.opts.vlog_direct_writes,
-                cache_written: self.db.opts.vlog_cache_written,
+                direct: self.ctx.options.vlog_direct_writes,
+                cache_written: self.ctx.options.vlog_cache_written,
             };
-            let w = VlogWriter::create(&*self.db.fs, &self.db.path, number, io)?;
+            let w = VlogWriter::create(self.ctx.fs, self.ctx.dir, number, io)?;
             self.first_offset = w.len();
             self.writer = Some(w);
         }
@@ -191,13 +186,9 @@ impl<'a> VlogOutput<'a> {
         let Some(w) = self.writer else {
             return Ok(None);
         };
-        let number = w.number();
-        let counter = match w.is_direct() {
-            true => &self.db.counters.vlog_direct_files,
-            false => &self.db.counters.vlog_buffered_files,
-        };
+        let (number, direct) = (w.number(), w.is_direct());
         let size = w.finish()?;
-        Counters::add(counter, 1);
+        self.ctx.host.count_vlog_file(direct);
         Ok(Some(VlogMeta {
             number,
             total_bytes: size - self.first_offset,

@@ -28,16 +28,14 @@
 //! no SSTable names V (`Version::unreferenced_redirects`), and its file is deleted then by the
 //! same rule as data files.
 
+use super::context::JobContext;
 use super::output::VlogOutput;
-use crate::db::state::DbInner;
 use crate::error::{Error, Result};
 use crate::iter::InternalIterator;
 use crate::types::{parse_internal_key, ValueKind, ValuePointer};
 use crate::version::{FileMeta, RedirectMeta, Version, VersionEdit, VlogMeta};
 use crate::vlog::{vlog_file_name, RedirectEntry, RedirectTable};
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::time::Duration;
 
 /// Bytes copied between two looks at the pace (`pace`).
 const PACE_BYTES: u64 = 4 << 20;
@@ -73,28 +71,33 @@ pub(crate) fn pick(version: &Version, ratio: f64) -> Option<u64> {
 
 /// Collects `victim` as `version` sees it; `Ok(None)` if the job was abandoned (the database
 /// is closing), its outputs then left to the obsolete-file purge.
-pub(crate) fn run(db: &DbInner, version: &Version, victim: u64) -> Result<Option<GcOutput>> {
-    let records = live_records(db, version, victim)?;
-    db.sync_point("vlog_gc:records_collected");
-    let mut out = VlogOutput::new(db);
-    let Some(entries) = copy_records(db, victim, &records, &mut out)? else {
-        db.abandon_outputs(&out.number().into_iter().collect::<Vec<_>>());
+pub(crate) fn run(
+    ctx: &JobContext<'_>,
+    version: &Version,
+    victim: u64,
+) -> Result<Option<GcOutput>> {
+    let records = live_records(ctx, version, victim)?;
+    ctx.host.sync_point("vlog_gc:records_collected");
+    let mut out = VlogOutput::new(ctx);
+    let Some(entries) = copy_records(ctx, victim, &records, &mut out)? else {
+        let outputs: Vec<u64> = out.number().into_iter().collect();
+        ctx.host.abandon_outputs(&outputs);
         return Ok(None);
     };
     let target = out.finish()?.ok_or_else(|| nothing_to_copy(victim))?;
-    write_redirect(db, victim, target, entries).map(Some)
+    write_redirect(ctx, victim, target, entries).map(Some)
 }
 
 /// Writes the redirect table of `victim` into `target` (finished) and builds the edit.
 fn write_redirect(
-    db: &DbInner,
+    ctx: &JobContext<'_>,
     victim: u64,
     target: VlogMeta,
     entries: Vec<RedirectEntry>,
 ) -> Result<GcOutput> {
-    let number = db.new_output_number();
+    let number = ctx.host.new_output_number();
     let logs = (victim, target.number);
-    let table = RedirectTable::write(&*db.fs, &db.path, number, logs, entries)?;
+    let table = RedirectTable::write(ctx.fs, ctx.dir, number, logs, entries)?;
     let (file_size, outputs) = (table.file_size(), vec![target.number, number]);
     let redirect = RedirectMeta {
         victim,
@@ -126,25 +129,25 @@ fn nothing_to_copy(victim: u64) -> Error {
 }
 
 /// Every distinct record of `victim` an SSTable of `version` points at, by offset.
-fn live_records(db: &DbInner, version: &Version, victim: u64) -> Result<Vec<ValuePointer>> {
+fn live_records(ctx: &JobContext<'_>, version: &Version, victim: u64) -> Result<Vec<ValuePointer>> {
     let mut found = Vec::new();
     for f in version.levels.iter().flatten() {
         if f.vlog_refs.iter().any(|&(n, _)| n == victim) {
-            pointers_in(db, f, victim, &mut found)?;
+            pointers_in(ctx, f, victim, &mut found)?;
         }
     }
     found.sort_unstable_by_key(|p| p.offset);
-    dedup_records(db, found)
+    dedup_records(ctx, found)
 }
 
 /// Appends the pointers into `victim` held by SSTable `file` (read-only, through the cache).
 fn pointers_in(
-    db: &DbInner,
+    ctx: &JobContext<'_>,
     file: &FileMeta,
     victim: u64,
     out: &mut Vec<ValuePointer>,
 ) -> Result<()> {
-    let table = db.table_cache.get(file.number, file.file_size)?;
+    let table = ctx.table_cache.get(file.number, file.file_size)?;
     let mut it = table.iter();
     it.seek_to_first();
     while it.valid() {
@@ -163,13 +166,13 @@ fn pointers_in(
 }
 
 /// Drops repeated offsets (sorted input); two pointers to one offset must agree on lengths.
-fn dedup_records(db: &DbInner, sorted: Vec<ValuePointer>) -> Result<Vec<ValuePointer>> {
+fn dedup_records(ctx: &JobContext<'_>, sorted: Vec<ValuePointer>) -> Result<Vec<ValuePointer>> {
     let mut out: Vec<ValuePointer> = Vec::with_capacity(sorted.len());
     for p in sorted {
         match out.last() {
             Some(last) if last.offset == p.offset && *last == p => {}
             Some(last) if last.offset == p.offset => {
-                let path = db.path.join(vlog_file_name(p.file_number));
+                let path = ctx.dir.join(vlog_file_name(p.file_number));
                 let detail = "two SST pointers to this record disagree on its length";
                 return Err(Error::corruption(path, p.offset, detail));
             }
@@ -182,20 +185,20 @@ fn dedup_records(db: &DbInner, sorted: Vec<ValuePointer>) -> Result<Vec<ValuePoi
 /// Copies `records` of `victim` in order into `out`; their redirect entries, or `None` if
 /// the database started closing.
 fn copy_records(
-    db: &DbInner,
+    ctx: &JobContext<'_>,
     victim: u64,
     records: &[ValuePointer],
     out: &mut VlogOutput<'_>,
 ) -> Result<Option<Vec<RedirectEntry>>> {
     // Its own reader: the shared one reads without readahead, and the copy reads in order.
-    let reader = crate::vlog::VlogReader::open(&*db.fs, &db.path, victim)?;
+    let reader = crate::vlog::VlogReader::open(ctx.fs, ctx.dir, victim)?;
     let mut entries = Vec::with_capacity(records.len());
     let mut unpaced = 0u64;
     for ptr in records {
         let (key, value) = reader.read_record(ptr)?;
         entries.push(moved_entry(ptr, &out.append(&key, &value)?));
         unpaced += u64::from(ptr.record_len);
-        if unpaced >= PACE_BYTES && !pace(db) {
+        if unpaced >= PACE_BYTES && !pace(ctx) {
             return Ok(None);
         }
         unpaced %= PACE_BYTES;
@@ -215,12 +218,9 @@ fn moved_entry(old: &ValuePointer, new: &ValuePointer) -> RedirectEntry {
 
 /// Yields to flushes: while writers are stopped waiting for one, the copy waits (holding
 /// nothing a flush or writer waits for). False once the database is closing.
-fn pace(db: &DbInner) -> bool {
-    while db.writes_stopped() && !db.shutting_down.load(Ordering::Acquire) {
-        let mut g = db.bg_signal.lock();
-        db.bg_cv.wait_for(&mut g, Duration::from_millis(10));
-    }
-    !db.shutting_down.load(Ordering::Acquire)
+fn pace(ctx: &JobContext<'_>) -> bool {
+    ctx.host.yield_to_stopped_writers();
+    !ctx.host.closing()
 }
 
 /// Value logs with no live bytes in `version` (to drop from the manifest).

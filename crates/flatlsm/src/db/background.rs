@@ -198,7 +198,7 @@ fn flush_immutables(db: &DbInner) -> Result<bool> {
     let version = db.versions.lock().current.clone();
     db.sync_point("flush:inputs_reserved");
     let started = Instant::now();
-    let result = flush::flush_tables(db, &tables, &version)
+    let result = flush::flush_tables(&db.job_context(), &tables, &version)
         .and_then(|out| install_flush(db, &tables, out, started));
     drop(version);
     result?;
@@ -318,7 +318,7 @@ fn run_level_compaction(
         return Ok(false);
     }
     let started = Instant::now();
-    let result = level::run(db, &c).and_then(|(mut edit, bytes)| {
+    let result = level::run(&db.job_context(), &c).and_then(|(mut edit, bytes)| {
         db.install(&mut edit, |_| {})?;
         log::debug!(
             "L1 -> L2 compaction of 1 + {} files: {} MB written in {} ms",
@@ -363,7 +363,7 @@ fn merge_runs_at(db: &DbInner, version: &Arc<Version>, trigger: usize) -> Result
         return Ok(false);
     }
     let started = Instant::now();
-    let result = merge_runs::run(db, &m, version).and_then(|(mut edit, bytes)| {
+    let result = merge_runs::run(&db.job_context(), &m, version).and_then(|(mut edit, bytes)| {
         db.install(&mut edit, |_| {})?;
         Counters::add(&db.counters.compaction_bytes, bytes);
         log::debug!(

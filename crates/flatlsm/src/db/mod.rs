@@ -8,6 +8,7 @@ mod background;
 mod batch;
 pub(crate) mod consistency;
 pub(crate) mod identity;
+mod jobs;
 mod lock;
 mod open;
 #[cfg(test)]
@@ -21,7 +22,6 @@ pub(crate) mod state;
 pub(crate) mod stats;
 #[cfg(test)]
 mod sync_point;
-pub(crate) mod values;
 pub(crate) mod vlog_gc_job;
 #[cfg(test)]
 mod vlog_gc_tests;

@@ -6,7 +6,6 @@
 //! old log, which that version keeps alive.
 
 use super::state::{DbInner, SuperVersion};
-use super::values::ValueLocator;
 use crate::error::{Error, Result};
 use crate::iter::{DbIterator, InternalIterator, LevelIterator, MergingIterator, ValueResolver};
 use crate::pmtable::MemLookup;
@@ -80,9 +79,7 @@ impl DbInner {
             ValueKind::ValuePointer => {
                 let ptr = ValuePointer::decode(&value)
                     .ok_or_else(|| Error::corruption(path, 0, "value pointer of wrong length"))?;
-                Ok(Some(
-                    ValueLocator::new(self, version.clone()).resolve(&ptr)?,
-                ))
+                Ok(Some(self.locator(version.clone()).resolve(&ptr)?))
             }
         }
     }
@@ -119,8 +116,7 @@ impl DbInner {
     ) -> DbIterator {
         let (seq, sv) = self.pin(snapshot_seq);
         let inner = Box::new(self.internal_iter(&sv));
-        let resolver: Arc<dyn ValueResolver> =
-            Arc::new(ValueLocator::new(self, sv.version.clone()));
+        let resolver: Arc<dyn ValueResolver> = Arc::new(self.locator(sv.version.clone()));
         DbIterator::new(inner, resolver, seq, lower, upper, vec![Box::new(sv)])
     }
 }

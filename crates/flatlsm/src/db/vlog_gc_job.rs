@@ -29,7 +29,7 @@ pub(crate) fn gc_one(db: &DbInner) -> Result<bool> {
     let Some(victim) = vlog_gc::pick(&version, db.opts.vlog_gc_garbage_ratio) else {
         return Ok(false);
     };
-    let out = vlog_gc::run(db, &version, victim);
+    let out = vlog_gc::run(&db.job_context(), &version, victim);
     drop(version); // the victim's file may go once the commit no longer names it
     let committed = match out? {
         Some(out) => commit(db, victim, out)?,

@@ -13,7 +13,6 @@
 //!
 //! Thread-safety: a [`ValueLocator`] is immutable and shared (`Send + Sync`).
 
-use super::state::DbInner;
 use crate::error::Result;
 use crate::iter::ValueResolver;
 use crate::types::ValuePointer;
@@ -29,18 +28,14 @@ pub(crate) struct ValueLocator {
 }
 
 impl ValueLocator {
-    /// A locator for `version` (which it keeps alive, and with it the files it names).
-    pub fn new(db: &DbInner, version: Arc<Version>) -> Self {
+    /// A locator for `version` (which it keeps alive, and with it the files it names) over the
+    /// database's open value logs and loaded redirect tables.
+    pub fn new(version: Arc<Version>, vlogs: Arc<VlogSet>, redirects: Arc<RedirectSet>) -> Self {
         ValueLocator {
             version,
-            vlogs: db.vlogs.clone(),
-            redirects: db.vlog_redirects.clone(),
+            vlogs,
+            redirects,
         }
-    }
-
-    /// A locator for the current version.
-    pub fn current(db: &DbInner) -> Self {
-        Self::new(db, db.sv.load().version.clone())
     }
 
     /// The record's pointer now: `ptr` itself, or its translation if its log is redirected.

@@ -1,0 +1,79 @@
+//! The database as the host of its background jobs: the [`JobHost`] it offers a running job and
+//! the [`JobContext`] it builds for each one (`compaction/context.rs`).
+
+use super::state::DbInner;
+use super::stats::Counters;
+use crate::compaction::context::{JobContext, JobHost, JobOptions};
+use crate::values::ValueLocator;
+use crate::version::Version;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+
+impl JobHost for DbInner {
+    fn new_output_number(&self) -> u64 {
+        DbInner::new_output_number(self)
+    }
+
+    fn abandon_outputs(&self, numbers: &[u64]) {
+        DbInner::abandon_outputs(self, numbers)
+    }
+
+    fn closing(&self) -> bool {
+        self.shutting_down.load(Ordering::Acquire)
+    }
+
+    fn yield_to_stopped_writers(&self) {
+        while self.writes_stopped() && !self.closing() {
+            let mut g = self.bg_signal.lock();
+            self.bg_cv.wait_for(&mut g, Duration::from_millis(10));
+        }
+    }
+
+    fn count_vlog_file(&self, direct: bool) {
+        let counter = match direct {
+            true => &self.counters.vlog_direct_files,
+            false => &self.counters.vlog_buffered_files,
+        };
+        Counters::add(counter, 1);
+    }
+
+    fn sync_point(&self, point: &'static str) {
+        DbInner::sync_point(self, point)
+    }
+}
+
+impl DbInner {
+    /// The options every job reads.
+    fn job_options(&self) -> JobOptions {
+        let o = &self.opts;
+        JobOptions {
+            target_file_size: o.target_file_size,
+            block_size: o.block_size,
+            bloom_bits_per_key: o.bloom_bits_per_key,
+            kv_separation_threshold: o.kv_separation_threshold,
+            flush_threads: o.flush_threads,
+            vlog_direct_writes: o.vlog_direct_writes,
+            vlog_cache_written: o.vlog_cache_written,
+        }
+    }
+
+    /// A pointer locator for `version` over this database's value logs and redirect tables.
+    pub(crate) fn locator(&self, version: Arc<Version>) -> ValueLocator {
+        ValueLocator::new(version, self.vlogs.clone(), self.vlog_redirects.clone())
+    }
+
+    /// The context of a job starting now: the oldest snapshot and the current version's
+    /// pointer translations as of this moment.
+    pub(crate) fn job_context(&self) -> JobContext<'_> {
+        JobContext {
+            fs: &*self.fs,
+            dir: &self.path,
+            table_cache: &self.table_cache,
+            options: self.job_options(),
+            oldest_snapshot: self.snapshots.oldest(self.visible()),
+            locator: self.locator(self.sv.load().version.clone()),
+            host: self,
+        }
+    }
+}
