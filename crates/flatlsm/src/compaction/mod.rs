@@ -5,7 +5,7 @@
 pub(crate) mod context;
 pub mod filter;
 pub(crate) mod flush;
-pub(crate) mod level;
-pub(crate) mod merge_runs;
+pub(crate) mod job;
 pub(crate) mod output;
+pub(crate) mod policy;
 pub(crate) mod vlog_gc;

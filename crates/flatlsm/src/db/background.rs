@@ -9,14 +9,14 @@
 //! becomes visible. Value-log GC (`vlog_gc_job.rs`) runs on its own thread so that it never
 //! delays an L1 → L2 compaction; it waits for nothing a flush or writer holds.
 
+use super::compact::compact_one;
 use super::state::DbInner;
 use super::stats::{Counters, LevelStats, Stats, VlogStats};
 use super::vlog_gc_job;
-use crate::compaction::{flush, level, merge_runs, vlog_gc};
+use crate::compaction::{flush, vlog_gc};
 use crate::error::{Error, Result};
 use crate::file_names::{parse_numbered_file, NumberedFile};
 use crate::pmtable::PmTable;
-use crate::types::user_key_of;
 use crate::version::{Version, VersionEdit};
 use std::collections::HashSet;
 use std::sync::atomic::Ordering;
@@ -181,7 +181,7 @@ pub(crate) fn flush_one(db: &DbInner) -> Result<bool> {
 }
 
 /// Sets the background error for a failed job so later writes fail fast instead of retrying.
-fn record_failure<T>(db: &DbInner, r: Result<T>) -> Result<T> {
+pub(crate) fn record_failure<T>(db: &DbInner, r: Result<T>) -> Result<T> {
     if let Err(e) = &r {
         db.set_bg_error(e);
     }
@@ -271,121 +271,10 @@ fn install_flush(
     Ok(())
 }
 
-/// Runs one L1 → L2 compaction if due; `Ok(false)` if nothing is due. Drops value logs and
-/// redirects nothing references any more either way.
-pub(crate) fn compact_one(db: &DbInner) -> Result<bool> {
-    record_failure(db, compact_due(db))
-}
-
-fn compact_due(db: &DbInner) -> Result<bool> {
-    let _job = db.compaction_lock.lock();
-    let worked = run_due_job(db)?;
-    // The job's pinned version is released by now, so dead files can go.
-    drop_unreferenced_vlogs(db)?;
-    if worked {
-        purge_obsolete_files(db)?;
-    }
-    Ok(worked)
-}
-
-fn run_due_job(db: &DbInner) -> Result<bool> {
-    let version = db.versions.lock().current.clone();
-    if run_merge_of_runs(db, &version)? {
-        return Ok(true);
-    }
-    let l1_full = version.level_data_bytes(1) > db.opts.l1_capacity;
-    Ok(l1_full && run_level_compaction(db, &version, None)?)
-}
-
-/// One L1 → L2 compaction; `range` limits the L1 file to one overlapping `[begin, end]`.
-fn run_level_compaction(
-    db: &DbInner,
-    version: &Arc<Version>,
-    range: Option<(&[u8], &[u8])>,
-) -> Result<bool> {
-    let pointer = db.versions.lock().l1_compact_pointer.clone();
-    let outside = |n: u64| {
-        range.is_some_and(|(b, e)| {
-            version.levels[1].iter().any(|f| {
-                f.number == n && (user_key_of(&f.largest) < b || user_key_of(&f.smallest) > e)
-            })
-        })
-    };
-    let Some(c) = level::pick(version, &pointer, |n| db.is_busy(n) || outside(n)) else {
-        return Ok(false);
-    };
-    if !db.try_reserve_in(version, &c.inputs()) {
-        return Ok(false);
-    }
-    let started = Instant::now();
-    let result = level::run(&db.job_context(), &c).and_then(|(mut edit, bytes)| {
-        db.install(&mut edit, |_| {})?;
-        log::debug!(
-            "L1 -> L2 compaction of 1 + {} files: {} MB written in {} ms",
-            c.l2.len(),
-            bytes >> 20,
-            started.elapsed().as_millis()
-        );
-        Counters::add(&db.counters.compaction_bytes, bytes);
-        Ok(())
-    });
-    db.release(&c.inputs());
-    result?;
-    db.versions.lock().l1_compact_pointer = user_key_of(&c.l1.largest).to_vec();
-    Counters::add(&db.counters.compactions, 1);
-    Ok(true)
-}
-
-/// Merges every unmerged run into the ordered L1, whatever their number (for
-/// `compact_range`, which moves everything down, as RocksDB's does).
-fn merge_all_runs(db: &DbInner) -> Result<()> {
-    loop {
-        let version = db.versions.lock().current.clone();
-        if version.levels[0].is_empty() || merge_runs_at(db, &version, 1)? {
-            return Ok(());
-        }
-        let mut g = db.compacting.lock();
-        db.compacting_cv.wait_for(&mut g, Duration::from_millis(10));
-    }
-}
-
-/// Merges L1's unmerged runs into its ordered run if `l1_merge_trigger` runs exist.
-fn run_merge_of_runs(db: &DbInner, version: &Arc<Version>) -> Result<bool> {
-    merge_runs_at(db, version, db.opts.l1_merge_trigger)
-}
-
-/// Merges the runs if at least `trigger` exist and no input is busy; `Ok(true)` if it did.
-fn merge_runs_at(db: &DbInner, version: &Arc<Version>, trigger: usize) -> Result<bool> {
-    let Some(m) = merge_runs::pick(version, trigger, |n| db.is_busy(n)) else {
-        return Ok(false);
-    };
-    if !db.try_reserve_in(version, &m.inputs()) {
-        return Ok(false);
-    }
-    let started = Instant::now();
-    let result = merge_runs::run(&db.job_context(), &m, version).and_then(|(mut edit, bytes)| {
-        db.install(&mut edit, |_| {})?;
-        Counters::add(&db.counters.compaction_bytes, bytes);
-        log::debug!(
-            "merge of {} L1 run files with {} L1 files: {} MB written in {} ms",
-            m.runs.len(),
-            m.l1.len(),
-            bytes >> 20,
-            started.elapsed().as_millis()
-        );
-        Ok(())
-    });
-    db.release(&m.inputs());
-    result?;
-    Counters::add(&db.counters.compactions, 1);
-    db.wake_all();
-    Ok(true)
-}
-
 /// Drops value logs no SST references (a redirected log's references count for its target)
 /// and redirects whose victim no SST names, in one edit. The edit applies only if the current
 /// version still has exactly these to drop (a GC may have committed since they were computed).
-fn drop_unreferenced_vlogs(db: &DbInner) -> Result<()> {
+pub(crate) fn drop_unreferenced_vlogs(db: &DbInner) -> Result<()> {
     let dead = |v: &Version| (vlog_gc::unreferenced(v), v.unreferenced_redirects());
     let (vlogs, redirects) = dead(&db.versions.lock().current);
     if vlogs.is_empty() && redirects.is_empty() {
@@ -459,31 +348,6 @@ pub(crate) fn flush_all(db: &DbInner) -> Result<()> {
         db.check_writable()?;
     }
     Ok(())
-}
-
-/// `Db::compact_range`: compact every L1 file overlapping the range into L2. A failure puts the
-/// database in the background-error state, as for compactions run by the background threads.
-pub(crate) fn compact_range(db: &DbInner, begin: Option<&[u8]>, end: Option<&[u8]>) -> Result<()> {
-    record_failure(db, compact_range_unrecorded(db, begin, end))
-}
-
-fn compact_range_unrecorded(db: &DbInner, begin: Option<&[u8]>, end: Option<&[u8]>) -> Result<()> {
-    let _job = db.compaction_lock.lock();
-    merge_all_runs(db)?;
-    let b = begin.unwrap_or(&[]).to_vec();
-    let e_max = vec![0xffu8; crate::options::MAX_KEY_SIZE + 1];
-    let e = end.map(<[u8]>::to_vec).unwrap_or(e_max);
-    loop {
-        let version = db.versions.lock().current.clone();
-        if version.overlapping_files(1, &b, &e).is_empty() {
-            drop(version);
-            return record_failure(db, purge_obsolete_files(db));
-        }
-        if !run_level_compaction(db, &version, Some((&b, &e)))? {
-            let mut g = db.compacting.lock();
-            db.compacting_cv.wait_for(&mut g, Duration::from_millis(10));
-        }
-    }
 }
 
 /// Runs due work in this thread until nothing is due, then deletes obsolete files once more

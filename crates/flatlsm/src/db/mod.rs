@@ -6,6 +6,7 @@
 
 mod background;
 mod batch;
+mod compact;
 pub(crate) mod consistency;
 pub(crate) mod identity;
 mod jobs;
@@ -166,7 +167,7 @@ impl Db {
     /// Flushes, then compacts the L1 files overlapping `[begin, end]` (all if `None`) into L2.
     pub fn compact_range(&self, begin: Option<&[u8]>, end: Option<&[u8]>) -> Result<()> {
         self.flush()?;
-        background::compact_range(&self.inner, begin, end)
+        compact::compact_range(&self.inner, begin, end)
     }
 
     /// A report of sizes, bytes written, write amplification and stalls.

@@ -39,8 +39,9 @@ pub(crate) struct VersionState {
     pub current: Arc<Version>,
     /// Every installed version some reader may still hold (for safe file deletion).
     pub live: Vec<Weak<Version>>,
-    /// Where the next L1 → L2 compaction starts (round robin over the key space).
-    pub l1_compact_pointer: Vec<u8>,
+    /// Per level, where the next compaction out of it starts (round robin over the key
+    /// space; see `compaction/policy/`).
+    pub compact_pointers: Vec<Vec<u8>>,
 }
 
 /// The mutex background threads and stalled writers wait on with `bg_cv`; the conditions
@@ -63,6 +64,8 @@ pub(crate) struct DbInner {
     pub sv: ArcSwap<SuperVersion>,
     pub sv_lock: Mutex<()>,
     pub write_lock: Mutex<()>,
+    /// The design's compaction policy.
+    pub policy: Box<dyn crate::compaction::policy::CompactionPolicy>,
     pub visible_seq: AtomicU64,
     pub next_file_number: AtomicU64,
     pub versions: Mutex<VersionState>,

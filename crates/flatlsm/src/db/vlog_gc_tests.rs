@@ -2,7 +2,8 @@
 //! while it runs (it reserves nothing), their outputs may still name the victim (covered by the
 //! redirect table), and a GC whose victim was dropped meanwhile is abandoned cleanly.
 
-use super::background::{compact_one, vlog_gc_one};
+use super::background::vlog_gc_one;
+use super::compact::compact_one;
 use super::Db;
 use crate::options::{Options, ReadOptions, WriteOptions};
 use crate::pm::simulated::SimulatedPmDevice;
@@ -56,7 +57,7 @@ fn log_with_garbage(db: &Db) -> u64 {
     let a = *db.inner.versions.lock().current.vlogs.keys().max().unwrap();
     put_round(db, b'b', 0..60);
     db.flush().unwrap();
-    while super::background::compact_one(&db.inner).unwrap() {}
+    while super::compact::compact_one(&db.inner).unwrap() {}
     a
 }
 

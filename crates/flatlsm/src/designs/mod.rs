@@ -6,7 +6,10 @@
 //!
 //! [`Options::profile`]: crate::Options::profile
 
+use crate::compaction::policy::flat::FlatPolicy;
+use crate::compaction::policy::CompactionPolicy;
 use crate::error::{Error, Result};
+use crate::options::Options;
 use std::fmt;
 use std::path::Path;
 use std::str::FromStr;
@@ -70,6 +73,16 @@ impl FromStr for Profile {
                     names.join(", ")
                 ))
             })
+    }
+}
+
+/// The compaction policy of `opts.profile`, configured from `opts`.
+pub(crate) fn compaction_policy(opts: &Options) -> Box<dyn CompactionPolicy> {
+    match opts.profile {
+        Profile::FlatLsm => Box::new(FlatPolicy {
+            l1_merge_trigger: opts.l1_merge_trigger,
+            l1_capacity: opts.l1_capacity,
+        }),
     }
 }
 

@@ -1,0 +1,134 @@
+//! Running compactions: ask the design's policy for a pick (`compaction/policy/`), reserve its
+//! files in the version it was picked from, run the shared job (`compaction/job.rs`) against a
+//! job context, and commit its edit through the one commit protocol (`DbInner::install`).
+//! Also `compact_range`, which moves everything in a key range down level by level.
+//!
+//! Locking: one compaction at a time (`compaction_lock`, held by the caller); flushes and
+//! value-log GC run beside it and reserve nothing of what it reads.
+
+use super::background::{drop_unreferenced_vlogs, purge_obsolete_files, record_failure};
+use super::state::DbInner;
+use super::stats::Counters;
+use crate::compaction::job::{self, Compaction};
+use crate::compaction::policy::{into_next_level, round_robin, PolicyView};
+use crate::error::Result;
+use crate::types::user_key_of;
+use crate::version::Version;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Runs one compaction if due; `Ok(false)` if nothing is due. Drops value logs and redirects
+/// nothing references any more either way.
+pub(crate) fn compact_one(db: &DbInner) -> Result<bool> {
+    record_failure(db, compact_due(db))
+}
+
+fn compact_due(db: &DbInner) -> Result<bool> {
+    let _job = db.compaction_lock.lock();
+    let version = db.versions.lock().current.clone();
+    let picked = with_view(db, &version, |view| db.policy.pick(view));
+    let worked = match picked {
+        Some(c) => run_reserved(db, &version, &c)?,
+        None => false,
+    };
+    drop(version);
+    // The job's pinned version is released by now, so dead files can go.
+    drop_unreferenced_vlogs(db)?;
+    if worked {
+        purge_obsolete_files(db)?;
+    }
+    Ok(worked)
+}
+
+/// Calls `f` with a view of `version`: busy files are those other jobs reserved.
+fn with_view<T>(db: &DbInner, version: &Version, f: impl FnOnce(&PolicyView<'_>) -> T) -> T {
+    let pointers = db.versions.lock().compact_pointers.clone();
+    let busy = |n: u64| db.is_busy(n);
+    f(&PolicyView {
+        version,
+        busy: &busy,
+        pointers: &pointers,
+    })
+}
+
+/// Reserves `c`'s files (only if `version` is still current), runs and commits it; `Ok(false)`
+/// if another job got there first.
+fn run_reserved(db: &DbInner, version: &Arc<Version>, c: &Compaction) -> Result<bool> {
+    let numbers = c.file_numbers();
+    if !db.try_reserve_in(version, &numbers) {
+        return Ok(false);
+    }
+    let started = Instant::now();
+    let result = job::run(&db.job_context(), c, version).and_then(|(mut edit, bytes)| {
+        db.install(&mut edit, |_| {})?;
+        Counters::add(&db.counters.compaction_bytes, bytes);
+        log_compaction(db, c, bytes, started);
+        Ok(())
+    });
+    db.release(&numbers);
+    result?;
+    if let Some(last) = c.inputs.iter().map(|f| user_key_of(&f.largest)).max() {
+        let mut vs = db.versions.lock();
+        vs.compact_pointers[c.level] = last.to_vec();
+    }
+    Counters::add(&db.counters.compactions, 1);
+    db.wake_all();
+    Ok(true)
+}
+
+fn log_compaction(db: &DbInner, c: &Compaction, bytes: u64, started: Instant) {
+    let name = |l: usize| db.opts.profile.level_name(l);
+    log::debug!(
+        "compaction of {} {} + {} {} files: {} MB written in {} ms",
+        c.inputs.len(),
+        name(c.level),
+        c.overlapping.len(),
+        name(c.output_level),
+        bytes >> 20,
+        started.elapsed().as_millis()
+    );
+}
+
+/// `Db::compact_range`: moves every file overlapping the range down, level by level, to the
+/// design's last level (all of level 0 first, as RocksDB's does). A failure puts the database
+/// in the background-error state, as for compactions run by the background threads.
+pub(crate) fn compact_range(db: &DbInner, begin: Option<&[u8]>, end: Option<&[u8]>) -> Result<()> {
+    record_failure(db, compact_range_unrecorded(db, begin, end))
+}
+
+fn compact_range_unrecorded(db: &DbInner, begin: Option<&[u8]>, end: Option<&[u8]>) -> Result<()> {
+    let _job = db.compaction_lock.lock();
+    let b = begin.unwrap_or(&[]).to_vec();
+    let e_max = vec![0xffu8; crate::options::MAX_KEY_SIZE + 1];
+    let e = end.map(<[u8]>::to_vec).unwrap_or(e_max);
+    for level in 0..db.opts.profile.num_levels() - 1 {
+        compact_level_in_range(db, level, (&b, &e))?;
+    }
+    record_failure(db, purge_obsolete_files(db))
+}
+
+/// Compacts the files of `level` overlapping `[b, e]` into `level + 1` until none is left
+/// (level 0: all of it), waiting while other jobs hold inputs.
+fn compact_level_in_range(db: &DbInner, level: usize, (b, e): (&[u8], &[u8])) -> Result<()> {
+    loop {
+        let version = db.versions.lock().current.clone();
+        let in_range = |f: &crate::version::FileMeta| {
+            level == 0 || (user_key_of(&f.largest) >= b && user_key_of(&f.smallest) <= e)
+        };
+        if !version.levels[level].iter().any(|f| in_range(f)) {
+            return Ok(());
+        }
+        let picked = with_view(db, &version, |view| match level {
+            0 => into_next_level(view, 0, version.levels[0].clone()),
+            _ => round_robin(view, level, in_range),
+        });
+        let done = match picked {
+            Some(c) => run_reserved(db, &version, &c)?,
+            None => false,
+        };
+        if !done {
+            let mut g = db.compacting.lock();
+            db.compacting_cv.wait_for(&mut g, Duration::from_millis(10));
+        }
+    }
+}
