@@ -1,7 +1,8 @@
 //! The numbered files of a database directory, classified by name in one place.
 //!
 //! SSTables (`NNNNNN.sst`), value logs (`NNNNNN.vlog`), value-log redirect tables
-//! (`NNNNNN.vredir`, written by value-log GC) and manifests (`MANIFEST-NNNNNN`) share one number
+//! (`NNNNNN.vredir`, written by value-log GC), write-ahead logs (`NNNNNN.log`) and manifests
+//! (`MANIFEST-NNNNNN`) share one number
 //! space (`next_file_number`). Every place that decides what a directory entry is (open's orphan
 //! removal and its next file number, the obsolete-file purge, `check`, `dump`, tools that clear a
 //! directory) asks [`parse_numbered_file`], so a new file type is added here once. Each type's
@@ -16,6 +17,8 @@ use crate::vlog::parse_vlog_file_name;
 
 /// Suffix of a value-log redirect table.
 const REDIRECT_SUFFIX: &str = ".vredir";
+/// Suffix of a write-ahead log.
+const WAL_SUFFIX: &str = ".log";
 
 /// A numbered file of the database directory, by kind.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -28,6 +31,8 @@ pub enum NumberedFile {
     Redirect(u64),
     /// A manifest.
     Manifest(u64),
+    /// A write-ahead log (designs whose write buffer is in DRAM; `wal`).
+    Wal(u64),
 }
 
 impl NumberedFile {
@@ -37,7 +42,8 @@ impl NumberedFile {
             NumberedFile::Sst(n)
             | NumberedFile::Vlog(n)
             | NumberedFile::Redirect(n)
-            | NumberedFile::Manifest(n) => n,
+            | NumberedFile::Manifest(n)
+            | NumberedFile::Wal(n) => n,
         }
     }
 }
@@ -49,6 +55,22 @@ pub fn parse_numbered_file(name: &str) -> Option<NumberedFile> {
         .or_else(|| parse_vlog_file_name(name).map(NumberedFile::Vlog))
         .or_else(|| parse_redirect_file_name(name).map(NumberedFile::Redirect))
         .or_else(|| parse_manifest_file_name(name).map(NumberedFile::Manifest))
+        .or_else(|| parse_wal_file_name(name).map(NumberedFile::Wal))
+}
+
+/// The file name of write-ahead log `number`: `{number:06}.log` (RocksDB's name).
+pub fn wal_file_name(number: u64) -> String {
+    format!("{number:06}{WAL_SUFFIX}")
+}
+
+/// Parses a write-ahead log's file name; `None` if `name` is not one.
+pub fn parse_wal_file_name(name: &str) -> Option<u64> {
+    let digits = name.strip_suffix(WAL_SUFFIX)?;
+    if digits.len() < 6 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let n: u64 = digits.parse().ok()?;
+    (wal_file_name(n) == name).then_some(n)
 }
 
 /// The file name of redirect table `number`: `{number:06}.vredir`.
@@ -76,6 +98,7 @@ mod tests {
             ("000042.vlog", NumberedFile::Vlog(42)),
             ("000042.vredir", NumberedFile::Redirect(42)),
             ("MANIFEST-000042", NumberedFile::Manifest(42)),
+            ("000042.log", NumberedFile::Wal(42)),
         ];
         for (name, kind) in cases {
             assert_eq!(parse_numbered_file(name), Some(kind), "{name}");
@@ -89,6 +112,8 @@ mod tests {
             "CURRENT",
             "LOCK",
             "1.pmlog",
+            "1.log",
+            "LOG",
         ] {
             assert_eq!(parse_numbered_file(bad), None, "{bad}");
         }

@@ -9,6 +9,7 @@
 //! - [`sst`]: SSTables (blocks, bloom filters, block cache, table cache).
 //! - [`vlog`]: value logs for key-value separation and their GC redirect tables.
 //! - [`version`]: versions of the SSD tree (levels of files) and the manifest that records them.
+//! - [`wal`]: write-ahead logs of write buffers kept in DRAM.
 //! - [`iter`]: internal iterators (merging, level concatenation) and the user-facing iterator.
 //!
 //! Test doubles (crash-simulating and fault-injecting file systems, the simulated PM device)
@@ -25,5 +26,6 @@ pub mod testing;
 pub mod types;
 pub mod version;
 pub mod vlog;
+pub mod wal;
 
 pub use error::{Error, Result};

@@ -9,6 +9,9 @@
 //!   for; persist = flush + fence plus an optional injected latency per cache line. A reboot
 //!   loses its contents, and the engine says so when it opens one.
 //!
+//! [`PmMode::Dram`] ([`DramPmDevice`]) holds write buffers in plain DRAM for designs that make
+//! them durable with a write-ahead log instead.
+//!
 //! [`PmMode::Simulated`] is a test backend that keeps persisted and unpersisted cache lines
 //! apart so a test can "pull the plug" and keep only what a real power loss could leave.
 //!
@@ -17,12 +20,14 @@
 //! by the append-only PM Log: readers read only below the published tail, the single writer
 //! writes only above it.
 
+pub mod dram;
 pub mod mmap;
 pub(crate) mod raw;
 pub use raw::try_lock_posix;
 #[cfg(any(test, feature = "test-support"))]
 pub mod simulated;
 
+pub use dram::DramPmDevice;
 pub use mmap::{MmapPmDevice, MmapPmRegion, PmModeRequest};
 #[cfg(any(test, feature = "test-support"))]
 pub use simulated::{SimulatedPmDevice, SimulatedPmRegion};
@@ -50,6 +55,9 @@ pub enum PmMode {
     },
     /// In-memory test backend that can simulate a power failure.
     Simulated,
+    /// Plain DRAM, never durable: only for write buffers a write-ahead log protects
+    /// ([`DramPmDevice`]).
+    Dram,
 }
 
 impl PmMode {
@@ -69,6 +77,7 @@ impl fmt::Display for PmMode {
                 "emulated in DRAM (flush + fence, {write_latency_ns} ns per line; lost at reboot)"
             ),
             PmMode::Simulated => write!(f, "simulated (test backend)"),
+            PmMode::Dram => write!(f, "DRAM (not durable; a write-ahead log protects it)"),
         }
     }
 }

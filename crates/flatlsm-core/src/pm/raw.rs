@@ -46,7 +46,6 @@ enum Backing {
     /// `mmap` of a file; released with `munmap`.
     Mmap,
     /// Zeroed heap allocation with this layout; released with `dealloc`.
-    #[cfg_attr(not(any(test, feature = "test-support")), allow(dead_code))]
     Heap(Layout),
 }
 
@@ -120,7 +119,6 @@ impl RawMapping {
 
     /// A zero-filled heap buffer of `len` bytes, aligned to a cache line (so 8-aligned offsets
     /// are 8-aligned addresses, as in a page-aligned mapping).
-    #[cfg_attr(not(any(test, feature = "test-support")), allow(dead_code))]
     pub(crate) fn anonymous(len: usize) -> Self {
         let layout = Layout::from_size_align(len.max(1), CACHE_LINE).expect("valid layout");
         // SAFETY: the layout has non-zero size.

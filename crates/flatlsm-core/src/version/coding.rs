@@ -88,6 +88,16 @@ impl<'a> Decoder<'a> {
             .map_err(|_| Error::corruption(self.path, at, format!("{what} {v} does not fit usize")))
     }
 
+    /// Reads one byte.
+    pub(crate) fn byte(&mut self, what: &str) -> Result<u8> {
+        let b = *self
+            .data
+            .get(self.pos)
+            .ok_or_else(|| self.error(format!("{what} missing: the record ends")))?;
+        self.pos += 1;
+        Ok(b)
+    }
+
     /// Reads a varint length and that many bytes.
     pub(crate) fn bytes(&mut self, what: &str) -> Result<&'a [u8]> {
         let at = self.offset();

@@ -15,7 +15,7 @@
 //! Thread-safety: [`Version`] and [`VersionEdit`] are immutable plain data, shared as
 //! `Arc<Version>`; [`Manifest`] has a single owner.
 
-mod coding;
+pub(crate) mod coding;
 pub mod edit;
 pub mod manifest;
 pub mod manifest_state;

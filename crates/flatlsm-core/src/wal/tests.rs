@@ -1,0 +1,196 @@
+//! Write-ahead log scenarios: round trips, every cut of the file, damage before the tail,
+//! crashes of the process and of the power under a crash-simulating file system.
+
+use super::*;
+use crate::error::Error;
+use crate::fs::{CrashFs, FileSystem, OsFileSystem};
+use crate::types::ValueKind;
+use std::path::Path;
+
+type Entry = (u64, ValueKind, Vec<u8>, Vec<u8>);
+
+/// Writes batches `sizes[i]` entries long; returns every entry in order.
+fn write_batches(fs: &dyn FileSystem, dir: &Path, sizes: &[usize], sync: bool) -> Vec<Entry> {
+    let mut w = WalWriter::create(fs, dir, 7).unwrap();
+    let mut all = Vec::new();
+    let mut seq = 1;
+    for (b, &n) in sizes.iter().enumerate() {
+        let batch: Vec<Entry> = (0..n)
+            .map(|i| {
+                let kind = if i % 3 == 2 {
+                    ValueKind::Deletion
+                } else {
+                    ValueKind::Value
+                };
+                let value = if kind == ValueKind::Value {
+                    vec![b as u8; i * 7]
+                } else {
+                    Vec::new()
+                };
+                (
+                    seq + i as u64,
+                    kind,
+                    format!("key{b}-{i}").into_bytes(),
+                    value,
+                )
+            })
+            .collect();
+        let it = batch
+            .iter()
+            .map(|(_, k, key, v)| (*k, key.as_slice(), v.as_slice()));
+        w.add_batch(seq, it, sync).unwrap();
+        seq += n as u64;
+        all.extend(batch);
+    }
+    all
+}
+
+fn replay_all(fs: &dyn FileSystem, dir: &Path) -> crate::error::Result<(Vec<Entry>, WalReplay)> {
+    let mut got = Vec::new();
+    let r = replay(fs, dir, 7, |seq, kind, k, v| {
+        got.push((seq, kind, k.to_vec(), v.to_vec()));
+        Ok(())
+    })?;
+    Ok((got, r))
+}
+
+#[test]
+fn batches_replay_in_order_with_their_sequences() {
+    let dir = tempfile::tempdir().unwrap();
+    let written = write_batches(&OsFileSystem, dir.path(), &[1, 5, 0, 3], false);
+    let (got, r) = replay_all(&OsFileSystem, dir.path()).unwrap();
+    assert_eq!(got, written);
+    assert_eq!((r.records, r.entries, r.max_sequence), (4, 9, 9));
+    assert_eq!(r.torn_tail, None);
+}
+
+/// Every prefix of the file (a crash may cut it anywhere after the synced header) replays the
+/// whole records it holds and reports the cut, never an error.
+#[test]
+fn every_cut_of_the_file_replays_the_whole_records_before_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let written = write_batches(&OsFileSystem, dir.path(), &[2, 1, 3], false);
+    let path = dir.path().join("000007.log");
+    let full = std::fs::read(&path).unwrap();
+    let ends = record_ends(&full);
+    for cut in WAL_HEADER_LEN..full.len() {
+        std::fs::write(&path, &full[..cut]).unwrap();
+        let (got, r) = replay_all(&OsFileSystem, dir.path()).unwrap();
+        let whole = ends.iter().filter(|&&e| e <= cut).count();
+        let expected: usize = [2, 1, 3][..whole].iter().sum();
+        assert_eq!(got, written[..expected], "cut at {cut}");
+        let clean = ends.contains(&cut) || cut == WAL_HEADER_LEN;
+        assert_eq!(r.torn_tail.is_some(), !clean, "cut at {cut}");
+    }
+}
+
+/// Where each record of a well-formed log ends.
+fn record_ends(data: &[u8]) -> Vec<usize> {
+    let mut ends = Vec::new();
+    let mut pos = WAL_HEADER_LEN;
+    while pos < data.len() {
+        let len = u32::from_le_bytes(data[pos..pos + 4].try_into().unwrap()) as usize;
+        pos += WAL_RECORD_HEADER_LEN + len;
+        ends.push(pos);
+    }
+    ends
+}
+
+/// A flipped byte in any record but the last, or in the last record's header, is refused with
+/// the file and the record's offset; in the last record's payload it is indistinguishable from
+/// a torn write and drops that record only.
+#[test]
+fn damage_before_the_tail_is_corruption_at_the_record() {
+    let dir = tempfile::tempdir().unwrap();
+    write_batches(&OsFileSystem, dir.path(), &[2, 2, 2], false);
+    let path = dir.path().join("000007.log");
+    let full = std::fs::read(&path).unwrap();
+    let ends = record_ends(&full);
+    for at in WAL_HEADER_LEN..full.len() {
+        let mut bad = full.clone();
+        bad[at] ^= 0x20;
+        std::fs::write(&path, &bad).unwrap();
+        let record = ends.iter().position(|&e| at < e).unwrap();
+        let start = if record == 0 {
+            WAL_HEADER_LEN
+        } else {
+            ends[record - 1]
+        };
+        // The payload crc (header bytes 8..12) fails with its payload: a torn write too.
+        let in_last_payload = record == 2 && at >= start + 8;
+        match replay_all(&OsFileSystem, dir.path()) {
+            Err(Error::Corruption { offset, .. }) => {
+                assert!(
+                    !in_last_payload,
+                    "byte {at}: the last payload is a torn tail"
+                );
+                assert_eq!(offset, start as u64, "byte {at}");
+            }
+            Ok((got, r)) => {
+                assert!(in_last_payload, "byte {at} of record {record} was accepted");
+                assert_eq!((got.len(), r.torn_tail.is_some()), (4, true), "byte {at}");
+            }
+            Err(e) => panic!("byte {at}: {e}"),
+        }
+    }
+}
+
+#[test]
+fn a_wrong_header_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    write_batches(&OsFileSystem, dir.path(), &[1], false);
+    let path = dir.path().join("000007.log");
+    let mut data = std::fs::read(&path).unwrap();
+    data[8] = 9; // the number of another log
+    std::fs::write(&path, &data).unwrap();
+    let err = replay_all(&OsFileSystem, dir.path())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("000007.log") && err.contains("names log 9"),
+        "{err}"
+    );
+    std::fs::write(&path, b"FLSMWAL").unwrap();
+    assert!(replay_all(&OsFileSystem, dir.path())
+        .unwrap_err()
+        .is_corruption());
+}
+
+/// A process crash keeps every record handed to the OS; a power loss keeps at least the
+/// synced records (and whole records only) under every image the crash file system can leave.
+#[test]
+fn crashes_keep_what_was_handed_over_or_synced() {
+    let dir = Path::new("/wal");
+    let fs = CrashFs::new();
+    fs.create_dir_all(dir).unwrap();
+    let written = write_batches(&*fs, dir, &[3, 1, 2], false);
+    let process = CrashFs::from_image(&fs.capture_process());
+    assert_eq!(replay_all(&*process, dir).unwrap().0, written);
+    let fs = CrashFs::new();
+    fs.create_dir_all(dir).unwrap();
+    let synced = write_batches(&*fs, dir, &[3, 1], true);
+    let mut w = reopen_for_append(&*fs, dir);
+    let extra = [(ValueKind::Value, &b"k"[..], &b"v"[..])];
+    w.add_batch(5, extra.into_iter(), false).unwrap();
+    for seed in 0..64 {
+        let image = CrashFs::from_image(&fs.capture(seed));
+        let (got, _) = replay_all(&*image, dir).unwrap();
+        assert!(
+            got.len() == synced.len() || got.len() == synced.len() + 1,
+            "seed {seed}"
+        );
+        assert_eq!(got[..synced.len()], synced[..], "seed {seed}");
+    }
+}
+
+/// The writer continued after `write_batches` (tests only: a log is never reopened).
+fn reopen_for_append(fs: &dyn FileSystem, dir: &Path) -> WalWriter {
+    let path = dir.join("000007.log");
+    WalWriter {
+        number: 7,
+        file: fs.open_append(&path).unwrap(),
+        path,
+        buf: Vec::new(),
+        failed: false,
+    }
+}

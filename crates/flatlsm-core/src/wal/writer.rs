@@ -1,0 +1,123 @@
+//! [`WalWriter`]: appends one record per write batch (format and persist order in `mod.rs`).
+
+use super::{WAL_HEADER_LEN, WAL_MAGIC, WAL_RECORD_HEADER_LEN};
+use crate::error::{Error, IoContext, Result};
+use crate::file_names::wal_file_name;
+use crate::fs::{FileSystem, WritableFile};
+use crate::types::{crc32c, ValueKind};
+use crate::version::coding::put_varint;
+use std::path::{Path, PathBuf};
+
+/// The open write-ahead log of the mutable write buffer.
+pub struct WalWriter {
+    pub(super) number: u64,
+    pub(super) path: PathBuf,
+    pub(super) file: Box<dyn WritableFile>,
+    /// Reused record buffer.
+    pub(super) buf: Vec<u8>,
+    /// Set by a failed append or sync: the file's end is unknown, so nothing more is written.
+    pub(super) failed: bool,
+}
+
+impl WalWriter {
+    /// Creates log `number` in `dir`: header written and synced, directory synced, so the
+    /// manifest may name it once this returns.
+    pub fn create(fs: &dyn FileSystem, dir: &Path, number: u64) -> Result<WalWriter> {
+        let path = dir.join(wal_file_name(number));
+        let mut file = fs
+            .create(&path)
+            .context(|| format!("creating {}", path.display()))?;
+        let mut header = Vec::with_capacity(WAL_HEADER_LEN);
+        header.extend_from_slice(WAL_MAGIC);
+        header.extend_from_slice(&number.to_le_bytes());
+        file.append(&header)
+            .and_then(|()| file.sync())
+            .context(|| format!("writing the header of {}", path.display()))?;
+        fs.sync_dir(dir)
+            .context(|| format!("syncing {}", dir.display()))?;
+        Ok(WalWriter {
+            number,
+            path,
+            file,
+            buf: Vec::new(),
+            failed: false,
+        })
+    }
+
+    /// The log's number (that of its write buffer).
+    pub fn number(&self) -> u64 {
+        self.number
+    }
+
+    /// Bytes written so far, header included.
+    pub fn len(&self) -> u64 {
+        self.file.len()
+    }
+
+    /// True if only the header was written.
+    pub fn is_empty(&self) -> bool {
+        self.len() <= WAL_HEADER_LEN as u64
+    }
+
+    /// Appends one batch (entries numbered from `first_seq`) and hands it to the OS; with
+    /// `sync`, makes it durable before returning.
+    pub fn add_batch<'a>(
+        &mut self,
+        first_seq: u64,
+        entries: impl ExactSizeIterator<Item = (ValueKind, &'a [u8], &'a [u8])>,
+        sync: bool,
+    ) -> Result<()> {
+        if self.failed {
+            return Err(self.poisoned());
+        }
+        self.encode(first_seq, entries);
+        let written = self.file.append(&self.buf).and_then(|()| match sync {
+            true => self.file.sync(),
+            false => self.file.flush(),
+        });
+        self.failed = written.is_err();
+        written.context(|| format!("appending to {}", self.path.display()))
+    }
+
+    /// Makes every record appended so far durable.
+    pub fn sync(&mut self) -> Result<()> {
+        if self.failed {
+            return Err(self.poisoned());
+        }
+        let synced = self.file.sync();
+        self.failed = synced.is_err();
+        synced.context(|| format!("syncing {}", self.path.display()))
+    }
+
+    /// Encodes the record into `buf`.
+    fn encode<'a>(
+        &mut self,
+        first_seq: u64,
+        entries: impl ExactSizeIterator<Item = (ValueKind, &'a [u8], &'a [u8])>,
+    ) {
+        let b = &mut self.buf;
+        b.clear();
+        b.extend_from_slice(&[0; WAL_RECORD_HEADER_LEN]);
+        b.extend_from_slice(&first_seq.to_le_bytes());
+        b.extend_from_slice(&(entries.len() as u32).to_le_bytes());
+        for (kind, key, value) in entries {
+            b.push(kind as u8);
+            put_varint(b, key.len() as u64);
+            b.extend_from_slice(key);
+            put_varint(b, value.len() as u64);
+            b.extend_from_slice(value);
+        }
+        let len = ((b.len() - WAL_RECORD_HEADER_LEN) as u32).to_le_bytes();
+        b[..4].copy_from_slice(&len);
+        b[4..8].copy_from_slice(&crc32c(&len).to_le_bytes());
+        let crc = crc32c(&b[WAL_RECORD_HEADER_LEN..]);
+        b[8..12].copy_from_slice(&crc.to_le_bytes());
+    }
+
+    fn poisoned(&self) -> Error {
+        Error::InvalidState(format!(
+            "{} failed an earlier write; no more records are appended",
+            self.path.display()
+        ))
+    }
+}
