@@ -302,6 +302,9 @@ pub(crate) fn purge_obsolete_files(db: &DbInner) -> Result<()> {
         let mut vs = db.versions.lock();
         vs.live.retain(|w| w.strong_count() > 0);
         let live = vs.live.iter().filter_map(|w| w.upgrade());
+        // The write-ahead logs of unflushed write buffers (designs with a DRAM buffer).
+        let sv = db.sv.load();
+        keep.extend(sv.imms.iter().chain([&sv.mem]).map(|t| t.number()));
         for v in live.chain(std::iter::once(vs.current.clone())) {
             keep.extend(v.file_numbers());
             keep.extend(v.vlogs.keys().copied());
@@ -331,7 +334,7 @@ fn evict(db: &DbInner, file: NumberedFile) {
         NumberedFile::Sst(n) => db.table_cache.evict(n),
         NumberedFile::Vlog(n) => db.vlogs.evict(n),
         NumberedFile::Redirect(n) => db.vlog_redirects.evict(n),
-        NumberedFile::Manifest(_) => {}
+        NumberedFile::Manifest(_) | NumberedFile::Wal(_) => {}
     }
 }
 

@@ -40,7 +40,7 @@ pub fn dump_file(path: &Path, format: DumpFormat, out: &mut dyn Write) -> Result
     let kind = FileKind::of(path).ok_or_else(|| {
         Error::InvalidArgument(format!(
             "{}: not a FlatLSM file name (expected NNNNNN.sst, NNNNNN.vlog, NNNNNN.vredir, \
-             NNNNNN.pmlog, MANIFEST-NNNNNN or CURRENT)",
+             NNNNNN.pmlog, NNNNNN.log, MANIFEST-NNNNNN or CURRENT)",
             path.display()
         ))
     })?;
@@ -51,6 +51,7 @@ pub fn dump_file(path: &Path, format: DumpFormat, out: &mut dyn Write) -> Result
         FileKind::Redirect(n) => d.redirect(n),
         FileKind::PmLog(_) => d.pm_log(),
         FileKind::Manifest(_) => d.manifest(),
+        FileKind::Wal(n) => d.wal(n),
         FileKind::Current => d.current(),
     }
 }
@@ -156,6 +157,28 @@ impl Dumper<'_> {
             ))?;
         }
         Ok(t.entries().len() as u64)
+    }
+
+    fn wal(&mut self, number: u64) -> Result<u64> {
+        let dir = self.path.parent().unwrap_or(Path::new("."));
+        self.line(&format!("write-ahead log {}", self.path.display()))?;
+        let mut lines = Vec::new();
+        let format = self.format;
+        let r = crate::wal::replay(&OsFileSystem, dir, number, |seq, kind, k, v| {
+            let value = match kind {
+                ValueKind::Deletion => "(deleted)".to_string(),
+                _ => format.bytes(v),
+            };
+            lines.push(format!("{} @ {seq} : {kind:?} => {value}", format.bytes(k)));
+            Ok(())
+        })?;
+        for l in &lines {
+            self.line(l)?;
+        }
+        if let Some(note) = r.torn_tail {
+            self.line(&format!("torn tail: {note} (dropped at next open)"))?;
+        }
+        Ok(r.entries)
     }
 
     fn pm_log(&mut self) -> Result<u64> {

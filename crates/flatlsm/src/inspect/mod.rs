@@ -32,6 +32,8 @@ pub enum FileKind {
     PmLog(u64),
     /// A manifest (`MANIFEST-NNNNNN`).
     Manifest(u64),
+    /// A write-ahead log (`NNNNNN.log`, designs with a DRAM write buffer).
+    Wal(u64),
     /// The `CURRENT` file.
     Current,
 }
@@ -51,6 +53,7 @@ impl FileKind {
             NumberedFile::Vlog(n) => FileKind::Vlog(n),
             NumberedFile::Redirect(n) => FileKind::Redirect(n),
             NumberedFile::Manifest(n) => FileKind::Manifest(n),
+            NumberedFile::Wal(n) => FileKind::Wal(n),
         })
     }
 }
