@@ -29,5 +29,6 @@ pub use flatlsm_core::{error, file_names, fs, iter, pm, sst, types, version, vlo
 pub mod options;
 
 pub use db::{Db, Stats, WriteBatch};
+pub use designs::leveled::LeveledOptions;
 pub use designs::Profile;
 pub use options::{Options, PmModeOption, ReadOptions, Snapshot, WriteOptions};

@@ -3,6 +3,7 @@
 //! Defaults follow the FlatLSM paper scaled to an embedded default (64 MiB PMTables instead of
 //! 2 GiB); see docs/design-decisions.md for the reasoning behind each.
 
+use crate::designs::leveled::LeveledOptions;
 use crate::designs::Profile;
 use crate::error::{Error, Result};
 use crate::fs::FsRef;
@@ -66,6 +67,8 @@ pub struct Options {
     /// The design: chosen when the database is created and recorded in it; opening it under
     /// another profile is refused (default [`Profile::FlatLsm`]).
     pub profile: Profile,
+    /// Options of the `leveled` profile (ignored by the others).
+    pub leveled: LeveledOptions,
     /// Create the database if it does not exist (default true).
     pub create_if_missing: bool,
     /// Fail if the database already exists (default false).
@@ -163,6 +166,7 @@ impl Default for Options {
     fn default() -> Self {
         Options {
             profile: Profile::FlatLsm,
+            leveled: LeveledOptions::default(),
             create_if_missing: true,
             error_if_exists: false,
             pm_path: None,
@@ -198,11 +202,34 @@ impl Default for Options {
 }
 
 impl Options {
+    /// The defaults of `profile`: [`Options::default`] with the profile set and, for
+    /// [`Profile::Leveled`], no value separation (set `kv_separation_threshold` for the
+    /// Titan/BlobDB variant).
+    ///
+    /// ```
+    /// let opts = flatlsm::Options::for_profile(flatlsm::Profile::Leveled);
+    /// assert_eq!(opts.kv_separation_threshold, usize::MAX);
+    /// ```
+    pub fn for_profile(profile: Profile) -> Options {
+        let d = Options::default();
+        match profile {
+            Profile::FlatLsm => d,
+            Profile::Leveled => Options {
+                profile,
+                kv_separation_threshold: usize::MAX,
+                ..d
+            },
+        }
+    }
+
     /// Checks every numeric option's range and how options relate; the error names the
     /// offending option, its value and the accepted range. Never panics: no check computes
     /// anything that can overflow.
     pub fn validate(&self) -> Result<()> {
         self.validate_pm()?;
+        if self.profile == Profile::Leveled {
+            self.leveled.validate()?;
+        }
         self.validate_pmtable_counts()?;
         self.validate_ssd()
     }
@@ -335,6 +362,8 @@ impl fmt::Debug for Options {
             .field("max_write_buffer_number", &self.max_write_buffer_number)
             .field("slowdown_immutable_num", &self.slowdown_immutable_num)
             .field("delayed_write_rate", &self.delayed_write_rate)
+            .field("profile", &self.profile)
+            .field("leveled", &self.leveled)
             .field("l1_capacity", &self.l1_capacity)
             .field("flush_threads", &self.flush_threads)
             .field("kv_separation_threshold", &self.kv_separation_threshold)

@@ -37,3 +37,18 @@ pub fn msync(dir: &Path, flush_threads: usize) -> Options {
     o.pm_mode = PmModeOption::Msync;
     o
 }
+
+/// Tiny options of the `leveled` profile (DRAM memtables + write-ahead logs): small level
+/// targets and level-0 triggers so a few thousand writes reach several levels; `separate`
+/// turns on Titan/BlobDB-style value separation at 100 bytes.
+pub fn leveled(flush_threads: usize, separate: bool) -> Options {
+    let mut o = tiny_options(flush_threads);
+    o.profile = flatlsm::Profile::Leveled;
+    o.kv_separation_threshold = if separate { 100 } else { usize::MAX };
+    o.leveled.max_bytes_for_level_base = 64 << 10;
+    o.leveled.max_bytes_for_level_multiplier = 4.0;
+    o.leveled.level0_file_num_compaction_trigger = 2;
+    o.leveled.level0_slowdown_writes_trigger = 6;
+    o.leveled.level0_stop_writes_trigger = 10;
+    o
+}

@@ -167,3 +167,23 @@ fn model_matches_btreemap_with_heavy_overwrites_triggering_pmtable_gc() {
     assert!(db.stats().pmtable_gcs > 0, "PMTable GC never ran");
     check_all(&db, &model);
 }
+
+#[test]
+fn model_matches_btreemap_on_leveled_with_wal() {
+    let dir = tempfile::tempdir().unwrap();
+    run_model(5, 3000, common::leveled(2, false), dir.path());
+}
+
+#[test]
+fn model_matches_btreemap_on_leveled_with_value_separation() {
+    let dir = tempfile::tempdir().unwrap();
+    run_model(6, 3000, common::leveled(1, true), dir.path());
+}
+
+#[test]
+fn model_matches_btreemap_on_leveled_without_background_threads() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut opts = common::leveled(2, false);
+    opts.background_work = false;
+    run_model(7, 2500, opts, dir.path());
+}

@@ -117,6 +117,50 @@ fn group_commit_process_crash(seed: u64) -> Scenario {
     )
 }
 
+/// The `leveled` profile: DRAM memtables behind write-ahead logs, flushes into level 0,
+/// leveled compactions and Titan-style value separation, crashed at every file-system call
+/// (WAL appends included: each batch is one).
+fn leveled_wal(seed: u64) -> Scenario {
+    let mut r = rng(seed);
+    let mut ops = Vec::new();
+    for chunk in 0..8 {
+        ops.extend(random_writes(&mut r, 40, 50, 15, 10));
+        if chunk % 2 == 1 {
+            ops.push(Op::Flush);
+        }
+        if chunk % 4 == 3 {
+            ops.push(Op::Compact);
+        }
+        ops.push(Op::Settle);
+    }
+    Scenario {
+        name: "leveled_wal_power_loss",
+        ops,
+        tweak: |o: &mut Options| {
+            o.profile = flatlsm::Profile::Leveled;
+            o.leveled.max_bytes_for_level_base = 16 << 10;
+            o.leveled.max_bytes_for_level_multiplier = 2.0;
+            o.leveled.level0_file_num_compaction_trigger = 2;
+        },
+        model: CrashModel {
+            pm: PmKind::Wal,
+            kind: CrashKind::PowerLoss,
+        },
+    }
+}
+
+/// The leveled workload under process crashes: the write-ahead log keeps every acknowledged
+/// write although none of them is synced.
+fn leveled_wal_process_crash(seed: u64) -> Scenario {
+    let s = leveled_wal(seed);
+    under(
+        s,
+        "leveled_wal_process_crash",
+        PmKind::Wal,
+        CrashKind::ProcessCrash,
+    )
+}
+
 /// Figures of one scenario's crash run.
 #[derive(Default, Debug)]
 struct Tried {
@@ -146,6 +190,7 @@ fn crash_everywhere(scenario: &Scenario, budget: u64, recovery_every: usize) -> 
             persists: pick(&pm),
             fs_calls: pick(&fs),
             seed: w as u64 * 0x1000_0001 + 17,
+            appends: scenario.model.pm == PmKind::Wal,
         };
         let (points, _) = record(dir.path(), scenario, &plan);
         for p in &points {
@@ -190,6 +235,23 @@ fn crash_all_seeds(
         all.push(totals);
     }
     (sum, all)
+}
+
+#[test]
+fn leveled_crash_at_every_file_system_call_keeps_synced_writes_and_loses_only_a_suffix() {
+    let (tried, runs) = crash_all_seeds(leveled_wal, 1..2);
+    for t in &runs {
+        let st = &t.stats;
+        assert!(st.flushes > 0 && st.compactions > 0, "work missing: {st}");
+    }
+    assert!(tried.fs_points >= 500, "{tried:?}");
+}
+
+#[test]
+fn leveled_process_crash_loses_no_acknowledged_write() {
+    let (tried, runs) = crash_all_seeds(leveled_wal_process_crash, 1..2);
+    assert!(runs.iter().all(|t| t.stats.flushes > 0), "no flush ran");
+    assert!(tried.fs_points >= 500, "{tried:?}");
 }
 
 #[test]

@@ -211,11 +211,12 @@ fn flush_immutables(db: &DbInner) -> Result<bool> {
     Ok(true)
 }
 
-/// Waits while L1 holds `2 × l1_merge_trigger` unmerged runs (the merge is behind; writers then
-/// slow down as PMTables fill). Without background threads the merge runs here. `Ok(false)`
-/// if the database shuts down meanwhile.
+/// Waits while level 0 holds the design's stop number of runs (FlatLSM: `2 × l1_merge_trigger`
+/// unmerged L1 runs; leveled: `level0_stop_writes_trigger`): compaction is behind, and writers
+/// stop as write buffers fill. Without background threads the compaction runs here.
+/// `Ok(false)` if the database shuts down meanwhile.
 fn wait_for_run_room(db: &DbInner) -> Result<bool> {
-    let stop = 2 * db.opts.l1_merge_trigger;
+    let stop = db.design.level0_stop_runs(&db.opts);
     while db.versions.lock().current.level0_runs() >= stop {
         if db.shutting_down.load(Ordering::Acquire) {
             return Ok(false);

@@ -26,10 +26,12 @@ mod sync_point;
 pub(crate) mod vlog_gc_job;
 #[cfg(test)]
 mod vlog_gc_tests;
+mod wal_recovery;
 mod write;
 
 pub use batch::WriteBatch;
 pub use lock::DirLock;
+pub(crate) use open::open_pm_device;
 pub use open::{is_database_file_name, is_pm_dir_file_name};
 pub use stats::{LevelStats, Stats, VlogStats};
 
@@ -187,7 +189,7 @@ impl Db {
             return Ok(());
         }
         let _w = self.inner.write_lock.lock();
-        let persisted = self.inner.sv.load().mem.commit();
+        let persisted = self.inner.sv.load().mem.commit().and(self.inner.sync_wal());
         self.inner.shutting_down.store(true, Ordering::Release);
         self.inner.wake_all();
         // Background threads only end slowdown episodes, never start one: end it here.

@@ -35,6 +35,7 @@ use super::lock::{DirLock, LOCK_FILE};
 use super::snapshots::SnapshotRegistry;
 use super::state::{BgSignal, DbInner, SuperVersion, VersionState};
 use super::stats::Counters;
+use super::wal_recovery::recover_from_wal;
 use crate::designs::check_profile;
 use crate::error::{Error, IoContext, Result};
 use crate::file_names::{parse_numbered_file, NumberedFile};
@@ -48,6 +49,7 @@ use crate::pmtable::{PmLogPool, PmTable};
 use crate::sst::{BlockCache, TableCache};
 use crate::version::{Manifest, ManifestState, RecoveredManifest, Version};
 use crate::vlog::{RedirectSet, RedirectTable, VlogSet};
+use crate::wal::WalWriter;
 use arc_swap::ArcSwap;
 use parking_lot::{Condvar, Mutex};
 use std::collections::{BTreeMap, HashSet};
@@ -81,10 +83,18 @@ pub(crate) fn open(path: &Path, opts: Options) -> Result<(Arc<DbInner>, DirLock)
         .clone()
         .unwrap_or_else(|| Arc::new(OsFileSystem));
     let db_exists = prepare_dir(&*fs, path, &opts)?;
-    let pm_dir = opts.pm_device.is_none().then(|| pm_dir_of(path, &opts));
+    let design = crate::designs::design_of(&opts);
+    let has_pm_dir = opts.pm_device.is_none() && !design.uses_wal();
+    let pm_dir = has_pm_dir.then(|| pm_dir_of(path, &opts));
     let locked = lock_and_load(&*fs, path, pm_dir.as_deref(), &opts, db_exists)?;
-    let pm = open_pm(path, &opts)?;
-    let recovered = recover_read_only(&*fs, path, &pm, locked.manifest, &opts)?;
+    let pm = match &opts.pm_device {
+        Some(d) => d.clone(),
+        None => design.write_buffer_device(path, &opts)?,
+    };
+    let recovered = match design.uses_wal() {
+        true => recover_from_wal(&*fs, path, &pm, locked.manifest, &opts)?,
+        false => recover_read_only(&*fs, path, &pm, locked.manifest, &opts)?,
+    };
     if let (Some(plan), Some(dir)) = (&locked.identity, &pm_dir) {
         plan.apply(&*fs, path, dir)?;
     }
@@ -137,16 +147,16 @@ fn lock_and_load(
 }
 
 /// What the read-only phase of open decided.
-struct Recovered {
-    state: ManifestState,
-    /// Surviving PMTables, newest first.
-    tables: Vec<Arc<PmTable>>,
+pub(super) struct Recovered {
+    pub state: ManifestState,
+    /// Surviving write buffers (PMTables, replayed memtables), newest first.
+    pub tables: Vec<Arc<PmTable>>,
     /// PM Logs to remove once the new manifest no longer records them.
-    remove: Vec<(u64, String)>,
+    pub remove: Vec<(u64, String)>,
     /// Recovered tables whose whole tail was torn (also in `remove`).
-    emptied: Vec<Arc<PmTable>>,
+    pub emptied: Vec<Arc<PmTable>>,
     /// The redirect tables the version names, loaded and verified.
-    redirects: Vec<Arc<RedirectTable>>,
+    pub redirects: Vec<Arc<RedirectTable>>,
 }
 
 /// Plans the PM Logs, verifies the recovered state against the files present and rebuilds the
@@ -263,8 +273,13 @@ fn commit_open(
     let next = next_file_number(&*fs, path, &pm, &state)?;
     let tables_seq = tables.iter().map(|t| t.max_sequence()).max();
     state.last_sequence = state.last_sequence.max(tables_seq.unwrap_or(0));
-    // Created before the snapshot, so the snapshot records it before any write goes into it.
+    // Created before the snapshot, so the snapshot records it before any write goes into it
+    // (its write-ahead log too, for designs with one).
     let mem = PmTable::create(&*pm, next + 1, opts.pmtable_size, None)?;
+    let wal = match crate::designs::design_of(&opts).uses_wal() {
+        true => Some(WalWriter::create(&*fs, path, next + 1)?),
+        false => None,
+    };
     state.next_file_number = next + 2;
     state.pm_logs = Some(tables.iter().chain([&mem]).map(|t| t.number()).collect());
     state.identity = identity.or(state.identity);
@@ -274,7 +289,8 @@ fn commit_open(
     }
     let manifest = Manifest::create(fs.clone(), path, next, &state)?;
     remove_pm_logs(&pm, &remove)?;
-    purge_orphans(&*fs, path, &state.version)?;
+    let buffers: Vec<u64> = state.pm_logs.iter().flatten().copied().collect();
+    purge_orphans(&*fs, path, &state.version, &buffers)?;
     log::info!(
         "opened {} with PM at {} in mode {}; recovered {} PMTables, last sequence {}",
         path.display(),
@@ -285,7 +301,8 @@ fn commit_open(
     );
     let (last_seq, version) = (state.last_sequence, Arc::new(state.version));
     let parts = (manifest, version, mem, tables);
-    let inner = build_inner(opts, path, fs, pm, parts, last_seq, next + 2);
+    let mut inner = build_inner(opts, path, fs, pm, parts, last_seq, next + 2);
+    inner.wal = parking_lot::Mutex::new(wal);
     for t in redirects {
         inner.vlog_redirects.insert(t);
     }
@@ -336,7 +353,9 @@ fn build_inner(
         }),
         sv_lock: Mutex::new(()),
         write_lock: Mutex::new(()),
-        policy: crate::designs::compaction_policy(&opts),
+        policy: crate::designs::design_of(&opts).compaction_policy(&opts),
+        design: crate::designs::design_of(&opts),
+        wal: Mutex::new(None),
         visible_seq: AtomicU64::new(last_seq),
         next_file_number: AtomicU64::new(next_file),
         versions: Mutex::new(VersionState {
@@ -404,9 +423,12 @@ fn prepare_dir(fs: &dyn FileSystem, path: &Path, opts: &Options) -> Result<bool>
 }
 
 /// Files a crash during the database's creation may leave before CURRENT first exists: the
-/// first manifest and temporary files (CURRENT is written last, so the creation starts over).
+/// first manifest, the first write-ahead log (designs with one) and temporary files (CURRENT is
+/// written last, so the creation starts over).
 fn is_creation_leftover(name: &str) -> bool {
-    crate::version::parse_manifest_file_name(name).is_some() || name.ends_with(".tmp")
+    crate::version::parse_manifest_file_name(name).is_some()
+        || crate::file_names::parse_wal_file_name(name).is_some()
+        || name.ends_with(".tmp")
 }
 
 /// The PM directory: `pm_path`, or `<db>/pm`.
@@ -414,10 +436,8 @@ fn pm_dir_of(path: &Path, opts: &Options) -> PathBuf {
     opts.pm_path.clone().unwrap_or_else(|| path.join("pm"))
 }
 
-fn open_pm(path: &Path, opts: &Options) -> Result<PmDeviceRef> {
-    if let Some(d) = &opts.pm_device {
-        return Ok(d.clone());
-    }
+/// The PM device of the PM directory `opts` select (created if missing).
+pub(crate) fn open_pm_device(path: &Path, opts: &Options) -> Result<PmDeviceRef> {
     let dir = pm_dir_of(path, opts);
     std::fs::create_dir_all(&dir).context(|| format!("creating PM directory {}", dir.display()))?;
     let request = match opts.pm_mode {
@@ -448,7 +468,7 @@ fn plan_identity(
 }
 
 /// The state of a database that has no manifest yet.
-fn new_state() -> ManifestState {
+pub(super) fn new_state() -> ManifestState {
     ManifestState {
         next_file_number: 1,
         ..ManifestState::default()
@@ -503,8 +523,14 @@ fn max_file_number(fs: &dyn FileSystem, path: &Path) -> Result<u64> {
 ///   usually numbered above it and must go.
 /// - Limit: a manifest written before PM Logs were recorded cannot reveal a lost flush record
 ///   whose only input was a PM Log. It is replaced by a tracking snapshot at this open.
-fn purge_orphans(fs: &dyn FileSystem, path: &Path, version: &Version) -> Result<()> {
+fn purge_orphans(
+    fs: &dyn FileSystem,
+    path: &Path,
+    version: &Version,
+    write_buffers: &[u64],
+) -> Result<()> {
     let mut live: HashSet<u64> = version.file_numbers().into_iter().collect();
+    live.extend(write_buffers); // their write-ahead logs, for designs with one
     live.extend(version.vlogs.keys().copied());
     live.extend(version.redirect_file_numbers());
     for name in fs

@@ -224,9 +224,15 @@ impl DbInner {
         );
     }
 
-    /// True while enough immutables wait for flush to slow writes down.
+    /// True while enough immutables wait for flush, or (designs with a level-0 trigger)
+    /// enough level-0 runs wait for compaction, to slow writes down.
     pub(crate) fn slowdown_due(&self) -> bool {
-        self.sv.load().imms.len() >= self.opts.slowdown_trigger()
+        let sv = self.sv.load();
+        if sv.imms.len() >= self.opts.slowdown_trigger() {
+            return true;
+        }
+        let runs = self.design.level0_slowdown_runs(&self.opts);
+        runs.is_some_and(|n| sv.version.level0_runs() >= n)
     }
 
     /// True while a writer waits for a free PMTable (for `Stats`).

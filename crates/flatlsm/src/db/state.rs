@@ -66,6 +66,11 @@ pub(crate) struct DbInner {
     pub write_lock: Mutex<()>,
     /// The design's compaction policy.
     pub policy: Box<dyn crate::compaction::policy::CompactionPolicy>,
+    /// The design (write-buffer device, WAL or not, stall triggers).
+    pub design: Box<dyn crate::designs::Design>,
+    /// The write-ahead log of the mutable write buffer (designs with a DRAM buffer), taken
+    /// under `write_lock`.
+    pub wal: Mutex<Option<crate::wal::WalWriter>>,
     pub visible_seq: AtomicU64,
     pub next_file_number: AtomicU64,
     pub versions: Mutex<VersionState>,

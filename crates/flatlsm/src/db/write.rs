@@ -12,6 +12,7 @@ use crate::error::{Error, Result};
 use crate::options::{WriteOptions, MAX_KEY_SIZE};
 use crate::pmtable::log::{encoded_entry_len, LogEntry, PM_LOG_HEADER_LEN};
 use crate::pmtable::PmTable;
+use crate::wal::WalWriter;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
@@ -75,8 +76,13 @@ impl DbInner {
         if opts.no_slowdown {
             self.refuse_if_stop_due(&mem, need)?;
         }
-        while !self.fail_stop(mem.append_batch(&entries))? {
+        if !mem.has_room(need) {
             mem = self.make_room(&entries)?;
+        }
+        self.fail_stop(self.log_batch(first, batch, opts.sync))?;
+        if !self.fail_stop(mem.append_batch(&entries))? {
+            let e = Error::InvalidState(format!("write buffer {} lost its room", mem.number()));
+            return Err(self.fail_stop::<()>(Err(e)).unwrap_err());
         }
         if opts.sync {
             self.fail_stop(mem.commit())?;
@@ -87,6 +93,20 @@ impl DbInner {
         self.visible_seq
             .store(first + batch.len() as u64 - 1, Ordering::Release);
         Ok(())
+    }
+
+    /// Appends the batch to the write-ahead log, for designs with one (a DRAM write buffer):
+    /// handed to the OS before the buffer takes it, and synced first under `sync`.
+    fn log_batch(&self, first: u64, batch: &WriteBatch, sync: bool) -> Result<()> {
+        let mut wal = self.wal.lock();
+        let Some(w) = wal.as_mut() else {
+            return Ok(());
+        };
+        let entries = batch
+            .ops
+            .iter()
+            .map(|op| (op.kind, &op.key[..], &op.value[..]));
+        w.add_batch(first, entries, sync)
     }
 
     /// Passes on the result of a step that may have put the batch into the log. On failure the
@@ -128,6 +148,9 @@ impl DbInner {
     /// GC keeps; the exact size (versions open snapshots need included) is then computed from
     /// the index, so a GC that would free nothing is never started.
     fn gc_frees_room(&self, table: &PmTable, need: u64) -> bool {
+        if self.design.uses_wal() {
+            return false; // the log would have to be rewritten with the table
+        }
         let entries = table.log_bytes().saturating_sub(PM_LOG_HEADER_LEN as u64) as f64;
         let shrinks = |kept: u64| entries > self.opts.pmtable_gc_ratio * (kept + need) as f64;
         if !shrinks(table.live_bytes()) {
@@ -144,15 +167,36 @@ impl DbInner {
         let started = std::time::Instant::now();
         let old = self.sv.load().mem.clone();
         old.seal()?;
-        let number = self.new_file_number();
+        // Pending until the super version holds it, so no purge takes its log for an orphan.
+        let number = self.new_output_number();
         let fresh = self
             .pm_pool
             .create_table(number, self.opts.pmtable_size, None)?;
+        self.start_wal(number)?;
         self.record_pm_log(&fresh)?;
         self.replace_mutable(fresh.clone(), Some(old));
+        self.abandon_outputs(&[number]);
         self.wake_all();
         log_slow_switch(started);
         Ok(fresh)
+    }
+
+    /// Makes every write in the write-ahead log durable (designs with one).
+    pub(crate) fn sync_wal(&self) -> Result<()> {
+        self.wal.lock().as_mut().map_or(Ok(()), WalWriter::sync)
+    }
+
+    /// Starts the write-ahead log of write buffer `number` (designs with one): created and
+    /// synced before the manifest names it. The previous log was synced when its buffer was
+    /// sealed, so a `sync` write's durability never depends on an older log.
+    fn start_wal(&self, number: u64) -> Result<()> {
+        let mut wal = self.wal.lock();
+        let Some(old) = wal.as_mut() else {
+            return Ok(());
+        };
+        self.fail_stop(old.sync())?;
+        *wal = Some(self.fail_stop(WalWriter::create(&*self.fs, &self.path, number))?);
+        Ok(())
     }
 
     /// Rewrites the live entries of the mutable table into a fresh one that replaces it.

@@ -6,10 +6,13 @@
 //!
 //! [`Options::profile`]: crate::Options::profile
 
-use crate::compaction::policy::flat::FlatPolicy;
+pub(crate) mod flatlsm;
+pub mod leveled;
+
 use crate::compaction::policy::CompactionPolicy;
 use crate::error::{Error, Result};
 use crate::options::Options;
+use crate::pm::PmDeviceRef;
 use std::fmt;
 use std::path::Path;
 use std::str::FromStr;
@@ -22,16 +25,21 @@ pub enum Profile {
     /// Ordered-L1, L2 on SSD, key-value separation at flush.
     #[default]
     FlatLsm,
+    /// The RocksDB/LevelDB baseline: a DRAM memtable with a write-ahead log, level 0 of
+    /// overlapping runs, leveled levels 1..6; Titan/BlobDB-style value separation when
+    /// `kv_separation_threshold` is set (`designs/leveled.rs`).
+    Leveled,
 }
 
 impl Profile {
     /// Every profile, in the order tables and `--compare profiles` list them.
-    pub const ALL: [Profile; 1] = [Profile::FlatLsm];
+    pub const ALL: [Profile; 2] = [Profile::FlatLsm, Profile::Leveled];
 
     /// The name recorded in the manifest and taken by `--profile`.
     pub fn name(self) -> &'static str {
         match self {
             Profile::FlatLsm => "flatlsm",
+            Profile::Leveled => "leveled",
         }
     }
 
@@ -49,6 +57,7 @@ impl Profile {
     pub fn num_levels(self) -> usize {
         match self {
             Profile::FlatLsm => 3,
+            Profile::Leveled => crate::version::MAX_LEVELS,
         }
     }
 }
@@ -76,12 +85,27 @@ impl FromStr for Profile {
     }
 }
 
-/// The compaction policy of `opts.profile`, configured from `opts`.
-pub(crate) fn compaction_policy(opts: &Options) -> Box<dyn CompactionPolicy> {
+/// What distinguishes one design from another inside the shared engine: where its write
+/// buffers live and how they are made durable, its compaction policy, and its stall triggers.
+pub(crate) trait Design: Send + Sync {
+    /// The device write buffers (PMTables, memtables) are created on.
+    fn write_buffer_device(&self, path: &Path, opts: &Options) -> Result<PmDeviceRef>;
+    /// True if write buffers need a write-ahead log (they live in DRAM).
+    fn uses_wal(&self) -> bool;
+    /// The compaction policy, configured from `opts`.
+    fn compaction_policy(&self, opts: &Options) -> Box<dyn CompactionPolicy>;
+    /// Level-0 runs at which a flush waits for compaction.
+    fn level0_stop_runs(&self, opts: &Options) -> usize;
+    /// Level-0 runs from which writes are delayed (besides the immutables' backlog).
+    fn level0_slowdown_runs(&self, opts: &Options) -> Option<usize>;
+}
+
+/// The design `opts.profile` names.
+pub(crate) fn design_of(opts: &Options) -> Box<dyn Design> {
     match opts.profile {
-        Profile::FlatLsm => Box::new(FlatPolicy {
-            l1_merge_trigger: opts.l1_merge_trigger,
-            l1_capacity: opts.l1_capacity,
+        Profile::FlatLsm => Box::new(flatlsm::FlatLsmDesign),
+        Profile::Leveled => Box::new(leveled::LeveledDesign {
+            options: opts.leveled,
         }),
     }
 }
@@ -143,5 +167,6 @@ mod tests {
         let err = check_profile(Path::new("/db"), Some("leveled"), Profile::FlatLsm).unwrap_err();
         let msg = err.to_string();
         assert!(msg.contains("/db") && msg.contains("'leveled'"), "{msg}");
+        assert!(check_profile(Path::new("/db"), None, Profile::Leveled).is_err());
     }
 }

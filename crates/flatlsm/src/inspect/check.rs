@@ -202,7 +202,9 @@ impl Checker {
         match crate::wal::replay(&OsFileSystem, &dir, number, |_, _, _, _| Ok(())) {
             Ok(r) => {
                 if let Some(note) = r.torn_tail {
-                    self.report.notes.push(format!("torn tail: {note} (dropped at next open)"));
+                    self.report
+                        .notes
+                        .push(format!("torn tail: {note} (dropped at next open)"));
                 }
             }
             Err(e) => self.problem(e, &dir),

@@ -62,7 +62,7 @@ impl Op {
     /// True if a power loss after this operation was acknowledged may still lose it: a
     /// non-sync batch, in a cache-line mode only a small one (< 256 B, not yet persisted).
     fn may_be_lost(&self, pm: PmKind) -> bool {
-        let small = self.pm_bytes() < SMALL_ENTRY_LIMIT || pm == PmKind::GroupCommit;
+        let small = self.pm_bytes() < SMALL_ENTRY_LIMIT || pm != PmKind::CacheLine;
         matches!(self, Op::Write { sync: false, .. }) && small
     }
 }
@@ -74,6 +74,9 @@ pub enum PmKind {
     CacheLine,
     /// Msync: persisted only by commits (sync writes, sealing a PMTable, the timer).
     GroupCommit,
+    /// No PM durability at all: write buffers in DRAM behind a write-ahead log (`leveled`);
+    /// a power loss may lose any non-sync write after the last synced one.
+    Wal,
 }
 
 /// The device, and the kind of crash the test pulls.
@@ -92,7 +95,7 @@ impl CrashModel {
 
     fn device(&self) -> Arc<SimulatedPmDevice> {
         match self.pm {
-            PmKind::CacheLine => SimulatedPmDevice::new(),
+            PmKind::CacheLine | PmKind::Wal => SimulatedPmDevice::new(),
             PmKind::GroupCommit => SimulatedPmDevice::with_group_commit(),
         }
     }
@@ -253,8 +256,10 @@ pub struct CrashPoint {
 pub struct Plan {
     /// Capture when persist `n + 1` starts, for each `n`.
     pub persists: BTreeSet<u64>,
-    /// Capture before file-system call `n` (appends excluded), for each `n`.
+    /// Capture before file-system call `n` (appends excluded unless `appends`), for each `n`.
     pub fs_calls: BTreeSet<u64>,
+    /// Appends are crash points too (write-ahead logs: each batch is one append).
+    pub appends: bool,
     pub seed: u64,
 }
 
@@ -292,9 +297,9 @@ pub fn record(dir: &Path, scenario: &Scenario, plan: &Plan) -> (Vec<CrashPoint>,
             in_flight.clone(),
             at_fs.clone(),
         );
-        let (calls, seed) = (plan.fs_calls.clone(), plan.seed);
+        let (calls, seed, appends) = (plan.fs_calls.clone(), plan.seed, plan.appends);
         fs.set_call_hook(Some(Box::new(move |n, kind| {
-            if kind == FsCall::Append || !calls.contains(&n) {
+            if (kind == FsCall::Append && !appends) || !calls.contains(&n) {
                 return;
             }
             let Some(fs) = fs2.upgrade() else { return };

@@ -10,6 +10,7 @@
 //!   one on, so a newer level-0 file never stays behind an older one that moved down.
 
 pub(crate) mod flat;
+pub(crate) mod leveled;
 
 use super::job::Compaction;
 use crate::types::user_key_of;

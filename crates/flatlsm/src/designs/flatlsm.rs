@@ -1,0 +1,41 @@
+//! The `flatlsm` profile (the paper's design): PMTables — a DRAM index over a PM Log, durable
+//! without a WAL — as L0; a flush writes one L1 run; runs merge into the Ordered-L1 at
+//! `l1_merge_trigger`; L1 → L2 when L1's data exceeds `l1_capacity` (`policy/flat.rs`).
+//! Flushes wait at `2 × l1_merge_trigger` runs (the merge is behind; writers then slow down as
+//! PMTables fill).
+
+use super::Design;
+use crate::compaction::policy::flat::FlatPolicy;
+use crate::compaction::policy::CompactionPolicy;
+use crate::error::Result;
+use crate::options::Options;
+use crate::pm::PmDeviceRef;
+use std::path::Path;
+
+/// The `flatlsm` design.
+pub(crate) struct FlatLsmDesign;
+
+impl Design for FlatLsmDesign {
+    fn write_buffer_device(&self, path: &Path, opts: &Options) -> Result<PmDeviceRef> {
+        crate::db::open_pm_device(path, opts)
+    }
+
+    fn uses_wal(&self) -> bool {
+        false
+    }
+
+    fn compaction_policy(&self, opts: &Options) -> Box<dyn CompactionPolicy> {
+        Box::new(FlatPolicy {
+            l1_merge_trigger: opts.l1_merge_trigger,
+            l1_capacity: opts.l1_capacity,
+        })
+    }
+
+    fn level0_stop_runs(&self, opts: &Options) -> usize {
+        2 * opts.l1_merge_trigger
+    }
+
+    fn level0_slowdown_runs(&self, _opts: &Options) -> Option<usize> {
+        None
+    }
+}

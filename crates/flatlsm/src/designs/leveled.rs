@@ -1,0 +1,103 @@
+//! The `leveled` profile: the RocksDB/LevelDB baseline of the papers. A DRAM memtable (the
+//! same arena-skiplist table as a PMTable, on a [`DramPmDevice`]) made durable by a
+//! write-ahead log (`wal`), flushed into level 0 as one sorted run of SSTables per flush;
+//! levels 1..6 leveled, each `max_bytes_for_level_multiplier` times the one above it, from
+//! `max_bytes_for_level_base`. With `kv_separation_threshold` set, large values go to value
+//! logs at flush, as Titan and RocksDB's BlobDB do.
+//!
+//! Stalls (RocksDB's L0 triggers, counted in level-0 runs, i.e. flushes not yet compacted):
+//! writes are delayed from `level0_slowdown_writes_trigger` runs, and flushes wait (so writers
+//! stop once every memtable is full) at `level0_stop_writes_trigger`.
+
+use super::Design;
+use crate::compaction::policy::leveled::LeveledPolicy;
+use crate::compaction::policy::CompactionPolicy;
+use crate::error::{Error, Result};
+use crate::options::Options;
+use crate::pm::{DramPmDevice, PmDeviceRef};
+use std::path::Path;
+
+/// Options of the `leveled` profile, named as db_bench names them.
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct LeveledOptions {
+    /// Target size of level 1 in bytes (RocksDB's default 256 MiB).
+    pub max_bytes_for_level_base: u64,
+    /// Each level's target size over the previous one's (default 10).
+    pub max_bytes_for_level_multiplier: f64,
+    /// Level-0 runs that start an L0 → L1 compaction (default 4).
+    pub level0_file_num_compaction_trigger: usize,
+    /// Level-0 runs from which writes are delayed (default 20).
+    pub level0_slowdown_writes_trigger: usize,
+    /// Level-0 runs at which flushes wait, and writers stop once memtables are full
+    /// (default 36).
+    pub level0_stop_writes_trigger: usize,
+}
+
+impl Default for LeveledOptions {
+    fn default() -> Self {
+        LeveledOptions {
+            max_bytes_for_level_base: 256 << 20,
+            max_bytes_for_level_multiplier: 10.0,
+            level0_file_num_compaction_trigger: 4,
+            level0_slowdown_writes_trigger: 20,
+            level0_stop_writes_trigger: 36,
+        }
+    }
+}
+
+impl LeveledOptions {
+    /// Checks ranges and that the triggers are ordered (compaction <= slowdown <= stop).
+    pub fn validate(&self) -> Result<()> {
+        let o = self;
+        let multiplier_ok = (1.0..=f64::MAX).contains(&o.max_bytes_for_level_multiplier);
+        if o.max_bytes_for_level_base == 0 || !multiplier_ok {
+            return Err(Error::InvalidArgument(format!(
+                "max_bytes_for_level_base = {} must be > 0 and max_bytes_for_level_multiplier = {} \
+                 at least 1",
+                o.max_bytes_for_level_base, o.max_bytes_for_level_multiplier
+            )));
+        }
+        let (c, s, t) = (
+            o.level0_file_num_compaction_trigger,
+            o.level0_slowdown_writes_trigger,
+            o.level0_stop_writes_trigger,
+        );
+        if c == 0 || c > s || s > t {
+            return Err(Error::InvalidArgument(format!(
+                "level-0 triggers must satisfy 1 <= level0_file_num_compaction_trigger ({c}) <= \
+                 level0_slowdown_writes_trigger ({s}) <= level0_stop_writes_trigger ({t})"
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// The `leveled` design.
+pub(crate) struct LeveledDesign {
+    pub options: LeveledOptions,
+}
+
+impl Design for LeveledDesign {
+    fn write_buffer_device(&self, path: &Path, _opts: &Options) -> Result<PmDeviceRef> {
+        Ok(DramPmDevice::new(path.join("[dram]")))
+    }
+
+    fn uses_wal(&self) -> bool {
+        true
+    }
+
+    fn compaction_policy(&self, _opts: &Options) -> Box<dyn CompactionPolicy> {
+        Box::new(LeveledPolicy {
+            options: self.options,
+        })
+    }
+
+    fn level0_stop_runs(&self, _opts: &Options) -> usize {
+        self.options.level0_stop_writes_trigger
+    }
+
+    fn level0_slowdown_runs(&self, _opts: &Options) -> Option<usize> {
+        Some(self.options.level0_slowdown_writes_trigger)
+    }
+}
