@@ -198,7 +198,7 @@ fn flush_immutables(db: &DbInner) -> Result<bool> {
     let version = db.versions.lock().current.clone();
     db.sync_point("flush:inputs_reserved");
     let started = Instant::now();
-    let result = flush::flush_tables(&db.job_context(), &tables, &version)
+    let result = flush::flush_tables(&db.flush_context(), &tables, &version)
         .and_then(|out| install_flush(db, &tables, out, started));
     drop(version);
     result?;
@@ -217,7 +217,7 @@ fn flush_immutables(db: &DbInner) -> Result<bool> {
 /// `Ok(false)` if the database shuts down meanwhile.
 fn wait_for_run_room(db: &DbInner) -> Result<bool> {
     let stop = db.design.level0_stop_runs(&db.opts);
-    while db.versions.lock().current.level0_runs() >= stop {
+    while db.design.level0_runs(&db.versions.lock().current) >= stop {
         if db.shutting_down.load(Ordering::Acquire) {
             return Ok(false);
         }
@@ -410,7 +410,7 @@ pub(crate) fn stats(db: &DbInner) -> Stats {
         vlog_buffered_files: get(&c.vlog_buffered_files),
         pmtables: 1 + sv.imms.len(),
         pmtable_bytes: tables.map(|t| t.log_bytes()).sum(),
-        l1_runs: sv.version.level0_runs(),
+        l1_runs: db.design.level0_runs(&sv.version),
         profile: db.opts.profile,
         levels: (0..db.opts.profile.num_levels())
             .map(|l| LevelStats {

@@ -58,6 +58,16 @@ impl DbInner {
         }
     }
 
+    /// The context of a flush starting now: a job context shaped by the design's flush
+    /// (threads, output file size).
+    pub(crate) fn flush_context(&self) -> JobContext<'_> {
+        let mut ctx = self.job_context();
+        let shape = self.design.flush_shape(&self.opts);
+        ctx.options.flush_threads = shape.threads;
+        ctx.options.target_file_size = shape.target_file_size;
+        ctx
+    }
+
     /// A pointer locator for `version` over this database's value logs and redirect tables.
     pub(crate) fn locator(&self, version: Arc<Version>) -> ValueLocator {
         ValueLocator::new(version, self.vlogs.clone(), self.vlog_redirects.clone())

@@ -232,7 +232,7 @@ impl DbInner {
             return true;
         }
         let runs = self.design.level0_slowdown_runs(&self.opts);
-        runs.is_some_and(|n| sv.version.level0_runs() >= n)
+        runs.is_some_and(|n| self.design.level0_runs(&sv.version) >= n)
     }
 
     /// True while a writer waits for a free PMTable (for `Stats`).

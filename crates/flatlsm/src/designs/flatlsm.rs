@@ -4,12 +4,13 @@
 //! Flushes wait at `2 × l1_merge_trigger` runs (the merge is behind; writers then slow down as
 //! PMTables fill).
 
-use super::Design;
+use super::{Design, FlushShape};
 use crate::compaction::policy::flat::FlatPolicy;
 use crate::compaction::policy::CompactionPolicy;
 use crate::error::Result;
 use crate::options::Options;
 use crate::pm::PmDeviceRef;
+use crate::version::Version;
 use std::path::Path;
 
 /// The `flatlsm` design.
@@ -37,5 +38,17 @@ impl Design for FlatLsmDesign {
 
     fn level0_slowdown_runs(&self, _opts: &Options) -> Option<usize> {
         None
+    }
+
+    /// A flush's files never overlap each other: runs are found by overlap.
+    fn level0_runs(&self, v: &Version) -> usize {
+        v.level0_runs()
+    }
+
+    fn flush_shape(&self, opts: &Options) -> FlushShape {
+        FlushShape {
+            threads: opts.flush_threads,
+            target_file_size: opts.target_file_size,
+        }
     }
 }

@@ -5,16 +5,20 @@
 //! `max_bytes_for_level_base`. With `kv_separation_threshold` set, large values go to value
 //! logs at flush, as Titan and RocksDB's BlobDB do.
 //!
-//! Stalls (RocksDB's L0 triggers, counted in level-0 runs, i.e. flushes not yet compacted):
+//! A flush writes its memtables in one pass into one level-0 file, as RocksDB's does, so level
+//! 0's files are its sorted runs.
+//!
+//! Stalls (RocksDB's L0 triggers, counted in level-0 files, i.e. flushes not yet compacted):
 //! writes are delayed from `level0_slowdown_writes_trigger` runs, and flushes wait (so writers
 //! stop once every memtable is full) at `level0_stop_writes_trigger`.
 
-use super::Design;
+use super::{Design, FlushShape};
 use crate::compaction::policy::leveled::LeveledPolicy;
 use crate::compaction::policy::CompactionPolicy;
 use crate::error::{Error, Result};
 use crate::options::Options;
 use crate::pm::{DramPmDevice, PmDeviceRef};
+use crate::version::Version;
 use std::path::Path;
 
 /// Options of the `leveled` profile, named as db_bench names them.
@@ -99,5 +103,18 @@ impl Design for LeveledDesign {
 
     fn level0_slowdown_runs(&self, _opts: &Options) -> Option<usize> {
         Some(self.options.level0_slowdown_writes_trigger)
+    }
+
+    /// One file per flush, as RocksDB's: level 0's files are its runs.
+    fn level0_runs(&self, v: &Version) -> usize {
+        v.num_files(0)
+    }
+
+    /// RocksDB flushes a memtable in one pass into one level-0 file.
+    fn flush_shape(&self, _opts: &Options) -> FlushShape {
+        FlushShape {
+            threads: 1,
+            target_file_size: u64::MAX,
+        }
     }
 }

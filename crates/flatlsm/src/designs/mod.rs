@@ -13,6 +13,7 @@ use crate::compaction::policy::CompactionPolicy;
 use crate::error::{Error, Result};
 use crate::options::Options;
 use crate::pm::PmDeviceRef;
+use crate::version::Version;
 use std::fmt;
 use std::path::Path;
 use std::str::FromStr;
@@ -96,8 +97,21 @@ pub(crate) trait Design: Send + Sync {
     fn compaction_policy(&self, opts: &Options) -> Box<dyn CompactionPolicy>;
     /// Level-0 runs at which a flush waits for compaction.
     fn level0_stop_runs(&self, opts: &Options) -> usize;
+    /// How many sorted runs level 0 of `v` holds, as this design counts them.
+    fn level0_runs(&self, v: &Version) -> usize;
+    /// Threads and output file size of a flush.
+    fn flush_shape(&self, opts: &Options) -> FlushShape;
     /// Level-0 runs from which writes are delayed (besides the immutables' backlog).
     fn level0_slowdown_runs(&self, opts: &Options) -> Option<usize>;
+}
+
+/// How a design's flush writes its outputs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct FlushShape {
+    /// Threads splitting the key space (FlatLSM's parallel flush; 1 = one sorted pass).
+    pub threads: usize,
+    /// Output SSTables are closed at this size.
+    pub target_file_size: u64,
 }
 
 /// The design `opts.profile` names.

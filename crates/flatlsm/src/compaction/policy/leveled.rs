@@ -1,7 +1,7 @@
 //! The `leveled` profile's policy: RocksDB's leveled compaction with LevelDB's round-robin file
 //! choice.
 //!
-//! Scores: level 0 scores its runs over `level0_file_num_compaction_trigger`; level n >= 1 its
+//! Scores: level 0 scores its files (one per flush) over `level0_file_num_compaction_trigger`; level n >= 1 its
 //! bytes over its target, `max_bytes_for_level_base × multiplier^(n-1)`. The level with the
 //! highest score >= 1 is compacted (the last level never is: nothing lies below it):
 //! - level 0: every level-0 file (all runs, oldest first) with the level-1 files they overlap
@@ -34,7 +34,7 @@ impl LeveledPolicy {
         let trigger = self.options.level0_file_num_compaction_trigger as f64;
         let mut scores: Vec<(f64, usize)> = (0..MAX_LEVELS - 1)
             .map(|l| match l {
-                0 => (v.level0_runs() as f64 / trigger, 0),
+                0 => (v.num_files(0) as f64 / trigger, 0),
                 _ => (v.level_bytes(l) as f64 / self.target_bytes(l), l),
             })
             .filter(|&(score, _)| score >= 1.0)

@@ -1,0 +1,194 @@
+//! The `leveled` profile through the public API: write-ahead logs replayed at reopen, levels
+//! beyond L2 filled by leveled compaction, the profile recorded and enforced, damaged or missing
+//! logs refused.
+
+mod common;
+
+use flatlsm::{Db, Error, Options, Profile, ReadOptions, WriteOptions};
+use std::path::Path;
+
+fn put_range(db: &Db, range: std::ops::Range<u32>, tag: &str) {
+    for i in range {
+        let (k, v) = (
+            format!("key{i:06}"),
+            format!("{tag}-{i}-{}", "v".repeat(i as usize % 90)),
+        );
+        db.put(&WriteOptions::default(), k.as_bytes(), v.as_bytes())
+            .unwrap();
+    }
+}
+
+fn check_range(db: &Db, range: std::ops::Range<u32>, tag: &str) {
+    for i in range {
+        let k = format!("key{i:06}");
+        let want = format!("{tag}-{i}-{}", "v".repeat(i as usize % 90));
+        let got = db.get(&ReadOptions::default(), k.as_bytes()).unwrap();
+        assert_eq!(got.as_deref(), Some(want.as_bytes()), "{k}");
+    }
+}
+
+fn wal_files(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".log"))
+        .collect();
+    names.sort();
+    names
+}
+
+/// Unflushed writes live only in the memtable and its log: a reopen replays them.
+#[test]
+fn unflushed_writes_are_replayed_from_the_write_ahead_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut opts = common::leveled(1, false);
+    opts.background_work = false;
+    let db = Db::open(dir.path(), opts.clone()).unwrap();
+    put_range(&db, 0..300, "a");
+    assert_eq!(db.stats().flushes, 0);
+    assert!(!wal_files(dir.path()).is_empty());
+    drop(db);
+    let db = Db::open(dir.path(), opts).unwrap();
+    check_range(&db, 0..300, "a");
+    db.flush().unwrap();
+    db.wait_for_background_work().unwrap();
+    assert_eq!(
+        wal_files(dir.path()).len(),
+        1,
+        "flushed logs must be deleted"
+    );
+}
+
+/// Enough writes fill level 0 past its trigger and levels past their targets: data reaches
+/// level 3 and deeper, every key reads back, and reads survive a reopen.
+#[test]
+fn leveled_compaction_fills_levels_beyond_two() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), common::leveled(2, false)).unwrap();
+    put_range(&db, 0..20_000, "b");
+    db.wait_for_background_work().unwrap();
+    let st = db.stats();
+    assert_eq!(st.profile, Profile::Leveled);
+    assert_eq!(st.levels.len(), 7, "{st}");
+    assert_eq!(st.levels[3].name, "L3");
+    assert!(
+        st.levels[3..].iter().any(|l| l.files > 0),
+        "nothing below L2: {st}"
+    );
+    assert!(st.levels[0].files < 20, "level 0 not compacted: {st}");
+    check_range(&db, 0..20_000, "b");
+    drop(db);
+    let db = Db::open(dir.path(), common::leveled(2, false)).unwrap();
+    check_range(&db, 19_000..20_000, "b");
+}
+
+/// A database keeps the profile it was created with: opening it as another is refused, in both
+/// directions, and modifies nothing.
+#[test]
+fn a_leveled_database_is_not_opened_as_flatlsm_nor_the_reverse() {
+    let dir = tempfile::tempdir().unwrap();
+    let leveled = dir.path().join("leveled");
+    drop(Db::open(&leveled, common::leveled(1, false)).unwrap());
+    let err = Db::open(&leveled, common::tiny_options(1)).err().unwrap();
+    assert!(matches!(err, Error::InvalidArgument(_)), "{err}");
+    assert!(
+        err.to_string().contains("created with profile 'leveled'"),
+        "{err}"
+    );
+    let flat = dir.path().join("flat");
+    drop(Db::open(&flat, common::tiny_options(1)).unwrap());
+    let err = Db::open(&flat, common::leveled(1, false)).err().unwrap();
+    assert!(
+        err.to_string().contains("created with profile 'flatlsm'"),
+        "{err}"
+    );
+    assert_eq!(
+        flatlsm::designs::profile_of(&leveled).unwrap(),
+        Some(Profile::Leveled)
+    );
+}
+
+/// A log the manifest names must be there: its writes would be lost.
+#[test]
+fn a_missing_write_ahead_log_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut opts = common::leveled(1, false);
+    opts.background_work = false;
+    let db = Db::open(dir.path(), opts.clone()).unwrap();
+    put_range(&db, 0..50, "c");
+    drop(db);
+    for name in wal_files(dir.path()) {
+        std::fs::remove_file(dir.path().join(name)).unwrap();
+    }
+    let err = Db::open(dir.path(), opts).err().unwrap();
+    assert!(err.is_corruption(), "{err}");
+    assert!(
+        err.to_string().contains(".log") && err.to_string().contains("missing"),
+        "{err}"
+    );
+}
+
+/// Damage in the middle of a log is refused with the file and offset, never skipped.
+#[test]
+fn a_damaged_write_ahead_log_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut opts = common::leveled(1, false);
+    opts.background_work = false;
+    let db = Db::open(dir.path(), opts.clone()).unwrap();
+    put_range(&db, 0..50, "d");
+    drop(db);
+    let name = wal_files(dir.path()).pop().unwrap();
+    let path = dir.path().join(&name);
+    let mut data = std::fs::read(&path).unwrap();
+    data[40] ^= 0xff;
+    std::fs::write(&path, &data).unwrap();
+    let err = Db::open(dir.path(), opts).err().unwrap();
+    assert!(err.is_corruption(), "{err}");
+    assert!(err.to_string().contains(&name), "{err}");
+}
+
+/// Regression: a crash while a leveled database was being created left its first write-ahead
+/// log beside the first manifest, before CURRENT existed; the next open called the directory
+/// "not a FlatLSM database" instead of starting the creation over.
+#[test]
+fn regression_a_log_left_by_a_crashed_creation_does_not_block_the_next_open() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("000002.log"), b"FLSMWAL").unwrap();
+    std::fs::write(dir.path().join("MANIFEST-000001"), b"").unwrap();
+    let db = Db::open(dir.path(), common::leveled(1, false)).unwrap();
+    db.put(&WriteOptions::default(), b"k", b"v").unwrap();
+    drop(db);
+    let db = Db::open(dir.path(), common::leveled(1, false)).unwrap();
+    assert_eq!(
+        db.get(&ReadOptions::default(), b"k").unwrap().as_deref(),
+        Some(&b"v"[..])
+    );
+}
+
+/// `Options::for_profile` gives the leveled defaults: no value separation, RocksDB's triggers.
+#[test]
+fn leveled_defaults_follow_rocksdb() {
+    let o = Options::for_profile(Profile::Leveled);
+    assert_eq!(o.profile, Profile::Leveled);
+    assert_eq!(o.kv_separation_threshold, usize::MAX);
+    let l = o.leveled;
+    assert_eq!(
+        (
+            l.level0_file_num_compaction_trigger,
+            l.level0_slowdown_writes_trigger,
+            l.level0_stop_writes_trigger
+        ),
+        (4, 20, 36)
+    );
+    assert_eq!(
+        (l.max_bytes_for_level_base, l.max_bytes_for_level_multiplier),
+        (256 << 20, 10.0)
+    );
+    let mut bad = o.clone();
+    bad.leveled.level0_stop_writes_trigger = 3;
+    assert!(bad
+        .validate()
+        .unwrap_err()
+        .to_string()
+        .contains("level0_stop_writes_trigger"));
+}
