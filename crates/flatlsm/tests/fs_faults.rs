@@ -189,6 +189,18 @@ fn one_fault_at_each_call_of_a_vlog_gc_is_reported_and_recovered() {
     );
 }
 
+/// The `leveled` profile: a fault at each call, write-ahead log appends and switches included.
+#[test]
+fn leveled_one_fault_at_each_call_is_reported_and_recovered() {
+    let s = crash_harness::leveled::leveled_wal(1);
+    let (runs, injected, failed) = fault_every_call(&s, 1);
+    eprintln!("{runs} runs, {injected} faults injected, {failed} surfaced as errors");
+    assert!(
+        injected >= 300 && failed > 0,
+        "{runs} runs {injected} injected"
+    );
+}
+
 #[test]
 fn random_faults_then_power_loss_keep_every_acknowledged_write() {
     let (mut injected, mut failed) = (0, 0);

@@ -9,6 +9,7 @@
 mod crash_harness;
 
 use crash_harness::gc::vlog_gc_redirect;
+use crash_harness::leveled::leveled_wal;
 use crash_harness::{
     crash_points_budget, random_writes, record, rng, verify, verify_crash_during_recovery, windows,
     CrashModel, Op, Plan, PmKind, RunTotals, Scenario,
@@ -115,38 +116,6 @@ fn group_commit_process_crash(seed: u64) -> Scenario {
         PmKind::GroupCommit,
         CrashKind::ProcessCrash,
     )
-}
-
-/// The `leveled` profile: DRAM memtables behind write-ahead logs, flushes into level 0,
-/// leveled compactions and Titan-style value separation, crashed at every file-system call
-/// (WAL appends included: each batch is one).
-fn leveled_wal(seed: u64) -> Scenario {
-    let mut r = rng(seed);
-    let mut ops = Vec::new();
-    for chunk in 0..8 {
-        ops.extend(random_writes(&mut r, 40, 50, 15, 10));
-        if chunk % 2 == 1 {
-            ops.push(Op::Flush);
-        }
-        if chunk % 4 == 3 {
-            ops.push(Op::Compact);
-        }
-        ops.push(Op::Settle);
-    }
-    Scenario {
-        name: "leveled_wal_power_loss",
-        ops,
-        tweak: |o: &mut Options| {
-            o.profile = flatlsm::Profile::Leveled;
-            o.leveled.max_bytes_for_level_base = 16 << 10;
-            o.leveled.max_bytes_for_level_multiplier = 2.0;
-            o.leveled.level0_file_num_compaction_trigger = 2;
-        },
-        model: CrashModel {
-            pm: PmKind::Wal,
-            kind: CrashKind::PowerLoss,
-        },
-    }
 }
 
 /// The leveled workload under process crashes: the write-ahead log keeps every acknowledged

@@ -15,6 +15,7 @@
 #![allow(dead_code)]
 
 pub mod gc;
+pub mod leveled;
 
 use flatlsm::fs::{CrashFs, FsCall, FsImage};
 use flatlsm::pm::simulated::{CaptureHook, CrashKind, PmCrashImage, SimulatedPmDevice};

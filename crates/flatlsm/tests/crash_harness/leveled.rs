@@ -1,0 +1,37 @@
+//! The `leveled` profile's crash workload, shared by `pm_crash.rs` and `fs_faults.rs`.
+
+use super::{random_writes, rng, CrashModel, Op, PmKind, Scenario};
+use flatlsm::pm::simulated::CrashKind;
+use flatlsm::Options;
+
+/// The `leveled` profile: DRAM memtables behind write-ahead logs, flushes into level 0,
+/// leveled compactions and Titan-style value separation, crashed at every file-system call
+/// (WAL appends included: each batch is one).
+pub fn leveled_wal(seed: u64) -> Scenario {
+    let mut r = rng(seed);
+    let mut ops = Vec::new();
+    for chunk in 0..8 {
+        ops.extend(random_writes(&mut r, 40, 50, 15, 10));
+        if chunk % 2 == 1 {
+            ops.push(Op::Flush);
+        }
+        if chunk % 4 == 3 {
+            ops.push(Op::Compact);
+        }
+        ops.push(Op::Settle);
+    }
+    Scenario {
+        name: "leveled_wal_power_loss",
+        ops,
+        tweak: |o: &mut Options| {
+            o.profile = flatlsm::Profile::Leveled;
+            o.leveled.max_bytes_for_level_base = 16 << 10;
+            o.leveled.max_bytes_for_level_multiplier = 2.0;
+            o.leveled.level0_file_num_compaction_trigger = 2;
+        },
+        model: CrashModel {
+            pm: PmKind::Wal,
+            kind: CrashKind::PowerLoss,
+        },
+    }
+}
