@@ -144,19 +144,18 @@ fn engine_options(
     p: &Preset,
     pm_path: Option<&PathBuf>,
 ) -> Result<Options, String> {
-    let d = Options::default();
+    let profile = match &args.profile {
+        Some(name) => name.parse().map_err(|e: flatlsm::Error| e.to_string())?,
+        None => flatlsm::Profile::default(),
+    };
+    let d = Options::for_profile(profile);
     let pm_mode = match (&args.pm_mode, p.pm_mode, pm_path) {
         (Some(m), _, _) => parse_pm_mode(m)?,
         (None, Some(m), _) => m,
         (None, None, Some(path)) if preset::is_tmpfs(path) => PmModeOption::Emulated,
         (None, None, _) => PmModeOption::Auto,
     };
-    let profile = match &args.profile {
-        Some(name) => name.parse().map_err(|e: flatlsm::Error| e.to_string())?,
-        None => d.profile,
-    };
     Ok(Options {
-        profile,
         pm_path: pm_path.cloned(),
         pm_mode,
         pm_write_latency_ns: args.pm_write_latency_ns.unwrap_or(d.pm_write_latency_ns),

@@ -13,7 +13,7 @@ mod verify;
 mod workload;
 
 use crate::parse_pm_mode;
-use flatlsm::{Options, PmModeOption};
+use flatlsm::{Options, PmModeOption, Profile};
 use std::path::PathBuf;
 use workload::{WorkloadShape, TAG_LEN};
 
@@ -29,6 +29,9 @@ pub struct CrashtestArgs {
     /// PM mode: auto, msync or emulated.
     #[arg(long = "pm-mode", default_value = "auto")]
     pm_mode: String,
+    /// Design under test: flatlsm (default) or leveled.
+    #[arg(long, default_value = "flatlsm")]
+    profile: String,
     /// Stop after this many kills (default 20 unless --duration is given).
     #[arg(long)]
     kills: Option<u32>,
@@ -70,6 +73,7 @@ pub(crate) struct Config {
     db: PathBuf,
     pm_path: Option<PathBuf>,
     pm_mode: PmModeOption,
+    profile: Profile,
     threads: u32,
     keys_per_thread: u32,
     min_value: usize,
@@ -102,6 +106,10 @@ impl Config {
             db: a.db.clone(),
             pm_path: a.pm_path.clone(),
             pm_mode: parse_pm_mode(&a.pm_mode)?,
+            profile: a
+                .profile
+                .parse()
+                .map_err(|e: flatlsm::Error| e.to_string())?,
             threads: a.threads,
             keys_per_thread: a.keys_per_thread,
             min_value,
@@ -114,9 +122,16 @@ impl Config {
     }
 
     /// Options with small PMTables, L1 and files so flushes, L1->L2 compactions and value-log
-    /// GC all happen within a short run.
+    /// GC all happen within a short run (leveled: small level targets and triggers, values from
+    /// 512 B separated as Titan does, so every job kind runs too).
     fn options(&self) -> Result<Options, String> {
+        let mut leveled = flatlsm::LeveledOptions::default();
+        leveled.max_bytes_for_level_base = 4 * self.pmtable_size as u64;
+        leveled.max_bytes_for_level_multiplier = 4.0;
+        leveled.level0_file_num_compaction_trigger = 2;
         let o = Options {
+            profile: self.profile,
+            leveled,
             pm_path: self.pm_path.clone(),
             pm_mode: self.pm_mode,
             pm_persist_interval_ms: 200,

@@ -144,6 +144,7 @@ fn child_args(cfg: &Config, args: &CrashtestArgs, run: u32) -> Vec<std::ffi::OsS
     }
     let pairs = [
         ("--pm-mode", args.pm_mode.clone()),
+        ("--profile", cfg.profile.name().to_string()),
         ("--threads", cfg.threads.to_string()),
         ("--keys-per-thread", cfg.keys_per_thread.to_string()),
         (
