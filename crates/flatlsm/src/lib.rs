@@ -13,6 +13,7 @@
 //! - [`file_names`]: which numbered file a database-directory name is.
 //! - [`inspect`]: read-only checks and dumps of database files (the CLI's `check` and `dump`).
 
+mod buffer;
 pub mod compaction;
 pub mod db;
 pub mod designs;

@@ -21,9 +21,9 @@
 
 use super::context::JobContext;
 use super::output::{TableOutput, VlogOutput};
+use crate::buffer::BufferRef;
 use crate::error::{Error, Result};
 use crate::iter::{InternalIterator, MergingIterator};
-use crate::pmtable::PmTable;
 use crate::types::{make_internal_key, parse_internal_key, ParsedInternalKey, ValueKind};
 
 use crate::version::{FileMeta, Version, VersionEdit, VlogMeta};
@@ -44,7 +44,7 @@ pub(crate) struct FlushOutput {
 /// Writes `tables` as one new run of L1 (level 0 of `version`'s successor).
 pub(crate) fn flush_tables(
     ctx: &JobContext<'_>,
-    tables: &[Arc<PmTable>],
+    tables: &[BufferRef],
     version: &Arc<Version>,
 ) -> Result<FlushOutput> {
     let ranges = thread_ranges(tables, ctx.options.flush_threads);
@@ -82,7 +82,7 @@ pub(crate) fn flush_tables(
 }
 
 /// Splits the key space at the tables' split points (Algorithm 4, steps 1–2).
-fn thread_ranges(tables: &[Arc<PmTable>], threads: usize) -> Vec<KeyRange> {
+fn thread_ranges(tables: &[BufferRef], threads: usize) -> Vec<KeyRange> {
     let points = median_split_points(tables, threads);
     let mut ranges = Vec::with_capacity(points.len() + 1);
     let mut lower: Option<Vec<u8>> = None;
@@ -96,7 +96,7 @@ fn thread_ranges(tables: &[Arc<PmTable>], threads: usize) -> Vec<KeyRange> {
 
 /// Split point i is the median of the tables' i-th split points; tables too small to give
 /// `parts` points do not vote. The points stay sorted and distinct (equal medians merge).
-fn median_split_points(tables: &[Arc<PmTable>], parts: usize) -> Vec<Vec<u8>> {
+fn median_split_points(tables: &[BufferRef], parts: usize) -> Vec<Vec<u8>> {
     let per_table: Vec<Vec<Vec<u8>>> = tables.iter().map(|t| t.split_points(parts)).collect();
     let wanted = per_table.iter().map(Vec::len).max().unwrap_or(0);
     let mut points: Vec<Vec<u8>> = (0..wanted)
@@ -115,14 +115,12 @@ fn median_of<'a>(keys: impl Iterator<Item = &'a Vec<u8>>) -> Option<Vec<u8>> {
 /// One thread of the parallel flush (Algorithm 5, lines 4–34).
 fn flush_range(
     ctx: &JobContext<'_>,
-    tables: &[Arc<PmTable>],
+    tables: &[BufferRef],
     version: &Version,
     range: &KeyRange,
 ) -> Result<(Vec<FileMeta>, Option<VlogMeta>)> {
-    let children: Vec<Box<dyn InternalIterator + '_>> = tables
-        .iter()
-        .map(|t| Box::new(t.cursor()) as Box<dyn InternalIterator + '_>)
-        .collect();
+    let children: Vec<Box<dyn InternalIterator + '_>> =
+        tables.iter().map(|t| t.flush_cursor()).collect();
     let mut merged = MergingIterator::new(children);
     match &range.0 {
         Some(l) => merged.seek(&make_internal_key(l, 0, ValueKind::Deletion)),

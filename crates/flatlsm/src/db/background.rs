@@ -13,10 +13,10 @@ use super::compact::compact_one;
 use super::state::DbInner;
 use super::stats::{Counters, LevelStats, Stats, VlogStats};
 use super::vlog_gc_job;
+use crate::buffer::BufferRef;
 use crate::compaction::{flush, vlog_gc};
 use crate::error::{Error, Result};
 use crate::file_names::{parse_numbered_file, NumberedFile};
-use crate::pmtable::PmTable;
 use crate::version::{Version, VersionEdit};
 use std::collections::HashSet;
 use std::sync::atomic::Ordering;
@@ -191,7 +191,7 @@ pub(crate) fn record_failure<T>(db: &DbInner, r: Result<T>) -> Result<T> {
 fn flush_immutables(db: &DbInner) -> Result<bool> {
     let _job = db.flush_lock.lock();
     // Every immutable table, oldest last; a table sealed while this job runs waits for the next.
-    let tables: Vec<Arc<PmTable>> = db.sv.load().imms.to_vec();
+    let tables: Vec<BufferRef> = db.sv.load().imms.to_vec();
     if tables.is_empty() || !wait_for_run_room(db)? {
         return Ok(false);
     }
@@ -203,7 +203,7 @@ fn flush_immutables(db: &DbInner) -> Result<bool> {
     drop(version);
     result?;
     for table in tables {
-        db.pm_pool.retire(table)?;
+        table.release(&db.pm_pool)?;
     }
     Counters::add(&db.counters.flushes, 1);
     purge_obsolete_files(db)?;
@@ -236,7 +236,7 @@ fn wait_for_run_room(db: &DbInner) -> Result<bool> {
 /// and the slowdown pace).
 fn install_flush(
     db: &DbInner,
-    tables: &[Arc<PmTable>],
+    tables: &[BufferRef],
     out: flush::FlushOutput,
     started: Instant,
 ) -> Result<()> {

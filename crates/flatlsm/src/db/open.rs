@@ -36,6 +36,7 @@ use super::snapshots::SnapshotRegistry;
 use super::state::{BgSignal, DbInner, SuperVersion, VersionState};
 use super::stats::Counters;
 use super::wal_recovery::recover_from_wal;
+use crate::buffer::BufferRef;
 use crate::designs::check_profile;
 use crate::error::{Error, IoContext, Result};
 use crate::file_names::{parse_numbered_file, NumberedFile};
@@ -150,7 +151,7 @@ fn lock_and_load(
 pub(super) struct Recovered {
     pub state: ManifestState,
     /// Surviving write buffers (PMTables, replayed memtables), newest first.
-    pub tables: Vec<Arc<PmTable>>,
+    pub tables: Vec<BufferRef>,
     /// PM Logs to remove once the new manifest no longer records them.
     pub remove: Vec<(u64, String)>,
     /// Recovered tables whose whole tail was torn (also in `remove`).
@@ -191,7 +192,7 @@ fn recover_read_only(
             continue;
         }
         table.build_filter(opts.bloom_bits_per_key);
-        tables.push(table);
+        tables.push(table as BufferRef);
     }
     Ok(Recovered {
         state,
@@ -275,7 +276,7 @@ fn commit_open(
     state.last_sequence = state.last_sequence.max(tables_seq.unwrap_or(0));
     // Created before the snapshot, so the snapshot records it before any write goes into it
     // (its write-ahead log too, for designs with one).
-    let mem = PmTable::create(&*pm, next + 1, opts.pmtable_size, None)?;
+    let mem: BufferRef = PmTable::create(&*pm, next + 1, opts.pmtable_size, None)?;
     let wal = match crate::designs::design_of(&opts).uses_wal() {
         true => Some(WalWriter::create(&*fs, path, next + 1)?),
         false => None,
@@ -284,7 +285,8 @@ fn commit_open(
     state.pm_logs = Some(tables.iter().chain([&mem]).map(|t| t.number()).collect());
     state.identity = identity.or(state.identity);
     state.profile = Some(opts.profile.name().to_string());
-    for t in tables.iter().chain(&emptied) {
+    let recovered = tables.iter().filter_map(|t| t.clone().as_pmtable());
+    for t in recovered.chain(emptied) {
         t.persist_recovered_tail()?;
     }
     let manifest = Manifest::create(fs.clone(), path, next, &state)?;
@@ -323,7 +325,7 @@ fn next_file_number(
 }
 
 /// The manifest, version, mutable PMTable and immutable PMTables a database starts with.
-type Parts = (Manifest, Arc<Version>, Arc<PmTable>, Vec<Arc<PmTable>>);
+type Parts = (Manifest, Arc<Version>, BufferRef, Vec<BufferRef>);
 
 fn build_inner(
     opts: Options,

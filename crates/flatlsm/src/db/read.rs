@@ -87,9 +87,9 @@ impl DbInner {
     /// A merged cursor over every source of `sv`, newest first.
     pub(crate) fn internal_iter(&self, sv: &SuperVersion) -> MergingIterator<'static> {
         let mut children: Vec<Box<dyn InternalIterator>> = Vec::new();
-        children.push(Box::new(sv.mem.iter()));
+        children.push(sv.mem.clone().iter());
         for t in &sv.imms {
-            children.push(Box::new(t.iter()));
+            children.push(t.clone().iter());
         }
         for f in &sv.version.levels[0] {
             let file = vec![f.clone()];

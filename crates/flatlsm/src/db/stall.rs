@@ -29,9 +29,9 @@
 
 use super::state::DbInner;
 use super::stats::Counters;
+use crate::buffer::WriteBuffer;
 use crate::error::{Error, Result};
 use crate::options::{WriteOptions, DEFAULT_DELAYED_WRITE_RATE, MIN_DELAYED_WRITE_RATE};
-use crate::pmtable::PmTable;
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -121,7 +121,7 @@ impl DbInner {
     /// For a `no_slowdown` write holding `write_lock`: fails if appending `bytes` to `mem`
     /// would wait for a free PMTable. A PMTable GC that could make room counts as a wait too
     /// (it rewrites the table). Nothing was written when this fails.
-    pub(crate) fn refuse_if_stop_due(&self, mem: &PmTable, bytes: u64) -> Result<()> {
+    pub(crate) fn refuse_if_stop_due(&self, mem: &dyn WriteBuffer, bytes: u64) -> Result<()> {
         if self.all_pmtables_in_use() && !mem.has_room(bytes) {
             return Err(self.stop_error());
         }

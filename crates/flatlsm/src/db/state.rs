@@ -8,11 +8,12 @@
 
 use super::snapshots::SnapshotRegistry;
 use super::stats::Counters;
+use crate::buffer::BufferRef;
 use crate::error::{Error, Result};
 use crate::fs::FsRef;
 use crate::options::Options;
 use crate::pm::PmDeviceRef;
-use crate::pmtable::{PmLogPool, PmTable};
+use crate::pmtable::PmLogPool;
 use crate::sst::TableCache;
 use crate::version::{Manifest, PmLogMeta, Version, VersionEdit};
 use crate::vlog::{RedirectSet, VlogSet};
@@ -25,10 +26,10 @@ use std::sync::{Arc, Weak};
 
 /// What a reader needs: the PMTables and the SSD version, swapped atomically together.
 pub(crate) struct SuperVersion {
-    /// The mutable PMTable.
-    pub mem: Arc<PmTable>,
-    /// Immutable PMTables, newest first.
-    pub imms: Vec<Arc<PmTable>>,
+    /// The mutable write buffer (PMTable).
+    pub mem: BufferRef,
+    /// Immutable write buffers, newest first.
+    pub imms: Vec<BufferRef>,
     /// The SSD levels and value logs.
     pub version: Arc<Version>,
 }
@@ -216,12 +217,12 @@ impl DbInner {
     /// record per PMTable switch or GC, never per write. A failure puts the database in the
     /// background-error state (the manifest refuses later appends anyway) and is returned as
     /// [`Error::Background`], as every write refused from then on is.
-    pub fn record_pm_log(&self, table: &PmTable) -> Result<()> {
+    pub fn record_pm_log(&self, table: &dyn crate::buffer::WriteBuffer) -> Result<()> {
         let edit = VersionEdit {
             next_file_number: Some(self.next_file_number.load(Ordering::SeqCst)),
             new_pm_logs: vec![PmLogMeta {
                 number: table.number(),
-                replaces: table.log().header().replaces,
+                replaces: table.replaces(),
             }],
             ..VersionEdit::default()
         };
@@ -239,7 +240,7 @@ impl DbInner {
     pub fn install(
         &self,
         edit: &mut VersionEdit,
-        change_sv: impl FnOnce(&mut Vec<Arc<PmTable>>),
+        change_sv: impl FnOnce(&mut Vec<BufferRef>),
     ) -> Result<Arc<Version>> {
         self.sync_dir_for(edit)?;
         let mut vs = self.versions.lock();
@@ -278,7 +279,7 @@ impl DbInner {
         &self,
         vs: &mut VersionState,
         edit: &mut VersionEdit,
-        change_sv: impl FnOnce(&mut Vec<Arc<PmTable>>),
+        change_sv: impl FnOnce(&mut Vec<BufferRef>),
     ) -> Result<Arc<Version>> {
         edit.next_file_number = Some(self.next_file_number.load(Ordering::SeqCst));
         let new_version = Arc::new(vs.current.apply(edit)?);

@@ -49,7 +49,7 @@ pub(super) fn recover_from_wal(
     let mut tables = Vec::new();
     for n in unflushed_logs(&state) {
         if let Some(t) = replay_log(fs, path, pm, n, opts)? {
-            tables.push(t);
+            tables.push(t as crate::buffer::BufferRef);
         }
     }
     tables.reverse(); // newest first

@@ -8,6 +8,7 @@
 use super::batch::WriteBatch;
 use super::state::{DbInner, SuperVersion};
 use super::stats::Counters;
+use crate::buffer::BufferRef;
 use crate::error::{Error, Result};
 use crate::options::{WriteOptions, MAX_KEY_SIZE};
 use crate::pmtable::log::{encoded_entry_len, LogEntry, PM_LOG_HEADER_LEN};
@@ -74,7 +75,7 @@ impl DbInner {
         let need = encoded_batch_len(&entries);
         let mut mem = self.sv.load().mem.clone();
         if opts.no_slowdown {
-            self.refuse_if_stop_due(&mem, need)?;
+            self.refuse_if_stop_due(&*mem, need)?;
         }
         if !mem.has_room(need) {
             mem = self.make_room(&entries)?;
@@ -124,10 +125,10 @@ impl DbInner {
     /// Progress: the returned table has room for the batch (a GC result without room is sealed
     /// too, and `validate_batch` makes every batch fit an empty table), so the caller's append
     /// succeeds and no two GCs run without an append between them.
-    fn make_room(&self, batch: &[LogEntry<'_>]) -> Result<Arc<PmTable>> {
+    fn make_room(&self, batch: &[LogEntry<'_>]) -> Result<BufferRef> {
         let need = encoded_batch_len(batch);
-        let old = self.sv.load().mem.clone();
-        if self.gc_frees_room(&old, need) {
+        let old = self.sv.load().mem.clone().as_pmtable();
+        if let Some(old) = old.filter(|t| self.gc_frees_room(t, need)) {
             let fresh = self.gc_mutable(old)?;
             if fresh.has_room(need) {
                 return Ok(fresh);
@@ -162,18 +163,18 @@ impl DbInner {
 
     /// Seals the mutable table into the immutables and starts a new one, blocking while
     /// every PMTable is in use. The caller holds `write_lock`.
-    pub(crate) fn seal_mutable(&self) -> Result<Arc<PmTable>> {
+    pub(crate) fn seal_mutable(&self) -> Result<BufferRef> {
         self.wait_for_free_pmtable()?;
         let started = std::time::Instant::now();
         let old = self.sv.load().mem.clone();
         old.seal()?;
         // Pending until the super version holds it, so no purge takes its log for an orphan.
         let number = self.new_output_number();
-        let fresh = self
+        let fresh: BufferRef = self
             .pm_pool
             .create_table(number, self.opts.pmtable_size, None)?;
         self.start_wal(number)?;
-        self.record_pm_log(&fresh)?;
+        self.record_pm_log(&*fresh)?;
         self.replace_mutable(fresh.clone(), Some(old));
         self.abandon_outputs(&[number]);
         self.wake_all();
@@ -200,7 +201,7 @@ impl DbInner {
     }
 
     /// Rewrites the live entries of the mutable table into a fresh one that replaces it.
-    fn gc_mutable(&self, old: Arc<PmTable>) -> Result<Arc<PmTable>> {
+    fn gc_mutable(&self, old: Arc<PmTable>) -> Result<BufferRef> {
         old.seal()?;
         let oldest = self.snapshots.oldest(self.visible());
         let fresh = old.rewrite_live(
@@ -209,7 +210,7 @@ impl DbInner {
             self.opts.pmtable_size,
             oldest,
         )?;
-        self.record_pm_log(&fresh)?;
+        self.record_pm_log(&*fresh)?;
         self.replace_mutable(fresh.clone(), None);
         self.pm_pool.retire(old)?;
         Counters::add(&self.counters.pm_gc_bytes, fresh.log_bytes());
@@ -218,7 +219,7 @@ impl DbInner {
     }
 
     /// Installs `fresh` as the mutable table; `sealed` (if any) joins the immutables.
-    fn replace_mutable(&self, fresh: Arc<PmTable>, sealed: Option<Arc<PmTable>>) {
+    fn replace_mutable(&self, fresh: BufferRef, sealed: Option<BufferRef>) {
         let _g = self.sv_lock.lock();
         let cur = self.sv.load_full();
         let mut imms = cur.imms.clone();

@@ -1,0 +1,128 @@
+//! [`WriteBuffer`]: what holds a database's most recent writes until a flush moves them to SSD
+//! (pebble's "flushable"). It takes sequenced batches, answers point reads and iterators, is
+//! sealed when full, and gives a flush a borrowing cursor over its entries.
+//!
+//! Implementations: the [`PmTable`] — an arena skiplist over a log in a region — on PM (FlatLSM:
+//! durable by itself) or on DRAM (the leveled baseline's memtable: durable by a write-ahead log
+//! the database keeps beside it). A design's write path sees only this trait; what is specific
+//! to one kind (FlatLSM's in-place PMTable GC, the PM Log pool) goes through
+//! [`WriteBuffer::as_pmtable`].
+//!
+//! Invariants every implementation keeps: one writer at a time (the database's `write_lock`);
+//! readers never lock; an entry is readable only once its whole batch is in; a sealed buffer
+//! accepts no more appends; entries are never removed while the buffer is referenced.
+
+use crate::error::Result;
+use crate::iter::InternalIterator;
+use crate::pmtable::log::LogEntry;
+use crate::pmtable::{MemLookup, PmLogPool, PmTable};
+use crate::types::SequenceNumber;
+use std::sync::Arc;
+
+/// A shared write buffer.
+pub(crate) type BufferRef = Arc<dyn WriteBuffer>;
+
+/// Holds recent writes until they are flushed.
+pub(crate) trait WriteBuffer: Send + Sync {
+    /// The buffer's number (its PM Log's or its write-ahead log's file number).
+    fn number(&self) -> u64;
+    /// Appends a batch atomically; `Ok(false)` if it does not fit (nothing written) or the
+    /// buffer is sealed.
+    fn append_batch(&self, entries: &[LogEntry<'_>]) -> Result<bool>;
+    /// True if the buffer accepts appends and a batch of `len` encoded bytes fits.
+    fn has_room(&self, len: u64) -> bool;
+    /// Makes everything appended so far durable (where the buffer itself is durable).
+    fn commit(&self) -> Result<()>;
+    /// Commits and stops accepting appends.
+    fn seal(&self) -> Result<()>;
+    /// The newest version of `user_key` at or below `seq`.
+    fn get(&self, user_key: &[u8], seq: SequenceNumber) -> Result<Option<MemLookup>>;
+    /// An iterator owning a handle to the buffer (for the database iterator).
+    fn iter(self: Arc<Self>) -> Box<dyn InternalIterator>;
+    /// A cursor borrowing the buffer, without copies (for flushes).
+    fn flush_cursor(&self) -> Box<dyn InternalIterator + '_>;
+    /// Up to `parts - 1` user keys splitting the buffer's entries into equal parts.
+    fn split_points(&self, parts: usize) -> Vec<Vec<u8>>;
+    /// Bytes the buffer's log holds (its fill, in the unit of its capacity).
+    fn log_bytes(&self) -> u64;
+    /// Largest sequence number in the buffer.
+    fn max_sequence(&self) -> SequenceNumber;
+    /// True if the buffer holds no entry.
+    fn is_empty(&self) -> bool;
+    /// Builds the buffer's bloom filter once it is sealed; true if it built one.
+    fn build_filter(&self, bits_per_key: usize) -> bool;
+    /// The log this buffer replaced (FlatLSM's PMTable GC), recorded with it; 0 = none.
+    fn replaces(&self) -> u64 {
+        0
+    }
+    /// After its flush: hands the buffer's storage back (a PMTable's log to the pool).
+    fn release(self: Arc<Self>, pool: &PmLogPool) -> Result<()>;
+    /// The buffer as a PMTable, for what only PMTables do (in-place GC, recovered tails).
+    fn as_pmtable(self: Arc<Self>) -> Option<Arc<PmTable>>;
+}
+
+impl WriteBuffer for PmTable {
+    fn number(&self) -> u64 {
+        PmTable::number(self)
+    }
+
+    fn append_batch(&self, entries: &[LogEntry<'_>]) -> Result<bool> {
+        PmTable::append_batch(self, entries)
+    }
+
+    fn has_room(&self, len: u64) -> bool {
+        PmTable::has_room(self, len)
+    }
+
+    fn commit(&self) -> Result<()> {
+        PmTable::commit(self)
+    }
+
+    fn seal(&self) -> Result<()> {
+        PmTable::seal(self)
+    }
+
+    fn get(&self, user_key: &[u8], seq: SequenceNumber) -> Result<Option<MemLookup>> {
+        PmTable::get(self, user_key, seq)
+    }
+
+    fn iter(self: Arc<Self>) -> Box<dyn InternalIterator> {
+        Box::new(PmTable::iter(&self))
+    }
+
+    fn flush_cursor(&self) -> Box<dyn InternalIterator + '_> {
+        Box::new(self.cursor())
+    }
+
+    fn split_points(&self, parts: usize) -> Vec<Vec<u8>> {
+        PmTable::split_points(self, parts)
+    }
+
+    fn log_bytes(&self) -> u64 {
+        PmTable::log_bytes(self)
+    }
+
+    fn max_sequence(&self) -> SequenceNumber {
+        PmTable::max_sequence(self)
+    }
+
+    fn is_empty(&self) -> bool {
+        PmTable::is_empty(self)
+    }
+
+    fn build_filter(&self, bits_per_key: usize) -> bool {
+        PmTable::build_filter(self, bits_per_key)
+    }
+
+    fn replaces(&self) -> u64 {
+        self.log().header().replaces
+    }
+
+    fn release(self: Arc<Self>, pool: &PmLogPool) -> Result<()> {
+        pool.retire(self)
+    }
+
+    fn as_pmtable(self: Arc<Self>) -> Option<Arc<PmTable>> {
+        Some(self)
+    }
+}
