@@ -1,0 +1,262 @@
+//! A persistent skiplist in one PM region: nodes and data in PM, each insert made durable by
+//! the 8-byte atomic link order of SLM-DB's Algorithm 1, the upper levels rebuilt at recovery
+//! from the persisted bottom list. NoveLSM's PM memtable and SLM-DB's MemTable are this
+//! structure; it knows nothing of either.
+//!
+//! Layout (little-endian, every offset 8-aligned; docs/pm-skiplist-format.md):
+//! - header, bytes 0..64: magic `FLSMPSL1`, number (u64), capacity (u64), `committed_seq`
+//!   (u64), crc32c of bytes 0..24 (u32);
+//! - head node at 64, of [`MAX_HEIGHT`]; nodes after it, bump-allocated in arrival order:
+//!   `next0` (u64: offset of the next node in key order, 0 = end), `height` (u32), `crc`
+//!   (u32: crc32c of bytes 8..12 and 16.. of the node, i.e. height, lengths, key and value),
+//!   `key_len` (u32), `value_len` (u32), `height - 1` upper links (u64, volatile), the internal
+//!   key (user key + 8-byte trailer), the value, zero padding to 8 bytes.
+//!
+//! Persist order of one insert (Algorithm 1): the node is written whole — its `next0` already
+//! set to its predecessor's successor — and persisted; then the predecessor's `next0` is stored
+//! (one atomic 8-byte store) and persisted. A batch ends by storing and persisting
+//! `committed_seq` = its last sequence. Upper links are stored after the bottom link and never
+//! persisted.
+//!
+//! Recovery rule ([`PmSkiplist::recover`]): the header must check (magic, crc, number), else
+//! `Corruption`. The bottom list is walked from the head: every node on it was persisted before
+//! it was linked, so a node failing its crc, lying outside the region, or out of key order is
+//! `Corruption` naming the region and offset. Nodes with a sequence above `committed_seq` belong
+//! to a batch a crash interrupted: they are unlinked (each unlink persisted, so a crash during
+//! recovery redoes it). The upper levels are then rebuilt. A node written but never linked is
+//! unreachable and ignored.
+//!
+//! Concurrency: one writer (the caller serializes inserts); readers never lock. A node is
+//! reachable only after its bytes are written (the link store is a release, loads acquire), and
+//! nodes are never removed while the list is shared (recovery runs before any reader).
+
+mod iter;
+mod node;
+#[cfg(test)]
+mod tests;
+
+pub use iter::{PmSkiplistCursor, PmSkiplistIter};
+
+use crate::error::{Error, Result};
+use crate::pm::PmRegion;
+use crate::types::{compare_internal_keys, crc32c, ValueKind};
+use node::{Node, NodeLayout};
+use parking_lot::Mutex;
+use std::cmp::Ordering as KeyOrder;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+/// First bytes of a persistent skiplist region.
+pub const PSL_MAGIC: &[u8; 8] = b"FLSMPSL1";
+/// Bytes of the header.
+pub const PSL_HEADER_LEN: usize = 64;
+/// Highest node (the head's height).
+pub const MAX_HEIGHT: usize = 12;
+/// Offset of the head node.
+const HEAD: u64 = PSL_HEADER_LEN as u64;
+/// Offset of `committed_seq` in the header.
+const COMMITTED_AT: usize = 24;
+
+/// One entry of a batch: sequence, kind, user key, value.
+pub type PslEntry<'a> = (u64, ValueKind, &'a [u8], &'a [u8]);
+
+/// A persistent skiplist over one PM region.
+pub struct PmSkiplist {
+    region: Arc<dyn PmRegion>,
+    number: u64,
+    /// End of the allocated nodes (the writer's bump pointer).
+    tail: AtomicU64,
+    /// Entries linked and committed.
+    entries: AtomicU64,
+    /// Largest committed sequence.
+    max_seq: AtomicU64,
+    /// The writer's height generator (xorshift state).
+    rng: Mutex<u64>,
+}
+
+impl PmSkiplist {
+    /// Formats `region` as an empty list numbered `number`: header and head persisted.
+    pub fn create(region: Arc<dyn PmRegion>, number: u64) -> Result<PmSkiplist> {
+        let head_len = NodeLayout::new(MAX_HEIGHT, 0, 0).len;
+        if region.len() < PSL_HEADER_LEN + head_len {
+            return Err(Error::InvalidArgument(format!(
+                "{}: a PM skiplist needs at least {} bytes",
+                region.path().display(),
+                PSL_HEADER_LEN + head_len
+            )));
+        }
+        let mut header = [0u8; PSL_HEADER_LEN];
+        header[..8].copy_from_slice(PSL_MAGIC);
+        header[8..16].copy_from_slice(&number.to_le_bytes());
+        header[16..24].copy_from_slice(&(region.len() as u64).to_le_bytes());
+        let crc = crc32c(&header[..24]);
+        header[32..36].copy_from_slice(&crc.to_le_bytes());
+        region.write(0, &header);
+        Node::write_head(&*region, HEAD);
+        persist(&*region, 0, PSL_HEADER_LEN + head_len)?;
+        Ok(Self::assemble(region, number, HEAD + head_len as u64, 0, 0))
+    }
+
+    fn assemble(
+        region: Arc<dyn PmRegion>,
+        number: u64,
+        tail: u64,
+        entries: u64,
+        max_seq: u64,
+    ) -> Self {
+        PmSkiplist {
+            region,
+            number,
+            tail: AtomicU64::new(tail),
+            entries: AtomicU64::new(entries),
+            max_seq: AtomicU64::new(max_seq),
+            rng: Mutex::new(0x9e37_79b9_7f4a_7c15 ^ number),
+        }
+    }
+
+    /// The list's number.
+    pub fn number(&self) -> u64 {
+        self.number
+    }
+
+    /// The region it lives in.
+    pub fn region(&self) -> &Arc<dyn PmRegion> {
+        &self.region
+    }
+
+    /// Bytes allocated (header and head included): the fill, in the unit of the capacity.
+    pub fn used_bytes(&self) -> u64 {
+        self.tail.load(Ordering::Acquire)
+    }
+
+    /// Committed entries.
+    pub fn len(&self) -> u64 {
+        self.entries.load(Ordering::Acquire)
+    }
+
+    /// True if no entry is committed.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Largest committed sequence (0 if none).
+    pub fn max_sequence(&self) -> u64 {
+        self.max_seq.load(Ordering::Acquire)
+    }
+
+    /// Region bytes `entries` would take.
+    pub fn batch_bytes(entries: &[PslEntry<'_>]) -> u64 {
+        let node = |e: &PslEntry<'_>| NodeLayout::new(MAX_HEIGHT, e.2.len() + 8, e.3.len()).len;
+        entries.iter().map(|e| node(e) as u64).sum()
+    }
+
+    /// True if `entries` fit in the space left (counting every node at full height).
+    pub fn has_room(&self, entries: &[PslEntry<'_>]) -> bool {
+        let end = self.used_bytes().saturating_add(Self::batch_bytes(entries));
+        end <= self.region.len() as u64
+    }
+
+    /// Inserts a batch, each entry with Algorithm 1's persist order, then commits it; `Ok(false)`
+    /// (nothing written) if it does not fit. The caller serializes inserts.
+    pub fn insert_batch(&self, entries: &[PslEntry<'_>]) -> Result<bool> {
+        if !self.has_room(entries) {
+            return Ok(false);
+        }
+        for e in entries {
+            self.insert(e)?;
+        }
+        let Some(last) = entries.last() else {
+            return Ok(true);
+        };
+        self.region.store_u64(COMMITTED_AT, last.0);
+        persist(&*self.region, COMMITTED_AT, 8)?;
+        self.entries
+            .fetch_add(entries.len() as u64, Ordering::AcqRel);
+        self.max_seq.fetch_max(last.0, Ordering::AcqRel);
+        Ok(true)
+    }
+
+    fn insert(&self, &(seq, kind, key, value): &PslEntry<'_>) -> Result<()> {
+        let height = self.random_height();
+        let layout = NodeLayout::new(height, key.len() + 8, value.len());
+        let at = self.tail.load(Ordering::Acquire);
+        let mut ikey = Vec::with_capacity(key.len() + 8);
+        crate::types::append_internal_key(&mut ikey, key, seq, kind);
+        let preds = self.find_preds(&ikey);
+        let node = Node::write(&*self.region, at, &layout, &ikey, value);
+        node.set_next(0, self.node(preds[0]).next(0));
+        persist(&*self.region, at as usize, layout.len)?;
+        self.tail.store(at + layout.len as u64, Ordering::Release);
+        self.node(preds[0]).set_next(0, at);
+        persist(&*self.region, preds[0] as usize, 8)?;
+        for (level, &p) in preds.iter().enumerate().take(height).skip(1) {
+            node.set_next(level, self.node(p).next(level));
+            self.node(p).set_next(level, at);
+        }
+        Ok(())
+    }
+
+    /// The last node before `ikey` at every level (the head where none is).
+    fn find_preds(&self, ikey: &[u8]) -> [u64; MAX_HEIGHT] {
+        let mut preds = [HEAD; MAX_HEIGHT];
+        let mut x = HEAD;
+        for level in (0..MAX_HEIGHT).rev() {
+            loop {
+                let next = self.node(x).next(level);
+                if next == 0 || self.compare(next, ikey) != KeyOrder::Less {
+                    break;
+                }
+                x = next;
+            }
+            preds[level] = x;
+        }
+        preds
+    }
+
+    fn random_height(&self) -> usize {
+        let mut s = self.rng.lock();
+        let mut height = 1;
+        while height < MAX_HEIGHT {
+            *s ^= *s << 13;
+            *s ^= *s >> 7;
+            *s ^= *s << 17;
+            if *s & 3 != 0 {
+                break;
+            }
+            height += 1;
+        }
+        height
+    }
+
+    fn node(&self, at: u64) -> Node<'_> {
+        Node::at(&*self.region, at)
+    }
+
+    fn compare(&self, at: u64, ikey: &[u8]) -> KeyOrder {
+        compare_internal_keys(self.node(at).key(), ikey)
+    }
+
+    /// The first node whose internal key is >= `ikey` (0 if none).
+    pub(crate) fn seek_node(&self, ikey: &[u8]) -> u64 {
+        self.node(self.find_preds(ikey)[0]).next(0)
+    }
+}
+
+impl std::fmt::Debug for PmSkiplist {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PmSkiplist")
+            .field("region", &self.region.path())
+            .field("entries", &self.len())
+            .field("used_bytes", &self.used_bytes())
+            .finish()
+    }
+}
+
+/// Persists `[offset, offset + len)`, naming the region on failure.
+fn persist(region: &dyn PmRegion, offset: usize, len: usize) -> Result<()> {
+    region
+        .persist(offset, len)
+        .map_err(|e| Error::io(format!("persisting {}", region.path().display()), e))
+}
+
+mod recovery;
