@@ -51,6 +51,30 @@ fn crashtest_leveled_survives_kills_with_every_key_verified() {
     assert!(text.contains("12 kills survived"), "{text}");
 }
 
+/// The `novelsm` profile: persistent PM skiplists (msync PM here) lose no acknowledged write
+/// when the process is killed.
+#[test]
+fn crashtest_novelsm_survives_kills_with_every_key_verified() {
+    let dir = tempfile::tempdir().unwrap();
+    let (ok, text) = crashtest(
+        &[
+            "--profile",
+            "novelsm",
+            "--pm-mode",
+            "msync",
+            "--kills",
+            "10",
+            "--threads",
+            "3",
+            "--max-run-ms",
+            "300",
+        ],
+        &dir.path().join("db"),
+    );
+    assert!(ok, "{text}");
+    assert!(text.contains("10 kills survived"), "{text}");
+}
+
 #[test]
 fn crashtest_loses_no_acknowledged_non_sync_write_in_msync_mode() {
     // Before PM Log v2, msync mode published used_size only at the 1 s group commit, so a

@@ -26,7 +26,9 @@ mod values;
 pub use error::{Error, Result};
 #[cfg(test)]
 use flatlsm_core::testing;
-pub use flatlsm_core::{error, file_names, fs, iter, pm, sst, types, version, vlog, wal};
+pub use flatlsm_core::{
+    error, file_names, fs, iter, pm, pmskiplist, sst, types, version, vlog, wal,
+};
 pub mod options;
 
 pub use db::{Db, Stats, WriteBatch};

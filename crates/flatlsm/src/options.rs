@@ -67,7 +67,8 @@ pub struct Options {
     /// The design: chosen when the database is created and recorded in it; opening it under
     /// another profile is refused (default [`Profile::FlatLsm`]).
     pub profile: Profile,
-    /// Options of the `leveled` profile (ignored by the others).
+    /// Options of the leveled SSD tree of the `leveled` and `novelsm` profiles (ignored by
+    /// `flatlsm`).
     pub leveled: LeveledOptions,
     /// Create the database if it does not exist (default true).
     pub create_if_missing: bool,
@@ -214,7 +215,7 @@ impl Options {
         let d = Options::default();
         match profile {
             Profile::FlatLsm => d,
-            Profile::Leveled => Options {
+            Profile::Leveled | Profile::NoveLsm => Options {
                 profile,
                 kv_separation_threshold: usize::MAX,
                 ..d
@@ -227,7 +228,7 @@ impl Options {
     /// anything that can overflow.
     pub fn validate(&self) -> Result<()> {
         self.validate_pm()?;
-        if self.profile == Profile::Leveled {
+        if matches!(self.profile, Profile::Leveled | Profile::NoveLsm) {
             self.leveled.validate()?;
         }
         self.validate_pmtable_counts()?;

@@ -38,6 +38,16 @@ pub fn msync(dir: &Path, flush_threads: usize) -> Options {
     o
 }
 
+/// Tiny options of the `novelsm` profile (persistent PM skiplists as memtables, leveled SSD
+/// levels as `leveled`) on a simulated PM device.
+pub fn novelsm(separate: bool) -> Options {
+    let mut o = leveled(1, separate);
+    o.profile = flatlsm::Profile::NoveLsm;
+    o.pmtable_size = 128 << 10;
+    o.pm_device = Some(SimulatedPmDevice::new());
+    o
+}
+
 /// Tiny options of the `leveled` profile (DRAM memtables + write-ahead logs): small level
 /// targets and level-0 triggers so a few thousand writes reach several levels; `separate`
 /// turns on Titan/BlobDB-style value separation at 100 bytes.

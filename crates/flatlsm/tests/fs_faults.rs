@@ -201,6 +201,18 @@ fn leveled_one_fault_at_each_call_is_reported_and_recovered() {
     );
 }
 
+/// The `novelsm` profile: a fault at each file-system call of flushes and compactions.
+#[test]
+fn novelsm_one_fault_at_each_call_is_reported_and_recovered() {
+    let s = crash_harness::leveled::novelsm_pm_skiplists(1);
+    let (runs, injected, failed) = fault_every_call(&s, 1);
+    eprintln!("{runs} runs, {injected} faults injected, {failed} surfaced as errors");
+    assert!(
+        injected >= 100 && failed > 0,
+        "{runs} runs {injected} injected"
+    );
+}
+
 #[test]
 fn random_faults_then_power_loss_keep_every_acknowledged_write() {
     let (mut injected, mut failed) = (0, 0);

@@ -169,6 +169,20 @@ fn model_matches_btreemap_with_heavy_overwrites_triggering_pmtable_gc() {
 }
 
 #[test]
+fn model_matches_btreemap_on_novelsm_pm_skiplists() {
+    let dir = tempfile::tempdir().unwrap();
+    run_model(8, 3000, common::novelsm(false), dir.path());
+}
+
+#[test]
+fn model_matches_btreemap_on_novelsm_with_value_separation_without_background_threads() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut opts = common::novelsm(true);
+    opts.background_work = false;
+    run_model(9, 2500, opts, dir.path());
+}
+
+#[test]
 fn model_matches_btreemap_on_leveled_with_wal() {
     let dir = tempfile::tempdir().unwrap();
     run_model(5, 3000, common::leveled(2, false), dir.path());

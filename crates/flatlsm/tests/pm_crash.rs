@@ -9,7 +9,7 @@
 mod crash_harness;
 
 use crash_harness::gc::vlog_gc_redirect;
-use crash_harness::leveled::leveled_wal;
+use crash_harness::leveled::{leveled_wal, novelsm_pm_skiplists};
 use crash_harness::{
     crash_points_budget, random_writes, record, rng, verify, verify_crash_during_recovery, windows,
     CrashModel, Op, Plan, PmKind, RunTotals, Scenario,
@@ -214,6 +214,19 @@ fn leveled_crash_at_every_file_system_call_keeps_synced_writes_and_loses_only_a_
         assert!(st.flushes > 0 && st.compactions > 0, "work missing: {st}");
     }
     assert!(tried.fs_points >= 500, "{tried:?}");
+}
+
+#[test]
+fn novelsm_crash_at_every_persist_and_file_system_call_loses_no_acknowledged_write() {
+    let (tried, runs) = crash_all_seeds(novelsm_pm_skiplists, 1..2);
+    for t in &runs {
+        let st = &t.stats;
+        assert!(st.flushes > 0 && st.compactions > 0, "work missing: {st}");
+    }
+    assert!(
+        tried.pm_points >= 1000 && tried.fs_points >= 100,
+        "{tried:?}"
+    );
 }
 
 #[test]

@@ -120,6 +120,9 @@ fn flush_loop(db: &DbInner) {
 /// PMTable switches need not create and zero a log. A failure is only logged: the writer then
 /// creates its log itself and reports what goes wrong there.
 fn prepare_spare_logs(db: &DbInner) {
+    if db.design.buffer_kind() == crate::designs::BufferKind::PmSkiplist {
+        return; // skiplist regions are not pooled
+    }
     loop {
         let in_use = 1 + db.sv.load().imms.len();
         let number = db.new_file_number();

@@ -15,6 +15,7 @@ mod open;
 #[cfg(test)]
 mod race_tests;
 mod read;
+mod skiplist_recovery;
 pub(crate) mod snapshots;
 mod stall;
 #[cfg(test)]

@@ -32,12 +32,15 @@
 use super::consistency::{self, plan_pm_logs, PmLogState, PmPlan, PmProblem};
 use super::identity;
 use super::lock::{DirLock, LOCK_FILE};
+use super::skiplist_recovery::recover_skiplists;
 use super::snapshots::SnapshotRegistry;
 use super::state::{BgSignal, DbInner, SuperVersion, VersionState};
 use super::stats::Counters;
 use super::wal_recovery::recover_from_wal;
+use crate::buffer::skiplist::{parse_skiplist_region_name, SkiplistBuffer};
 use crate::buffer::BufferRef;
 use crate::designs::check_profile;
+use crate::designs::BufferKind;
 use crate::error::{Error, IoContext, Result};
 use crate::file_names::{parse_numbered_file, NumberedFile};
 use crate::fs::{FileSystem, FsRef, OsFileSystem};
@@ -71,6 +74,7 @@ pub fn is_database_file_name(name: &str) -> bool {
 /// temporary files of atomic writes, and the device's work files.
 pub fn is_pm_dir_file_name(name: &str) -> bool {
     parse_log_file_name(name).is_some()
+        || parse_skiplist_region_name(name).is_some()
         || is_pool_file_name(name)
         || name == identity::IDENTITY_FILE
         || name.ends_with(".tmp")
@@ -92,9 +96,10 @@ pub(crate) fn open(path: &Path, opts: Options) -> Result<(Arc<DbInner>, DirLock)
         Some(d) => d.clone(),
         None => design.write_buffer_device(path, &opts)?,
     };
-    let recovered = match design.uses_wal() {
-        true => recover_from_wal(&*fs, path, &pm, locked.manifest, &opts)?,
-        false => recover_read_only(&*fs, path, &pm, locked.manifest, &opts)?,
+    let recovered = match design.buffer_kind() {
+        BufferKind::DramWithWal => recover_from_wal(&*fs, path, &pm, locked.manifest, &opts)?,
+        BufferKind::PmSkiplist => recover_skiplists(&*fs, path, &pm, locked.manifest, &opts)?,
+        BufferKind::PmTable => recover_read_only(&*fs, path, &pm, locked.manifest, &opts)?,
     };
     if let (Some(plan), Some(dir)) = (&locked.identity, &pm_dir) {
         plan.apply(&*fs, path, dir)?;
@@ -152,8 +157,8 @@ pub(super) struct Recovered {
     pub state: ManifestState,
     /// Surviving write buffers (PMTables, replayed memtables), newest first.
     pub tables: Vec<BufferRef>,
-    /// PM Logs to remove once the new manifest no longer records them.
-    pub remove: Vec<(u64, String)>,
+    /// PM regions to remove once the new manifest no longer records them: (name, why).
+    pub remove: Vec<(String, String)>,
     /// Recovered tables whose whole tail was torn (also in `remove`).
     pub emptied: Vec<Arc<PmTable>>,
     /// The redirect tables the version names, loaded and verified.
@@ -179,7 +184,12 @@ fn recover_read_only(
         verify(fs, path, pm, m, &plan, opts.allow_missing_pm)?;
         redirects = consistency::load_redirect_tables(fs, path, &m.state.version)?;
     }
-    let (mut tables, mut remove, mut emptied) = (Vec::new(), plan.remove, Vec::new());
+    let mut remove: Vec<(String, String)> = plan
+        .remove
+        .into_iter()
+        .map(|(n, why)| (log_file_name(n), why))
+        .collect();
+    let (mut tables, mut emptied) = (Vec::new(), Vec::new());
     for n in plan.keep.iter().rev() {
         let log = logs.remove(n).ok_or_else(|| unreadable_log(pm, *n))?;
         let table = PmTable::recover(log)?;
@@ -187,7 +197,8 @@ fn recover_read_only(
             // Only a tail a power failure tore completely: nothing to keep. Its header is
             // reset before the new manifest drops it (commit_open), so a crash in between
             // leaves an empty log, not an unrecorded one with a tail.
-            remove.push((*n, format!("log {n} holds no entries after its torn tail")));
+            let why = format!("log {n} holds no entries after its torn tail");
+            remove.push((log_file_name(*n), why));
             emptied.push(table);
             continue;
         }
@@ -276,8 +287,12 @@ fn commit_open(
     state.last_sequence = state.last_sequence.max(tables_seq.unwrap_or(0));
     // Created before the snapshot, so the snapshot records it before any write goes into it
     // (its write-ahead log too, for designs with one).
-    let mem: BufferRef = PmTable::create(&*pm, next + 1, opts.pmtable_size, None)?;
-    let wal = match crate::designs::design_of(&opts).uses_wal() {
+    let design = crate::designs::design_of(&opts);
+    let mem: BufferRef = match design.buffer_kind() {
+        BufferKind::PmSkiplist => SkiplistBuffer::create(&*pm, next + 1, opts.pmtable_size)?,
+        _ => PmTable::create(&*pm, next + 1, opts.pmtable_size, None)?,
+    };
+    let wal = match design.uses_wal() {
         true => Some(WalWriter::create(&*fs, path, next + 1)?),
         false => None,
     };
@@ -481,17 +496,17 @@ fn pm_numbers(pm: &PmDeviceRef) -> Result<Vec<u64>> {
     Ok(pm
         .list_regions()?
         .iter()
-        .filter_map(|n| parse_log_file_name(n))
+        .filter_map(|n| parse_log_file_name(n).or_else(|| parse_skiplist_region_name(n)))
         .collect())
 }
 
 /// Removes the PM Logs the plan rejected (flushed, blank, empty, replaced, unfinished GC).
 /// Removes the PM Logs recovery decided to drop, and the free logs a previous run's pool kept
 /// (their contents are garbage: see `pmtable::pool`).
-fn remove_pm_logs(pm: &PmDeviceRef, remove: &[(u64, String)]) -> Result<()> {
-    for (n, why) in remove {
-        log::info!("removing PM log {}: {why}", log_file_name(*n));
-        pm.remove_region(&log_file_name(*n))?;
+fn remove_pm_logs(pm: &PmDeviceRef, remove: &[(String, String)]) -> Result<()> {
+    for (name, why) in remove {
+        log::info!("removing PM region {name}: {why}");
+        pm.remove_region(name)?;
     }
     for name in pm.list_regions()?.iter().filter(|n| is_pool_file_name(n)) {
         pm.remove_region(name)?;

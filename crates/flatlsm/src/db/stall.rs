@@ -32,6 +32,7 @@ use super::stats::Counters;
 use crate::buffer::WriteBuffer;
 use crate::error::{Error, Result};
 use crate::options::{WriteOptions, DEFAULT_DELAYED_WRITE_RATE, MIN_DELAYED_WRITE_RATE};
+use crate::pmtable::log::LogEntry;
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -118,11 +119,15 @@ impl DbInner {
         Ok(())
     }
 
-    /// For a `no_slowdown` write holding `write_lock`: fails if appending `bytes` to `mem`
+    /// For a `no_slowdown` write holding `write_lock`: fails if appending `entries` to `mem`
     /// would wait for a free PMTable. A PMTable GC that could make room counts as a wait too
     /// (it rewrites the table). Nothing was written when this fails.
-    pub(crate) fn refuse_if_stop_due(&self, mem: &dyn WriteBuffer, bytes: u64) -> Result<()> {
-        if self.all_pmtables_in_use() && !mem.has_room(bytes) {
+    pub(crate) fn refuse_if_stop_due(
+        &self,
+        mem: &dyn WriteBuffer,
+        entries: &[LogEntry<'_>],
+    ) -> Result<()> {
+        if self.all_pmtables_in_use() && !mem.has_room(entries) {
             return Err(self.stop_error());
         }
         Ok(())

@@ -9,6 +9,7 @@ use super::batch::WriteBatch;
 use super::state::{DbInner, SuperVersion};
 use super::stats::Counters;
 use crate::buffer::BufferRef;
+use crate::designs::new_buffer;
 use crate::error::{Error, Result};
 use crate::options::{WriteOptions, MAX_KEY_SIZE};
 use crate::pmtable::log::{encoded_entry_len, LogEntry, PM_LOG_HEADER_LEN};
@@ -75,9 +76,9 @@ impl DbInner {
         let need = encoded_batch_len(&entries);
         let mut mem = self.sv.load().mem.clone();
         if opts.no_slowdown {
-            self.refuse_if_stop_due(&*mem, need)?;
+            self.refuse_if_stop_due(&*mem, &entries)?;
         }
-        if !mem.has_room(need) {
+        if !mem.has_room(&entries) {
             mem = self.make_room(&entries)?;
         }
         self.fail_stop(self.log_batch(first, batch, opts.sync))?;
@@ -130,12 +131,12 @@ impl DbInner {
         let old = self.sv.load().mem.clone().as_pmtable();
         if let Some(old) = old.filter(|t| self.gc_frees_room(t, need)) {
             let fresh = self.gc_mutable(old)?;
-            if fresh.has_room(need) {
+            if fresh.has_room(batch) {
                 return Ok(fresh);
             }
         }
         let fresh = self.seal_mutable()?;
-        if !fresh.has_room(need) {
+        if !fresh.has_room(batch) {
             return Err(Error::InvalidState(format!(
                 "an empty PMTable has no room for a batch of {need} bytes"
             )));
@@ -170,9 +171,8 @@ impl DbInner {
         old.seal()?;
         // Pending until the super version holds it, so no purge takes its log for an orphan.
         let number = self.new_output_number();
-        let fresh: BufferRef = self
-            .pm_pool
-            .create_table(number, self.opts.pmtable_size, None)?;
+        let kind = self.design.buffer_kind();
+        let fresh = new_buffer(kind, &self.pm_pool, number, self.opts.pmtable_size)?;
         self.start_wal(number)?;
         self.record_pm_log(&*fresh)?;
         self.replace_mutable(fresh.clone(), Some(old));

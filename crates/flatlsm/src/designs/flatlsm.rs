@@ -4,7 +4,7 @@
 //! Flushes wait at `2 × l1_merge_trigger` runs (the merge is behind; writers then slow down as
 //! PMTables fill).
 
-use super::{Design, FlushShape};
+use super::{BufferKind, Design, FlushShape};
 use crate::compaction::policy::flat::FlatPolicy;
 use crate::compaction::policy::CompactionPolicy;
 use crate::error::Result;
@@ -21,8 +21,8 @@ impl Design for FlatLsmDesign {
         crate::db::open_pm_device(path, opts)
     }
 
-    fn uses_wal(&self) -> bool {
-        false
+    fn buffer_kind(&self) -> BufferKind {
+        BufferKind::PmTable
     }
 
     fn compaction_policy(&self, opts: &Options) -> Box<dyn CompactionPolicy> {

@@ -12,7 +12,7 @@
 //! writes are delayed from `level0_slowdown_writes_trigger` runs, and flushes wait (so writers
 //! stop once every memtable is full) at `level0_stop_writes_trigger`.
 
-use super::{Design, FlushShape};
+use super::{BufferKind, Design, FlushShape};
 use crate::compaction::policy::leveled::LeveledPolicy;
 use crate::compaction::policy::CompactionPolicy;
 use crate::error::{Error, Result};
@@ -87,8 +87,8 @@ impl Design for LeveledDesign {
         Ok(DramPmDevice::new(path.join("[dram]")))
     }
 
-    fn uses_wal(&self) -> bool {
-        true
+    fn buffer_kind(&self) -> BufferKind {
+        BufferKind::DramWithWal
     }
 
     fn compaction_policy(&self, _opts: &Options) -> Box<dyn CompactionPolicy> {

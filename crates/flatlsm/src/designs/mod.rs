@@ -8,11 +8,15 @@
 
 pub(crate) mod flatlsm;
 pub mod leveled;
+pub(crate) mod novelsm;
 
+use crate::buffer::skiplist::SkiplistBuffer;
+use crate::buffer::BufferRef;
 use crate::compaction::policy::CompactionPolicy;
 use crate::error::{Error, Result};
 use crate::options::Options;
 use crate::pm::PmDeviceRef;
+use crate::pmtable::PmLogPool;
 use crate::version::Version;
 use std::fmt;
 use std::path::Path;
@@ -26,6 +30,9 @@ pub enum Profile {
     /// Ordered-L1, L2 on SSD, key-value separation at flush.
     #[default]
     FlatLsm,
+    /// NoveLSM's persistent memtable: persistent skiplists in PM (no WAL), then level 0 and
+    /// leveled SSD levels as in `Leveled` (`designs/novelsm.rs`).
+    NoveLsm,
     /// The RocksDB/LevelDB baseline: a DRAM memtable with a write-ahead log, level 0 of
     /// overlapping runs, leveled levels 1..6; Titan/BlobDB-style value separation when
     /// `kv_separation_threshold` is set (`designs/leveled.rs`).
@@ -34,13 +41,14 @@ pub enum Profile {
 
 impl Profile {
     /// Every profile, in the order tables and `--compare profiles` list them.
-    pub const ALL: [Profile; 2] = [Profile::FlatLsm, Profile::Leveled];
+    pub const ALL: [Profile; 3] = [Profile::FlatLsm, Profile::Leveled, Profile::NoveLsm];
 
     /// The name recorded in the manifest and taken by `--profile`.
     pub fn name(self) -> &'static str {
         match self {
             Profile::FlatLsm => "flatlsm",
             Profile::Leveled => "leveled",
+            Profile::NoveLsm => "novelsm",
         }
     }
 
@@ -58,7 +66,7 @@ impl Profile {
     pub fn num_levels(self) -> usize {
         match self {
             Profile::FlatLsm => 3,
-            Profile::Leveled => crate::version::MAX_LEVELS,
+            Profile::Leveled | Profile::NoveLsm => crate::version::MAX_LEVELS,
         }
     }
 }
@@ -91,8 +99,12 @@ impl FromStr for Profile {
 pub(crate) trait Design: Send + Sync {
     /// The device write buffers (PMTables, memtables) are created on.
     fn write_buffer_device(&self, path: &Path, opts: &Options) -> Result<PmDeviceRef>;
+    /// What the design's write buffers are.
+    fn buffer_kind(&self) -> BufferKind;
     /// True if write buffers need a write-ahead log (they live in DRAM).
-    fn uses_wal(&self) -> bool;
+    fn uses_wal(&self) -> bool {
+        self.buffer_kind() == BufferKind::DramWithWal
+    }
     /// The compaction policy, configured from `opts`.
     fn compaction_policy(&self, opts: &Options) -> Box<dyn CompactionPolicy>;
     /// Level-0 runs at which a flush waits for compaction.
@@ -103,6 +115,31 @@ pub(crate) trait Design: Send + Sync {
     fn flush_shape(&self, opts: &Options) -> FlushShape;
     /// Level-0 runs from which writes are delayed (besides the immutables' backlog).
     fn level0_slowdown_runs(&self, opts: &Options) -> Option<usize>;
+}
+
+/// The kinds of write buffer the designs use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum BufferKind {
+    /// PMTables on PM: durable by their PM Log (FlatLSM).
+    PmTable,
+    /// PMTables on DRAM behind a write-ahead log (the RocksDB-style memtable).
+    DramWithWal,
+    /// Persistent skiplists in PM (NoveLSM, SLM-DB).
+    PmSkiplist,
+}
+
+/// A new, empty write buffer of `kind` numbered `number` on `pool`'s device (PMTables reuse
+/// the pool's free logs).
+pub(crate) fn new_buffer(
+    kind: BufferKind,
+    pool: &PmLogPool,
+    number: u64,
+    capacity: usize,
+) -> Result<BufferRef> {
+    Ok(match kind {
+        BufferKind::PmSkiplist => SkiplistBuffer::create(&**pool.device(), number, capacity)?,
+        _ => pool.create_table(number, capacity, None)?,
+    })
 }
 
 /// How a design's flush writes its outputs.
@@ -119,6 +156,9 @@ pub(crate) fn design_of(opts: &Options) -> Box<dyn Design> {
     match opts.profile {
         Profile::FlatLsm => Box::new(flatlsm::FlatLsmDesign),
         Profile::Leveled => Box::new(leveled::LeveledDesign {
+            options: opts.leveled,
+        }),
+        Profile::NoveLsm => Box::new(novelsm::NovelsmDesign {
             options: opts.leveled,
         }),
     }

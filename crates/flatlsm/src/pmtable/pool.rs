@@ -76,6 +76,11 @@ impl PmLogPool {
         }
     }
 
+    /// The device the pool's logs live on.
+    pub fn device(&self) -> &PmDeviceRef {
+        &self.device
+    }
+
     /// Takes `table`'s log out of use: it is recycled (or deleted) once no reader holds it.
     pub fn retire(&self, table: Arc<PmTable>) -> Result<()> {
         let mut st = self.state.lock();

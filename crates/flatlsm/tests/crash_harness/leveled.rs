@@ -1,4 +1,5 @@
-//! The `leveled` profile's crash workload, shared by `pm_crash.rs` and `fs_faults.rs`.
+//! The crash workloads of the `leveled` and `novelsm` profiles, shared by `pm_crash.rs` and
+//! `fs_faults.rs`.
 
 use super::{random_writes, rng, CrashModel, Op, PmKind, Scenario};
 use flatlsm::pm::simulated::CrashKind;
@@ -33,5 +34,27 @@ pub fn leveled_wal(seed: u64) -> Scenario {
             pm: PmKind::Wal,
             kind: CrashKind::PowerLoss,
         },
+    }
+}
+
+/// The same workload on the `novelsm` profile: persistent PM skiplists as memtables (every
+/// write durable when acknowledged), then leveled SSD levels; crashed at every PM persist and
+/// file-system call.
+pub fn novelsm_pm_skiplists(seed: u64) -> Scenario {
+    let s = leveled_wal(seed);
+    Scenario {
+        name: "novelsm_power_loss",
+        tweak: |o: &mut Options| {
+            o.profile = flatlsm::Profile::NoveLsm;
+            o.pmtable_size = 96 << 10;
+            o.leveled.max_bytes_for_level_base = 16 << 10;
+            o.leveled.max_bytes_for_level_multiplier = 2.0;
+            o.leveled.level0_file_num_compaction_trigger = 2;
+        },
+        model: CrashModel {
+            pm: PmKind::PerWrite,
+            kind: CrashKind::PowerLoss,
+        },
+        ..s
     }
 }

@@ -64,7 +64,7 @@ impl Op {
     /// non-sync batch, in a cache-line mode only a small one (< 256 B, not yet persisted).
     fn may_be_lost(&self, pm: PmKind) -> bool {
         let small = self.pm_bytes() < SMALL_ENTRY_LIMIT || pm != PmKind::CacheLine;
-        matches!(self, Op::Write { sync: false, .. }) && small
+        pm != PmKind::PerWrite && matches!(self, Op::Write { sync: false, .. }) && small
     }
 }
 
@@ -78,6 +78,9 @@ pub enum PmKind {
     /// No PM durability at all: write buffers in DRAM behind a write-ahead log (`leveled`);
     /// a power loss may lose any non-sync write after the last synced one.
     Wal,
+    /// Every write persisted before it is acknowledged (`novelsm`'s PM skiplists): nothing
+    /// acknowledged may be lost.
+    PerWrite,
 }
 
 /// The device, and the kind of crash the test pulls.
@@ -96,7 +99,7 @@ impl CrashModel {
 
     fn device(&self) -> Arc<SimulatedPmDevice> {
         match self.pm {
-            PmKind::CacheLine | PmKind::Wal => SimulatedPmDevice::new(),
+            PmKind::CacheLine | PmKind::Wal | PmKind::PerWrite => SimulatedPmDevice::new(),
             PmKind::GroupCommit => SimulatedPmDevice::with_group_commit(),
         }
     }

@@ -12,9 +12,11 @@
 //! readers never lock; an entry is readable only once its whole batch is in; a sealed buffer
 //! accepts no more appends; entries are never removed while the buffer is referenced.
 
+pub(crate) mod skiplist;
+
 use crate::error::Result;
 use crate::iter::InternalIterator;
-use crate::pmtable::log::LogEntry;
+use crate::pmtable::log::{encoded_entry_len, LogEntry};
 use crate::pmtable::{MemLookup, PmLogPool, PmTable};
 use crate::types::SequenceNumber;
 use std::sync::Arc;
@@ -29,8 +31,8 @@ pub(crate) trait WriteBuffer: Send + Sync {
     /// Appends a batch atomically; `Ok(false)` if it does not fit (nothing written) or the
     /// buffer is sealed.
     fn append_batch(&self, entries: &[LogEntry<'_>]) -> Result<bool>;
-    /// True if the buffer accepts appends and a batch of `len` encoded bytes fits.
-    fn has_room(&self, len: u64) -> bool;
+    /// True if the buffer accepts appends and `entries` fit.
+    fn has_room(&self, entries: &[LogEntry<'_>]) -> bool;
     /// Makes everything appended so far durable (where the buffer itself is durable).
     fn commit(&self) -> Result<()>;
     /// Commits and stops accepting appends.
@@ -70,8 +72,11 @@ impl WriteBuffer for PmTable {
         PmTable::append_batch(self, entries)
     }
 
-    fn has_room(&self, len: u64) -> bool {
-        PmTable::has_room(self, len)
+    fn has_room(&self, entries: &[LogEntry<'_>]) -> bool {
+        let len = entries
+            .iter()
+            .map(|e| encoded_entry_len(e.key.len(), e.value.len()) as u64);
+        PmTable::has_room(self, len.sum())
     }
 
     fn commit(&self) -> Result<()> {

@@ -1,0 +1,102 @@
+//! The `novelsm` profile through the public API: persistent PM skiplists recovered in place at
+//! reopen (no write-ahead log), flushed into the leveled SSD tree, the profile enforced, a
+//! missing skiplist refused.
+
+mod common;
+
+use flatlsm::{Db, Profile, ReadOptions, WriteOptions};
+use std::path::Path;
+
+fn opts(dir: &Path) -> flatlsm::Options {
+    let mut o = common::novelsm(false);
+    o.pm_device = None;
+    o.pm_path = Some(dir.join("pm"));
+    o.pm_mode = flatlsm::PmModeOption::Msync;
+    o
+}
+
+fn regions(pm: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(pm)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".pmskl"))
+        .collect();
+    names.sort();
+    names
+}
+
+/// Writes live in PM skiplists without a log; a reopen recovers them in place, and flushing
+/// moves them into SSTables and deletes the skiplists.
+#[test]
+fn skiplists_are_recovered_in_place_and_deleted_after_their_flush() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut o = opts(dir.path());
+    o.background_work = false;
+    let db = Db::open(dir.path().join("db"), o.clone()).unwrap();
+    for i in 0..2000u32 {
+        let v = format!("value-{i}-{}", "x".repeat(i as usize % 200));
+        db.put(
+            &WriteOptions::default(),
+            format!("k{i:05}").as_bytes(),
+            v.as_bytes(),
+        )
+        .unwrap();
+    }
+    assert!(
+        regions(&dir.path().join("pm")).len() > 1,
+        "no skiplist was sealed"
+    );
+    drop(db);
+    let db = Db::open(dir.path().join("db"), o.clone()).unwrap();
+    for i in (0..2000u32).step_by(37) {
+        let got = db
+            .get(&ReadOptions::default(), format!("k{i:05}").as_bytes())
+            .unwrap();
+        assert!(got.unwrap().starts_with(format!("value-{i}-").as_bytes()));
+    }
+    db.flush().unwrap();
+    assert_eq!(
+        regions(&dir.path().join("pm")).len(),
+        1,
+        "flushed skiplists must go"
+    );
+    assert!(!std::fs::read_dir(dir.path().join("db"))
+        .unwrap()
+        .any(|e| { e.unwrap().file_name().to_string_lossy().ends_with(".log") }));
+    assert_eq!(db.stats().profile, Profile::NoveLsm);
+}
+
+/// A skiplist the manifest names must be there.
+#[test]
+fn a_missing_skiplist_is_refused_unless_its_loss_is_accepted() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut o = opts(dir.path());
+    o.background_work = false;
+    let db = Db::open(dir.path().join("db"), o.clone()).unwrap();
+    db.put(&WriteOptions::default(), b"k", b"v").unwrap();
+    drop(db);
+    for name in regions(&dir.path().join("pm")) {
+        std::fs::remove_file(dir.path().join("pm").join(name)).unwrap();
+    }
+    let err = Db::open(dir.path().join("db"), o.clone()).err().unwrap();
+    assert!(
+        err.is_corruption() && err.to_string().contains(".pmskl"),
+        "{err}"
+    );
+    o.allow_missing_pm = true;
+    let db = Db::open(dir.path().join("db"), o).unwrap();
+    assert_eq!(db.get(&ReadOptions::default(), b"k").unwrap(), None);
+}
+
+#[test]
+fn a_novelsm_database_is_not_opened_as_leveled() {
+    let dir = tempfile::tempdir().unwrap();
+    drop(Db::open(dir.path().join("db"), opts(dir.path())).unwrap());
+    let err = Db::open(dir.path().join("db"), common::leveled(1, false))
+        .err()
+        .unwrap();
+    assert!(
+        err.to_string().contains("created with profile 'novelsm'"),
+        "{err}"
+    );
+}
