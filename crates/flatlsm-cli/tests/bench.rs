@@ -147,7 +147,10 @@ fn bad_flags_are_refused_with_clear_messages() {
             "unknown benchmark \"nosuch\"",
         ),
         (&["--preset", "paper-scaled"], "needs --pm_path"),
-        (&["--compare", "leveldb"], "only \"rocksdb\""),
+        (
+            &["--compare", "leveldb"],
+            "expected \"rocksdb\" or \"profiles\"",
+        ),
         (&["--key_size", "4"], "--key_size 4"),
     ];
     for (args, want) in cases {
@@ -158,6 +161,38 @@ fn bad_flags_are_refused_with_clear_messages() {
             "{args:?}: {err}"
         );
     }
+}
+
+/// `--compare profiles` runs every design on the same workload and prints one table with a
+/// column per design and FlatLSM's ratios to the others.
+#[test]
+fn compare_profiles_runs_every_design_and_prints_one_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = run_ok(
+        small_bench(dir.path())
+            .args([
+                "--benchmarks",
+                "fillrandom,readrandom",
+                "--compare",
+                "profiles",
+            ])
+            .args(["--pm_path"])
+            .arg(dir.path().join("pm"))
+            .args(["--plot"])
+            .arg(dir.path().join("plots")),
+    );
+    for profile in ["flatlsm", "leveled", "novelsm"] {
+        assert!(text.contains(&format!("== profile {profile}")), "{text}");
+    }
+    let table = text
+        .split("=== Comparison of designs ===")
+        .nth(1)
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(
+        table.contains("FlatLSM/leveled") && table.contains("FlatLSM/novelsm"),
+        "{table}"
+    );
+    assert!(dir.path().join("plots").join("throughput.png").exists());
 }
 
 #[test]

@@ -42,6 +42,20 @@ const DEFAULT_KEY_SIZE: usize = 16;
 const DEFAULT_BENCHMARKS: &str = "fillseq,fillrandom,overwrite,readrandom,readseq";
 
 impl BenchConfig {
+    /// This configuration for `profile`: its defaults, then the preset and the flags.
+    pub fn with_profile(&self, profile: flatlsm::Profile) -> Result<BenchConfig, String> {
+        let mut args = self.args.clone();
+        args.profile = Some(profile.name().to_string());
+        let p = match &args.preset {
+            Some(name) => preset::lookup(name)?,
+            None => Preset::default(),
+        };
+        let mut one = self.clone();
+        one.options = engine_options(&args, &p, self.pm_path.as_ref())?;
+        one.args = args;
+        Ok(one)
+    }
+
     /// Applies the preset (if any) and the defaults; rejects inconsistent flags.
     pub fn resolve(args: BenchFlags) -> Result<BenchConfig, String> {
         let p = match &args.preset {
@@ -71,9 +85,10 @@ impl BenchConfig {
         if args.readwritepercent > 100 {
             return Err("--readwritepercent must be within 0..=100".into());
         }
-        if let Some(other) = args.compare.as_deref().filter(|c| *c != "rocksdb") {
+        let known = |c: &&str| *c == "rocksdb" || *c == "profiles";
+        if let Some(other) = args.compare.as_deref().filter(|c| !known(c)) {
             return Err(format!(
-                "--compare {other:?}: only \"rocksdb\" is supported"
+                "--compare {other:?}: expected \"rocksdb\" or \"profiles\""
             ));
         }
         let benchmarks = args

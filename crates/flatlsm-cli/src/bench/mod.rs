@@ -21,6 +21,7 @@ mod outcome;
 mod page_cache;
 mod plot;
 mod preset;
+mod profiles;
 mod progress;
 mod read;
 mod result_line;
@@ -67,6 +68,10 @@ fn run_in(cfg: &BenchConfig, work: &WorkDir) -> Result<(), String> {
     if !cfg.l1_ratios.is_empty() {
         let outcomes = sweep::run(cfg, work)?;
         return finish(cfg, &outcomes, serde_json::Value::Null);
+    }
+    if cfg.args.compare.as_deref() == Some("profiles") {
+        let (outcomes, summary) = profiles::run(cfg, work)?;
+        return finish(cfg, &outcomes, summary);
     }
     let mut outcomes = run_flatlsm(cfg, work)?;
     if cfg.args.compare.is_some() && !cfg.args.keep_db {

@@ -8,7 +8,7 @@
 
 mod db_bench;
 mod parse;
-mod table;
+pub(super) mod table;
 
 use super::config::BenchConfig;
 use super::outcome::Outcome;
@@ -78,6 +78,17 @@ pub fn run(
         }
     }
     Ok((others, json!({ "notes": notes, "tables": tables })))
+}
+
+/// The in-process RocksDB engines' outcomes, or a note saying why there are none.
+pub fn in_process_rocksdb(
+    cfg: &BenchConfig,
+    work: &WorkDir,
+) -> Result<(Vec<Outcome>, Option<String>), String> {
+    Ok(match run_in_process(cfg, work)? {
+        Ok(v) => (v, None),
+        Err(note) => (Vec::new(), Some(note)),
+    })
 }
 
 /// db_bench's directories: `<db>-db_bench`, its WAL next to the PM directory (in its database
