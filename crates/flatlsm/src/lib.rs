@@ -34,4 +34,4 @@ pub mod options;
 pub use db::{Db, Stats, WriteBatch};
 pub use designs::leveled::LeveledOptions;
 pub use designs::Profile;
-pub use options::{Options, PmModeOption, ReadOptions, Snapshot, WriteOptions};
+pub use options::{Options, Placement, PmModeOption, ReadOptions, Snapshot, WriteOptions};

@@ -84,6 +84,18 @@ pub struct Options {
     pub pm_mode: PmModeOption,
     /// Injected latency per persisted cache line in emulated mode (the SLM-DB paper used 500 ns).
     pub pm_write_latency_ns: u64,
+    /// Emulated PM only: injected read latency per cache line a read from PM touches, in
+    /// nanoseconds (0, default: DRAM speed). With it, the placement study's PM block cache and
+    /// PM memtable show PM's slower reads. Accepted: `0..=100_000`.
+    pub pm_read_latency_ns: u64,
+    /// `leveled` only: where memtables live — DRAM (default) or PM, used volatile (regions in
+    /// the PM directory, removed at open and close; the write-ahead log stays the durable copy),
+    /// as the PM placement study's memtable-in-PM configuration.
+    pub memtable_placement: Placement,
+    /// `leveled` only: where the block cache's blocks live — DRAM (default) or PM, used volatile
+    /// (a region in the PM directory, removed at open and close), as the placement study's
+    /// block-cache-in-PM configuration.
+    pub block_cache_placement: Placement,
     /// Longest time a non-sync write may stay undurable (Buffer Log forced flush / msync group commit).
     pub pm_persist_interval_ms: u64,
     /// Capacity of one PMTable's PM Log in bytes.
@@ -174,6 +186,9 @@ impl Default for Options {
             allow_missing_pm: false,
             pm_mode: PmModeOption::Auto,
             pm_write_latency_ns: 0,
+            pm_read_latency_ns: 0,
+            memtable_placement: Placement::Dram,
+            block_cache_placement: Placement::Dram,
             pm_persist_interval_ms: 1000,
             pmtable_size: 64 << 20,
             flush_immutable_num: 2,
@@ -238,6 +253,8 @@ impl Options {
     fn validate_pm(&self) -> Result<()> {
         let latency = self.pm_write_latency_ns;
         in_range("pm_write_latency_ns", latency, 0..=MAX_PM_WRITE_LATENCY_NS)?;
+        let read = self.pm_read_latency_ns;
+        in_range("pm_read_latency_ns", read, 0..=MAX_PM_WRITE_LATENCY_NS)?;
         let interval = self.pm_persist_interval_ms;
         in_range(
             "pm_persist_interval_ms",
@@ -358,6 +375,9 @@ impl fmt::Debug for Options {
             .field("allow_missing_pm", &self.allow_missing_pm)
             .field("pm_mode", &self.pm_mode)
             .field("pm_write_latency_ns", &self.pm_write_latency_ns)
+            .field("pm_read_latency_ns", &self.pm_read_latency_ns)
+            .field("memtable_placement", &self.memtable_placement)
+            .field("block_cache_placement", &self.block_cache_placement)
             .field("pmtable_size", &self.pmtable_size)
             .field("flush_immutable_num", &self.flush_immutable_num)
             .field("max_write_buffer_number", &self.max_write_buffer_number)
@@ -375,6 +395,16 @@ impl fmt::Debug for Options {
             .field("custom_pm_device", &self.pm_device.is_some())
             .finish_non_exhaustive()
     }
+}
+
+/// Where a volatile structure (memtable, block cache) lives: DRAM, or PM used as memory.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Placement {
+    /// Ordinary memory.
+    #[default]
+    Dram,
+    /// A region in the PM directory, used volatile (removed at open and close).
+    Pm,
 }
 
 /// Options for one write.

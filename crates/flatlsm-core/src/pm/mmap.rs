@@ -36,6 +36,8 @@ pub enum PmModeRequest {
     Emulated {
         /// Spin time per persisted cache line, in nanoseconds.
         write_latency_ns: u64,
+        /// Spin time per cache line a read touches, in nanoseconds (0: DRAM speed).
+        read_latency_ns: u64,
     },
 }
 
@@ -60,9 +62,15 @@ impl MmapPmDevice {
             raw::fs_magic(dir).context(|| format!("statfs of PM directory {}", dir.display()))?;
         let dram_backed = magic == TMPFS_MAGIC || magic == RAMFS_MAGIC;
         let mode = match request {
-            PmModeRequest::Emulated { write_latency_ns } => {
+            PmModeRequest::Emulated {
+                write_latency_ns,
+                read_latency_ns,
+            } => {
                 warn_emulated(dir, dram_backed);
-                PmMode::Emulated { write_latency_ns }
+                PmMode::Emulated {
+                    write_latency_ns,
+                    read_latency_ns,
+                }
             }
             PmModeRequest::Auto | PmModeRequest::Msync if dram_backed => {
                 return Err(Error::InvalidArgument(format!(
@@ -366,6 +374,14 @@ impl PmRegion for MmapPmRegion {
     }
 
     fn read(&self, offset: usize, len: usize) -> &[u8] {
+        if let PmMode::Emulated {
+            read_latency_ns, ..
+        } = self.mode
+        {
+            spin_for(Duration::from_nanos(
+                read_latency_ns.saturating_mul(lines_touched(offset, len)),
+            ));
+        }
         self.map.read(offset, len)
     }
 
@@ -396,13 +412,25 @@ impl PmRegion for MmapPmRegion {
                 self.flush_fence(offset, len);
                 Ok(())
             }
-            PmMode::Emulated { write_latency_ns } => {
+            PmMode::Emulated {
+                write_latency_ns, ..
+            } => {
                 let lines = self.flush_fence(offset, len) as u64;
                 spin_for(Duration::from_nanos(write_latency_ns.saturating_mul(lines)));
                 Ok(())
             }
         }
     }
+}
+
+/// Cache lines `[offset, offset + len)` touches.
+fn lines_touched(offset: usize, len: usize) -> u64 {
+    if len == 0 {
+        return 0;
+    }
+    let first = offset / super::CACHE_LINE;
+    let last = (offset + len - 1) / super::CACHE_LINE;
+    (last - first + 1) as u64
 }
 
 /// Busy-waits (PM write latency is too short for sleeping to be accurate).
@@ -518,6 +546,7 @@ pub(crate) mod tests {
         let Some(dir) = shm_dir() else { return };
         let req = PmModeRequest::Emulated {
             write_latency_ns: 100_000,
+            read_latency_ns: 50_000,
         };
         let dev = MmapPmDevice::open(dir.path(), req).unwrap();
         let r = dev.create_region("a", 8192).unwrap();
@@ -527,7 +556,13 @@ pub(crate) mod tests {
         assert!(t.elapsed() >= Duration::from_micros(500));
         drop(r);
         let r = dev.open_region("a").unwrap();
+        let t = Instant::now();
         assert_eq!(r.read(100, 3), b"abc");
+        assert_eq!(r.read(60, 10).len(), 10); // lines 0 and 1
+        assert!(
+            t.elapsed() >= Duration::from_micros(150),
+            "three lines read"
+        );
     }
 
     #[test]

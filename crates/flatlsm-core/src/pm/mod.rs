@@ -20,6 +20,7 @@
 //! by the append-only PM Log: readers read only below the published tail, the single writer
 //! writes only above it.
 
+pub mod arena;
 pub mod dram;
 pub mod mmap;
 pub(crate) mod raw;
@@ -27,6 +28,7 @@ pub use raw::try_lock_posix;
 #[cfg(any(test, feature = "test-support"))]
 pub mod simulated;
 
+pub use arena::{PmArena, PmSpan};
 pub use dram::DramPmDevice;
 pub use mmap::{MmapPmDevice, MmapPmRegion, PmModeRequest};
 #[cfg(any(test, feature = "test-support"))]
@@ -52,6 +54,8 @@ pub enum PmMode {
     Emulated {
         /// Spin time after each persisted cache line, in nanoseconds.
         write_latency_ns: u64,
+        /// Spin time per cache line a read touches, in nanoseconds.
+        read_latency_ns: u64,
     },
     /// In-memory test backend that can simulate a power failure.
     Simulated,
@@ -72,9 +76,13 @@ impl fmt::Display for PmMode {
         match self {
             PmMode::Dax => write!(f, "dax (cache-line flush + fence)"),
             PmMode::Msync => write!(f, "msync (ordinary file)"),
-            PmMode::Emulated { write_latency_ns } => write!(
+            PmMode::Emulated {
+                write_latency_ns,
+                read_latency_ns,
+            } => write!(
                 f,
-                "emulated in DRAM (flush + fence, {write_latency_ns} ns per line; lost at reboot)"
+                "emulated in DRAM (flush + fence, {write_latency_ns} ns per written line, \
+                 {read_latency_ns} ns per read line; lost at reboot)"
             ),
             PmMode::Simulated => write!(f, "simulated (test backend)"),
             PmMode::Dram => write!(f, "DRAM (not durable; a write-ahead log protects it)"),

@@ -7,10 +7,12 @@
 
 use super::coding::{get_fixed32, get_varint32};
 use crate::error::{Error, Result};
+use crate::pm::{PmArena, PmSpan};
 use crate::types::compare_internal_keys;
 use std::cmp::Ordering;
 use std::ops::Range;
 use std::path::Path;
+use std::sync::Arc;
 
 /// Where one entry's key (in `Block::keys`) and value (in `Block::data`) live.
 #[derive(Clone, Debug)]
@@ -22,9 +24,40 @@ struct Entry {
 /// An immutable, validated block: entries sorted by [`compare_internal_keys`].
 #[derive(Debug)]
 pub struct Block {
-    data: Vec<u8>,
-    keys: Vec<u8>,
+    data: Bytes,
+    keys: Bytes,
     entries: Vec<Entry>,
+}
+
+/// Where a block's bytes live: the heap, or PM used as memory (a block cache placed in PM).
+#[derive(Debug)]
+enum Bytes {
+    Heap(Vec<u8>),
+    Pm(PmSpan),
+}
+
+impl Bytes {
+    fn slice(&self, range: Range<usize>) -> &[u8] {
+        match self {
+            Bytes::Heap(v) => &v[range],
+            Bytes::Pm(s) => s.slice(range),
+        }
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Bytes::Heap(v) => v.len(),
+            Bytes::Pm(s) => s.len(),
+        }
+    }
+
+    fn to_pm(&self, arena: &Arc<PmArena>) -> Option<Bytes> {
+        let copy = match self {
+            Bytes::Heap(v) => arena.store(v)?,
+            Bytes::Pm(s) => arena.store(s.slice(0..s.len()))?,
+        };
+        Some(Bytes::Pm(copy))
+    }
 }
 
 /// Parser state while decoding one block.
@@ -55,9 +88,18 @@ impl Block {
         d.parse_entries()?;
         let (keys, entries) = (d.keys, d.entries);
         Ok(Block {
-            data: bytes,
-            keys,
+            data: Bytes::Heap(bytes),
+            keys: Bytes::Heap(keys),
             entries,
+        })
+    }
+
+    /// A copy of this block whose bytes live in `arena` (PM), or `None` if it has no room.
+    pub fn to_pm(&self, arena: &Arc<PmArena>) -> Option<Block> {
+        Some(Block {
+            data: self.data.to_pm(arena)?,
+            keys: self.keys.to_pm(arena)?,
+            entries: self.entries.clone(),
         })
     }
 
@@ -73,18 +115,18 @@ impl Block {
 
     /// The internal key of entry `i`. Panics if `i >= len()`.
     pub fn key(&self, i: usize) -> &[u8] {
-        &self.keys[self.entries[i].key.clone()]
+        self.keys.slice(self.entries[i].key.clone())
     }
 
     /// The value of entry `i`. Panics if `i >= len()`.
     pub fn value(&self, i: usize) -> &[u8] {
-        &self.data[self.entries[i].value.clone()]
+        self.data.slice(self.entries[i].value.clone())
     }
 
     /// Index of the first entry whose key is >= `target` (`len()` if none).
     pub fn seek(&self, target: &[u8]) -> usize {
         self.entries.partition_point(|e| {
-            compare_internal_keys(&self.keys[e.key.clone()], target) == Ordering::Less
+            compare_internal_keys(self.keys.slice(e.key.clone()), target) == Ordering::Less
         })
     }
 

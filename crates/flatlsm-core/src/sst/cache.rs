@@ -7,6 +7,7 @@
 //! and `usage <= capacity` after every insert.
 
 use super::block::Block;
+use crate::pm::PmArena;
 use parking_lot::Mutex;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -87,6 +88,8 @@ impl Shard {
 
 /// Sharded LRU cache of decoded blocks, shared by all tables of a database.
 pub struct BlockCache {
+    /// Where cached blocks' bytes live when the cache is placed in PM (`None`: the heap).
+    arena: Option<Arc<PmArena>>,
     shards: Vec<Mutex<Shard>>,
     shard_capacity: usize,
     usage: AtomicUsize,
@@ -97,8 +100,21 @@ pub struct BlockCache {
 impl BlockCache {
     /// A cache holding at most about `capacity_bytes` of blocks (0 disables caching).
     pub fn new(capacity_bytes: usize) -> Arc<Self> {
+        Self::with_arena(capacity_bytes, None)
+    }
+
+    /// A cache whose blocks' bytes live in `arena` (PM used as memory, the placement study's
+    /// block cache in PM), charged up to 7/8 of the arena so fragmentation rarely refuses a
+    /// block; a block the arena cannot hold is simply not cached.
+    pub fn in_pm(arena: Arc<PmArena>) -> Arc<Self> {
+        let capacity = arena.capacity() / 8 * 7;
+        Self::with_arena(capacity, Some(arena))
+    }
+
+    fn with_arena(capacity_bytes: usize, arena: Option<Arc<PmArena>>) -> Arc<Self> {
         let n = (capacity_bytes / MIN_SHARD_CAPACITY).clamp(1, MAX_SHARDS);
         Arc::new(BlockCache {
+            arena,
             shards: (0..n).map(|_| Mutex::new(Shard::default())).collect(),
             shard_capacity: capacity_bytes / n,
             usage: AtomicUsize::new(0),
@@ -137,6 +153,13 @@ impl BlockCache {
 
     /// Caches a block (blocks larger than a shard's capacity are not cached).
     pub fn insert(&self, file_number: u64, offset: u64, block: Arc<Block>) {
+        let block = match &self.arena {
+            None => block,
+            Some(arena) => match block.to_pm(arena) {
+                Some(copy) => Arc::new(copy),
+                None => return,
+            },
+        };
         let key = (file_number, offset);
         let (added, freed) = self
             .shard(key)

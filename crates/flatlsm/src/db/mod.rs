@@ -198,7 +198,11 @@ impl Db {
         for t in self.threads.lock().drain(..) {
             let _ = t.join();
         }
-        let pooled = self.inner.pm_pool.clear();
+        let pooled = self
+            .inner
+            .pm_pool
+            .clear()
+            .and(self.inner.remove_volatile_pm());
         // Releasing the lock last: no thread of this handle writes any more.
         drop(self.lock.lock().take());
         persisted.and(pooled)

@@ -44,9 +44,9 @@ use crate::designs::BufferKind;
 use crate::error::{Error, IoContext, Result};
 use crate::file_names::{parse_numbered_file, NumberedFile};
 use crate::fs::{FileSystem, FsRef, OsFileSystem};
-use crate::options::{Options, PmModeOption};
+use crate::options::{Options, Placement, PmModeOption};
 use crate::pm::mmap::{MmapPmDevice, PmModeRequest};
-use crate::pm::PmDeviceRef;
+use crate::pm::{PmArena, PmDeviceRef};
 use crate::pmtable::log::{log_file_name, parse_log_file_name, PmLog};
 use crate::pmtable::pool::is_pool_file_name;
 use crate::pmtable::{PmLogPool, PmTable};
@@ -75,6 +75,7 @@ pub fn is_database_file_name(name: &str) -> bool {
 pub fn is_pm_dir_file_name(name: &str) -> bool {
     parse_log_file_name(name).is_some()
         || parse_skiplist_region_name(name).is_some()
+        || name == BLOCK_CACHE_REGION
         || is_pool_file_name(name)
         || name == identity::IDENTITY_FILE
         || name.ends_with(".tmp")
@@ -317,7 +318,7 @@ fn commit_open(
         state.last_sequence
     );
     let (last_seq, version) = (state.last_sequence, Arc::new(state.version));
-    let parts = (manifest, version, mem, tables);
+    let parts = (manifest, version, mem, tables, block_cache(path, &opts)?);
     let mut inner = build_inner(opts, path, fs, pm, parts, last_seq, next + 2);
     inner.wal = parking_lot::Mutex::new(wal);
     for t in redirects {
@@ -339,19 +340,45 @@ fn next_file_number(
     Ok(state.next_file_number.max(max_file + 1))
 }
 
-/// The manifest, version, mutable PMTable and immutable PMTables a database starts with.
-type Parts = (Manifest, Arc<Version>, BufferRef, Vec<BufferRef>);
+/// The manifest, version, mutable and immutable write buffers, and block cache a database
+/// starts with.
+type Parts = (
+    Manifest,
+    Arc<Version>,
+    BufferRef,
+    Vec<BufferRef>,
+    Option<Arc<BlockCache>>,
+);
+
+/// Name of the block cache's region in the PM directory (`block_cache_placement = Pm`).
+pub(crate) const BLOCK_CACHE_REGION: &str = "blockcache.pmvol";
+
+/// The block cache `opts` ask for: none, on the heap, or in a region of the PM directory used
+/// as memory (a stale region of an earlier run is replaced; `Db::close` removes it).
+fn block_cache(path: &Path, opts: &Options) -> Result<Option<Arc<BlockCache>>> {
+    if opts.block_cache_size == 0 {
+        return Ok(None);
+    }
+    if opts.block_cache_placement == Placement::Dram {
+        return Ok(Some(BlockCache::new(opts.block_cache_size)));
+    }
+    let pm = open_pm_device(path, opts)?;
+    if pm.list_regions()?.iter().any(|n| n == BLOCK_CACHE_REGION) {
+        pm.remove_region(BLOCK_CACHE_REGION)?;
+    }
+    let region = pm.create_region(BLOCK_CACHE_REGION, opts.block_cache_size)?;
+    Ok(Some(BlockCache::in_pm(PmArena::new(region))))
+}
 
 fn build_inner(
     opts: Options,
     path: &Path,
     fs: FsRef,
     pm: PmDeviceRef,
-    (manifest, version, mem, imms): Parts,
+    (manifest, version, mem, imms, block_cache): Parts,
     last_seq: u64,
     next_file: u64,
 ) -> DbInner {
-    let block_cache = (opts.block_cache_size > 0).then(|| BlockCache::new(opts.block_cache_size));
     let table_cache = Arc::new(TableCache::new(fs.clone(), path.to_path_buf(), block_cache));
     let vlogs = Arc::new(VlogSet::new(fs.clone(), path.to_path_buf()));
     let vlog_redirects = Arc::new(RedirectSet::new(fs.clone(), path.to_path_buf()));
@@ -462,6 +489,7 @@ pub(crate) fn open_pm_device(path: &Path, opts: &Options) -> Result<PmDeviceRef>
         PmModeOption::Msync => PmModeRequest::Msync,
         PmModeOption::Emulated => PmModeRequest::Emulated {
             write_latency_ns: opts.pm_write_latency_ns,
+            read_latency_ns: opts.pm_read_latency_ns,
         },
     };
     let device: PmDeviceRef = MmapPmDevice::open(&dir, request)?;

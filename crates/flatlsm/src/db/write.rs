@@ -182,6 +182,26 @@ impl DbInner {
         Ok(fresh)
     }
 
+    /// Removes what this database put in PM as mere memory (`Placement::Pm`): the block
+    /// cache's region, and write buffers a write-ahead log protects. Only at close.
+    pub(crate) fn remove_volatile_pm(&self) -> Result<()> {
+        if self.design.uses_wal() {
+            let names = self.pm.list_regions()?;
+            let buffers = names
+                .iter()
+                .filter(|n| *n != super::open::BLOCK_CACHE_REGION);
+            for name in buffers {
+                self.pm.remove_region(name)?;
+            }
+        }
+        let cache_in_pm = self.opts.block_cache_placement == crate::options::Placement::Pm;
+        if cache_in_pm && self.opts.block_cache_size > 0 {
+            let pm = crate::db::open_pm_device(&self.path, &self.opts)?;
+            pm.remove_region(super::open::BLOCK_CACHE_REGION)?;
+        }
+        Ok(())
+    }
+
     /// Makes every write in the write-ahead log durable (designs with one).
     pub(crate) fn sync_wal(&self) -> Result<()> {
         self.wal.lock().as_mut().map_or(Ok(()), WalWriter::sync)

@@ -16,7 +16,7 @@ use super::{BufferKind, Design, FlushShape};
 use crate::compaction::policy::leveled::LeveledPolicy;
 use crate::compaction::policy::CompactionPolicy;
 use crate::error::{Error, Result};
-use crate::options::Options;
+use crate::options::{Options, Placement};
 use crate::pm::{DramPmDevice, PmDeviceRef};
 use crate::version::Version;
 use std::path::Path;
@@ -83,8 +83,13 @@ pub(crate) struct LeveledDesign {
 }
 
 impl Design for LeveledDesign {
-    fn write_buffer_device(&self, path: &Path, _opts: &Options) -> Result<PmDeviceRef> {
-        Ok(DramPmDevice::new(path.join("[dram]")))
+    /// DRAM, or with `memtable_placement = Pm` the PM directory used volatile (its regions are
+    /// cleared at open by the WAL recovery and at close).
+    fn write_buffer_device(&self, path: &Path, opts: &Options) -> Result<PmDeviceRef> {
+        match opts.memtable_placement {
+            Placement::Dram => Ok(DramPmDevice::new(path.join("[dram]"))),
+            Placement::Pm => crate::db::open_pm_device(path, opts),
+        }
     }
 
     fn buffer_kind(&self) -> BufferKind {

@@ -129,3 +129,30 @@ fn table_cache_opens_on_demand_shares_and_evicts() {
     assert_corruption_at(&e, &path);
     assert!(matches!(cache.get(13, 100), Err(crate::Error::Io { .. })));
 }
+
+/// A block cache placed in PM (an arena over a region) serves the same reads from PM copies of
+/// the blocks, and frees their space as it evicts them.
+#[test]
+fn block_cache_in_pm_serves_reads_from_its_arena() {
+    use crate::pm::{DramPmDevice, PmArena, PmDevice};
+    let dev = DramPmDevice::new("/pm");
+    let arena = PmArena::new(dev.create_region("blockcache", 64 << 10).unwrap());
+    let cache = BlockCache::in_pm(arena.clone());
+    let table = open(
+        build(&entries(4000), TableBuildOptions::default()).0,
+        Some(cache.clone()),
+    )
+    .unwrap();
+    for round in 0..2 {
+        let (all, status) = scan(&table);
+        status.unwrap();
+        assert_eq!(all.len(), 4000, "round {round}");
+        assert_eq!(all[1234].1, vec![b'v'; 50]);
+    }
+    assert!(cache.usage() <= 64 << 10, "charged beyond the arena");
+    let key = ik(b"key003999", 1);
+    let before = cache.hits();
+    assert!(table.get(&key).unwrap().is_some());
+    assert!(table.get(&key).unwrap().is_some());
+    assert!(cache.hits() > before, "the PM copy was hit");
+}
