@@ -195,6 +195,46 @@ fn compare_profiles_runs_every_design_and_prints_one_table() {
     assert!(dir.path().join("plots").join("throughput.png").exists());
 }
 
+/// `--preset placement` runs the study's nine workloads (1/50/90 % reads × three placements)
+/// and prints its table beside the study's ratios, with a figure.
+#[test]
+fn placement_preset_runs_nine_workloads_and_prints_the_study_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = run_ok(
+        flatlsm()
+            .args([
+                "bench",
+                "--preset",
+                "placement",
+                "--duration",
+                "1",
+                "--num",
+                "20000",
+            ])
+            .args([
+                "--pmtable_size",
+                "1048576",
+                "--cache_size",
+                "4194304",
+                "--db",
+            ])
+            .arg(dir.path().join("db"))
+            .arg("--pm_path")
+            .arg(dir.path().join("pm"))
+            .arg("--plot")
+            .arg(dir.path().join("plots")),
+    );
+    assert!(text.matches("% reads, ").count() >= 9, "{text}");
+    let table = text
+        .split("=== PM placement study")
+        .nth(1)
+        .unwrap_or_else(|| panic!("{text}"));
+    for reads in ["   1% |", "  50% |", "  90% |"] {
+        assert!(table.contains(reads), "{table}");
+    }
+    assert!(dir.path().join("plots").join("throughput.png").exists());
+}
+
 #[test]
 fn fresh_run_refuses_a_directory_that_is_not_a_database() {
     let dir = tempfile::tempdir().unwrap();

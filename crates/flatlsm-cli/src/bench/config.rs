@@ -30,6 +30,8 @@ pub struct BenchConfig {
     pub report_file: PathBuf,
     /// Ordered-L1 / data ratios to sweep (empty: one run with `options.l1_capacity`).
     pub l1_ratios: Vec<f64>,
+    /// Run the PM placement study's nine workloads (`--preset placement`).
+    pub placement_study: bool,
 }
 
 /// db_bench's default key count.
@@ -121,6 +123,7 @@ impl BenchConfig {
             options,
             report_file,
             l1_ratios,
+            placement_study: p.placement_study,
         })
     }
 }
@@ -161,9 +164,13 @@ fn engine_options(
 ) -> Result<Options, String> {
     let profile = match &args.profile {
         Some(name) => name.parse().map_err(|e: flatlsm::Error| e.to_string())?,
-        None => flatlsm::Profile::default(),
+        None => p.profile.unwrap_or_default(),
     };
     let d = Options::for_profile(profile);
+    let placement = |flag: &Option<String>, default| {
+        flag.as_deref()
+            .map_or(Ok(default), super::flags::parse_placement)
+    };
     let pm_mode = match (&args.pm_mode, p.pm_mode, pm_path) {
         (Some(m), _, _) => parse_pm_mode(m)?,
         (None, Some(m), _) => m,
@@ -173,7 +180,16 @@ fn engine_options(
     Ok(Options {
         pm_path: pm_path.cloned(),
         pm_mode,
-        pm_write_latency_ns: args.pm_write_latency_ns.unwrap_or(d.pm_write_latency_ns),
+        pm_write_latency_ns: args
+            .pm_write_latency_ns
+            .or(p.pm_write_latency_ns)
+            .unwrap_or(d.pm_write_latency_ns),
+        pm_read_latency_ns: args
+            .pm_read_latency_ns
+            .or(p.pm_read_latency_ns)
+            .unwrap_or(d.pm_read_latency_ns),
+        memtable_placement: placement(&args.memtable_placement, d.memtable_placement)?,
+        block_cache_placement: placement(&args.block_cache_placement, d.block_cache_placement)?,
         pmtable_size: args
             .pmtable_size
             .or(p.pmtable_size)
@@ -197,7 +213,10 @@ fn engine_options(
         delayed_write_rate: args.delayed_write_rate,
         vlog_direct_writes: args.vlog_direct_writes.unwrap_or(d.vlog_direct_writes),
         vlog_cache_written: args.vlog_cache_written.unwrap_or(d.vlog_cache_written),
-        block_cache_size: args.cache_size.unwrap_or(d.block_cache_size),
+        block_cache_size: args
+            .cache_size
+            .or(p.cache_size)
+            .unwrap_or(d.block_cache_size),
         ..d
     })
 }

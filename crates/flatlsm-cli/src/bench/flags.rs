@@ -164,6 +164,24 @@ pub struct BenchFlags {
     /// Injected PM write latency per cache line (emulated mode).
     #[arg(long = "pm_write_latency_ns")]
     pub pm_write_latency_ns: Option<u64>,
+    /// Injected PM read latency per cache line read (emulated mode).
+    #[arg(long = "pm_read_latency_ns")]
+    pub pm_read_latency_ns: Option<u64>,
+    /// Where the memtables of `--profile leveled` live: dram (default) or pm.
+    #[arg(long = "memtable_placement")]
+    pub memtable_placement: Option<String>,
+    /// Where the block cache lives: dram (default) or pm.
+    #[arg(long = "block_cache_placement")]
+    pub block_cache_placement: Option<String>,
+}
+
+/// Parses a placement: dram or pm.
+pub fn parse_placement(s: &str) -> Result<flatlsm::Placement, String> {
+    match s.to_ascii_lowercase().as_str() {
+        "dram" => Ok(flatlsm::Placement::Dram),
+        "pm" | "pmem" => Ok(flatlsm::Placement::Pm),
+        _ => Err(format!("expected dram or pm, got {s:?}")),
+    }
 }
 
 /// Parses db_bench-style booleans: 1/0, true/false, yes/no.

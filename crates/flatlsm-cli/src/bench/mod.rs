@@ -19,6 +19,7 @@ mod keys;
 mod mixed;
 mod outcome;
 mod page_cache;
+mod placement;
 mod plot;
 mod preset;
 mod profiles;
@@ -65,6 +66,10 @@ fn run_in(cfg: &BenchConfig, work: &WorkDir) -> Result<(), String> {
             .map_err(|e| format!("creating {}: {e}", parent.display()))?;
     }
     let _ = std::fs::remove_file(&cfg.report_file);
+    if cfg.placement_study {
+        let outcomes = placement::run(cfg, work)?;
+        return finish(cfg, &outcomes, serde_json::Value::Null);
+    }
     if !cfg.l1_ratios.is_empty() {
         let outcomes = sweep::run(cfg, work)?;
         return finish(cfg, &outcomes, serde_json::Value::Null);
@@ -96,10 +101,12 @@ fn finish(
 ) -> Result<(), String> {
     // A comparison always gets its figures (both engines' timelines in one PNG).
     let plot_dir = cfg.args.plot.clone().or_else(|| {
-        cfg.args
-            .compare
-            .as_ref()
-            .map(|_| std::path::PathBuf::from("flatlsm-compare-plots"))
+        let default = match (&cfg.args.compare, cfg.placement_study) {
+            (Some(_), _) => "flatlsm-compare-plots",
+            (None, true) => "flatlsm-placement-plots",
+            (None, false) => return None,
+        };
+        Some(std::path::PathBuf::from(default))
     });
     if let Some(dir) = &plot_dir {
         let files = plot_outcomes(dir, outcomes)?;

@@ -7,6 +7,8 @@
 //! `l1-ratio`: the paper-scaled fill once per Ordered-L1 / data ratio (1/8, 1/4, 1/2, 1), as
 //! the paper's Fig. 13.
 //!
+//! `placement`: the PM placement study's nine workloads (`placement.rs`).
+//!
 //! `no-pm-disk`: the same workload for machines without PM: the PM Logs are ordinary files under
 //! `<db>/pm` persisted with msync, on the disk of the data, and RocksDB (in process and
 //! db_bench) keeps its WAL in its database directory on that disk, without sync.
@@ -39,6 +41,16 @@ pub struct Preset {
     pub needs_pm_path: bool,
     /// Ordered-L1 / data ratios to sweep (`--l1_ratios`).
     pub l1_ratios: Option<&'static str>,
+    /// The design (a `--profile` flag wins).
+    pub profile: Option<flatlsm::Profile>,
+    /// Block cache bytes.
+    pub cache_size: Option<usize>,
+    /// Emulated PM latencies per cache line.
+    pub pm_read_latency_ns: Option<u64>,
+    /// Emulated PM latencies per cache line.
+    pub pm_write_latency_ns: Option<u64>,
+    /// Run the placement study's nine workloads (`placement.rs`).
+    pub placement_study: bool,
 }
 
 /// Bytes of user data the paper-scaled preset writes.
@@ -50,8 +62,9 @@ pub fn lookup(name: &str) -> Result<Preset, String> {
         "paper-scaled" => Ok(paper_scaled()),
         "no-pm-disk" => Ok(no_pm_disk()),
         "l1-ratio" => Ok(l1_ratio()),
+        "placement" => Ok(placement()),
         _ => Err(format!(
-            "unknown --preset {name:?}: expected paper-scaled, no-pm-disk or l1-ratio"
+            "unknown --preset {name:?}: expected paper-scaled, no-pm-disk, l1-ratio or placement"
         )),
     }
 }
@@ -95,6 +108,31 @@ fn l1_ratio() -> Preset {
     Preset {
         l1_ratios: Some("0.125,0.25,0.5,1"),
         ..paper_scaled()
+    }
+}
+
+/// The PM placement study (RocksDB's block cache and memtable in PM), scaled: `leveled`,
+/// readrandomwriterandom with 1 KB values over 4 M keys for 60 s per run, a 64 MiB block cache
+/// (the study's 512 MB against a far larger data set), 10 MiB memtables, PM emulated with
+/// Optane-like latencies (220 ns more per line read than DRAM, 100 ns per line written); the
+/// nine runs are 1/50/90 % reads × {both in DRAM, cache in PM, cache and memtable in PM}.
+fn placement() -> Preset {
+    Preset {
+        benchmarks: Some("readrandomwriterandom"),
+        num: Some(4_000_000),
+        key_size: Some(16),
+        value_size: Some(1024),
+        pmtable_size: Some(10 << 20),
+        flush_immutable_num: Some(1),
+        max_write_buffer_number: Some(2),
+        profile: Some(flatlsm::Profile::Leveled),
+        cache_size: Some(64 << 20),
+        pm_read_latency_ns: Some(220),
+        pm_write_latency_ns: Some(100),
+        pm_mode: Some(PmModeOption::Emulated),
+        needs_pm_path: true,
+        placement_study: true,
+        ..Preset::default()
     }
 }
 

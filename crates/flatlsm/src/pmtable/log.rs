@@ -326,7 +326,10 @@ impl PmLog {
         self.region.read(span.start, span.len)
     }
 
-    /// The readable bytes from `offset` on; [`Error::InvalidArgument`] outside `[64, tail)`.
+    /// The bytes of the entry at `offset` as its header gives its length, cut at the readable
+    /// tail (the decoder then reports an entry running past it); [`Error::InvalidArgument`]
+    /// outside `[64, tail)`. Reads only the entry's lines: an emulated PM read latency is
+    /// charged per line read, and the rest of the log is not read.
     fn readable_from(&self, offset: u64) -> Result<&[u8]> {
         let end = self.readable.load(Ordering::Acquire);
         if offset < PM_LOG_HEADER_LEN as u64 || offset >= end {
@@ -335,7 +338,18 @@ impl PmLog {
                 self.path.display()
             )));
         }
-        Ok(self.region.read(offset as usize, (end - offset) as usize))
+        let avail = (end - offset) as usize;
+        let head = self
+            .region
+            .read(offset as usize, avail.min(ENTRY_HEADER_LEN));
+        let len = match head.len() {
+            ENTRY_HEADER_LEN => {
+                let word = |i: usize| u32::from_le_bytes(head[i..i + 4].try_into().expect("4"));
+                ENTRY_HEADER_LEN + word(13) as usize + word(17) as usize
+            }
+            short => short,
+        };
+        Ok(self.region.read(offset as usize, len.min(avail)))
     }
 
     /// Recovery scan: every entry the recovery rule accepts, in order (see
