@@ -36,6 +36,7 @@ mod node;
 mod tests;
 
 pub use iter::{PmSkiplistCursor, PmSkiplistIter};
+pub use recovery::PslCheck;
 
 use crate::error::{Error, Result};
 use crate::pm::PmRegion;

@@ -8,13 +8,33 @@ use crate::types::{compare_internal_keys, crc32c, parse_internal_key};
 use std::cmp::Ordering as KeyOrder;
 use std::sync::Arc;
 
+/// What [`PmSkiplist::verify`] found.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct PslCheck {
+    /// Committed entries on the bottom list.
+    pub entries: u64,
+    /// Entries of a batch a crash interrupted (recovery unlinks them).
+    pub uncommitted: u64,
+}
+
 impl PmSkiplist {
+    /// Verifies list `number` in `region` as [`PmSkiplist::recover`] would, writing nothing
+    /// (for offline checks): the header, every node on the bottom list and the key order.
+    pub fn verify(region: &dyn PmRegion, number: u64) -> Result<PslCheck> {
+        let committed = check_header(region, number)?;
+        let walk = walk(region, committed, false)?;
+        Ok(PslCheck {
+            entries: walk.kept.len() as u64,
+            uncommitted: walk.dropped,
+        })
+    }
+
     /// Opens list `number` in `region` after a restart or crash: checks the header, walks and
     /// verifies the bottom list, unlinks the nodes of an uncommitted batch (persisting each
     /// unlink) and rebuilds the upper levels.
     pub fn recover(region: Arc<dyn PmRegion>, number: u64) -> Result<PmSkiplist> {
         let committed = check_header(&*region, number)?;
-        let walk = walk(&*region, committed)?;
+        let walk = walk(&*region, committed, true)?;
         rebuild_upper_levels(&*region, &walk.kept);
         let list = Self::assemble(
             region,
@@ -62,17 +82,20 @@ fn check_header(region: &dyn PmRegion, number: u64) -> Result<u64> {
 struct Walk {
     /// Committed nodes in key order.
     kept: Vec<u64>,
+    /// Uncommitted nodes met (unlinked when repairing).
+    dropped: u64,
     /// End of the furthest node met (allocation continues there).
     tail: u64,
     max_seq: u64,
 }
 
-/// Walks the bottom list, verifying each node and unlinking uncommitted ones.
-fn walk(region: &dyn PmRegion, committed: u64) -> Result<Walk> {
+/// Walks the bottom list, verifying each node; with `repair`, unlinks uncommitted ones.
+fn walk(region: &dyn PmRegion, committed: u64, repair: bool) -> Result<Walk> {
     let cap = region.len() as u64;
     let head_len = NodeLayout::new(MAX_HEIGHT, 0, 0).len as u64;
     let mut out = Walk {
         kept: Vec::new(),
+        dropped: 0,
         tail: HEAD + head_len,
         max_seq: 0,
     };
@@ -93,8 +116,11 @@ fn walk(region: &dyn PmRegion, committed: u64) -> Result<Walk> {
         let seq = parse_internal_key(node.key()).map_or(0, |p| p.seq);
         let next = node.next(0);
         if seq > committed {
-            Node::at(region, pred).set_next(0, next);
-            persist(region, pred as usize, 8)?;
+            out.dropped += 1;
+            if repair {
+                Node::at(region, pred).set_next(0, next);
+                persist(region, pred as usize, 8)?;
+            }
         } else {
             out.kept.push(at);
             out.max_seq = out.max_seq.max(seq);

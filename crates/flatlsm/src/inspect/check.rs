@@ -117,15 +117,14 @@ pub fn check_database(db_dir: &Path, pm_dir: &Path) -> Result<CheckReport> {
         c.redirects = m.state.version.redirects.clone();
     }
     c.check_files(&names, manifest.as_ref());
-    c.check_identity(pm_dir, manifest.as_ref());
-    c.check_pm_dir(pm_dir, manifest.as_ref())?;
+    c.check_write_buffers(pm_dir, manifest.as_ref())?;
     Ok(c.report)
 }
 
-struct Checker {
-    fs: OsFileSystem,
-    dir: PathBuf,
-    report: CheckReport,
+pub(super) struct Checker {
+    pub(super) fs: OsFileSystem,
+    pub(super) dir: PathBuf,
+    pub(super) report: CheckReport,
     /// Value-log readers opened to verify SST pointers (an error once per file).
     vlogs: HashMap<u64, std::result::Result<VlogReader, String>>,
     /// The redirected value logs the manifest records, by victim.
@@ -135,7 +134,7 @@ struct Checker {
 }
 
 impl Checker {
-    fn problem(&mut self, err: Error, file: &Path) {
+    pub(super) fn problem(&mut self, err: Error, file: &Path) {
         self.report.problems.push(Problem::from_error(err, file));
     }
 
@@ -201,6 +200,8 @@ impl Checker {
         let dir = self.dir.clone();
         match crate::wal::replay(&OsFileSystem, &dir, number, |_, _, _, _| Ok(())) {
             Ok(r) => {
+                self.report.files_checked += 1;
+                self.report.records_checked += r.entries;
                 if let Some(note) = r.torn_tail {
                     self.report
                         .notes
@@ -362,7 +363,7 @@ impl Checker {
     }
 
     /// The PM directory must be the database's, as open decides (`db/identity.rs`).
-    fn check_identity(&mut self, pm_dir: &Path, m: Option<&RecoveredManifest>) {
+    pub(super) fn check_identity(&mut self, pm_dir: &Path, m: Option<&RecoveredManifest>) {
         let recorded = m.and_then(|m| m.state.identity.as_deref());
         match identity::plan(&self.fs, &self.dir, pm_dir, true, false, recorded) {
             Ok(plan) if plan.writes() => self.report.notes.push(format!(
@@ -376,7 +377,11 @@ impl Checker {
 
     /// Plans the PM Logs as open does (which it keeps, which it removes, which are missing or
     /// unrecorded), then verifies every entry of the logs it keeps.
-    fn check_pm_dir(&mut self, pm_dir: &Path, m: Option<&RecoveredManifest>) -> Result<()> {
+    pub(super) fn check_pm_dir(
+        &mut self,
+        pm_dir: &Path,
+        m: Option<&RecoveredManifest>,
+    ) -> Result<()> {
         let numbers = self.pm_log_numbers(pm_dir)?;
         let unknown = ManifestState::default();
         let state = m.map_or(&unknown, |m| &m.state);

@@ -5,6 +5,7 @@
 //! live database should hold its `LOCK` (the CLI does) so files do not change underneath.
 
 mod check;
+mod check_buffers;
 mod dump;
 
 pub use check::{check_database, CheckReport, Problem};

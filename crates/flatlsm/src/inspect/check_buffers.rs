@@ -1,0 +1,93 @@
+//! `check` of the write buffers, per design (the profile the manifest records):
+//! - `flatlsm`: the PM directory's identity and PM Logs, planned as open plans them;
+//! - `leveled`: every write-ahead log the manifest names as unflushed must be present (each
+//!   `.log` file present is replayed by the file checks);
+//! - `novelsm`: the PM directory's identity and every PM skiplist the manifest names, present
+//!   and verified node by node (read from a copy: a check writes nothing).
+
+use super::check::Checker;
+use crate::buffer::skiplist::skiplist_region_name;
+use crate::designs::Profile;
+use crate::error::{Error, Result};
+use crate::file_names::wal_file_name;
+use crate::fs::FileSystem;
+use crate::pm::{DramPmDevice, PmDevice};
+use crate::pmskiplist::PmSkiplist;
+use crate::version::{ManifestState, RecoveredManifest};
+use std::path::Path;
+
+impl Checker {
+    /// Checks the write buffers the way the database's design keeps them.
+    pub(super) fn check_write_buffers(
+        &mut self,
+        pm_dir: &Path,
+        m: Option<&RecoveredManifest>,
+    ) -> Result<()> {
+        let recorded = m.and_then(|m| m.state.profile.as_deref());
+        match crate::designs::recorded_profile(recorded).parse::<Profile>() {
+            Ok(Profile::Leveled) => self.check_named_wals(m),
+            Ok(Profile::NoveLsm) => {
+                self.check_identity(pm_dir, m);
+                self.check_skiplists(pm_dir, m);
+            }
+            Ok(_) => {
+                self.check_identity(pm_dir, m);
+                self.check_pm_dir(pm_dir, m)?;
+            }
+            Err(e) => self.problem(e, &self.dir.clone()),
+        }
+        Ok(())
+    }
+
+    fn check_named_wals(&mut self, m: Option<&RecoveredManifest>) {
+        for n in m.map_or_else(Vec::new, |m| unflushed(&m.state)) {
+            let path = self.dir.join(wal_file_name(n));
+            if !self.fs.exists(&path) {
+                let detail = "the manifest names this write-ahead log but it is missing";
+                self.problem(Error::corruption(&path, 0, detail), &path);
+            }
+        }
+    }
+
+    fn check_skiplists(&mut self, pm_dir: &Path, m: Option<&RecoveredManifest>) {
+        for n in m.map_or_else(Vec::new, |m| unflushed(&m.state)) {
+            let path = pm_dir.join(skiplist_region_name(n));
+            match verify_skiplist(&path, n) {
+                Ok(check) => {
+                    self.report.files_checked += 1;
+                    self.report.records_checked += check.entries;
+                    if check.uncommitted > 0 {
+                        let note = format!(
+                            "{}: {} entries of an interrupted batch (dropped at next open)",
+                            path.display(),
+                            check.uncommitted
+                        );
+                        self.report.notes.push(note);
+                    }
+                }
+                Err(e) => self.problem(e, &path),
+            }
+        }
+    }
+}
+
+/// The write buffers the manifest names as unflushed.
+fn unflushed(state: &ManifestState) -> Vec<u64> {
+    let logs = state.pm_logs.iter().flatten().copied();
+    logs.filter(|&n| n >= state.min_unflushed_pmlog).collect()
+}
+
+/// Verifies the skiplist in file `path` from a copy in memory.
+fn verify_skiplist(path: &Path, number: u64) -> Result<crate::pmskiplist::PslCheck> {
+    let data = crate::fs::OsFileSystem.read_all(path).map_err(|e| {
+        let detail = format!("the manifest names this PM skiplist but it cannot be read: {e}");
+        Error::corruption(path, 0, detail)
+    })?;
+    let copy = DramPmDevice::new(path.parent().unwrap_or(Path::new("/")));
+    let name = path
+        .file_name()
+        .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+    let region = copy.create_region(&name, data.len())?;
+    region.write(0, &data);
+    PmSkiplist::verify(&*region, number)
+}
