@@ -235,6 +235,34 @@ fn placement_preset_runs_nine_workloads_and_prints_the_study_table() {
     assert!(dir.path().join("plots").join("throughput.png").exists());
 }
 
+/// `--preset pm-memtables` (the paper's Fig. 18) compares the designs' memtables at three value
+/// sizes and prints throughput by value size; `--preset designs-4k` is `--compare profiles`.
+#[test]
+fn pm_memtables_preset_sweeps_value_sizes_over_every_design() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = run_ok(
+        flatlsm()
+            .args(["bench", "--preset", "pm-memtables", "--num", "3000"])
+            .args(["--pmtable_size", "8388608", "--db"])
+            .arg(dir.path().join("db"))
+            .arg("--pm_path")
+            .arg(dir.path().join("pm"))
+            .arg("--plot")
+            .arg(dir.path().join("plots")),
+    );
+    let table = text
+        .split("=== Throughput by value size")
+        .nth(1)
+        .unwrap_or_else(|| panic!("{text}"));
+    for size in ["   256 B", "  1024 B", "  4096 B"] {
+        assert!(table.contains(size), "{table}");
+    }
+    assert!(
+        table.contains("novelsm") && table.contains("leveled"),
+        "{table}"
+    );
+}
+
 #[test]
 fn fresh_run_refuses_a_directory_that_is_not_a_database() {
     let dir = tempfile::tempdir().unwrap();

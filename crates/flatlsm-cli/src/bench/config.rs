@@ -32,6 +32,8 @@ pub struct BenchConfig {
     pub l1_ratios: Vec<f64>,
     /// Run the PM placement study's nine workloads (`--preset placement`).
     pub placement_study: bool,
+    /// Value sizes `--compare profiles` sweeps (empty: one run at `value_size`).
+    pub value_sizes: Vec<usize>,
 }
 
 /// db_bench's default key count.
@@ -59,7 +61,7 @@ impl BenchConfig {
     }
 
     /// Applies the preset (if any) and the defaults; rejects inconsistent flags.
-    pub fn resolve(args: BenchFlags) -> Result<BenchConfig, String> {
+    pub fn resolve(mut args: BenchFlags) -> Result<BenchConfig, String> {
         let p = match &args.preset {
             Some(name) => preset::lookup(name)?,
             None => Preset::default(),
@@ -86,6 +88,9 @@ impl BenchConfig {
         }
         if args.readwritepercent > 100 {
             return Err("--readwritepercent must be within 0..=100".into());
+        }
+        if args.compare.is_none() {
+            args.compare = p.compare.map(str::to_string);
         }
         let known = |c: &&str| *c == "rocksdb" || *c == "profiles";
         if let Some(other) = args.compare.as_deref().filter(|c| !known(c)) {
@@ -124,6 +129,7 @@ impl BenchConfig {
             report_file,
             l1_ratios,
             placement_study: p.placement_study,
+            value_sizes: p.value_sizes.map(<[usize]>::to_vec).unwrap_or_default(),
         })
     }
 }

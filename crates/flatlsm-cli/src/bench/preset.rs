@@ -9,6 +9,8 @@
 //!
 //! `placement`: the PM placement study's nine workloads (`placement.rs`).
 //!
+//! `pm-memtables` (Fig. 18) and `designs-4k` (Figs. 20–21): `--compare profiles` workloads.
+//!
 //! `no-pm-disk`: the same workload for machines without PM: the PM Logs are ordinary files under
 //! `<db>/pm` persisted with msync, on the disk of the data, and RocksDB (in process and
 //! db_bench) keeps its WAL in its database directory on that disk, without sync.
@@ -51,6 +53,10 @@ pub struct Preset {
     pub pm_write_latency_ns: Option<u64>,
     /// Run the placement study's nine workloads (`placement.rs`).
     pub placement_study: bool,
+    /// `--compare` unless the flag is given.
+    pub compare: Option<&'static str>,
+    /// Value sizes to sweep with `--compare profiles`, the same bytes written at each.
+    pub value_sizes: Option<&'static [usize]>,
 }
 
 /// Bytes of user data the paper-scaled preset writes.
@@ -63,8 +69,11 @@ pub fn lookup(name: &str) -> Result<Preset, String> {
         "no-pm-disk" => Ok(no_pm_disk()),
         "l1-ratio" => Ok(l1_ratio()),
         "placement" => Ok(placement()),
+        "pm-memtables" => Ok(pm_memtables()),
+        "designs-4k" => Ok(designs_4k()),
         _ => Err(format!(
-            "unknown --preset {name:?}: expected paper-scaled, no-pm-disk, l1-ratio or placement"
+            "unknown --preset {name:?}: expected paper-scaled, no-pm-disk, l1-ratio, placement, \
+             pm-memtables or designs-4k"
         )),
     }
 }
@@ -132,6 +141,44 @@ fn placement() -> Preset {
         pm_mode: Some(PmModeOption::Emulated),
         needs_pm_path: true,
         placement_study: true,
+        ..Preset::default()
+    }
+}
+
+/// Bytes each value size of `pm-memtables` writes.
+pub const PM_MEMTABLES_BYTES: u64 = 1 << 30;
+
+/// The FlatLSM paper's Fig. 18, scaled: random writes into the three memtable kinds (PMTables,
+/// NoveLSM's PM skiplist, a DRAM memtable with a WAL) at 256 B, 1 KB and 4 KB values, 1 GiB
+/// each, with write buffers of 2 GiB so nothing flushes: the memtables alone are compared.
+fn pm_memtables() -> Preset {
+    Preset {
+        benchmarks: Some("fillrandom"),
+        key_size: Some(16),
+        pmtable_size: Some(2 << 30),
+        flush_immutable_num: Some(1),
+        max_write_buffer_number: Some(2),
+        needs_pm_path: true,
+        compare: Some("profiles"),
+        value_sizes: Some(&[256, 1024, 4096]),
+        ..Preset::default()
+    }
+}
+
+/// The FlatLSM paper's Figs. 20–21, scaled: instant throughput of FlatLSM, NoveLSM and the
+/// leveled baseline (and RocksDB when built in) under 8 GiB of 4 KB random writes.
+fn designs_4k() -> Preset {
+    let (key, value) = (16usize, 4096usize);
+    Preset {
+        benchmarks: Some("fillrandom"),
+        num: Some((8u64 << 30) / (key + value) as u64),
+        key_size: Some(key),
+        value_size: Some(value),
+        pmtable_size: Some(256 << 20),
+        flush_immutable_num: Some(2),
+        max_write_buffer_number: Some(6),
+        needs_pm_path: true,
+        compare: Some("profiles"),
         ..Preset::default()
     }
 }

@@ -6,13 +6,63 @@
 use super::compare;
 use super::config::BenchConfig;
 use super::outcome::Outcome;
+use super::preset::PM_MEMTABLES_BYTES;
 use super::workdir::WorkDir;
 use flatlsm::Profile;
 use serde_json::{json, Value};
 
+/// Runs the comparison, once per value size of the preset's sweep if it has one.
+pub fn run(cfg: &BenchConfig, work: &WorkDir) -> Result<(Vec<Outcome>, Value), String> {
+    if cfg.value_sizes.is_empty() {
+        return run_once(cfg, work);
+    }
+    let (mut all, mut summaries, mut rows) = (Vec::new(), Vec::new(), Vec::new());
+    for &size in &cfg.value_sizes {
+        let mut one = cfg.clone();
+        one.value_size = size;
+        if cfg.args.num.is_none() {
+            one.num = PM_MEMTABLES_BYTES / (cfg.key_size + size) as u64;
+            one.reads = one.num;
+        }
+        println!("==== value size {size} B, {} writes", one.num);
+        let (mut outcomes, summary) = run_once(&one, work)?;
+        let first = outcomes.first().map(|o| o.name.clone()).unwrap_or_default();
+        let firsts = outcomes.iter().filter(|o| o.name == first);
+        rows.push((
+            size,
+            firsts
+                .map(|o| (o.engine.clone(), o.ops_per_sec()))
+                .collect(),
+        ));
+        for o in &mut outcomes {
+            o.engine = format!("{} {size} B", o.engine);
+        }
+        all.extend(outcomes);
+        summaries.push(summary);
+    }
+    print!("{}", size_table(&rows));
+    Ok((all, json!({ "by_value_size": summaries })))
+}
+
+/// Throughput by value size and design (the first benchmark of each run).
+fn size_table(rows: &[(usize, Vec<(String, f64)>)]) -> String {
+    let mut out =
+        String::from("\n=== Throughput by value size (ops/s; ratio FlatLSM / design) ===\n");
+    for (size, runs) in rows {
+        let first = runs.first().map_or(0.0, |r| r.1);
+        out += &format!("{size:>6} B");
+        for (engine, ops) in runs {
+            let ratio = if *ops > 0.0 { first / ops } else { 0.0 };
+            out += &format!(" | {engine} {ops:.0} ({ratio:.2}x)");
+        }
+        out += "\n";
+    }
+    out
+}
+
 /// Runs every profile (FlatLSM's first, the reference of the ratios); returns the outcomes,
 /// engines labelled by profile, and the comparison summary.
-pub fn run(cfg: &BenchConfig, work: &WorkDir) -> Result<(Vec<Outcome>, Value), String> {
+fn run_once(cfg: &BenchConfig, work: &WorkDir) -> Result<(Vec<Outcome>, Value), String> {
     let mut all = Vec::new();
     for profile in Profile::ALL {
         let one = cfg.with_profile(profile)?;
