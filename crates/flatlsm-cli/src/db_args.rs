@@ -21,6 +21,9 @@ pub struct DbArgs {
     /// the profile it was created with; naming another one is refused.
     #[arg(long)]
     pub profile: Option<String>,
+    /// Directory of the write-ahead logs (profile leveled; default: the database directory).
+    #[arg(long = "wal-dir", alias = "wal_dir")]
+    pub wal_dir: Option<PathBuf>,
     /// Create the database if it does not exist.
     #[arg(long = "create-if-missing")]
     pub create_if_missing: bool,
@@ -31,6 +34,11 @@ pub struct DbArgs {
 }
 
 impl DbArgs {
+    /// The write-ahead log directory these flags select.
+    pub fn wal_dir(&self) -> PathBuf {
+        self.wal_dir.clone().unwrap_or_else(|| self.db.clone())
+    }
+
     /// The PM directory these flags select.
     pub fn pm_dir(&self) -> PathBuf {
         self.pm_path.clone().unwrap_or_else(|| self.db.join("pm"))
@@ -48,6 +56,7 @@ impl DbArgs {
     fn options(&self) -> Result<Options, String> {
         Ok(Options {
             profile: self.profile()?,
+            wal_dir: self.wal_dir.clone(),
             pm_path: self.pm_path.clone(),
             pm_mode: parse_pm_mode(&self.pm_mode)?,
             create_if_missing: self.create_if_missing,

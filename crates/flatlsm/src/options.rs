@@ -67,6 +67,10 @@ pub struct Options {
     /// The design: chosen when the database is created and recorded in it; opening it under
     /// another profile is refused (default [`Profile::FlatLsm`]).
     pub profile: Profile,
+    /// Designs with a write-ahead log (`leveled`): the directory of the logs (default: the
+    /// database directory), RocksDB's `wal_dir`. On a DRAM-backed file system (tmpfs) a reboot
+    /// loses the writes not yet flushed; open logs a warning saying so.
+    pub wal_dir: Option<PathBuf>,
     /// Options of the leveled SSD tree of the `leveled` and `novelsm` profiles (ignored by
     /// `flatlsm`).
     pub leveled: LeveledOptions,
@@ -180,6 +184,7 @@ impl Default for Options {
         Options {
             profile: Profile::FlatLsm,
             leveled: LeveledOptions::default(),
+            wal_dir: None,
             create_if_missing: true,
             error_if_exists: false,
             pm_path: None,
@@ -236,6 +241,11 @@ impl Options {
                 ..d
             },
         }
+    }
+
+    /// The directory of the write-ahead logs of the database at `db`.
+    pub fn wal_dir_for(&self, db: &std::path::Path) -> PathBuf {
+        self.wal_dir.clone().unwrap_or_else(|| db.to_path_buf())
     }
 
     /// Checks every numeric option's range and how options relate; the error names the
@@ -385,6 +395,7 @@ impl fmt::Debug for Options {
             .field("delayed_write_rate", &self.delayed_write_rate)
             .field("profile", &self.profile)
             .field("leveled", &self.leveled)
+            .field("wal_dir", &self.wal_dir)
             .field("l1_capacity", &self.l1_capacity)
             .field("flush_threads", &self.flush_threads)
             .field("kv_separation_threshold", &self.kv_separation_threshold)

@@ -219,3 +219,29 @@ fn memtable_and_block_cache_placed_in_pm_work_and_leave_nothing_behind() {
     let db = Db::open(dir.path().join("db"), opts).unwrap();
     check_range(&db, 0..3000, "p");
 }
+
+/// `wal_dir` moves the write-ahead logs (RocksDB's option): they are written, replayed and
+/// deleted there, never in the database directory, and `check` finds them there.
+#[test]
+fn write_ahead_logs_live_in_wal_dir() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db_dir, wal_dir) = (dir.path().join("db"), dir.path().join("wal"));
+    let mut opts = common::leveled(1, false);
+    opts.wal_dir = Some(wal_dir.clone());
+    opts.background_work = false;
+    let db = Db::open(&db_dir, opts.clone()).unwrap();
+    put_range(&db, 0..300, "w");
+    drop(db);
+    assert!(wal_files(&db_dir).is_empty());
+    assert!(!wal_files(&wal_dir).is_empty());
+    let report = flatlsm::inspect::check_database_with_wal(&db_dir, &db_dir.join("pm"), &wal_dir);
+    assert!(report.unwrap().is_ok());
+    let db = Db::open(&db_dir, opts).unwrap();
+    check_range(&db, 0..300, "w");
+    db.flush().unwrap();
+    assert_eq!(
+        wal_files(&wal_dir).len(),
+        1,
+        "flushed logs must be deleted from wal_dir"
+    );
+}

@@ -183,7 +183,13 @@ fn engine_options(
         (None, None, Some(path)) if preset::is_tmpfs(path) => PmModeOption::Emulated,
         (None, None, _) => PmModeOption::Auto,
     };
+    let wal_dir = args.wal_dir.clone().or_else(|| {
+        let mut name = pm_path?.file_name()?.to_os_string();
+        name.push("-wal");
+        Some(pm_path?.with_file_name(name))
+    });
     Ok(Options {
+        wal_dir,
         pm_path: pm_path.cloned(),
         pm_mode,
         pm_write_latency_ns: args

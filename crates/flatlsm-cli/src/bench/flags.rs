@@ -164,6 +164,10 @@ pub struct BenchFlags {
     /// Injected PM write latency per cache line (emulated mode).
     #[arg(long = "pm_write_latency_ns")]
     pub pm_write_latency_ns: Option<u64>,
+    /// Directory of the write-ahead logs of `--profile leveled` (default: next to `--pm_path`,
+    /// as RocksDB's WAL in the comparison; else the database directory).
+    #[arg(long = "wal_dir")]
+    pub wal_dir: Option<PathBuf>,
     /// Injected PM read latency per cache line read (emulated mode).
     #[arg(long = "pm_read_latency_ns")]
     pub pm_read_latency_ns: Option<u64>,

@@ -128,6 +128,9 @@ fn run_flatlsm(cfg: &BenchConfig, work: &WorkDir) -> Result<Vec<Outcome>, String
         if let Some(pm) = &cfg.pm_path {
             workdir::clear_for_fresh_run(pm, &workdir::is_pm_file)?;
         }
+        if let Some(wal) = &cfg.options.wal_dir {
+            workdir::clear_for_fresh_run(wal, &workdir::is_flatlsm_file)?;
+        }
     }
     let mut engine = FlatLsmEngine::open(&work.db, cfg.options.clone(), cfg.args.sync)?;
     let result = suite::run_suite(cfg, &mut engine);
@@ -142,6 +145,9 @@ fn remove_flatlsm_files(cfg: &BenchConfig, work: &WorkDir) -> Result<(), String>
     workdir::clear_for_fresh_run(&work.db, &workdir::is_flatlsm_file)?;
     if let Some(pm) = &cfg.pm_path {
         workdir::clear_for_fresh_run(pm, &workdir::is_pm_file)?;
+    }
+    if let Some(wal) = &cfg.options.wal_dir {
+        workdir::clear_for_fresh_run(wal, &workdir::is_flatlsm_file)?;
     }
     Ok(())
 }

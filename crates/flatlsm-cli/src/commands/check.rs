@@ -2,7 +2,7 @@
 //! prints each problem with its file and offset and exits non-zero if there is any.
 
 use crate::db_args::{require_database, DbArgs};
-use flatlsm::inspect::check_database;
+use flatlsm::inspect::check_database_with_wal;
 
 /// Flags of `flatlsm check`.
 #[derive(clap::Args, Debug)]
@@ -19,7 +19,8 @@ pub fn check(a: CheckArgs) -> Result<(), String> {
     require_database(&a.db.db)?;
     // Files must not change underneath; a database never opened has no LOCK and needs none.
     let _lock = flatlsm::db::DirLock::acquire(&a.db.db, false).map_err(|e| e.to_string())?;
-    let report = check_database(&a.db.db, &a.db.pm_dir()).map_err(|e| e.to_string())?;
+    let report = check_database_with_wal(&a.db.db, &a.db.pm_dir(), &a.db.wal_dir())
+        .map_err(|e| e.to_string())?;
     for p in &report.problems {
         crate::emit(&format!("problem: {p}"));
     }

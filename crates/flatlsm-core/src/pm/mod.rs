@@ -147,6 +147,12 @@ pub trait PmDevice: Send + Sync {
     fn sync_dir(&self) -> Result<()>;
 }
 
+/// True if `dir` lies on a DRAM-backed file system (tmpfs, ramfs): what is written there is
+/// lost at reboot. False when it cannot be told.
+pub fn is_dram_backed(dir: &Path) -> bool {
+    raw::fs_magic(dir).is_ok_and(|m| m == raw::TMPFS_MAGIC || m == raw::RAMFS_MAGIC)
+}
+
 /// Shared handle to a PM device.
 pub type PmDeviceRef = Arc<dyn PmDevice>;
 

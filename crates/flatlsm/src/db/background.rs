@@ -329,6 +329,10 @@ pub(crate) fn purge_obsolete_files(db: &DbInner) -> Result<()> {
             other => other.map_err(|e| Error::io(format!("removing obsolete {name}"), e))?,
         }
     }
+    if db.design.uses_wal() && db.wal_dir != db.path {
+        let keep: Vec<u64> = keep.into_iter().collect();
+        super::open::remove_unnamed_wals(&*db.fs, &db.wal_dir, &keep)?;
+    }
     Ok(())
 }
 

@@ -42,6 +42,7 @@ use crate::buffer::BufferRef;
 use crate::designs::check_profile;
 use crate::designs::BufferKind;
 use crate::error::{Error, IoContext, Result};
+use crate::file_names::parse_wal_file_name;
 use crate::file_names::{parse_numbered_file, NumberedFile};
 use crate::fs::{FileSystem, FsRef, OsFileSystem};
 use crate::options::{Options, Placement, PmModeOption};
@@ -294,7 +295,7 @@ fn commit_open(
         _ => PmTable::create(&*pm, next + 1, opts.pmtable_size, None)?,
     };
     let wal = match design.uses_wal() {
-        true => Some(WalWriter::create(&*fs, path, next + 1)?),
+        true => Some(create_wal(&*fs, &opts.wal_dir_for(path), next + 1)?),
         false => None,
     };
     state.next_file_number = next + 2;
@@ -309,6 +310,10 @@ fn commit_open(
     remove_pm_logs(&pm, &remove)?;
     let buffers: Vec<u64> = state.pm_logs.iter().flatten().copied().collect();
     purge_orphans(&*fs, path, &state.version, &buffers)?;
+    let wal_dir = opts.wal_dir_for(path);
+    if design.uses_wal() && wal_dir != path {
+        remove_unnamed_wals(&*fs, &wal_dir, &buffers)?;
+    }
     log::info!(
         "opened {} with PM at {} in mode {}; recovered {} PMTables, last sequence {}",
         path.display(),
@@ -349,6 +354,42 @@ type Parts = (
     Vec<BufferRef>,
     Option<Arc<BlockCache>>,
 );
+
+/// Creates the first write-ahead log of this open in `dir` (created if missing), warning when
+/// `dir` is DRAM-backed: a reboot would lose the writes not yet flushed.
+fn create_wal(fs: &dyn FileSystem, dir: &Path, number: u64) -> Result<WalWriter> {
+    fs.create_dir_all(dir)
+        .context(|| format!("creating the WAL directory {}", dir.display()))?;
+    if crate::pm::is_dram_backed(dir) {
+        log::warn!(
+            "write-ahead logs in {} are on a DRAM-backed file system: a reboot loses the writes \
+             not yet flushed",
+            dir.display()
+        );
+    }
+    WalWriter::create(fs, dir, number)
+}
+
+/// Removes the write-ahead logs in a separate WAL directory that no unflushed buffer owns (of
+/// flushes or opens a crash interrupted). Only `NNNNNN.log` files: the directory may be shared.
+pub(crate) fn remove_unnamed_wals(fs: &dyn FileSystem, dir: &Path, live: &[u64]) -> Result<()> {
+    if !fs.exists(dir) {
+        return Ok(()); // no log was ever written there
+    }
+    let names = fs
+        .list_dir(dir)
+        .context(|| format!("listing {}", dir.display()))?;
+    for name in names {
+        let stale = parse_wal_file_name(&name).is_some_and(|n| !live.contains(&n));
+        if stale {
+            match fs.remove_file(&dir.join(&name)) {
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                other => other.context(|| format!("removing write-ahead log {name}"))?,
+            }
+        }
+    }
+    Ok(())
+}
 
 /// Name of the block cache's region in the PM directory (`block_cache_placement = Pm`).
 pub(crate) const BLOCK_CACHE_REGION: &str = "blockcache.pmvol";
@@ -400,6 +441,7 @@ fn build_inner(
         policy: crate::designs::design_of(&opts).compaction_policy(&opts),
         design: crate::designs::design_of(&opts),
         wal: Mutex::new(None),
+        wal_dir: opts.wal_dir_for(path),
         visible_seq: AtomicU64::new(last_seq),
         next_file_number: AtomicU64::new(next_file),
         versions: Mutex::new(VersionState {

@@ -72,6 +72,8 @@ pub(crate) struct DbInner {
     /// The write-ahead log of the mutable write buffer (designs with a DRAM buffer), taken
     /// under `write_lock`.
     pub wal: Mutex<Option<crate::wal::WalWriter>>,
+    /// Where the write-ahead logs live (`Options::wal_dir`, default the database directory).
+    pub wal_dir: PathBuf,
     pub visible_seq: AtomicU64,
     pub next_file_number: AtomicU64,
     pub versions: Mutex<VersionState>,

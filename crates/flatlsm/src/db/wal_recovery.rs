@@ -87,19 +87,20 @@ fn replay_log(
     n: u64,
     opts: &Options,
 ) -> Result<Option<Arc<PmTable>>> {
-    let name = path.join(wal_file_name(n));
+    let dir = opts.wal_dir_for(path);
+    let name = dir.join(wal_file_name(n));
     if !fs.exists(&name) {
         let detail =
             "the manifest names this write-ahead log but it is missing: its writes are lost";
         return Err(Error::corruption(&name, 0, detail));
     }
     let mut need = PM_LOG_HEADER_LEN as u64;
-    crate::wal::replay(fs, path, n, |_, _, k, v| {
+    crate::wal::replay(fs, &dir, n, |_, _, k, v| {
         need += encoded_entry_len(k.len(), v.len()) as u64;
         Ok(())
     })?;
     let table = PmTable::create(&**pm, n, opts.pmtable_size.max(need as usize), None)?;
-    let r = crate::wal::replay(fs, path, n, |seq, kind, key, value| {
+    let r = crate::wal::replay(fs, &dir, n, |seq, kind, key, value| {
         append_one(&table, seq, kind, key, value)
     })?;
     if let Some(note) = &r.torn_tail {

@@ -216,7 +216,7 @@ impl DbInner {
             return Ok(());
         };
         self.fail_stop(old.sync())?;
-        *wal = Some(self.fail_stop(WalWriter::create(&*self.fs, &self.path, number))?);
+        *wal = Some(self.fail_stop(WalWriter::create(&*self.fs, &self.wal_dir, number))?);
         Ok(())
     }
 

@@ -99,6 +99,16 @@ impl CheckReport {
 /// Checks the database in `db_dir` whose PM Logs are in `pm_dir`. Returns `Err` only when the
 /// check itself cannot run (e.g. `db_dir` cannot be listed); damage is in the report.
 pub fn check_database(db_dir: &Path, pm_dir: &Path) -> Result<CheckReport> {
+    check_database_with_wal(db_dir, pm_dir, db_dir)
+}
+
+/// [`check_database`] for a database whose write-ahead logs live in `wal_dir`
+/// (`Options::wal_dir`).
+pub fn check_database_with_wal(
+    db_dir: &Path,
+    pm_dir: &Path,
+    wal_dir: &Path,
+) -> Result<CheckReport> {
     let fs = OsFileSystem;
     let mut names = fs
         .list_dir(db_dir)
@@ -107,6 +117,7 @@ pub fn check_database(db_dir: &Path, pm_dir: &Path) -> Result<CheckReport> {
     let mut c = Checker {
         fs,
         dir: db_dir.to_path_buf(),
+        wal_dir: wal_dir.to_path_buf(),
         report: CheckReport::default(),
         vlogs: HashMap::new(),
         redirects: BTreeMap::new(),
@@ -124,6 +135,8 @@ pub fn check_database(db_dir: &Path, pm_dir: &Path) -> Result<CheckReport> {
 pub(super) struct Checker {
     pub(super) fs: OsFileSystem,
     pub(super) dir: PathBuf,
+    /// Where the write-ahead logs live (the database directory unless `wal_dir` moved them).
+    pub(super) wal_dir: PathBuf,
     pub(super) report: CheckReport,
     /// Value-log readers opened to verify SST pointers (an error once per file).
     vlogs: HashMap<u64, std::result::Result<VlogReader, String>>,
@@ -196,8 +209,8 @@ impl Checker {
     }
 
     /// Replays a write-ahead log (every record's checksums and encoding); a torn tail is a note.
-    fn check_wal(&mut self, number: u64) {
-        let dir = self.dir.clone();
+    pub(super) fn check_wal(&mut self, number: u64) {
+        let dir = self.wal_dir.clone();
         match crate::wal::replay(&OsFileSystem, &dir, number, |_, _, _, _| Ok(())) {
             Ok(r) => {
                 self.report.files_checked += 1;

@@ -9,7 +9,7 @@ use super::check::Checker;
 use crate::buffer::skiplist::skiplist_region_name;
 use crate::designs::Profile;
 use crate::error::{Error, Result};
-use crate::file_names::wal_file_name;
+use crate::file_names::{parse_wal_file_name, wal_file_name};
 use crate::fs::FileSystem;
 use crate::pm::{DramPmDevice, PmDevice};
 use crate::pmskiplist::PmSkiplist;
@@ -40,8 +40,14 @@ impl Checker {
     }
 
     fn check_named_wals(&mut self, m: Option<&RecoveredManifest>) {
+        if self.wal_dir != self.dir {
+            let names = self.fs.list_dir(&self.wal_dir).unwrap_or_default();
+            for n in names.iter().filter_map(|n| parse_wal_file_name(n)) {
+                self.check_wal(n);
+            }
+        }
         for n in m.map_or_else(Vec::new, |m| unflushed(&m.state)) {
-            let path = self.dir.join(wal_file_name(n));
+            let path = self.wal_dir.join(wal_file_name(n));
             if !self.fs.exists(&path) {
                 let detail = "the manifest names this write-ahead log but it is missing";
                 self.problem(Error::corruption(&path, 0, detail), &path);

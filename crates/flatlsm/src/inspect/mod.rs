@@ -8,7 +8,7 @@ mod check;
 mod check_buffers;
 mod dump;
 
-pub use check::{check_database, CheckReport, Problem};
+pub use check::{check_database, check_database_with_wal, CheckReport, Problem};
 pub use dump::{dump_file, DumpFormat};
 
 use crate::error::{IoContext, Result};
