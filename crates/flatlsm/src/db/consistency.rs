@@ -310,6 +310,25 @@ pub(crate) fn refuse_if_any(problems: Vec<Error>) -> Result<()> {
     }
 }
 
+/// The recovered state of a design without PM Logs to plan: the manifest's state (a new
+/// database's if there is none) once every tree file it names checks, and its redirect tables
+/// loaded. Reads only.
+pub(crate) fn verified_tree(
+    fs: &dyn FileSystem,
+    path: &Path,
+    manifest: Option<&RecoveredManifest>,
+) -> Result<(ManifestState, Vec<Arc<RedirectTable>>)> {
+    let Some(m) = manifest else {
+        return Ok((super::open::new_state(), Vec::new()));
+    };
+    if let Some(note) = &m.torn_tail {
+        log::warn!("{note}");
+    }
+    refuse_if_any(tree_file_problems(fs, path, m))?;
+    let redirects = load_redirect_tables(fs, path, &m.state.version)?;
+    Ok((m.state.clone(), redirects))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

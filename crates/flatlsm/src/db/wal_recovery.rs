@@ -34,17 +34,7 @@ pub(super) fn recover_from_wal(
     manifest: Option<RecoveredManifest>,
     opts: &Options,
 ) -> Result<Recovered> {
-    let state = manifest
-        .as_ref()
-        .map_or_else(super::open::new_state, |m| m.state.clone());
-    let mut redirects = Vec::new();
-    if let Some(m) = &manifest {
-        if let Some(note) = &m.torn_tail {
-            log::warn!("{note}");
-        }
-        consistency::refuse_if_any(consistency::tree_file_problems(fs, path, m))?;
-        redirects = consistency::load_redirect_tables(fs, path, &m.state.version)?;
-    }
+    let (state, redirects) = consistency::verified_tree(fs, path, manifest.as_ref())?;
     discard_stale_buffers(pm)?;
     let mut tables = Vec::new();
     for n in unflushed_logs(&state) {

@@ -77,23 +77,29 @@ impl LeveledOptions {
     }
 }
 
-/// The `leveled` design.
+/// The leveled SSD tree under a memtable: the `leveled` design (a DRAM memtable and its WAL,
+/// `BufferKind::DramWithWal`) and the `novelsm` design (NoveLSM's persistent PM skiplist,
+/// `BufferKind::PmSkiplist`: durable by itself, no WAL; its room is `buffer/skiplist.rs` and
+/// `db/skiplist_recovery.rs`). Both share the tree, its options, policy and stall triggers, so
+/// comparing them isolates the memtable.
 pub(crate) struct LeveledDesign {
     pub options: LeveledOptions,
+    pub memtable: BufferKind,
 }
 
 impl Design for LeveledDesign {
     /// DRAM, or with `memtable_placement = Pm` the PM directory used volatile (its regions are
     /// cleared at open by the WAL recovery and at close).
     fn write_buffer_device(&self, path: &Path, opts: &Options) -> Result<PmDeviceRef> {
-        match opts.memtable_placement {
-            Placement::Dram => Ok(DramPmDevice::new(path.join("[dram]"))),
-            Placement::Pm => crate::db::open_pm_device(path, opts),
+        let in_pm = self.memtable == BufferKind::PmSkiplist;
+        match (in_pm, opts.memtable_placement) {
+            (false, Placement::Dram) => Ok(DramPmDevice::new(path.join("[dram]"))),
+            _ => crate::db::open_pm_device(path, opts),
         }
     }
 
     fn buffer_kind(&self) -> BufferKind {
-        BufferKind::DramWithWal
+        self.memtable
     }
 
     fn compaction_policy(&self, _opts: &Options) -> Box<dyn CompactionPolicy> {

@@ -8,7 +8,6 @@
 
 pub(crate) mod flatlsm;
 pub mod leveled;
-pub(crate) mod novelsm;
 
 use crate::buffer::skiplist::SkiplistBuffer;
 use crate::buffer::BufferRef;
@@ -30,8 +29,9 @@ pub enum Profile {
     /// Ordered-L1, L2 on SSD, key-value separation at flush.
     #[default]
     FlatLsm,
-    /// NoveLSM's persistent memtable: persistent skiplists in PM (no WAL), then level 0 and
-    /// leveled SSD levels as in `Leveled` (`designs/novelsm.rs`).
+    /// NoveLSM's persistent memtable (the FlatLSM paper's "PM Memtable", Figs. 18–19):
+    /// persistent skiplists in PM, no WAL, then level 0 and leveled SSD levels as in `Leveled`
+    /// (`designs/leveled.rs`, `buffer/skiplist.rs`).
     NoveLsm,
     /// The RocksDB/LevelDB baseline: a DRAM memtable with a write-ahead log, level 0 of
     /// overlapping runs, leveled levels 1..6; Titan/BlobDB-style value separation when
@@ -157,9 +157,11 @@ pub(crate) fn design_of(opts: &Options) -> Box<dyn Design> {
         Profile::FlatLsm => Box::new(flatlsm::FlatLsmDesign),
         Profile::Leveled => Box::new(leveled::LeveledDesign {
             options: opts.leveled,
+            memtable: BufferKind::DramWithWal,
         }),
-        Profile::NoveLsm => Box::new(novelsm::NovelsmDesign {
+        Profile::NoveLsm => Box::new(leveled::LeveledDesign {
             options: opts.leveled,
+            memtable: BufferKind::PmSkiplist,
         }),
     }
 }

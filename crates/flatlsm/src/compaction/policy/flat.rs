@@ -49,28 +49,8 @@ impl CompactionPolicy for FlatPolicy {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::types::make_internal_key;
-    use crate::types::ValueKind;
-    use crate::version::{FileMeta, Version, VersionEdit};
-
-    fn file(number: u64, lo: &str, hi: &str, size: u64) -> FileMeta {
-        FileMeta {
-            number,
-            file_size: size,
-            num_entries: 1,
-            smallest: make_internal_key(lo.as_bytes(), number, ValueKind::Value),
-            largest: make_internal_key(hi.as_bytes(), number, ValueKind::Value),
-            vlog_refs: Vec::new(),
-        }
-    }
-
-    fn version(files: Vec<(usize, FileMeta)>) -> Version {
-        let edit = VersionEdit {
-            new_files: files,
-            ..VersionEdit::default()
-        };
-        Version::default().apply(&edit).unwrap()
-    }
+    use crate::compaction::policy::test_files::{file, version};
+    use crate::version::Version;
 
     fn pick(policy: &FlatPolicy, v: &Version, busy: &dyn Fn(u64) -> bool) -> Option<Compaction> {
         let pointers = vec![Vec::new(), b"c".to_vec()];

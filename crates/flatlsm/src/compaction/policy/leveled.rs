@@ -58,27 +58,7 @@ impl CompactionPolicy for LeveledPolicy {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::types::{make_internal_key, ValueKind};
-    use crate::version::{FileMeta, VersionEdit};
-
-    fn file(number: u64, lo: &str, hi: &str, size: u64) -> FileMeta {
-        FileMeta {
-            number,
-            file_size: size,
-            num_entries: 1,
-            smallest: make_internal_key(lo.as_bytes(), number, ValueKind::Value),
-            largest: make_internal_key(hi.as_bytes(), number, ValueKind::Value),
-            vlog_refs: Vec::new(),
-        }
-    }
-
-    fn version(files: Vec<(usize, FileMeta)>) -> Version {
-        let edit = VersionEdit {
-            new_files: files,
-            ..VersionEdit::default()
-        };
-        Version::default().apply(&edit).unwrap()
-    }
+    use crate::compaction::policy::test_files::{file, version};
 
     fn policy() -> LeveledPolicy {
         LeveledPolicy {

@@ -76,3 +76,31 @@ pub(crate) fn round_robin(
         .filter(|f| eligible(f))
         .find_map(|f| into_next_level(view, level, vec![f.clone()]))
 }
+
+/// Files and versions for the policies' tests.
+#[cfg(test)]
+pub(crate) mod test_files {
+    use crate::types::{make_internal_key, ValueKind};
+    use crate::version::{FileMeta, Version, VersionEdit};
+
+    /// A file of `size` bytes holding user keys `lo..=hi`.
+    pub fn file(number: u64, lo: &str, hi: &str, size: u64) -> FileMeta {
+        FileMeta {
+            number,
+            file_size: size,
+            num_entries: 1,
+            smallest: make_internal_key(lo.as_bytes(), number, ValueKind::Value),
+            largest: make_internal_key(hi.as_bytes(), number, ValueKind::Value),
+            vlog_refs: Vec::new(),
+        }
+    }
+
+    /// A version holding `files` (level, file).
+    pub fn version(files: Vec<(usize, FileMeta)>) -> Version {
+        let edit = VersionEdit {
+            new_files: files,
+            ..VersionEdit::default()
+        };
+        Version::default().apply(&edit).unwrap()
+    }
+}
