@@ -331,7 +331,7 @@ pub(crate) fn purge_obsolete_files(db: &DbInner) -> Result<()> {
     }
     if db.design.uses_wal() && db.wal_dir != db.path {
         let keep: Vec<u64> = keep.into_iter().collect();
-        super::open::remove_unnamed_wals(&*db.fs, &db.wal_dir, &keep)?;
+        super::open_stores::remove_unnamed_wals(&*db.fs, &db.wal_dir, &keep)?;
     }
     Ok(())
 }

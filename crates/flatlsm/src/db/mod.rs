@@ -12,6 +12,7 @@ pub(crate) mod identity;
 mod jobs;
 mod lock;
 mod open;
+mod open_stores;
 #[cfg(test)]
 mod race_tests;
 mod read;

@@ -32,6 +32,7 @@
 use super::consistency::{self, plan_pm_logs, PmLogState, PmPlan, PmProblem};
 use super::identity;
 use super::lock::{DirLock, LOCK_FILE};
+use super::open_stores::{block_cache, create_wal, remove_unnamed_wals};
 use super::skiplist_recovery::recover_skiplists;
 use super::snapshots::SnapshotRegistry;
 use super::state::{BgSignal, DbInner, SuperVersion, VersionState};
@@ -42,19 +43,17 @@ use crate::buffer::BufferRef;
 use crate::designs::check_profile;
 use crate::designs::BufferKind;
 use crate::error::{Error, IoContext, Result};
-use crate::file_names::parse_wal_file_name;
 use crate::file_names::{parse_numbered_file, NumberedFile};
 use crate::fs::{FileSystem, FsRef, OsFileSystem};
-use crate::options::{Options, Placement, PmModeOption};
+use crate::options::{Options, PmModeOption};
 use crate::pm::mmap::{MmapPmDevice, PmModeRequest};
-use crate::pm::{PmArena, PmDeviceRef};
+use crate::pm::PmDeviceRef;
 use crate::pmtable::log::{log_file_name, parse_log_file_name, PmLog};
 use crate::pmtable::pool::is_pool_file_name;
 use crate::pmtable::{PmLogPool, PmTable};
 use crate::sst::{BlockCache, TableCache};
 use crate::version::{Manifest, ManifestState, RecoveredManifest, Version};
 use crate::vlog::{RedirectSet, RedirectTable, VlogSet};
-use crate::wal::WalWriter;
 use arc_swap::ArcSwap;
 use parking_lot::{Condvar, Mutex};
 use std::collections::{BTreeMap, HashSet};
@@ -76,7 +75,7 @@ pub fn is_database_file_name(name: &str) -> bool {
 pub fn is_pm_dir_file_name(name: &str) -> bool {
     parse_log_file_name(name).is_some()
         || parse_skiplist_region_name(name).is_some()
-        || name == BLOCK_CACHE_REGION
+        || name == super::open_stores::BLOCK_CACHE_REGION
         || is_pool_file_name(name)
         || name == identity::IDENTITY_FILE
         || name.ends_with(".tmp")
@@ -354,62 +353,6 @@ type Parts = (
     Vec<BufferRef>,
     Option<Arc<BlockCache>>,
 );
-
-/// Creates the first write-ahead log of this open in `dir` (created if missing), warning when
-/// `dir` is DRAM-backed: a reboot would lose the writes not yet flushed.
-fn create_wal(fs: &dyn FileSystem, dir: &Path, number: u64) -> Result<WalWriter> {
-    fs.create_dir_all(dir)
-        .context(|| format!("creating the WAL directory {}", dir.display()))?;
-    if crate::pm::is_dram_backed(dir) {
-        log::warn!(
-            "write-ahead logs in {} are on a DRAM-backed file system: a reboot loses the writes \
-             not yet flushed",
-            dir.display()
-        );
-    }
-    WalWriter::create(fs, dir, number)
-}
-
-/// Removes the write-ahead logs in a separate WAL directory that no unflushed buffer owns (of
-/// flushes or opens a crash interrupted). Only `NNNNNN.log` files: the directory may be shared.
-pub(crate) fn remove_unnamed_wals(fs: &dyn FileSystem, dir: &Path, live: &[u64]) -> Result<()> {
-    if !fs.exists(dir) {
-        return Ok(()); // no log was ever written there
-    }
-    let names = fs
-        .list_dir(dir)
-        .context(|| format!("listing {}", dir.display()))?;
-    for name in names {
-        let stale = parse_wal_file_name(&name).is_some_and(|n| !live.contains(&n));
-        if stale {
-            match fs.remove_file(&dir.join(&name)) {
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                other => other.context(|| format!("removing write-ahead log {name}"))?,
-            }
-        }
-    }
-    Ok(())
-}
-
-/// Name of the block cache's region in the PM directory (`block_cache_placement = Pm`).
-pub(crate) const BLOCK_CACHE_REGION: &str = "blockcache.pmvol";
-
-/// The block cache `opts` ask for: none, on the heap, or in a region of the PM directory used
-/// as memory (a stale region of an earlier run is replaced; `Db::close` removes it).
-fn block_cache(path: &Path, opts: &Options) -> Result<Option<Arc<BlockCache>>> {
-    if opts.block_cache_size == 0 {
-        return Ok(None);
-    }
-    if opts.block_cache_placement == Placement::Dram {
-        return Ok(Some(BlockCache::new(opts.block_cache_size)));
-    }
-    let pm = open_pm_device(path, opts)?;
-    if pm.list_regions()?.iter().any(|n| n == BLOCK_CACHE_REGION) {
-        pm.remove_region(BLOCK_CACHE_REGION)?;
-    }
-    let region = pm.create_region(BLOCK_CACHE_REGION, opts.block_cache_size)?;
-    Ok(Some(BlockCache::in_pm(PmArena::new(region))))
-}
 
 fn build_inner(
     opts: Options,

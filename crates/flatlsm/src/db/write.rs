@@ -189,7 +189,7 @@ impl DbInner {
             let names = self.pm.list_regions()?;
             let buffers = names
                 .iter()
-                .filter(|n| *n != super::open::BLOCK_CACHE_REGION);
+                .filter(|n| *n != super::open_stores::BLOCK_CACHE_REGION);
             for name in buffers {
                 self.pm.remove_region(name)?;
             }
@@ -197,7 +197,7 @@ impl DbInner {
         let cache_in_pm = self.opts.block_cache_placement == crate::options::Placement::Pm;
         if cache_in_pm && self.opts.block_cache_size > 0 {
             let pm = crate::db::open_pm_device(&self.path, &self.opts)?;
-            pm.remove_region(super::open::BLOCK_CACHE_REGION)?;
+            pm.remove_region(super::open_stores::BLOCK_CACHE_REGION)?;
         }
         Ok(())
     }

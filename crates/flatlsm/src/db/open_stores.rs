@@ -1,0 +1,70 @@
+//! What open sets up besides the manifest and the write buffers: the first write-ahead log of
+//! this open (designs with one) and the block cache, on the heap or in a PM region used as
+//! memory; and the removal of write-ahead logs no unflushed buffer owns in a separate WAL
+//! directory (also run by the obsolete-file purge).
+
+use crate::error::{IoContext, Result};
+use crate::file_names::parse_wal_file_name;
+use crate::fs::FileSystem;
+use crate::options::{Options, Placement};
+use crate::pm::PmArena;
+use crate::sst::BlockCache;
+use crate::wal::WalWriter;
+use std::path::Path;
+use std::sync::Arc;
+
+/// Creates the first write-ahead log of this open in `dir` (created if missing), warning when
+/// `dir` is DRAM-backed: a reboot would lose the writes not yet flushed.
+pub(super) fn create_wal(fs: &dyn FileSystem, dir: &Path, number: u64) -> Result<WalWriter> {
+    fs.create_dir_all(dir)
+        .context(|| format!("creating the WAL directory {}", dir.display()))?;
+    if crate::pm::is_dram_backed(dir) {
+        log::warn!(
+            "write-ahead logs in {} are on a DRAM-backed file system: a reboot loses the writes \
+             not yet flushed",
+            dir.display()
+        );
+    }
+    WalWriter::create(fs, dir, number)
+}
+
+/// Removes the write-ahead logs in a separate WAL directory that no unflushed buffer owns (of
+/// flushes or opens a crash interrupted). Only `NNNNNN.log` files: the directory may be shared.
+pub(crate) fn remove_unnamed_wals(fs: &dyn FileSystem, dir: &Path, live: &[u64]) -> Result<()> {
+    if !fs.exists(dir) {
+        return Ok(()); // no log was ever written there
+    }
+    let names = fs
+        .list_dir(dir)
+        .context(|| format!("listing {}", dir.display()))?;
+    for name in names {
+        let stale = parse_wal_file_name(&name).is_some_and(|n| !live.contains(&n));
+        if stale {
+            match fs.remove_file(&dir.join(&name)) {
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                other => other.context(|| format!("removing write-ahead log {name}"))?,
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Name of the block cache's region in the PM directory (`block_cache_placement = Pm`).
+pub(crate) const BLOCK_CACHE_REGION: &str = "blockcache.pmvol";
+
+/// The block cache `opts` ask for: none, on the heap, or in a region of the PM directory used
+/// as memory (a stale region of an earlier run is replaced; `Db::close` removes it).
+pub(super) fn block_cache(path: &Path, opts: &Options) -> Result<Option<Arc<BlockCache>>> {
+    if opts.block_cache_size == 0 {
+        return Ok(None);
+    }
+    if opts.block_cache_placement == Placement::Dram {
+        return Ok(Some(BlockCache::new(opts.block_cache_size)));
+    }
+    let pm = super::open::open_pm_device(path, opts)?;
+    if pm.list_regions()?.iter().any(|n| n == BLOCK_CACHE_REGION) {
+        pm.remove_region(BLOCK_CACHE_REGION)?;
+    }
+    let region = pm.create_region(BLOCK_CACHE_REGION, opts.block_cache_size)?;
+    Ok(Some(BlockCache::in_pm(PmArena::new(region))))
+}
