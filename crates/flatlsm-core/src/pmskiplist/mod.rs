@@ -145,16 +145,22 @@ impl PmSkiplist {
         self.max_seq.load(Ordering::Acquire)
     }
 
-    /// Region bytes `entries` would take.
-    pub fn batch_bytes(entries: &[PslEntry<'_>]) -> u64 {
-        let node = |e: &PslEntry<'_>| NodeLayout::new(MAX_HEIGHT, e.2.len() + 8, e.3.len()).len;
-        entries.iter().map(|e| node(e) as u64).sum()
+    /// Region bytes an entry takes at most (a node at full height).
+    pub fn entry_bytes(key_len: usize, value_len: usize) -> u64 {
+        NodeLayout::new(MAX_HEIGHT, key_len + 8, value_len).len as u64
+    }
+
+    /// True if `bytes` more (a sum of [`PmSkiplist::entry_bytes`]) fit in the space left.
+    pub fn has_room_for(&self, bytes: u64) -> bool {
+        self.used_bytes().saturating_add(bytes) <= self.region.len() as u64
     }
 
     /// True if `entries` fit in the space left (counting every node at full height).
     pub fn has_room(&self, entries: &[PslEntry<'_>]) -> bool {
-        let end = self.used_bytes().saturating_add(Self::batch_bytes(entries));
-        end <= self.region.len() as u64
+        let bytes = entries
+            .iter()
+            .map(|e| Self::entry_bytes(e.2.len(), e.3.len()));
+        self.has_room_for(bytes.sum())
     }
 
     /// Inserts a batch, each entry with Algorithm 1's persist order, then commits it; `Ok(false)`

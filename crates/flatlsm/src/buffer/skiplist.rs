@@ -81,7 +81,10 @@ impl WriteBuffer for SkiplistBuffer {
     }
 
     fn has_room(&self, entries: &[LogEntry<'_>]) -> bool {
-        !self.sealed.load(Ordering::Acquire) && self.list.has_room(&psl_entries(entries))
+        let bytes = entries
+            .iter()
+            .map(|e| PmSkiplist::entry_bytes(e.key.len(), e.value.len()));
+        !self.sealed.load(Ordering::Acquire) && self.list.has_room_for(bytes.sum())
     }
 
     fn commit(&self) -> Result<()> {

@@ -41,7 +41,7 @@ use super::wal_recovery::recover_from_wal;
 use crate::buffer::skiplist::{parse_skiplist_region_name, SkiplistBuffer};
 use crate::buffer::BufferRef;
 use crate::designs::check_profile;
-use crate::designs::BufferKind;
+use crate::designs::{BufferKind, Design};
 use crate::error::{Error, IoContext, Result};
 use crate::file_names::{parse_numbered_file, NumberedFile};
 use crate::fs::{FileSystem, FsRef, OsFileSystem};
@@ -106,7 +106,7 @@ pub(crate) fn open(path: &Path, opts: Options) -> Result<(Arc<DbInner>, DirLock)
         plan.apply(&*fs, path, dir)?;
     }
     let id = locked.identity.map(|p| p.id().to_string());
-    let inner = commit_open(opts, path, fs, pm, recovered, id)?;
+    let inner = commit_open(opts, design, path, fs, pm, recovered, id)?;
     Ok((Arc::new(inner), locked.lock))
 }
 
@@ -270,6 +270,7 @@ fn unreadable_log(pm: &PmDeviceRef, n: u64) -> Error {
 /// and every surviving PM Log (the commit point), then the removals the plan called for.
 fn commit_open(
     opts: Options,
+    design: Box<dyn Design>,
     path: &Path,
     fs: FsRef,
     pm: PmDeviceRef,
@@ -288,7 +289,6 @@ fn commit_open(
     state.last_sequence = state.last_sequence.max(tables_seq.unwrap_or(0));
     // Created before the snapshot, so the snapshot records it before any write goes into it
     // (its write-ahead log too, for designs with one).
-    let design = crate::designs::design_of(&opts);
     let mem: BufferRef = match design.buffer_kind() {
         BufferKind::PmSkiplist => SkiplistBuffer::create(&*pm, next + 1, opts.pmtable_size)?,
         _ => PmTable::create(&*pm, next + 1, opts.pmtable_size, None)?,
@@ -322,7 +322,14 @@ fn commit_open(
         state.last_sequence
     );
     let (last_seq, version) = (state.last_sequence, Arc::new(state.version));
-    let parts = (manifest, version, mem, tables, block_cache(path, &opts)?);
+    let parts = (
+        manifest,
+        version,
+        mem,
+        tables,
+        block_cache(path, &opts)?,
+        design,
+    );
     let mut inner = build_inner(opts, path, fs, pm, parts, last_seq, next + 2);
     inner.wal = parking_lot::Mutex::new(wal);
     for t in redirects {
@@ -344,7 +351,7 @@ fn next_file_number(
     Ok(state.next_file_number.max(max_file + 1))
 }
 
-/// The manifest, version, mutable and immutable write buffers, and block cache a database
+/// The manifest, version, mutable and immutable write buffers, block cache and design a database
 /// starts with.
 type Parts = (
     Manifest,
@@ -352,6 +359,7 @@ type Parts = (
     BufferRef,
     Vec<BufferRef>,
     Option<Arc<BlockCache>>,
+    Box<dyn Design>,
 );
 
 fn build_inner(
@@ -359,7 +367,7 @@ fn build_inner(
     path: &Path,
     fs: FsRef,
     pm: PmDeviceRef,
-    (manifest, version, mem, imms, block_cache): Parts,
+    (manifest, version, mem, imms, block_cache, design): Parts,
     last_seq: u64,
     next_file: u64,
 ) -> DbInner {
@@ -381,8 +389,8 @@ fn build_inner(
         }),
         sv_lock: Mutex::new(()),
         write_lock: Mutex::new(()),
-        policy: crate::designs::design_of(&opts).compaction_policy(&opts),
-        design: crate::designs::design_of(&opts),
+        policy: design.compaction_policy(&opts),
+        design,
         wal: Mutex::new(None),
         wal_dir: opts.wal_dir_for(path),
         visible_seq: AtomicU64::new(last_seq),
