@@ -49,7 +49,7 @@ impl DbArgs {
         if let Some(name) = &self.profile {
             return name.parse().map_err(|e: flatlsm::Error| e.to_string());
         }
-        let recorded = flatlsm::designs::profile_of(&self.db).map_err(|e| e.to_string())?;
+        let recorded = flatlsm::profile_of(&self.db).map_err(|e| e.to_string())?;
         Ok(recorded.unwrap_or_default())
     }
 

@@ -4,8 +4,8 @@
 //! a database with data in PM Logs, L1 and L2 SSTables, the manifest and value logs, then copies
 //! each file (or the piece a target decodes) into `OUT_DIR/<target>/`.
 
-use flatlsm::sst::{decode_footer, Block, BlockHandle, FOOTER_LEN};
 use flatlsm::{Db, Options, PmModeOption, WriteBatch, WriteOptions};
+use flatlsm_core::sst::{decode_footer, Block, BlockHandle, FOOTER_LEN};
 use std::error::Error;
 use std::path::{Path, PathBuf};
 

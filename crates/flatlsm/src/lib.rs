@@ -1,37 +1,56 @@
 //! FlatLSM: a write-optimized LSM-tree key-value store for machines with DRAM, persistent memory
 //! (PM) and SSD, after "FlatLSM: Write-Optimized LSM-Tree for PM-Based KV Stores" (ACM TOS 2023).
 //!
-//! Architecture (one folder per concept):
-//! - [`pm`]: PM regions and persistence (DAX flush, msync, DRAM emulation, crash simulation).
-//! - [`pmtable`]: PMTables, a DRAM index over a PM Log with a DRAM Buffer Log; they are L0.
-//! - [`sst`]: SSTables of the Ordered-L1 and L2 on SSD.
-//! - [`vlog`]: value logs for key-value separation.
-//! - [`version`]: versions of the SSD tree and the manifest that records them.
-//! - [`compaction`]: parallel flush/compaction with KV separation, L1→L2, value-log GC.
-//! - [`db`]: the public database: write path, read path, background work.
-//! - [`fs`]: file I/O traits (so tests can inject faults).
-//! - [`file_names`]: which numbered file a database-directory name is.
-//! - [`inspect`]: read-only checks and dumps of database files (the CLI's `check` and `dump`).
+//! ```
+//! use flatlsm::{Db, Options, ReadOptions, WriteOptions};
+//! # fn main() -> flatlsm::Result<()> {
+//! let dir = tempfile::tempdir().unwrap();
+//! let mut opts = Options::default();
+//! opts.pm_path = Some(dir.path().join("pm")); // ordinary files, persisted with msync
+//! let db = Db::open(dir.path().join("db"), opts)?;
+//! db.put(&WriteOptions::default(), b"key", b"value")?;
+//! assert_eq!(db.get(&ReadOptions::default(), b"key")?, Some(b"value".to_vec()));
+//! db.close()?;
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! The public API is the list of `pub use` items below plus three modules: [`options`] (every
+//! knob and its limits), [`inspect`] (offline `check` and `dump` of database files) and the
+//! storage seams [`fs`] and [`pm`] (bring your own file system or PM device). Everything else is
+//! internal; the building blocks live in the `flatlsm-core` crate. The architecture is described
+//! in `docs/architecture.md`:
+//! - `pmtable`: PMTables, a DRAM index over a PM Log with a DRAM Buffer Log; they are L0.
+//! - `buffer`: the write buffers of every design (PMTable, DRAM memtable + WAL, PM skiplist).
+//! - `designs`: one room per design (FlatLSM, leveled, NoveLSM): what it recovers and builds.
+//! - `compaction`: one job type, a context it runs against, and one pure policy per design.
+//! - `db`: the database handle: write path, read path, background work, recovery.
 
 mod buffer;
-pub mod compaction;
-pub mod db;
-pub mod designs;
+mod compaction;
+mod db;
+mod designs;
 #[doc(hidden)]
 pub mod fuzz_api;
 pub mod inspect;
-pub mod pmtable;
+pub mod options;
+mod pmtable;
 mod values;
 
-pub use error::{Error, Result};
+/// The file-system seam: every file the engine touches goes through a [`fs::FileSystem`]
+/// (see [`Options::file_system`]). Test doubles are behind the `test-support` feature.
+pub use flatlsm_core::fs;
+/// The PM seam: regions of persistent memory and how they are made durable (see
+/// [`Options::pm_device`] and [`Options::pm_mode`]). Test doubles are behind `test-support`.
+pub use flatlsm_core::pm;
 #[cfg(test)]
 use flatlsm_core::testing;
-pub use flatlsm_core::{
-    error, file_names, fs, iter, pm, pmskiplist, sst, types, version, vlog, wal,
-};
-pub mod options;
+use flatlsm_core::{error, file_names, iter, pmskiplist, sst, types, version, vlog, wal};
 
-pub use db::{Db, Stats, WriteBatch};
+pub use db::{Db, LevelStats, Stats, VlogStats, WriteBatch};
 pub use designs::leveled::LeveledOptions;
-pub use designs::Profile;
+pub use designs::{profile_of, Profile};
+pub use error::{Error, Result};
+pub use iter::DbIterator;
 pub use options::{Options, Placement, PmModeOption, ReadOptions, Snapshot, WriteOptions};
+pub use types::SequenceNumber;

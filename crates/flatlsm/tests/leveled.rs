@@ -103,7 +103,7 @@ fn a_leveled_database_is_not_opened_as_flatlsm_nor_the_reverse() {
         "{err}"
     );
     assert_eq!(
-        flatlsm::designs::profile_of(&leveled).unwrap(),
+        flatlsm::profile_of(&leveled).unwrap(),
         Some(Profile::Leveled)
     );
 }

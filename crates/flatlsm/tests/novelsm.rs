@@ -100,3 +100,36 @@ fn a_novelsm_database_is_not_opened_as_leveled() {
         "{err}"
     );
 }
+
+/// Regression: a batch that fits an empty PMTable by its PM Log bytes but not an empty
+/// skiplist (whose nodes carry up to 12 links each) was admitted, sealed the mutable skiplist
+/// and then failed with `InvalidState`. It is now refused up front with `InvalidArgument`,
+/// nothing is sealed, and the database keeps taking writes.
+#[test]
+fn batch_larger_than_an_empty_skiplist_is_refused_before_anything_is_sealed() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut o = opts(dir.path());
+    o.background_work = false;
+    o.pmtable_size = 64 << 10;
+    let db = Db::open(dir.path().join("db"), o).unwrap();
+    db.put(&WriteOptions::default(), b"before", b"1").unwrap();
+    let mut batch = flatlsm::WriteBatch::new();
+    for i in 0..1500u32 {
+        batch.put(format!("{i:06}").as_bytes(), b"v"); // ~23 log bytes, ~130 node bytes each
+    }
+    let err = db.write(&WriteOptions::default(), &batch).unwrap_err();
+    assert!(
+        matches!(err, flatlsm::Error::InvalidArgument(ref m) if m.contains("write buffer")),
+        "{err}"
+    );
+    assert_eq!(
+        regions(&dir.path().join("pm")).len(),
+        1,
+        "a skiplist was sealed"
+    );
+    db.put(&WriteOptions::default(), b"after", b"2").unwrap();
+    assert_eq!(
+        db.get(&ReadOptions::default(), b"before").unwrap(),
+        Some(b"1".to_vec())
+    );
+}

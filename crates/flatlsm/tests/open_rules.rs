@@ -260,16 +260,18 @@ fn a_database_of_another_profile_is_refused_before_anything_changes() {
     let (db, pm) = (dir.path().join("db"), dir.path().join("pm"));
     create(&db, &pm, &["a"]);
     assert_eq!(
-        flatlsm::designs::profile_of(&db).unwrap(),
+        flatlsm::profile_of(&db).unwrap(),
         Some(flatlsm::Profile::FlatLsm)
     );
     let fs: std::sync::Arc<dyn flatlsm::fs::FileSystem> =
         std::sync::Arc::new(flatlsm::fs::OsFileSystem);
-    let mut state = flatlsm::version::Manifest::load(&*fs, &db).unwrap().state;
+    let mut state = flatlsm_core::version::Manifest::load(&*fs, &db)
+        .unwrap()
+        .state;
     state.profile = Some("matrixkv-next".to_string());
     let number = state.next_file_number;
     state.next_file_number += 1;
-    flatlsm::version::Manifest::create(fs, &db, number, &state).unwrap();
+    flatlsm_core::version::Manifest::create(fs, &db, number, &state).unwrap();
     let before = tree(dir.path());
     let err = Db::open(&db, opts(&pm))
         .err()
@@ -281,6 +283,6 @@ fn a_database_of_another_profile_is_refused_before_anything_changes() {
         "{msg}"
     );
     assert_eq!(tree(dir.path()), before);
-    let err = flatlsm::designs::profile_of(&db).unwrap_err().to_string();
+    let err = flatlsm::profile_of(&db).unwrap_err().to_string();
     assert!(err.contains("does not know"), "{err}");
 }

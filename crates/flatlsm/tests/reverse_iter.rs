@@ -5,7 +5,7 @@
 
 mod common;
 
-use flatlsm::iter::DbIterator;
+use flatlsm::DbIterator;
 use flatlsm::{Db, ReadOptions, Snapshot, WriteBatch, WriteOptions};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};

@@ -18,7 +18,7 @@ pub struct CheckArgs {
 pub fn check(a: CheckArgs) -> Result<(), String> {
     require_database(&a.db.db)?;
     // Files must not change underneath; a database never opened has no LOCK and needs none.
-    let _lock = flatlsm::db::DirLock::acquire(&a.db.db, false).map_err(|e| e.to_string())?;
+    let _lock = flatlsm::inspect::DirLock::acquire(&a.db.db, false).map_err(|e| e.to_string())?;
     let report = check_database_with_wal(&a.db.db, &a.db.pm_dir(), &a.db.wal_dir())
         .map_err(|e| e.to_string())?;
     for p in &report.problems {

@@ -150,6 +150,13 @@ impl PmSkiplist {
         NodeLayout::new(MAX_HEIGHT, key_len + 8, value_len).len as u64
     }
 
+    /// Bytes an empty list in a region of `region_len` bytes has for entries (header and head
+    /// node taken off): a batch whose [`PmSkiplist::entry_bytes`] sum exceeds it never fits.
+    pub fn room_when_empty(region_len: usize) -> u64 {
+        let head_len = NodeLayout::new(MAX_HEIGHT, 0, 0).len;
+        region_len.saturating_sub(PSL_HEADER_LEN + head_len) as u64
+    }
+
     /// True if `bytes` more (a sum of [`PmSkiplist::entry_bytes`]) fit in the space left.
     pub fn has_room_for(&self, bytes: u64) -> bool {
         self.used_bytes().saturating_add(bytes) <= self.region.len() as u64

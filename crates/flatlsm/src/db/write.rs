@@ -27,32 +27,39 @@ fn encoded_batch_len(entries: &[LogEntry<'_>]) -> u64 {
 }
 
 impl DbInner {
-    /// Checks sizes before anything is written; returns the bytes the batch takes in a PM Log.
+    /// Checks sizes before anything is written; returns the bytes the batch takes in the
+    /// design's write buffer (PM Log entries or skiplist nodes), which must fit an empty one.
     pub(crate) fn validate_batch(&self, batch: &WriteBatch) -> Result<u64> {
-        let max_value = self.opts.max_value_size();
-        let mut total = 0usize;
+        let kind = self.design.buffer_kind();
+        let mut total = 0u64;
         for op in &batch.ops {
-            if op.key.len() > MAX_KEY_SIZE {
-                return Err(Error::InvalidArgument(format!(
-                    "key of {} bytes exceeds the limit of {MAX_KEY_SIZE} bytes",
-                    op.key.len()
-                )));
-            }
-            if op.value.len() > max_value {
-                return Err(Error::InvalidArgument(format!(
-                    "value of {} bytes exceeds the limit of {max_value} bytes (half a PMTable, at most 256 MiB)",
-                    op.value.len()
-                )));
-            }
-            total += encoded_entry_len(op.key.len(), op.value.len());
+            self.validate_sizes(op.key.len(), op.value.len())?;
+            total += kind.entry_bytes(op.key.len(), op.value.len());
         }
-        if total > self.opts.pmtable_size - PM_LOG_HEADER_LEN {
+        let room = kind.room_when_empty(self.opts.pmtable_size);
+        if total > room {
             return Err(Error::InvalidArgument(format!(
-                "write batch of {total} encoded bytes does not fit in one PMTable of {} bytes",
+                "write batch needs {total} bytes of write buffer ({kind:?}), more than the {room} an empty one of {} bytes (pmtable_size) holds",
                 self.opts.pmtable_size
             )));
         }
-        Ok(total as u64)
+        Ok(total)
+    }
+
+    /// `Err` if a key or value is larger than the limits.
+    fn validate_sizes(&self, key_len: usize, value_len: usize) -> Result<()> {
+        let max_value = self.opts.max_value_size();
+        if key_len > MAX_KEY_SIZE {
+            return Err(Error::InvalidArgument(format!(
+                "key of {key_len} bytes exceeds the limit of {MAX_KEY_SIZE} bytes"
+            )));
+        }
+        if value_len > max_value {
+            return Err(Error::InvalidArgument(format!(
+                "value of {value_len} bytes exceeds the limit of {max_value} bytes (half a PMTable, at most 256 MiB)"
+            )));
+        }
+        Ok(())
     }
 
     /// Applies a batch; the caller holds `write_lock`.
@@ -138,7 +145,7 @@ impl DbInner {
         let fresh = self.seal_mutable()?;
         if !fresh.has_room(batch) {
             return Err(Error::InvalidState(format!(
-                "an empty PMTable has no room for a batch of {need} bytes"
+                "an empty write buffer has no room for a batch of {need} bytes (validate_batch admitted it)"
             )));
         }
         Ok(fresh)

@@ -15,6 +15,8 @@ use crate::compaction::policy::CompactionPolicy;
 use crate::error::{Error, Result};
 use crate::options::Options;
 use crate::pm::PmDeviceRef;
+use crate::pmskiplist::PmSkiplist;
+use crate::pmtable::log::{encoded_entry_len, PM_LOG_HEADER_LEN};
 use crate::pmtable::PmLogPool;
 use crate::version::Version;
 use std::fmt;
@@ -126,6 +128,24 @@ pub(crate) enum BufferKind {
     DramWithWal,
     /// Persistent skiplists in PM (NoveLSM, SLM-DB).
     PmSkiplist,
+}
+
+impl BufferKind {
+    /// Bytes an entry takes in a buffer of this kind (entry header or skiplist node included).
+    pub(crate) fn entry_bytes(self, key_len: usize, value_len: usize) -> u64 {
+        match self {
+            BufferKind::PmSkiplist => PmSkiplist::entry_bytes(key_len, value_len),
+            _ => encoded_entry_len(key_len, value_len) as u64,
+        }
+    }
+
+    /// Bytes an empty buffer of `size` bytes has for entries: a batch needing more never fits.
+    pub(crate) fn room_when_empty(self, size: usize) -> u64 {
+        match self {
+            BufferKind::PmSkiplist => PmSkiplist::room_when_empty(size),
+            _ => size.saturating_sub(PM_LOG_HEADER_LEN) as u64,
+        }
+    }
 }
 
 /// A new, empty write buffer of `kind` numbered `number` on `pool`'s device (PMTables reuse

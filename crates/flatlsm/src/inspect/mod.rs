@@ -8,6 +8,11 @@ mod check;
 mod check_buffers;
 mod dump;
 
+pub use crate::db::{is_database_file_name, is_pm_dir_file_name, DirLock};
+/// PM Log layout facts, for tools that size PM Logs or plan writes against their persist points
+/// (docs/pm-log-format.md): the encoded length of an entry, the largest entry that goes through
+/// the DRAM Buffer Log, and how many buffered bytes trigger a Buffer Log write-back.
+pub use crate::pmtable::log::{encoded_entry_len, BUFFER_FLUSH_BYTES, SMALL_ENTRY_LIMIT};
 pub use check::{check_database, check_database_with_wal, CheckReport, Problem};
 pub use dump::{dump_file, DumpFormat};
 

@@ -116,6 +116,7 @@ impl ArenaIndex {
     }
 
     /// Bytes of arena allocated so far.
+    #[cfg(test)]
     pub fn memory_bytes(&self) -> usize {
         self.chunks.iter().filter(|c| c.get().is_some()).count() * CHUNK_WORDS * 8
     }
@@ -248,6 +249,7 @@ impl ArenaIndex {
     }
 
     /// The first node strictly after (`key`, `trailer`).
+    #[cfg(test)]
     pub fn after(&self, key: &[u8], trailer: u64) -> Option<NodeRef> {
         Some(self.search(key, trailer, true, &mut [])).filter(|&n| n != 0)
     }

@@ -12,6 +12,5 @@ pub mod log;
 pub mod pool;
 pub mod table;
 
-pub use cursor::{PmTableCursor, PmTableIterator};
 pub use pool::PmLogPool;
 pub use table::{MemLookup, PmTable};

@@ -23,10 +23,11 @@ use crate::pm::{PmDeviceRef, PmRegion};
 use parking_lot::Mutex;
 use std::sync::Arc;
 
-/// Free logs kept at most by [`PmLogPool::new`]'s default (tests); a database keeps up to
+/// Free logs kept at most by `PmLogPool::new`'s default (tests); a database keeps up to
 /// `max_write_buffer_number`. Logs are reused before any is created, so the logs in use plus the
 /// free ones never exceed the most ever in use at once (at most `max_write_buffer_number`) plus
 /// those retired but still read.
+#[cfg(test)]
 pub const POOL_CAPACITY: usize = 2;
 
 /// Free logs [`PmLogPool::prepare_spare`] keeps ready: a writer may switch PMTables twice while
@@ -61,6 +62,7 @@ struct PoolState {
 
 impl PmLogPool {
     /// An empty pool over `device`.
+    #[cfg(test)]
     pub fn new(device: PmDeviceRef) -> Self {
         Self::with_capacity(device, POOL_CAPACITY)
     }
@@ -183,6 +185,7 @@ impl PmLogPool {
     }
 
     /// Number of free logs (for stats and tests).
+    #[cfg(test)]
     pub fn free_count(&self) -> usize {
         self.state.lock().free.len()
     }

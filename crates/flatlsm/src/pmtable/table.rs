@@ -55,7 +55,6 @@ pub struct PmTable {
     /// Log bytes (entry headers included) of the newest version of each key: the same unit as
     /// the log's size, so a table without garbage has exactly as many live bytes as entry bytes.
     live_bytes: AtomicU64,
-    user_bytes: AtomicU64,
     max_seq: AtomicU64,
     /// Bloom filter over the user keys, built once the table is immutable (see
     /// [`PmTable::build_filter`]); lets a point read skip the table's skiplist search.
@@ -84,7 +83,6 @@ impl PmTable {
             index: ArenaIndex::new(writer.capacity() as usize),
             writer: Mutex::new(Some(writer)),
             live_bytes: AtomicU64::new(0),
-            user_bytes: AtomicU64::new(0),
             max_seq: AtomicU64::new(0),
             filter: OnceLock::new(),
             recovered_end: OnceLock::new(),
@@ -105,7 +103,6 @@ impl PmTable {
             log,
             writer: Mutex::new(None),
             live_bytes: AtomicU64::new(0),
-            user_bytes: AtomicU64::new(0),
             max_seq: AtomicU64::new(0),
             filter: OnceLock::new(),
             recovered_end: OnceLock::new(),
@@ -194,8 +191,6 @@ impl PmTable {
             offset,
             value_len: e.value.len(),
         };
-        self.user_bytes
-            .fetch_add((e.key.len() + e.value.len()) as u64, Ordering::Relaxed);
         if self.newest_version_is_newer(e.key, info.trailer) {
             // An older entry replayed after a newer one (GC'd log): it is not live.
             return self.index.insert(e.key, info);
@@ -299,11 +294,6 @@ impl PmTable {
         &self.index
     }
 
-    /// Number of index entries (all versions).
-    pub fn num_entries(&self) -> usize {
-        self.index.len()
-    }
-
     /// True if nothing was written.
     pub fn is_empty(&self) -> bool {
         self.index.is_empty()
@@ -323,11 +313,6 @@ impl PmTable {
         self.live_bytes.load(Ordering::Relaxed)
     }
 
-    /// Key + value bytes of every entry written.
-    pub fn user_bytes(&self) -> u64 {
-        self.user_bytes.load(Ordering::Relaxed)
-    }
-
     /// True if the table accepts appends and a batch of `len` encoded bytes fits in its log.
     pub fn has_room(&self, len: u64) -> bool {
         self.writer.lock().as_ref().is_some_and(|w| {
@@ -340,14 +325,6 @@ impl PmTable {
     /// Largest sequence number in the table.
     pub fn max_sequence(&self) -> SequenceNumber {
         self.max_seq.load(Ordering::Relaxed)
-    }
-
-    /// Smallest and largest user keys, if any.
-    pub fn key_range(&self) -> Option<(Vec<u8>, Vec<u8>)> {
-        let (mut first, mut last) = (Vec::new(), Vec::new());
-        self.user_key_into(self.index.first()?, &mut first);
-        self.user_key_into(self.index.last()?, &mut last);
-        Some((first, last))
     }
 
     /// User keys that split the table into `parts` ranges of about equal entry counts

@@ -18,8 +18,8 @@ pub mod gc;
 pub mod leveled;
 
 use flatlsm::fs::{CrashFs, FsCall, FsImage};
+use flatlsm::inspect::{encoded_entry_len, BUFFER_FLUSH_BYTES, SMALL_ENTRY_LIMIT};
 use flatlsm::pm::simulated::{CaptureHook, CrashKind, PmCrashImage, SimulatedPmDevice};
-use flatlsm::pmtable::log::{encoded_entry_len, BUFFER_FLUSH_BYTES, SMALL_ENTRY_LIMIT};
 use flatlsm::{Db, Options, ReadOptions, WriteBatch, WriteOptions};
 use parking_lot::Mutex;
 use rand::rngs::StdRng;
