@@ -42,9 +42,15 @@ const MAP_SHARED_VALIDATE: libc::c_int = 0x03;
 const MAP_SYNC: libc::c_int = 0x08_0000;
 
 /// Where the memory of a [`RawMapping`] comes from (decides how it is released).
+/// Buffers at least this large are anonymous mappings rather than heap allocations.
+const ANONYMOUS_MMAP_MIN: usize = 1 << 20;
+
 enum Backing {
     /// `mmap` of a file; released with `munmap`.
     Mmap,
+    /// Private anonymous `mmap` (zero pages, faulted in on first touch); released with
+    /// `munmap`. Nothing to msync.
+    Anonymous,
     /// Zeroed heap allocation with this layout; released with `dealloc`.
     Heap(Layout),
 }
@@ -117,9 +123,47 @@ impl RawMapping {
         }
     }
 
-    /// A zero-filled heap buffer of `len` bytes, aligned to a cache line (so 8-aligned offsets
-    /// are 8-aligned addresses, as in a page-aligned mapping).
+    /// A zero-filled buffer of `len` bytes, aligned to a cache line (so 8-aligned offsets are
+    /// 8-aligned addresses, as in a page-aligned mapping). Large buffers are private anonymous
+    /// mappings, so their pages are zeroed by the kernel on first touch instead of all at once
+    /// here (a 2 GiB DRAM write buffer used to cost seconds of memset at creation); small ones
+    /// come from the heap.
     pub(crate) fn anonymous(len: usize) -> Self {
+        if len >= ANONYMOUS_MMAP_MIN {
+            if let Some(m) = Self::map_anonymous(len) {
+                return m;
+            }
+        }
+        Self::heap_zeroed(len)
+    }
+
+    /// A private anonymous mapping of `len` bytes, or `None` if the kernel refuses one.
+    fn map_anonymous(len: usize) -> Option<Self> {
+        // SAFETY: a null hint lets the kernel choose the (page-aligned) address; no file is
+        // involved; the result is checked for MAP_FAILED before use.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            return None;
+        }
+        let ptr = NonNull::new(p.cast::<u8>())?;
+        Some(RawMapping {
+            ptr,
+            len,
+            backing: Backing::Anonymous,
+        })
+    }
+
+    /// A zero-filled heap buffer of `len` bytes aligned to a cache line.
+    fn heap_zeroed(len: usize) -> Self {
         let layout = Layout::from_size_align(len.max(1), CACHE_LINE).expect("valid layout");
         // SAFETY: the layout has non-zero size.
         let p = unsafe { alloc::alloc_zeroed(layout) };
@@ -210,7 +254,7 @@ impl RawMapping {
     /// `msync(MS_SYNC)` of the pages covering `[offset, offset + len)`; a no-op for heap memory.
     pub(crate) fn msync(&self, offset: usize, len: usize) -> io::Result<()> {
         self.check(offset, len);
-        if matches!(self.backing, Backing::Heap(_)) || len == 0 {
+        if !matches!(self.backing, Backing::Mmap) || len == 0 {
             return Ok(());
         }
         let page = page_size();
@@ -254,7 +298,7 @@ impl RawMapping {
 impl Drop for RawMapping {
     fn drop(&mut self) {
         match self.backing {
-            Backing::Mmap => {
+            Backing::Mmap | Backing::Anonymous => {
                 // SAFETY: ptr/len are exactly what mmap returned; nothing borrows `self` anymore.
                 // A failure cannot be reported from drop and leaves only address space behind.
                 unsafe { libc::munmap(self.ptr.as_ptr().cast(), self.len) };
@@ -460,6 +504,21 @@ pub fn try_lock_posix(file: &File) -> io::Result<bool> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Regression: a DRAM write buffer of 2 GiB was memset at creation (seconds of page
+    /// faults before the first write). Large buffers are anonymous mappings: zero on first read,
+    /// writable anywhere, msync a no-op.
+    #[test]
+    fn large_anonymous_buffer_is_a_lazy_zero_mapping() {
+        let len = 64 << 20;
+        let m = RawMapping::anonymous(len);
+        assert!(matches!(m.backing, Backing::Anonymous));
+        assert_eq!(m.read(len - 4096, 4096), &[0u8; 4096][..]);
+        m.write(len - 5, b"tail!");
+        m.store_u64(8, 42);
+        assert_eq!((m.read(len - 5, 5), m.load_u64(8)), (&b"tail!"[..], 42));
+        m.msync(0, len).unwrap();
+    }
 
     #[test]
     fn heap_mapping_reads_back_writes_and_atomics() {
