@@ -181,15 +181,26 @@ fn compare_profiles_runs_every_design_and_prints_one_table() {
             .args(["--plot"])
             .arg(dir.path().join("plots")),
     );
-    for profile in ["flatlsm", "leveled", "novelsm"] {
-        assert!(text.contains(&format!("== profile {profile}")), "{text}");
+    for variant in [
+        "FlatLSM (values",
+        "leveled\n",
+        "leveled+vsep (values",
+        "novelsm\n",
+    ] {
+        assert!(text.contains(&format!("== {variant}")), "{text}");
     }
     let table = text
         .split("=== Comparison of designs ===")
         .nth(1)
         .unwrap_or_else(|| panic!("{text}"));
     assert!(
-        table.contains("FlatLSM/leveled") && table.contains("FlatLSM/novelsm"),
+        [
+            "FlatLSM/leveled ",
+            "FlatLSM/leveled+vsep",
+            "FlatLSM/novelsm"
+        ]
+        .iter()
+        .all(|c| table.contains(c)),
         "{table}"
     );
     assert!(dir.path().join("plots").join("throughput.png").exists());

@@ -1,5 +1,7 @@
-//! `--compare profiles`: the benchmarks once per design (`flatlsm`, `leveled`, `novelsm`), each
-//! from a fresh database with its profile's defaults and the flags given, then RocksDB when this
+//! `--compare profiles`: the benchmarks once per design, each from a fresh database with its
+//! profile's defaults and the flags given — `flatlsm`, `leveled` without value separation (the
+//! RocksDB/LevelDB baseline), `leveled` with it (`leveled+vsep`, the Titan/BlobDB role, at
+//! `--kv_separation_threshold` or FlatLSM's default) and `novelsm` — then RocksDB when this
 //! build has it in process; one table per benchmark with every engine and the ratios of FlatLSM
 //! to each, and one timeline figure.
 
@@ -64,13 +66,13 @@ fn size_table(rows: &[(usize, Vec<(String, f64)>)]) -> String {
 /// engines labelled by profile, and the comparison summary.
 fn run_once(cfg: &BenchConfig, work: &WorkDir) -> Result<(Vec<Outcome>, Value), String> {
     let mut all = Vec::new();
-    for profile in Profile::ALL {
-        let one = cfg.with_profile(profile)?;
-        println!("== profile {profile}");
+    for (label, profile, separate) in VARIANTS {
+        let one = variant_config(cfg, profile, separate)?;
+        println!("== {label}{}", separation_note(&one));
         let mut outcomes = super::run_flatlsm(&one, work)?;
         super::remove_flatlsm_files(&one, work)?;
         for o in &mut outcomes {
-            o.engine = engine_name(profile);
+            o.engine = label.to_string();
         }
         all.extend(outcomes);
     }
@@ -80,12 +82,41 @@ fn run_once(cfg: &BenchConfig, work: &WorkDir) -> Result<(Vec<Outcome>, Value), 
     Ok((all, summary))
 }
 
-/// The engine label of a profile's runs.
-fn engine_name(profile: Profile) -> String {
-    match profile {
-        Profile::FlatLsm => "FlatLSM".to_string(),
-        p => p.name().to_string(),
+/// The designs compared, FlatLSM first: label, profile, and whether `leveled` separates values
+/// (`None`: the profile's own rule).
+const VARIANTS: [(&str, Profile, Option<bool>); 4] = [
+    ("FlatLSM", Profile::FlatLsm, None),
+    ("leveled", Profile::Leveled, Some(false)),
+    ("leveled+vsep", Profile::Leveled, Some(true)),
+    ("novelsm", Profile::NoveLsm, None),
+];
+
+/// ` (values >= N B in value logs)` when the variant separates values.
+fn separation_note(cfg: &BenchConfig) -> String {
+    match cfg.options.kv_separation_threshold {
+        usize::MAX => String::new(),
+        n => format!(" (values >= {n} B in value logs)"),
     }
+}
+
+/// The configuration of one variant: the profile's options, with value separation forced off
+/// or on (at the flag's threshold, else FlatLSM's default) where the variant says.
+fn variant_config(
+    cfg: &BenchConfig,
+    profile: Profile,
+    separate: Option<bool>,
+) -> Result<BenchConfig, String> {
+    let mut one = cfg.with_profile(profile)?;
+    let default = flatlsm::Options::default().kv_separation_threshold;
+    match separate {
+        Some(false) => one.options.kv_separation_threshold = usize::MAX,
+        Some(true) => {
+            let flag = cfg.args.kv_separation_threshold;
+            one.options.kv_separation_threshold = flag.unwrap_or(default);
+        }
+        None => {}
+    }
+    Ok(one)
 }
 
 /// One table per benchmark (every engine that ran it, FlatLSM first).
