@@ -7,6 +7,8 @@
 //! - [`fs`]: file I/O traits for the SSD tier (so tests can inject faults), O_DIRECT writers.
 //! - [`pm`]: PM regions and persistence (DAX flush, msync, DRAM emulation, crash simulation).
 //! - [`pmskiplist`]: a persistent skiplist in a PM region (NoveLSM's and SLM-DB's memtable).
+//! - [`rowtable`]: RowTables in the pages of a PM matrix container, with cross-row hint search
+//!   (MatrixKV's level 0).
 //! - [`sst`]: SSTables (blocks, bloom filters, block cache, table cache).
 //! - [`vlog`]: value logs for key-value separation and their GC redirect tables.
 //! - [`version`]: versions of the SSD tree (levels of files) and the manifest that records them.
@@ -22,6 +24,7 @@ pub mod fs;
 pub mod iter;
 pub mod pm;
 pub mod pmskiplist;
+pub mod rowtable;
 pub mod sst;
 #[cfg(any(test, feature = "test-support"))]
 pub mod testing;

@@ -19,6 +19,10 @@
 //! | 11  | one new redirect      | victim vlog, redirect file number, file_size, target vlog      |
 //! | 12  | one deleted redirect  | victim vlog                                                    |
 //! | 13  | `profile`             | byte string: the design the database was created with (`flatlsm`, `leveled`, ...) |
+//! | 14  | one new row           | number, first page, entries, bytes (a RowTable of a matrix container, `version/rows.rs`) |
+//! | 15  | one row's first entry | number, first live entry (column compactions consumed the ones before) |
+//! | 16  | one deleted row       | number                                                         |
+//! | 17  | `compactor_through`   | u64: rows numbered at or below it form the compactor           |
 //!
 //! Repeated list fields appear once per element, in list order. An unknown tag, a truncated
 //! field or a scalar tag that appears twice is [`crate::Error::Corruption`]; decoding never panics.
@@ -130,6 +134,14 @@ pub struct VersionEdit {
     pub deleted_redirects: Vec<u64>,
     /// The design (profile) the database was created with, in snapshots.
     pub profile: Option<String>,
+    /// Matrix-container rows added (MatrixKV's level 0).
+    pub new_rows: Vec<super::rows::RowMeta>,
+    /// Rows whose first live entry advanced: (row number, first live entry).
+    pub row_firsts: Vec<(u64, u64)>,
+    /// Rows removed (fully consumed by column compactions).
+    pub deleted_rows: Vec<u64>,
+    /// The newest row of the compactor, when a receiver turned into it.
+    pub compactor_through: Option<u64>,
 }
 
 impl VersionEdit {
@@ -173,6 +185,7 @@ impl VersionEdit {
         }
         self.encode_pm_fields(&mut b);
         self.encode_redirect_fields(&mut b);
+        super::rows::encode_row_fields(self, &mut b);
         b
     }
 
@@ -273,6 +286,9 @@ fn decode_field(d: &mut Decoder<'_>, e: &mut VersionEdit, tag: u64) -> Result<()
             e.deleted_redirects
                 .push(d.varint("deleted redirect victim")?);
             Ok(())
+        }
+        super::rows::TAG_NEW_ROW..=super::rows::TAG_COMPACTOR_THROUGH => {
+            super::rows::decode_row_field(d, e, tag)
         }
         _ => Err(d.error(format!("unknown version edit tag {tag}"))),
     }

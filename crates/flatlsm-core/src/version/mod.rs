@@ -19,6 +19,7 @@ pub(crate) mod coding;
 pub mod edit;
 pub mod manifest;
 pub mod manifest_state;
+pub mod rows;
 #[allow(clippy::module_inception)]
 pub mod version;
 
@@ -35,6 +36,7 @@ pub use manifest::{
     read_manifest_records, Manifest, ManifestRecord, RecoveredManifest, CURRENT_FILE_NAME,
 };
 pub use manifest_state::ManifestState;
+pub use rows::{RowMeta, RowSet, RowState};
 pub use version::Version;
 
 /// Number of levels in a [`Version`] (RocksDB's default `num_levels`): level 0, whose files

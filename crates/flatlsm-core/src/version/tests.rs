@@ -101,6 +101,7 @@ fn arb_edit() -> impl Strategy<Value = VersionEdit> {
                     })
                     .collect(),
                 deleted_redirects: dr,
+                ..VersionEdit::default()
             },
         )
 }

@@ -39,6 +39,8 @@ pub struct Version {
     pub vlogs: BTreeMap<u64, super::edit::VlogMeta>,
     /// Redirected value logs by victim number (value-log GC, `vlog::redirect`).
     pub redirects: BTreeMap<u64, RedirectMeta>,
+    /// Rows of a PM matrix container (the `matrixkv` design's level 0; empty otherwise).
+    pub rows: super::rows::RowSet,
 }
 
 impl Default for Version {
@@ -47,6 +49,7 @@ impl Default for Version {
             levels: vec![Vec::new(); MAX_LEVELS],
             vlogs: BTreeMap::new(),
             redirects: BTreeMap::new(),
+            rows: super::rows::RowSet::default(),
         }
     }
 }
@@ -103,6 +106,7 @@ impl Version {
             v.add_file(*level, f)?;
         }
         v.apply_deletions(edit)?;
+        v.rows.apply(edit)?;
         let links_changed = !edit.deleted_vlogs.is_empty()
             || !edit.new_redirects.is_empty()
             || !edit.deleted_redirects.is_empty();
@@ -378,10 +382,10 @@ impl Version {
     }
 
     /// An edit that recreates this version from an empty one (used to start a new manifest).
-    /// Only `new_vlogs`, `new_redirects` and `new_files` are set; the scalar fields are left to
-    /// the caller.
+    /// Only `new_vlogs`, `new_redirects`, `new_files` and the row fields are set; the scalar
+    /// fields are left to the caller.
     pub fn snapshot_edit(&self) -> VersionEdit {
-        VersionEdit {
+        let mut edit = VersionEdit {
             new_vlogs: self.vlogs.values().cloned().collect(),
             new_redirects: self.redirects.values().copied().collect(),
             new_files: self
@@ -391,6 +395,8 @@ impl Version {
                 .flat_map(|(l, fs)| fs.iter().map(move |f| (l, FileMeta::clone(f))))
                 .collect(),
             ..VersionEdit::default()
-        }
+        };
+        self.rows.snapshot_into(&mut edit);
+        edit
     }
 }

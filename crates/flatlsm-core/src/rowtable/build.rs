@@ -1,0 +1,258 @@
+//! Writing a RowTable: one pass to size it, one to write it (entries, metadata with forward
+//! pointers into the previous row, header), then every page persisted. Format and persist order
+//! in `mod.rs`.
+
+use super::pages::{PageAllocator, PageList};
+use super::{
+    data_start, key_prefix, RowTable, ENTRY_HEADER_LEN, META_LEN, ROW_HEADER_LEN, ROW_MAGIC,
+};
+use crate::error::{Error, Result};
+use crate::iter::InternalIterator;
+use crate::pm::PmRegion;
+use crate::types::{crc32c, crc32c_extend, user_key_of};
+use std::sync::Arc;
+
+/// Where a row goes: the container region, its page size and free pages.
+pub struct RowTarget<'a> {
+    /// The container.
+    pub region: &'a Arc<dyn PmRegion>,
+    /// Its pages.
+    pub allocator: &'a PageAllocator,
+    /// Bytes per page.
+    pub page_size: usize,
+}
+
+/// Sizes of a row to be written.
+#[derive(Clone, Copy, Debug, Default)]
+struct Sizes {
+    entries: u64,
+    data: u64,
+}
+
+impl Sizes {
+    /// Pages needed for the header, page list, entries and metadata.
+    fn pages(&self, page_size: usize) -> usize {
+        let mut pages = 1;
+        loop {
+            let meta = (data_start(pages) + self.data).next_multiple_of(8);
+            let total = meta + self.entries * META_LEN as u64;
+            let needed = total.div_ceil(page_size as u64) as usize;
+            if needed <= pages {
+                return pages;
+            }
+            pages = needed;
+        }
+    }
+}
+
+/// Writes the entries of `source` (internal-key order) as row `number`, with forward pointers
+/// into `prev` (the newest row before it, if any, and its first live entry: entries before it
+/// may already be gone, so pointers below it are raised to it, which a search clamps to anyway),
+/// and persists it. `Ok(None)` (nothing
+/// allocated) if the container lacks free pages: the caller waits for a compaction.
+pub fn build_row(
+    target: &RowTarget<'_>,
+    number: u64,
+    prev: Option<(&RowTable, u64)>,
+    source: &mut dyn InternalIterator,
+) -> Result<Option<RowTable>> {
+    let sizes = measure(source)?;
+    let page_count = sizes.pages(target.page_size);
+    if ROW_HEADER_LEN + 4 * page_count > target.page_size {
+        return Err(Error::InvalidArgument(format!(
+            "a row of {} bytes needs {page_count} pages of {} bytes: more than one page can list (use larger pages or smaller write buffers)",
+            sizes.data, target.page_size
+        )));
+    }
+    let Some(pages) = target.allocator.allocate(page_count) else {
+        return Ok(None);
+    };
+    let list = PageList {
+        page_size: target.page_size,
+        pages,
+    };
+    match write_row(target, &list, number, prev, sizes, source) {
+        Ok(row) => Ok(Some(row)),
+        Err(e) => {
+            target.allocator.release(list.pages);
+            Err(e)
+        }
+    }
+}
+
+/// Entries and data bytes of `source`.
+fn measure(source: &mut dyn InternalIterator) -> Result<Sizes> {
+    let mut s = Sizes::default();
+    source.seek_to_first();
+    while source.valid() {
+        s.entries += 1;
+        s.data += (ENTRY_HEADER_LEN + source.key().len() + source.value().len()) as u64;
+        source.next();
+    }
+    source.status()?;
+    Ok(s)
+}
+
+/// Writes and persists every byte of the row.
+fn write_row(
+    target: &RowTarget<'_>,
+    list: &PageList,
+    number: u64,
+    prev: Option<(&RowTable, u64)>,
+    sizes: Sizes,
+    source: &mut dyn InternalIterator,
+) -> Result<RowTable> {
+    let mut w = StreamWriter::new(&**target.region, list, data_start(list.pages.len()));
+    let mut meta = Vec::with_capacity(sizes.entries as usize * META_LEN);
+    let mut hints = ForwardHints::new(prev);
+    source.seek_to_first();
+    while source.valid() {
+        let (key, value) = (source.key(), source.value());
+        push_meta(&mut meta, w.pos, hints.forward(user_key_of(key))?, key);
+        w.put_entry(key, value)?;
+        source.next();
+    }
+    source.status()?;
+    let data_end = w.pos;
+    let meta_offset = data_end.next_multiple_of(8);
+    w.pos = meta_offset;
+    w.put(&meta)?;
+    let prev_row = prev.map_or(0, |(row, _)| row.number());
+    let header = encode_header(
+        list,
+        number,
+        sizes.entries,
+        data_end,
+        meta_offset,
+        prev_row,
+        crc32c(&meta),
+    );
+    w.pos = 0;
+    w.put(&header)?;
+    persist_pages(&**target.region, list)?;
+    let region = target.region.clone();
+    Ok(RowTable::from_parts(
+        region,
+        list.clone(),
+        number,
+        sizes.entries,
+        data_end,
+        meta_offset,
+        prev_row,
+    ))
+}
+
+fn push_meta(meta: &mut Vec<u8>, offset: u64, forward: u32, ikey: &[u8]) {
+    meta.extend_from_slice(&offset.to_le_bytes());
+    meta.extend_from_slice(&forward.to_le_bytes());
+    meta.extend_from_slice(&key_prefix(user_key_of(ikey)).to_le_bytes());
+}
+
+/// The header and page list, their crc included.
+fn encode_header(
+    list: &PageList,
+    number: u64,
+    entries: u64,
+    data_end: u64,
+    meta_offset: u64,
+    prev_row: u64,
+    meta_crc: u32,
+) -> Vec<u8> {
+    let mut h = Vec::with_capacity(ROW_HEADER_LEN + 4 * list.pages.len());
+    h.extend_from_slice(ROW_MAGIC);
+    for word in [number, entries, data_end, meta_offset, prev_row] {
+        h.extend_from_slice(&word.to_le_bytes());
+    }
+    h.extend_from_slice(&(list.pages.len() as u32).to_le_bytes());
+    h.extend_from_slice(&(list.page_size as u32).to_le_bytes());
+    h.extend_from_slice(&meta_crc.to_le_bytes());
+    let pages: Vec<u8> = list.pages.iter().flat_map(|p| p.to_le_bytes()).collect();
+    let crc = crc32c_extend(crc32c(&h[..60]), &pages);
+    h.extend_from_slice(&crc.to_le_bytes());
+    h.extend_from_slice(&pages);
+    h
+}
+
+/// Persists every page of the row (the caller records the row in the manifest afterwards).
+fn persist_pages(region: &dyn PmRegion, list: &PageList) -> Result<()> {
+    for &p in &list.pages {
+        let at = p as usize * list.page_size;
+        region.persist(at, list.page_size).map_err(|e| {
+            Error::io(
+                format!("persisting row page {p} of {}", region.path().display()),
+                e,
+            )
+        })?;
+    }
+    Ok(())
+}
+
+/// Forward pointers: for each key of the new row (ascending), the first index of the previous
+/// row whose user key is >= it, found by one walk of the previous row.
+struct ForwardHints<'a> {
+    prev: Option<&'a RowTable>,
+    at: u64,
+}
+
+impl<'a> ForwardHints<'a> {
+    fn new(prev: Option<(&'a RowTable, u64)>) -> Self {
+        ForwardHints {
+            prev: prev.map(|p| p.0),
+            at: prev.map_or(0, |p| p.1),
+        }
+    }
+
+    fn forward(&mut self, user_key: &[u8]) -> Result<u32> {
+        let Some(prev) = self.prev else { return Ok(0) };
+        let prefix = key_prefix(user_key);
+        while self.at < prev.len() && prev.compare_user_key(self.at, user_key, prefix)?.is_lt() {
+            self.at += 1;
+        }
+        Ok(self.at as u32)
+    }
+}
+
+/// Writes a logical stream into the pages of a list.
+struct StreamWriter<'a> {
+    region: &'a dyn PmRegion,
+    list: &'a PageList,
+    pos: u64,
+}
+
+impl<'a> StreamWriter<'a> {
+    fn new(region: &'a dyn PmRegion, list: &'a PageList, pos: u64) -> Self {
+        StreamWriter { region, list, pos }
+    }
+
+    /// Writes `bytes` at the current position, across pages as needed.
+    fn put(&mut self, mut bytes: &[u8]) -> Result<()> {
+        while !bytes.is_empty() {
+            let (at, room) = self.list.locate(self.pos).ok_or_else(|| {
+                Error::InvalidState(format!(
+                    "row stream overflows its {} pages",
+                    self.list.pages.len()
+                ))
+            })?;
+            let n = room.min(bytes.len());
+            self.region.write(at, &bytes[..n]);
+            bytes = &bytes[n..];
+            self.pos += n as u64;
+        }
+        Ok(())
+    }
+
+    /// Writes one entry: crcs, lengths, internal key, value.
+    fn put_entry(&mut self, ikey: &[u8], value: &[u8]) -> Result<()> {
+        let mut lens = [0u8; 8];
+        lens[..4].copy_from_slice(&(ikey.len() as u32).to_le_bytes());
+        lens[4..].copy_from_slice(&(value.len() as u32).to_le_bytes());
+        let key_crc = crc32c_extend(crc32c(&lens), ikey);
+        let mut header = [0u8; ENTRY_HEADER_LEN];
+        header[..4].copy_from_slice(&key_crc.to_le_bytes());
+        header[4..8].copy_from_slice(&crc32c(value).to_le_bytes());
+        header[8..].copy_from_slice(&lens);
+        self.put(&header)?;
+        self.put(ikey)?;
+        self.put(value)
+    }
+}

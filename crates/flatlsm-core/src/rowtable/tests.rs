@@ -1,0 +1,228 @@
+//! RowTables: build and reopen, corruption refused, and the property that cross-row hint search
+//! answers exactly what a full search of every row answers.
+
+use super::build::{build_row, RowTarget};
+use super::search::{hint_get, hint_positions, naive_get, LiveRow, RowIter};
+use super::*;
+use crate::iter::{InternalIterator, VecIterator};
+use crate::pm::dram::DramPmDevice;
+use crate::pm::PmDevice;
+use crate::types::{make_internal_key, ValueKind};
+use proptest::prelude::*;
+
+const PAGE: usize = 4096;
+
+struct Container {
+    region: Arc<dyn PmRegion>,
+    allocator: PageAllocator,
+}
+
+fn container(pages: u32) -> Container {
+    let device = DramPmDevice::new("/test");
+    let region = device
+        .create_region("matrix", pages as usize * PAGE)
+        .unwrap();
+    Container {
+        region,
+        allocator: PageAllocator::new(pages),
+    }
+}
+
+impl Container {
+    fn build(
+        &self,
+        number: u64,
+        prev: Option<(&RowTable, u64)>,
+        entries: Vec<(Vec<u8>, Vec<u8>)>,
+    ) -> RowTable {
+        let target = RowTarget {
+            region: &self.region,
+            allocator: &self.allocator,
+            page_size: PAGE,
+        };
+        let mut source = VecIterator::new(entries);
+        build_row(&target, number, prev, &mut source)
+            .unwrap()
+            .unwrap()
+    }
+}
+
+/// A user key, its sequence, and its value (`None`: a tombstone).
+type Item = (Vec<u8>, u64, Option<Vec<u8>>);
+
+/// Sorted entries of `items`.
+fn entries(items: &[Item]) -> Vec<(Vec<u8>, Vec<u8>)> {
+    let mut v: Vec<(Vec<u8>, Vec<u8>)> = items
+        .iter()
+        .map(|(k, seq, val)| match val {
+            Some(v) => (make_internal_key(k, *seq, ValueKind::Value), v.clone()),
+            None => (make_internal_key(k, *seq, ValueKind::Deletion), Vec::new()),
+        })
+        .collect();
+    v.sort_by(|a, b| crate::types::compare_internal_keys(&a.0, &b.0));
+    v
+}
+
+#[test]
+fn a_row_reopens_from_its_first_page_with_every_entry() {
+    let c = container(64);
+    let big = vec![7u8; 3 * PAGE]; // spans pages
+    let e = entries(&[
+        (b"apple".to_vec(), 3, Some(b"red".to_vec())),
+        (b"kiwi".to_vec(), 5, Some(big.clone())),
+        (b"pear".to_vec(), 4, None),
+    ]);
+    let row = c.build(9, None, e.clone());
+    let first = row.pages().pages[0];
+    let reopened = RowTable::open(c.region.clone(), PAGE, first, 9).unwrap();
+    assert_eq!(reopened.len(), 3);
+    for (i, (k, v)) in e.iter().enumerate() {
+        let got = reopened.entry(i as u64).unwrap();
+        assert_eq!((&got.ikey[..], &got.value[..]), (&k[..], &v[..]));
+    }
+    assert!(
+        RowTable::open(c.region.clone(), PAGE, first, 8).is_err(),
+        "wrong number accepted"
+    );
+}
+
+#[test]
+fn a_damaged_header_metadata_or_entry_is_refused_with_its_offset() {
+    let c = container(16);
+    let row = c.build(
+        1,
+        None,
+        entries(&[
+            (b"a".to_vec(), 1, Some(b"x".to_vec())),
+            (b"b".to_vec(), 2, Some(b"y".to_vec())),
+        ]),
+    );
+    let base = row.pages().pages[0] as usize * PAGE;
+    let flip = |at: usize| {
+        let b = c.region.read(at, 1)[0];
+        c.region.write(at, &[b ^ 0x40]);
+    };
+    flip(base + 20); // entries count: header crc
+    let err = RowTable::open(c.region.clone(), PAGE, row.pages().pages[0], 1)
+        .err()
+        .unwrap();
+    assert!(err.to_string().contains("header checksum"), "{err}");
+    flip(base + 20);
+    let meta = row.pages().locate(row.meta_offset).unwrap().0;
+    flip(meta + 9); // a forward pointer: metadata crc
+    let err = RowTable::open(c.region.clone(), PAGE, row.pages().pages[0], 1)
+        .err()
+        .unwrap();
+    assert!(err.to_string().contains("metadata array"), "{err}");
+    flip(meta + 9);
+    let value_at = row.pages().locate(row.meta(1).offset).unwrap().0 + ENTRY_HEADER_LEN + 9;
+    flip(value_at);
+    let err = row.entry(1).unwrap_err();
+    assert!(
+        err.is_corruption() && err.to_string().contains("value checksum"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_row_that_does_not_fit_takes_no_pages() {
+    let c = container(2);
+    let target = RowTarget {
+        region: &c.region,
+        allocator: &c.allocator,
+        page_size: PAGE,
+    };
+    let mut source = VecIterator::new(entries(&[(b"k".to_vec(), 1, Some(vec![0; 3 * PAGE]))]));
+    assert!(build_row(&target, 1, None, &mut source).unwrap().is_none());
+    assert_eq!(c.allocator.free_count(), 2);
+}
+
+#[test]
+fn truncation_keeps_the_header_page_and_the_pages_from_the_first_live_entry() {
+    let c = container(64);
+    let items: Vec<_> = (0..40u32)
+        .map(|i| (format!("k{i:03}").into_bytes(), 1, Some(vec![1u8; 500])))
+        .collect();
+    let row = c.build(1, None, entries(&items));
+    let all = row.live_pages(0);
+    assert_eq!(all, row.pages().pages);
+    let later = row.live_pages(30);
+    assert!(later.len() < all.len() && later[0] == all[0]);
+    assert_eq!(later.last(), all.last());
+    assert!(row.bytes_from(30) < row.bytes_from(0));
+}
+
+#[test]
+fn a_row_iterator_walks_seeks_and_steps_back_over_live_entries() {
+    let c = container(64);
+    let items: Vec<_> = (0..20u32)
+        .map(|i| (format!("k{i:02}").into_bytes(), 10, Some(vec![i as u8; 30])))
+        .collect();
+    let row = Arc::new(c.build(1, None, entries(&items)));
+    let mut it = RowIter::new(row, 5);
+    let model = &entries(&items)[5..];
+    crate::testing::walk_check::check_reverse_scan(&mut it, model);
+    crate::testing::walk_check::check_random_walk(&mut it, model, 7, 400);
+    it.seek(&make_internal_key(b"k07x", 99, ValueKind::Value));
+    assert_eq!(crate::types::user_key_of(it.key()), b"k08");
+}
+
+/// One random row: keys from a small space so rows overlap, several versions of a key.
+fn row_items(seq_base: u64) -> impl Strategy<Value = Vec<Item>> {
+    prop::collection::vec(
+        (
+            0u16..300,
+            0u64..3,
+            prop::option::weighted(0.8, prop::collection::vec(any::<u8>(), 0..40)),
+        ),
+        0..60,
+    )
+    .prop_map(move |v| {
+        let mut seen = std::collections::BTreeSet::new();
+        v.into_iter()
+            .filter(|(k, s, _)| seen.insert((*k, *s)))
+            .map(|(k, s, val)| {
+                (
+                    format!("{:0>width$}", k, width = (k % 5 + 1) as usize).into_bytes(),
+                    seq_base + s,
+                    val,
+                )
+            })
+            .collect()
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// Rows built newest-last with forward pointers, some truncated from the front: every
+    /// lookup and seek position through the hints equals a full binary search of every row.
+    #[test]
+    fn hint_search_answers_what_a_full_search_answers(
+        rows in prop::collection::vec(row_items(0), 1..7),
+        cuts in prop::collection::vec(0u64..70, 7),
+        probes in prop::collection::vec((0u16..320, 0u64..40), 1..40),
+    ) {
+        let c = container(512);
+        let mut built: Vec<RowTable> = Vec::new();
+        let mut firsts: Vec<u64> = Vec::new();
+        for (i, items) in rows.iter().enumerate() {
+            let seq_base = 3 * i as u64 + 1;
+            let items: Vec<_> = items.iter().map(|(k, s, v)| (k.clone(), s + seq_base, v.clone())).collect();
+            // Built while the previous row was cut less far than it is at the lookups.
+            let prev = built.last().map(|r| (r, *firsts.last().unwrap() / 2));
+            let row = c.build(i as u64 + 1, prev, entries(&items));
+            firsts.push(cuts[i].min(row.len()));
+            built.push(row);
+        }
+        let live: Vec<LiveRow<'_>> = built.iter().zip(&firsts).rev().map(|(t, &first)| LiveRow { table: t, first }).collect();
+        for (k, snap) in probes {
+            let key = format!("{:0>width$}", k, width = (k % 5 + 1) as usize).into_bytes();
+            prop_assert_eq!(hint_get(&live, &key, snap).unwrap(), naive_get(&live, &key, snap).unwrap());
+            let hinted = hint_positions(&live, &key).unwrap();
+            for (row, p) in live.iter().zip(hinted) {
+                prop_assert_eq!(p, row.table.lower_bound(&key, row.first, row.table.len()).unwrap());
+            }
+        }
+    }
+}
