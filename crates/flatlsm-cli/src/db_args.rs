@@ -36,7 +36,10 @@ pub struct DbArgs {
 impl DbArgs {
     /// The write-ahead log directory these flags select.
     pub fn wal_dir(&self) -> PathBuf {
-        self.wal_dir.clone().unwrap_or_else(|| self.db.clone())
+        match self.options() {
+            Ok(o) => o.wal_dir_for(&self.db),
+            Err(_) => self.wal_dir.clone().unwrap_or_else(|| self.db.clone()),
+        }
     }
 
     /// The PM directory these flags select.

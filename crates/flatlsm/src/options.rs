@@ -4,6 +4,7 @@
 //! 2 GiB); see docs/design-decisions.md for the reasoning behind each.
 
 use crate::designs::leveled::LeveledOptions;
+use crate::designs::matrixkv::MatrixKvOptions;
 use crate::designs::Profile;
 use crate::error::{Error, Result};
 use crate::fs::FsRef;
@@ -71,9 +72,11 @@ pub struct Options {
     /// database directory), RocksDB's `wal_dir`. On a DRAM-backed file system (tmpfs) a reboot
     /// loses the writes not yet flushed; open logs a warning saying so.
     pub wal_dir: Option<PathBuf>,
-    /// Options of the leveled SSD tree of the `leveled` and `novelsm` profiles (ignored by
-    /// `flatlsm`).
+    /// Options of the leveled SSD tree of the `leveled`, `novelsm` and `matrixkv` profiles
+    /// (ignored by `flatlsm`; `matrixkv` sets L1's size to its container's).
     pub leveled: LeveledOptions,
+    /// Options of the `matrixkv` profile's matrix container and column compactions.
+    pub matrixkv: MatrixKvOptions,
     /// Create the database if it does not exist (default true).
     pub create_if_missing: bool,
     /// Fail if the database already exists (default false).
@@ -184,6 +187,7 @@ impl Default for Options {
         Options {
             profile: Profile::FlatLsm,
             leveled: LeveledOptions::default(),
+            matrixkv: MatrixKvOptions::default(),
             wal_dir: None,
             create_if_missing: true,
             error_if_exists: false,
@@ -235,7 +239,7 @@ impl Options {
         let d = Options::default();
         match profile {
             Profile::FlatLsm => d,
-            Profile::Leveled | Profile::NoveLsm => Options {
+            Profile::Leveled | Profile::NoveLsm | Profile::MatrixKv => Options {
                 profile,
                 kv_separation_threshold: usize::MAX,
                 ..d
@@ -244,8 +248,20 @@ impl Options {
     }
 
     /// The directory of the write-ahead logs of the database at `db`.
+    /// By default the database directory; for `matrixkv` the `wal` directory inside the PM
+    /// directory (MatrixKV keeps its write-ahead log in NVM).
     pub fn wal_dir_for(&self, db: &std::path::Path) -> PathBuf {
-        self.wal_dir.clone().unwrap_or_else(|| db.to_path_buf())
+        if let Some(dir) = &self.wal_dir {
+            return dir.clone();
+        }
+        match self.profile {
+            Profile::MatrixKv => self
+                .pm_path
+                .clone()
+                .unwrap_or_else(|| db.join("pm"))
+                .join("wal"),
+            _ => db.to_path_buf(),
+        }
     }
 
     /// Checks every numeric option's range and how options relate; the error names the
@@ -253,8 +269,14 @@ impl Options {
     /// anything that can overflow.
     pub fn validate(&self) -> Result<()> {
         self.validate_pm()?;
-        if matches!(self.profile, Profile::Leveled | Profile::NoveLsm) {
+        if matches!(
+            self.profile,
+            Profile::Leveled | Profile::NoveLsm | Profile::MatrixKv
+        ) {
             self.leveled.validate()?;
+        }
+        if self.profile == Profile::MatrixKv {
+            self.matrixkv.validate()?;
         }
         self.validate_pmtable_counts()?;
         self.validate_ssd()

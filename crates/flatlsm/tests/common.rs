@@ -62,3 +62,18 @@ pub fn leveled(flush_threads: usize, separate: bool) -> Options {
     o.leveled.level0_stop_writes_trigger = 10;
     o
 }
+
+/// Tiny options of the `matrixkv` profile (DRAM memtables + write-ahead logs, a 1 MiB matrix
+/// container of 4 KiB pages, columns of 16–32 KiB) on a simulated PM device, so a few thousand
+/// writes fill rows, promote receivers and run column compactions.
+pub fn matrixkv() -> Options {
+    let mut o = leveled(1, false);
+    o.profile = flatlsm::Profile::MatrixKv;
+    o.pm_device = Some(SimulatedPmDevice::new());
+    o.matrixkv.container_size = 1 << 20;
+    o.matrixkv.page_size = 4 << 10;
+    o.matrixkv.column_lower_bound = 16 << 10;
+    o.matrixkv.column_upper_bound = 32 << 10;
+    o.matrixkv.column_threads = 2;
+    o
+}

@@ -201,3 +201,17 @@ fn model_matches_btreemap_on_leveled_without_background_threads() {
     opts.background_work = false;
     run_model(7, 2500, opts, dir.path());
 }
+
+#[test]
+fn model_matches_btreemap_on_matrixkv_rows_and_column_compactions() {
+    let dir = tempfile::tempdir().unwrap();
+    run_model(9, 3000, common::matrixkv(), dir.path());
+}
+
+#[test]
+fn model_matches_btreemap_on_matrixkv_without_background_threads() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut opts = common::matrixkv();
+    opts.background_work = false;
+    run_model(10, 2500, opts, dir.path());
+}

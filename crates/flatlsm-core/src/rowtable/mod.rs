@@ -29,6 +29,7 @@
 //! a row's first live entry may be reused once no reader holds that row (the engine's job).
 
 pub mod build;
+pub mod container_header;
 pub mod pages;
 pub mod search;
 #[cfg(test)]

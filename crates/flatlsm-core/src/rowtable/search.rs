@@ -133,11 +133,12 @@ fn visible_at(
     Ok(None)
 }
 
-/// An iterator over the live entries of one row, owning a handle to it. Keys and values are
-/// copied out of PM (an entry may span pages).
+/// An iterator over entries `first..end` of one row (its live entries, or a column's part of
+/// them), owning a handle to it. Keys and values are copied out of PM (an entry may span pages).
 pub struct RowIter {
     table: Arc<RowTable>,
     first: u64,
+    end: u64,
     pos: u64,
     key: Vec<u8>,
     value: Vec<u8>,
@@ -147,8 +148,16 @@ pub struct RowIter {
 impl RowIter {
     /// An unpositioned iterator over entries `first..` of `table`.
     pub fn new(table: Arc<RowTable>, first: u64) -> Self {
+        let end = table.len();
+        Self::bounded(table, first, end)
+    }
+
+    /// An unpositioned iterator over entries `first..end` of `table`.
+    pub fn bounded(table: Arc<RowTable>, first: u64, end: u64) -> Self {
+        let end = end.min(table.len());
         RowIter {
-            pos: table.len(),
+            pos: end,
+            end,
             table,
             first,
             key: Vec::new(),
@@ -169,7 +178,7 @@ impl RowIter {
 
     /// Reads the entry at `pos` (invalid past the end or on a checksum failure).
     fn load(&mut self) {
-        if self.pos >= self.table.len() {
+        if self.pos >= self.end {
             return;
         }
         match self.table.entry(self.pos) {
@@ -181,7 +190,7 @@ impl RowIter {
             }
             Err(err) => {
                 self.error = Some(err);
-                self.pos = self.table.len();
+                self.pos = self.end;
             }
         }
     }
@@ -189,7 +198,7 @@ impl RowIter {
 
 impl InternalIterator for RowIter {
     fn valid(&self) -> bool {
-        self.pos < self.table.len() && self.pos >= self.first
+        self.pos < self.end && self.pos >= self.first
     }
 
     fn seek_to_first(&mut self) {
@@ -198,7 +207,7 @@ impl InternalIterator for RowIter {
     }
 
     fn seek(&mut self, target: &[u8]) {
-        let n = self.table.len();
+        let n = self.end;
         match self.table.lower_bound(user_key_of(target), self.first, n) {
             Ok(p) => self.seek_from(target, p),
             Err(e) => {
@@ -214,9 +223,9 @@ impl InternalIterator for RowIter {
     }
 
     fn seek_to_last(&mut self) {
-        self.pos = match self.table.len() > self.first {
-            true => self.table.len() - 1,
-            false => self.table.len(),
+        self.pos = match self.end > self.first {
+            true => self.end - 1,
+            false => self.end,
         };
         self.load();
     }
@@ -224,7 +233,7 @@ impl InternalIterator for RowIter {
     fn prev(&mut self) {
         self.pos = match self.pos > self.first {
             true => self.pos - 1,
-            false => self.table.len(),
+            false => self.end,
         };
         self.load();
     }

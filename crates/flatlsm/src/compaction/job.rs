@@ -91,7 +91,20 @@ pub(crate) fn run(
     c: &Compaction,
     version: &Version,
 ) -> Result<(VersionEdit, u64)> {
-    let mut merged = MergingIterator::new(c.children(ctx));
+    run_with(ctx, c, version, Vec::new())
+}
+
+/// [`run`] with `sources` merged in beside the input files (a design's level-0 store, such as
+/// MatrixKV's row parts of a column).
+pub(crate) fn run_with(
+    ctx: &JobContext<'_>,
+    c: &Compaction,
+    version: &Version,
+    sources: Vec<Box<dyn InternalIterator>>,
+) -> Result<(VersionEdit, u64)> {
+    let mut children = c.children(ctx);
+    children.extend(sources);
+    let mut merged = MergingIterator::new(children);
     merged.seek_to_first();
     let mut filter = VersionFilter::new(ctx.oldest_snapshot);
     let mut out = TableOutput::new(ctx);

@@ -4,6 +4,7 @@
 
 pub(crate) mod context;
 pub mod filter;
+pub(crate) mod filtered;
 pub(crate) mod flush;
 pub(crate) mod job;
 pub(crate) mod output;

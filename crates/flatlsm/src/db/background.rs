@@ -12,6 +12,7 @@
 use super::compact::compact_one;
 use super::state::DbInner;
 use super::stats::{Counters, LevelStats, Stats, VlogStats};
+use super::store_jobs::StoreFlushed;
 use super::vlog_gc_job;
 use crate::buffer::BufferRef;
 use crate::compaction::{flush, vlog_gc};
@@ -201,10 +202,15 @@ fn flush_immutables(db: &DbInner) -> Result<bool> {
     let version = db.versions.lock().current.clone();
     db.sync_point("flush:inputs_reserved");
     let started = Instant::now();
-    let result = flush::flush_tables(&db.flush_context(), &tables, &version)
-        .and_then(|out| install_flush(db, &tables, out, started));
+    match super::store_jobs::flush_into_store(db, &tables, started)? {
+        StoreFlushed::Installed => {}
+        StoreFlushed::GaveUp => return Ok(false),
+        StoreFlushed::NotMine => {
+            let out = flush::flush_tables(&db.flush_context(), &tables, &version)?;
+            install_flush(db, &tables, out, started)?;
+        }
+    }
     drop(version);
-    result?;
     for table in tables {
         table.release(&db.pm_pool)?;
     }
@@ -237,7 +243,7 @@ fn wait_for_run_room(db: &DbInner) -> Result<bool> {
 
 /// Installs a flush's outputs; `started` is when the flush began (its busy time for `Stats`
 /// and the slowdown pace).
-fn install_flush(
+pub(super) fn install_flush(
     db: &DbInner,
     tables: &[BufferRef],
     out: flush::FlushOutput,
@@ -301,6 +307,11 @@ pub(crate) fn purge_obsolete_files(db: &DbInner) -> Result<()> {
         .fs
         .list_dir(&db.path)
         .map_err(|e| Error::io(format!("listing {}", db.path.display()), e))?;
+    let separate_wals = db.design.uses_wal() && db.wal_dir != db.path;
+    let wal_names = match separate_wals {
+        true => super::open_stores::list_wals(&*db.fs, &db.wal_dir)?,
+        false => Vec::new(),
+    };
     let mut keep = db.pending_outputs.lock().clone();
     {
         let mut vs = db.versions.lock();
@@ -329,11 +340,8 @@ pub(crate) fn purge_obsolete_files(db: &DbInner) -> Result<()> {
             other => other.map_err(|e| Error::io(format!("removing obsolete {name}"), e))?,
         }
     }
-    if db.design.uses_wal() && db.wal_dir != db.path {
-        let keep: Vec<u64> = keep.into_iter().collect();
-        super::open_stores::remove_unnamed_wals(&*db.fs, &db.wal_dir, &keep)?;
-    }
-    Ok(())
+    let keep: Vec<u64> = keep.into_iter().collect();
+    super::open_stores::remove_stale_wals(&*db.fs, &db.wal_dir, &wal_names, &keep)
 }
 
 /// Forgets the cached reader of a file about to be deleted.
@@ -415,6 +423,7 @@ pub(crate) fn stats(db: &DbInner) -> Stats {
         pmtable_gcs: get(&c.pmtable_gcs),
         vlog_direct_files: get(&c.vlog_direct_files),
         vlog_buffered_files: get(&c.vlog_buffered_files),
+        store_compactions: c.store_compactions.lock().clone(),
         pmtables: 1 + sv.imms.len(),
         pmtable_bytes: tables.map(|t| t.log_bytes()).sum(),
         l1_runs: db.design.level0_runs(&sv.version),

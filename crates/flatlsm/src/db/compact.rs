@@ -26,11 +26,15 @@ pub(crate) fn compact_one(db: &DbInner) -> Result<bool> {
 fn compact_due(db: &DbInner) -> Result<bool> {
     let _job = db.compaction_lock.lock();
     let version = db.versions.lock().current.clone();
-    let picked = with_view(db, &version, |view| db.policy.pick(view));
-    let worked = match picked {
-        Some(c) => run_reserved(db, &version, &c)?,
-        None => false,
-    };
+    // The design's own level 0 drains first: flushes wait for its room.
+    let mut worked = super::store_jobs::compact_store(db, &version)?;
+    if !worked {
+        let picked = with_view(db, &version, |view| db.policy.pick(view));
+        worked = match picked {
+            Some(c) => run_reserved(db, &version, &c)?,
+            None => false,
+        };
+    }
     drop(version);
     // The job's pinned version is released by now, so dead files can go.
     drop_unreferenced_vlogs(db)?;
@@ -101,10 +105,26 @@ fn compact_range_unrecorded(db: &DbInner, begin: Option<&[u8]>, end: Option<&[u8
     let b = begin.unwrap_or(&[]).to_vec();
     let e_max = vec![0xffu8; crate::options::MAX_KEY_SIZE + 1];
     let e = end.map(<[u8]>::to_vec).unwrap_or(e_max);
+    drain_store(db)?;
     for level in 0..db.opts.profile.num_levels() - 1 {
         compact_level_in_range(db, level, (&b, &e))?;
     }
     record_failure(db, purge_obsolete_files(db))
+}
+
+/// Moves the design's whole level-0 store (MatrixKV's rows) into level 1, as `compact_range`
+/// moves all of level 0: the store is made one compactor and drained column by column.
+fn drain_store(db: &DbInner) -> Result<()> {
+    loop {
+        let version = db.versions.lock().current.clone();
+        if let Some(mut edit) = db.design.drain_store_edit(&version) {
+            db.install(&mut edit, |_| {})?;
+            continue;
+        }
+        if !super::store_jobs::compact_store(db, &version)? {
+            return Ok(());
+        }
+    }
 }
 
 /// Compacts the files of `level` overlapping `[b, e]` into `level + 1` until none is left

@@ -23,6 +23,7 @@ mod stall;
 mod stall_tests;
 pub(crate) mod state;
 pub(crate) mod stats;
+mod store_jobs;
 #[cfg(test)]
 mod sync_point;
 pub(crate) mod vlog_gc_job;
@@ -35,7 +36,7 @@ pub use batch::WriteBatch;
 pub use lock::DirLock;
 pub(crate) use open::open_pm_device;
 pub use open::{is_database_file_name, is_pm_dir_file_name};
-pub use stats::{LevelStats, Stats, VlogStats};
+pub use stats::{LevelStats, Stats, StoreCompactionStat, VlogStats};
 
 use crate::error::{Error, Result};
 use crate::iter::DbIterator;

@@ -76,6 +76,8 @@ pub fn is_pm_dir_file_name(name: &str) -> bool {
     parse_log_file_name(name).is_some()
         || parse_skiplist_region_name(name).is_some()
         || name == super::open_stores::BLOCK_CACHE_REGION
+        || name == crate::designs::matrixkv::CONTAINER_REGION
+        || name == "wal"
         || is_pool_file_name(name)
         || name == identity::IDENTITY_FILE
         || name.ends_with(".tmp")
@@ -90,7 +92,7 @@ pub(crate) fn open(path: &Path, opts: Options) -> Result<(Arc<DbInner>, DirLock)
         .unwrap_or_else(|| Arc::new(OsFileSystem));
     let db_exists = prepare_dir(&*fs, path, &opts)?;
     let design = crate::designs::design_of(&opts);
-    let has_pm_dir = opts.pm_device.is_none() && !design.uses_wal();
+    let has_pm_dir = opts.pm_device.is_none() && design.uses_pm_dir();
     let pm_dir = has_pm_dir.then(|| pm_dir_of(path, &opts));
     let locked = lock_and_load(&*fs, path, pm_dir.as_deref(), &opts, db_exists)?;
     let pm = match &opts.pm_device {
@@ -284,6 +286,7 @@ fn commit_open(
         emptied,
         redirects,
     } = recovered;
+    design.open_store(path, &opts, &state.version)?;
     let next = next_file_number(&*fs, path, &pm, &state)?;
     let tables_seq = tables.iter().map(|t| t.max_sequence()).max();
     state.last_sequence = state.last_sequence.max(tables_seq.unwrap_or(0));
@@ -385,6 +388,7 @@ fn build_inner(
         sv: ArcSwap::from_pointee(SuperVersion {
             mem,
             imms,
+            level0: design.level0_store(&version),
             version: version.clone(),
         }),
         sv_lock: Mutex::new(()),

@@ -31,16 +31,32 @@ pub(super) fn create_wal(fs: &dyn FileSystem, dir: &Path, number: u64) -> Result
 /// Removes the write-ahead logs in a separate WAL directory that no unflushed buffer owns (of
 /// flushes or opens a crash interrupted). Only `NNNNNN.log` files: the directory may be shared.
 pub(crate) fn remove_unnamed_wals(fs: &dyn FileSystem, dir: &Path, live: &[u64]) -> Result<()> {
+    let names = list_wals(fs, dir)?;
+    remove_stale_wals(fs, dir, &names, live)
+}
+
+/// The names in a WAL directory (none if it does not exist: no log was ever written there).
+/// A purge lists them *before* it collects the live numbers, so a log created meanwhile is
+/// not in the list rather than deleted as stale.
+pub(crate) fn list_wals(fs: &dyn FileSystem, dir: &Path) -> Result<Vec<String>> {
     if !fs.exists(dir) {
-        return Ok(()); // no log was ever written there
+        return Ok(Vec::new());
     }
-    let names = fs
-        .list_dir(dir)
-        .context(|| format!("listing {}", dir.display()))?;
+    fs.list_dir(dir)
+        .context(|| format!("listing {}", dir.display()))
+}
+
+/// Removes the logs among `names` that no number in `live` owns.
+pub(crate) fn remove_stale_wals(
+    fs: &dyn FileSystem,
+    dir: &Path,
+    names: &[String],
+    live: &[u64],
+) -> Result<()> {
     for name in names {
-        let stale = parse_wal_file_name(&name).is_some_and(|n| !live.contains(&n));
+        let stale = parse_wal_file_name(name).is_some_and(|n| !live.contains(&n));
         if stale {
-            match fs.remove_file(&dir.join(&name)) {
+            match fs.remove_file(&dir.join(name)) {
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
                 other => other.context(|| format!("removing write-ahead log {name}"))?,
             }

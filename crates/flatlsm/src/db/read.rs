@@ -51,6 +51,14 @@ impl DbInner {
                 None => {}
             }
         }
+        let in_store = match &sv.level0 {
+            Some(store) => store.get(key, seq)?,
+            None => None,
+        };
+        if let Some(f) = in_store {
+            let source = std::path::Path::new("the design's level-0 store");
+            return self.decode_found(&sv.version, (&f.ikey, f.value), source);
+        }
         let lookup = make_internal_key(key, seq, KIND_FOR_SEEK);
         let runs = sv.version.level0_files_for_key(key).cloned();
         let levels = (1..MAX_LEVELS).filter_map(|l| sv.version.file_for_key(l, key));
@@ -90,6 +98,9 @@ impl DbInner {
         children.push(sv.mem.clone().iter());
         for t in &sv.imms {
             children.push(t.clone().iter());
+        }
+        if let Some(store) = &sv.level0 {
+            children.extend(store.iterators());
         }
         for f in &sv.version.levels[0] {
             let file = vec![f.clone()];

@@ -313,6 +313,32 @@ impl DbInner {
         self.end_quiet_slowdown();
     }
 
+    /// Records a compaction out of the design's level-0 store: `store_bytes` merged with L1
+    /// into `written` bytes of new L1 files in `took`.
+    pub(crate) fn note_store_compaction(&self, store_bytes: u64, written: u64, took: Duration) {
+        Counters::add(&self.counters.compaction_bytes, written);
+        let finished_ms = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64);
+        let stat = crate::db::stats::StoreCompactionStat {
+            finished_ms,
+            micros: took.as_micros() as u64,
+            store_bytes,
+            written_bytes: written,
+        };
+        let mut log = self.counters.store_compactions.lock();
+        if log.len() == 10_000 {
+            log.remove(0);
+        }
+        log.push(stat);
+        log::debug!(
+            "column compaction: {} MB of rows into {} MB of L1 in {} ms",
+            store_bytes >> 20,
+            written >> 20,
+            took.as_millis()
+        );
+    }
+
     /// The stop phase: blocks while every PMTable is in use, logging when the stop starts and
     /// ends; the blocked time is counted as stall micros. The caller holds `write_lock`.
     pub(crate) fn wait_for_free_pmtable(&self) -> Result<()> {

@@ -32,6 +32,9 @@ pub(crate) struct SuperVersion {
     pub imms: Vec<BufferRef>,
     /// The SSD levels and value logs.
     pub version: Arc<Version>,
+    /// The design's own level-0 store as `version` sees it (MatrixKV's rows), searched after
+    /// the write buffers.
+    pub level0: Option<Arc<dyn crate::designs::Level0Store>>,
 }
 
 /// The manifest and the versions still in use.
@@ -136,6 +139,9 @@ impl DbInner {
             p.remove(&v.number);
         }
         for r in &edit.new_redirects {
+            p.remove(&r.number);
+        }
+        for r in &edit.new_rows {
             p.remove(&r.number);
         }
     }
@@ -301,6 +307,7 @@ impl DbInner {
         self.sv.store(Arc::new(SuperVersion {
             mem: old.mem.clone(),
             imms,
+            level0: self.design.level0_store(&new_version),
             version: new_version.clone(),
         }));
         Ok(new_version)

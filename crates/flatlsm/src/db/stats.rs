@@ -31,6 +31,8 @@ pub struct Counters {
     pub(crate) pmtable_gcs: AtomicU64,
     pub(crate) vlog_direct_files: AtomicU64,
     pub(crate) vlog_buffered_files: AtomicU64,
+    /// Every compaction out of a design's level-0 store, oldest first (the last 10,000).
+    pub(crate) store_compactions: parking_lot::Mutex<Vec<StoreCompactionStat>>,
 }
 
 impl Counters {
@@ -61,6 +63,20 @@ pub struct VlogStats {
     pub total_bytes: u64,
     /// Bytes still referenced by the current version.
     pub live_bytes: u64,
+}
+
+/// One compaction out of a design's level-0 store (MatrixKV's column compaction; its Fig. 14
+/// plots these).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct StoreCompactionStat {
+    /// When it finished, in milliseconds since the Unix epoch.
+    pub finished_ms: u64,
+    /// How long it ran.
+    pub micros: u64,
+    /// Bytes of the store (rows) it merged.
+    pub store_bytes: u64,
+    /// Bytes of L1 files it wrote.
+    pub written_bytes: u64,
 }
 
 /// A point-in-time report of the engine's work.
@@ -137,6 +153,9 @@ pub struct Stats {
     pub vlog_redirects: usize,
     /// Open snapshots.
     pub snapshots: usize,
+    /// Compactions out of the design's level-0 store (MatrixKV's column compactions), oldest
+    /// first: the last 10,000.
+    pub store_compactions: Vec<StoreCompactionStat>,
     /// Last visible sequence number.
     pub last_sequence: u64,
     /// Set when background work failed and writes are refused.

@@ -56,7 +56,11 @@ pub(super) fn recover_from_wal(
 /// such as PM holding memtables for the placement study): those buffers are rebuilt from their
 /// logs, and the logs are the truth. A DRAM device starts empty.
 fn discard_stale_buffers(pm: &PmDeviceRef) -> Result<()> {
-    for name in pm.list_regions()? {
+    let names = pm.list_regions()?;
+    let buffers = names
+        .into_iter()
+        .filter(|n| crate::pmtable::is_buffer_region(n));
+    for name in buffers.collect::<Vec<_>>() {
         pm.remove_region(&name)?;
     }
     Ok(())

@@ -194,10 +194,9 @@ impl DbInner {
     pub(crate) fn remove_volatile_pm(&self) -> Result<()> {
         if self.design.uses_wal() {
             let names = self.pm.list_regions()?;
-            let buffers = names
-                .iter()
-                .filter(|n| *n != super::open_stores::BLOCK_CACHE_REGION);
-            for name in buffers {
+            // Only write buffers: the device may also hold a design's store (MatrixKV's
+            // container) or the block cache (removed below).
+            for name in names.iter().filter(|n| crate::pmtable::is_buffer_region(n)) {
                 self.pm.remove_region(name)?;
             }
         }
@@ -257,6 +256,7 @@ impl DbInner {
             mem: fresh,
             imms,
             version: cur.version.clone(),
+            level0: cur.level0.clone(),
         }));
     }
 }

@@ -8,20 +8,25 @@
 
 pub(crate) mod flatlsm;
 pub mod leveled;
+pub mod matrixkv;
 
 use crate::buffer::skiplist::SkiplistBuffer;
 use crate::buffer::BufferRef;
 use crate::compaction::policy::CompactionPolicy;
 use crate::error::{Error, Result};
+use crate::iter::InternalIterator;
 use crate::options::Options;
 use crate::pm::PmDeviceRef;
 use crate::pmskiplist::PmSkiplist;
 use crate::pmtable::log::{encoded_entry_len, PM_LOG_HEADER_LEN};
 use crate::pmtable::PmLogPool;
-use crate::version::Version;
+use crate::rowtable::search::Found;
+use crate::types::SequenceNumber;
+use crate::version::{Version, VersionEdit};
 use std::fmt;
 use std::path::Path;
 use std::str::FromStr;
+use std::sync::Arc;
 
 /// A design (the FlatLSM paper's system or one it is compared with).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -39,11 +44,20 @@ pub enum Profile {
     /// overlapping runs, leveled levels 1..6; Titan/BlobDB-style value separation when
     /// `kv_separation_threshold` is set (`designs/leveled.rs`).
     Leveled,
+    /// MatrixKV: a DRAM memtable with its write-ahead log in PM, flushed into a matrix
+    /// container in PM (RowTables, cross-row hints) that column compactions merge into L1 of a
+    /// flattened leveled tree (`designs/matrixkv/`).
+    MatrixKv,
 }
 
 impl Profile {
     /// Every profile, in the order tables and `--compare profiles` list them.
-    pub const ALL: [Profile; 3] = [Profile::FlatLsm, Profile::Leveled, Profile::NoveLsm];
+    pub const ALL: [Profile; 4] = [
+        Profile::FlatLsm,
+        Profile::Leveled,
+        Profile::NoveLsm,
+        Profile::MatrixKv,
+    ];
 
     /// The name recorded in the manifest and taken by `--profile`.
     pub fn name(self) -> &'static str {
@@ -51,6 +65,7 @@ impl Profile {
             Profile::FlatLsm => "flatlsm",
             Profile::Leveled => "leveled",
             Profile::NoveLsm => "novelsm",
+            Profile::MatrixKv => "matrixkv",
         }
     }
 
@@ -68,7 +83,7 @@ impl Profile {
     pub fn num_levels(self) -> usize {
         match self {
             Profile::FlatLsm => 3,
-            Profile::Leveled | Profile::NoveLsm => crate::version::MAX_LEVELS,
+            Profile::Leveled | Profile::NoveLsm | Profile::MatrixKv => crate::version::MAX_LEVELS,
         }
     }
 }
@@ -117,6 +132,75 @@ pub(crate) trait Design: Send + Sync {
     fn flush_shape(&self, opts: &Options) -> FlushShape;
     /// Level-0 runs from which writes are delayed (besides the immutables' backlog).
     fn level0_slowdown_runs(&self, opts: &Options) -> Option<usize>;
+    /// True if the design keeps data in the PM directory (so open checks that the directory
+    /// belongs to this database): all but the designs whose write buffers live in DRAM, unless
+    /// they keep a store there.
+    fn uses_pm_dir(&self) -> bool {
+        !self.uses_wal()
+    }
+    /// Opens the design's own level-0 store in PM (MatrixKV's container) with what `version`
+    /// records; nothing for designs without one.
+    fn open_store(&self, _path: &Path, _opts: &Options, _version: &Version) -> Result<()> {
+        Ok(())
+    }
+    /// The store as `version` (just installed) sees it, searched after the write buffers and
+    /// before level 1; `None` for designs without one.
+    fn level0_store(&self, _version: &Version) -> Option<Arc<dyn Level0Store>> {
+        None
+    }
+    /// Writes flushed write buffers (`source`, already filtered) into the store as output
+    /// `number`; `NotMine` for designs that flush to SSTables.
+    fn store_flush(
+        &self,
+        _number: u64,
+        _version: &Version,
+        _source: &mut dyn InternalIterator,
+    ) -> Result<StoreFlush> {
+        Ok(StoreFlush::NotMine)
+    }
+    /// Forgets what `store_flush` wrote as `number` when its edit was not installed.
+    fn discard_store_flush(&self, _number: u64) {}
+    /// The edit that puts everything in the store up for compaction (`compact_range`), if
+    /// something is not yet.
+    fn drain_store_edit(&self, _version: &Version) -> Option<VersionEdit> {
+        None
+    }
+    /// The next compaction out of the store into level 1, if one is due.
+    fn store_compaction(&self, _version: &Version) -> Result<Option<StoreCompaction>> {
+        Ok(None)
+    }
+}
+
+/// A design's level 0 beyond its write buffers (MatrixKV's rows).
+pub(crate) trait Level0Store: Send + Sync {
+    /// The newest version of `user_key` at or below `seq`.
+    fn get(&self, user_key: &[u8], seq: SequenceNumber) -> Result<Option<Found>>;
+    /// One iterator per sorted part (row), newest first.
+    fn iterators(&self) -> Vec<Box<dyn InternalIterator>>;
+}
+
+/// What a store flush did.
+pub(crate) enum StoreFlush {
+    /// The design flushes to SSTables.
+    NotMine,
+    /// The store is full: a store compaction must free room first; the edit, if any, must be
+    /// installed to let one start (MatrixKV: the receiver turns into the compactor).
+    NoRoom(Option<VersionEdit>),
+    /// Written: the edit recording it, and the bytes written.
+    Written(VersionEdit, u64),
+}
+
+/// A compaction out of the store: the L1 files it rewrites (a level-0 compaction without input
+/// files), the store's parts merged with them, and the store's changes its edit must record.
+pub(crate) struct StoreCompaction {
+    pub compaction: crate::compaction::job::Compaction,
+    pub sources: Vec<Box<dyn InternalIterator>>,
+    /// Row fields to add to the job's edit.
+    pub rows: VersionEdit,
+    /// Store bytes merged.
+    pub bytes: u64,
+    /// Keeps the store's view (and the pages it reads) alive while the job runs.
+    pub pin: Arc<dyn Level0Store>,
 }
 
 /// The kinds of write buffer the designs use.
@@ -182,6 +266,11 @@ pub(crate) fn design_of(opts: &Options) -> Box<dyn Design> {
         Profile::NoveLsm => Box::new(leveled::LeveledDesign {
             options: opts.leveled,
             memtable: BufferKind::PmSkiplist,
+        }),
+        Profile::MatrixKv => Box::new(matrixkv::MatrixKvDesign {
+            leveled: opts.leveled,
+            options: opts.matrixkv,
+            container: std::sync::OnceLock::new(),
         }),
     }
 }

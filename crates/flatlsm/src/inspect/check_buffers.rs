@@ -3,7 +3,9 @@
 //! - `leveled`: every write-ahead log the manifest names as unflushed must be present (each
 //!   `.log` file present is replayed by the file checks);
 //! - `novelsm`: the PM directory's identity and every PM skiplist the manifest names, present
-//!   and verified node by node (read from a copy: a check writes nothing).
+//!   and verified node by node (read from a copy: a check writes nothing);
+//! - `matrixkv`: the write-ahead logs as `leveled`, the identity, and the matrix container:
+//!   its header, every recorded row's header and metadata, both checksums of every live entry.
 
 use super::check::Checker;
 use crate::buffer::skiplist::skiplist_region_name;
@@ -11,10 +13,13 @@ use crate::designs::Profile;
 use crate::error::{Error, Result};
 use crate::file_names::{parse_wal_file_name, wal_file_name};
 use crate::fs::FileSystem;
-use crate::pm::{DramPmDevice, PmDevice};
+use crate::pm::{DramPmDevice, PmDevice, PmRegion};
 use crate::pmskiplist::PmSkiplist;
+use crate::rowtable::container_header::read_container_header;
+use crate::rowtable::RowTable;
 use crate::version::{ManifestState, RecoveredManifest};
 use std::path::Path;
+use std::sync::Arc;
 
 impl Checker {
     /// Checks the write buffers the way the database's design keeps them.
@@ -26,6 +31,11 @@ impl Checker {
         let recorded = m.and_then(|m| m.state.profile.as_deref());
         match crate::designs::recorded_profile(recorded).parse::<Profile>() {
             Ok(Profile::Leveled) => self.check_named_wals(m),
+            Ok(Profile::MatrixKv) => {
+                self.check_named_wals(m);
+                self.check_identity(pm_dir, m);
+                self.check_container(pm_dir, m);
+            }
             Ok(Profile::NoveLsm) => {
                 self.check_identity(pm_dir, m);
                 self.check_skiplists(pm_dir, m);
@@ -77,6 +87,39 @@ impl Checker {
     }
 }
 
+impl Checker {
+    /// Checks the matrix container's header, every recorded row's header and metadata, and
+    /// both checksums of every live entry.
+    fn check_container(&mut self, pm_dir: &Path, m: Option<&RecoveredManifest>) {
+        let Some(m) = m.filter(|m| !m.state.version.rows.rows.is_empty()) else {
+            return;
+        };
+        let path = pm_dir.join(crate::designs::matrixkv::CONTAINER_REGION);
+        match check_rows(&path, &m.state.version.rows) {
+            Ok(entries) => {
+                self.report.files_checked += 1;
+                self.report.records_checked += entries;
+            }
+            Err(e) => self.problem(e, &path),
+        }
+    }
+}
+
+/// Verifies the rows of the container in file `path` from a copy in memory; the entries read.
+fn check_rows(path: &Path, rows: &crate::version::RowSet) -> Result<u64> {
+    let region = copy_region(path, "the manifest names rows of this matrix container")?;
+    let page_size = read_container_header(&*region)?;
+    let mut entries = 0;
+    for r in rows.rows.values() {
+        let table = RowTable::open(region.clone(), page_size, r.meta.first_page, r.meta.number)?;
+        for i in r.first..table.len() {
+            table.entry(i)?;
+            entries += 1;
+        }
+    }
+    Ok(entries)
+}
+
 /// The write buffers the manifest names as unflushed.
 fn unflushed(state: &ManifestState) -> Vec<u64> {
     let logs = state.pm_logs.iter().flatten().copied();
@@ -85,8 +128,14 @@ fn unflushed(state: &ManifestState) -> Vec<u64> {
 
 /// Verifies the skiplist in file `path` from a copy in memory.
 fn verify_skiplist(path: &Path, number: u64) -> Result<crate::pmskiplist::PslCheck> {
+    let region = copy_region(path, "the manifest names this PM skiplist")?;
+    PmSkiplist::verify(&*region, number)
+}
+
+/// A DRAM copy of the PM file `path` (`why` it must exist goes into the error).
+fn copy_region(path: &Path, why: &str) -> Result<Arc<dyn PmRegion>> {
     let data = crate::fs::OsFileSystem.read_all(path).map_err(|e| {
-        let detail = format!("the manifest names this PM skiplist but it cannot be read: {e}");
+        let detail = format!("{why} but it cannot be read: {e}");
         Error::corruption(path, 0, detail)
     })?;
     let copy = DramPmDevice::new(path.parent().unwrap_or(Path::new("/")));
@@ -95,5 +144,5 @@ fn verify_skiplist(path: &Path, number: u64) -> Result<crate::pmskiplist::PslChe
         .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
     let region = copy.create_region(&name, data.len())?;
     region.write(0, &data);
-    PmSkiplist::verify(&*region, number)
+    Ok(region)
 }

@@ -1,0 +1,126 @@
+//! Jobs on a design's own level-0 store (MatrixKV's matrix container): flushing write buffers
+//! into it (`flush_into_store`) and compacting it into level 1 (`compact_store`). Both commit
+//! through the one protocol (`DbInner::install`): outputs persisted, one manifest edit, then the
+//! new version; a failure sets the background error and installs nothing.
+
+use super::background::{install_flush, record_failure};
+use super::state::DbInner;
+use super::stats::Counters;
+use crate::buffer::BufferRef;
+use crate::compaction::filtered::Filtered;
+use crate::compaction::flush::FlushOutput;
+use crate::compaction::job;
+use crate::designs::StoreFlush;
+use crate::error::Result;
+use crate::iter::{InternalIterator, MergingIterator};
+use crate::version::{Version, VersionEdit};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// What `flush_into_store` did.
+pub(crate) enum StoreFlushed {
+    /// The design flushes into SSTables: nothing was done.
+    NotMine,
+    /// The tables are in the store and the edit is installed.
+    Installed,
+    /// The database is closing: nothing was installed.
+    GaveUp,
+}
+
+/// Flushes `tables` into the store, waiting for room (column compactions) as needed.
+pub(crate) fn flush_into_store(
+    db: &DbInner,
+    tables: &[BufferRef],
+    started: Instant,
+) -> Result<StoreFlushed> {
+    loop {
+        let version = db.versions.lock().current.clone();
+        let number = db.new_output_number();
+        let written = write_once(db, tables, number, &version);
+        if !matches!(written, Ok(StoreFlush::Written(..))) {
+            db.abandon_outputs(&[number]);
+        }
+        match written? {
+            StoreFlush::NotMine => return Ok(StoreFlushed::NotMine),
+            StoreFlush::NoRoom(unblock) => {
+                if !wait_for_room(db, unblock)? {
+                    return Ok(StoreFlushed::GaveUp);
+                }
+            }
+            StoreFlush::Written(edit, bytes) => {
+                let out = FlushOutput {
+                    edit,
+                    sst_bytes: bytes,
+                    vlog_bytes: 0,
+                };
+                if let Err(e) = install_flush(db, tables, out, started) {
+                    db.design.discard_store_flush(number);
+                    return Err(e);
+                }
+                return Ok(StoreFlushed::Installed);
+            }
+        }
+    }
+}
+
+/// One attempt: the tables merged, invisible versions dropped, written as output `number`.
+fn write_once(
+    db: &DbInner,
+    tables: &[BufferRef],
+    number: u64,
+    version: &Version,
+) -> Result<StoreFlush> {
+    let children: Vec<Box<dyn InternalIterator + '_>> =
+        tables.iter().map(|t| t.flush_cursor()).collect();
+    let oldest = db.flush_context().oldest_snapshot;
+    let mut source = Filtered::new(MergingIterator::new(children), oldest);
+    db.design.store_flush(number, version, &mut source)
+}
+
+/// Installs `unblock` (if any), then waits for a store compaction (running one here without
+/// background threads); `Ok(false)` if the database is closing.
+fn wait_for_room(db: &DbInner, unblock: Option<VersionEdit>) -> Result<bool> {
+    if let Some(mut edit) = unblock {
+        db.install(&mut edit, |_| {})?;
+    }
+    if db.shutting_down.load(Ordering::Acquire) {
+        return Ok(false);
+    }
+    if !db.opts.background_work {
+        let version = db.versions.lock().current.clone();
+        compact_store(db, &version)?;
+        return Ok(true);
+    }
+    db.wake_all();
+    let mut g = db.compacting.lock();
+    db.compacting_cv.wait_for(&mut g, Duration::from_millis(10));
+    Ok(true)
+}
+
+/// Runs the store's next compaction into level 1, if one is due; `Ok(false)` if none is (or its
+/// L1 files are held by another job). The caller holds `compaction_lock`.
+pub(crate) fn compact_store(db: &DbInner, version: &Arc<Version>) -> Result<bool> {
+    let Some(job) = db.design.store_compaction(version)? else {
+        return Ok(false);
+    };
+    let numbers = job.compaction.file_numbers();
+    if !db.try_reserve_in(version, &numbers) {
+        return Ok(false);
+    }
+    let started = Instant::now();
+    let ran = job::run_with(&db.job_context(), &job.compaction, version, job.sources);
+    let result = ran.and_then(|(mut edit, bytes)| {
+        edit.row_firsts = job.rows.row_firsts;
+        edit.deleted_rows = job.rows.deleted_rows;
+        db.install(&mut edit, |_| {})?;
+        db.note_store_compaction(job.bytes, bytes, started.elapsed());
+        Ok(())
+    });
+    db.release(&numbers);
+    drop(job.pin); // the rows' pages may be reused once no reader holds the old view
+    record_failure(db, result)?;
+    Counters::add(&db.counters.compactions, 1);
+    db.wake_all();
+    Ok(true)
+}

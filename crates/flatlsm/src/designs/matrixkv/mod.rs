@@ -1,0 +1,288 @@
+//! The `matrixkv` profile (MatrixKV, ATC 2020): a DRAM memtable whose write-ahead log lives in
+//! PM, flushed into a *matrix container* in PM — RowTables (`crate::rowtable`) received by a
+//! receiver that turns into the compactor at `receiver_limit` of the container — and merged into
+//! L1 on SSD by fine-grained *column compactions*; L1 is as large as the container and the
+//! levels above grow by the same factor (a flattened tree), compacted as in `leveled`.
+//!
+//! Room: `container.rs` (the container region, its pages and rows, recovery), `rows.rs` (the
+//! rows a version sees, searched with cross-row hints, and when freed pages return), `column.rs`
+//! (picking and running a column compaction).
+
+use super::leveled::LeveledOptions;
+use crate::error::{Error, Result};
+
+/// Options of the `matrixkv` profile, under MatrixKV's names; defaults are the paper's scaled to
+/// this machine (an 8 GB container with 64 MB SSTables becomes 1 GiB with 8 MiB column units).
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct MatrixKvOptions {
+    /// Bytes of the PM matrix container (the paper: 8 GB). L1's target size is the same.
+    pub container_size: u64,
+    /// The receiver turns into the compactor once it holds this share of the container and
+    /// the compactor is empty (the paper: 60 %).
+    pub receiver_limit: f64,
+    /// Bytes per container page.
+    pub page_size: usize,
+    /// A column holds at least this many bytes of rows (the paper: ½·AF·S_sst), unless the
+    /// compactor holds less.
+    pub column_lower_bound: u64,
+    /// A column stops growing once it would exceed this (the paper: AF·S_sst).
+    pub column_upper_bound: u64,
+    /// Threads fetching a column's part of the rows (the paper's k = 8; default min(8, cores)).
+    pub column_threads: usize,
+}
+
+impl Default for MatrixKvOptions {
+    fn default() -> Self {
+        let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+        MatrixKvOptions {
+            container_size: 1 << 30,
+            receiver_limit: 0.6,
+            page_size: 64 << 10,
+            column_lower_bound: 40 << 20,
+            column_upper_bound: 80 << 20,
+            column_threads: cores.min(8),
+        }
+    }
+}
+
+impl MatrixKvOptions {
+    /// Checks ranges: a container of at least 16 pages, pages of 4 KiB..=16 MiB that are a power
+    /// of two, a receiver limit in (0, 1], ordered column bounds, 1..=64 threads.
+    pub fn validate(&self) -> Result<()> {
+        let pages = self.container_size / self.page_size.max(1) as u64;
+        let checks = [
+            (
+                self.page_size.is_power_of_two() && (4 << 10..=16 << 20).contains(&self.page_size),
+                "page_size must be a power of two in 4 KiB..=16 MiB",
+            ),
+            (
+                (16..=u32::MAX as u64).contains(&pages),
+                "container_size must hold 16..=2^32-1 pages",
+            ),
+            (
+                self.receiver_limit > 0.0 && self.receiver_limit <= 1.0,
+                "receiver_limit must lie in (0, 1]",
+            ),
+            (
+                0 < self.column_lower_bound && self.column_lower_bound <= self.column_upper_bound,
+                "column bounds must satisfy 0 < lower <= upper",
+            ),
+            (
+                (1..=64).contains(&self.column_threads),
+                "column_threads must lie in 1..=64",
+            ),
+        ];
+        match checks.iter().find(|(ok, _)| !ok) {
+            Some((_, why)) => Err(Error::InvalidArgument(format!(
+                "matrixkv options {self:?}: {why}"
+            ))),
+            None => Ok(()),
+        }
+    }
+
+    /// The leveled tree above the container: L1 as large as the container.
+    pub(crate) fn tree(&self, leveled: LeveledOptions) -> LeveledOptions {
+        LeveledOptions {
+            max_bytes_for_level_base: self.container_size,
+            ..leveled
+        }
+    }
+}
+
+pub(crate) mod column;
+pub(crate) mod container;
+pub(crate) mod rows;
+
+pub(crate) use container::CONTAINER_REGION;
+
+use super::{BufferKind, Design, FlushShape, Level0Store, StoreCompaction, StoreFlush};
+use crate::compaction::policy::leveled::LeveledPolicy;
+use crate::compaction::policy::CompactionPolicy;
+use crate::iter::InternalIterator;
+use crate::options::{Options, Placement};
+use crate::pm::{DramPmDevice, PmDeviceRef};
+use crate::version::{Version, VersionEdit};
+use container::Container;
+use std::path::Path;
+use std::sync::{Arc, OnceLock};
+
+/// The `matrixkv` design; its container is opened with the database.
+pub(crate) struct MatrixKvDesign {
+    pub leveled: LeveledOptions,
+    pub options: MatrixKvOptions,
+    pub container: OnceLock<Arc<Container>>,
+}
+
+impl MatrixKvDesign {
+    fn container(&self) -> Result<&Arc<Container>> {
+        let missing = || Error::InvalidState("the matrix container is not open".into());
+        self.container.get().ok_or_else(missing)
+    }
+
+    /// Rows numbered at or below the boundary that still hold entries: the compactor.
+    fn compactor_is_empty(v: &Version) -> bool {
+        v.rows
+            .rows
+            .range(..=v.rows.compactor_through)
+            .next()
+            .is_none()
+    }
+
+    /// Bytes of the receiver's rows (those above the compactor boundary).
+    fn receiver_bytes(v: &Version) -> u64 {
+        let receiver = v.rows.rows.range(v.rows.compactor_through + 1..);
+        receiver.map(|(_, r)| r.meta.bytes).sum()
+    }
+
+    /// What a flush that found no room needs: a compactor to drain. With an empty compactor
+    /// the receiver becomes it at once (it is full before its limit, e.g. rows are large); an
+    /// empty container that cannot take the row is an error (the row is larger than it).
+    fn no_room(&self, v: &Version) -> Result<StoreFlush> {
+        let newest = v.rows.rows.keys().next_back().copied();
+        match (Self::compactor_is_empty(v), newest) {
+            (false, _) => Ok(StoreFlush::NoRoom(None)),
+            (true, Some(n)) => Ok(StoreFlush::NoRoom(Some(VersionEdit {
+                compactor_through: Some(n),
+                ..VersionEdit::default()
+            }))),
+            (true, None) => Err(Error::InvalidArgument(format!(
+                "flushed write buffers do not fit in an empty matrix container of {} bytes (raise container_size)",
+                self.options.container_size
+            ))),
+        }
+    }
+
+    /// Turns the receiver into the compactor (no data moves) when it reached its limit and the
+    /// compactor is empty; `newest` is the row the edit adds.
+    fn maybe_promote(&self, v: &Version, newest: &crate::version::RowMeta, edit: &mut VersionEdit) {
+        let limit = self.options.receiver_limit * self.options.container_size as f64;
+        let receiver = Self::receiver_bytes(v) + newest.bytes;
+        if Self::compactor_is_empty(v) && receiver as f64 >= limit {
+            edit.compactor_through = Some(newest.number);
+        }
+    }
+}
+
+impl Design for MatrixKvDesign {
+    /// DRAM (the memtable is made durable by its write-ahead log in PM), or the PM directory
+    /// used volatile with `memtable_placement = Pm`.
+    fn write_buffer_device(&self, path: &Path, opts: &Options) -> Result<PmDeviceRef> {
+        match opts.memtable_placement {
+            Placement::Dram => Ok(DramPmDevice::new(path.join("[dram]"))),
+            Placement::Pm => crate::db::open_pm_device(path, opts),
+        }
+    }
+
+    fn buffer_kind(&self) -> BufferKind {
+        BufferKind::DramWithWal
+    }
+
+    /// Leveled from L1 up, L1 as large as the container; level 0 is never used (the container
+    /// is), so the policy never picks it.
+    fn compaction_policy(&self, _opts: &Options) -> Box<dyn CompactionPolicy> {
+        Box::new(LeveledPolicy {
+            options: self.options.tree(self.leveled),
+        })
+    }
+
+    /// Flushes wait for container room instead (`store_flush`).
+    fn level0_stop_runs(&self, _opts: &Options) -> usize {
+        usize::MAX
+    }
+
+    fn level0_runs(&self, _v: &Version) -> usize {
+        0
+    }
+
+    /// Unused: flushes write rows.
+    fn flush_shape(&self, _opts: &Options) -> FlushShape {
+        FlushShape {
+            threads: 1,
+            target_file_size: u64::MAX,
+        }
+    }
+
+    fn level0_slowdown_runs(&self, _opts: &Options) -> Option<usize> {
+        None
+    }
+
+    fn uses_pm_dir(&self) -> bool {
+        true
+    }
+
+    /// The container lives on the PM device (`Options::pm_device`, else the PM directory).
+    fn open_store(&self, path: &Path, opts: &Options, version: &Version) -> Result<()> {
+        let pm = match &opts.pm_device {
+            Some(d) => d.clone(),
+            None => crate::db::open_pm_device(path, opts)?,
+        };
+        let c = Container::open(&*pm, self.options, version)?;
+        self.container
+            .set(Arc::new(c))
+            .map_err(|_| Error::InvalidState("the matrix container was opened twice".into()))
+    }
+
+    fn level0_store(&self, version: &Version) -> Option<Arc<dyn Level0Store>> {
+        let view = self.container.get()?.refresh(version);
+        Some(view)
+    }
+
+    /// Writes the flushed memtables as one row; promotes the receiver when it is full.
+    fn store_flush(
+        &self,
+        number: u64,
+        version: &Version,
+        source: &mut dyn InternalIterator,
+    ) -> Result<StoreFlush> {
+        let Some(meta) = self.container()?.add_row(number, source)? else {
+            return self.no_room(version);
+        };
+        let mut edit = VersionEdit {
+            new_rows: vec![meta],
+            ..VersionEdit::default()
+        };
+        self.maybe_promote(version, &meta, &mut edit);
+        Ok(StoreFlush::Written(edit, meta.bytes))
+    }
+
+    fn discard_store_flush(&self, number: u64) {
+        if let Some(c) = self.container.get() {
+            c.discard_row(number);
+        }
+    }
+
+    /// With an empty compactor, every row becomes the compactor.
+    fn drain_store_edit(&self, version: &Version) -> Option<VersionEdit> {
+        let newest = *version.rows.rows.keys().next_back()?;
+        Self::compactor_is_empty(version).then(|| VersionEdit {
+            compactor_through: Some(newest),
+            ..VersionEdit::default()
+        })
+    }
+
+    /// The next column compaction, if the compactor holds rows.
+    fn store_compaction(&self, version: &Version) -> Result<Option<StoreCompaction>> {
+        let container = self.container()?;
+        let view = container.view();
+        let through = version.rows.compactor_through;
+        let compactor: Vec<_> = view
+            .rows()
+            .iter()
+            .filter(|(t, _)| t.number() <= through)
+            .cloned()
+            .collect();
+        let Some(job) = column::plan(&compactor, version, &self.options)? else {
+            return Ok(None);
+        };
+        let mut rows = VersionEdit::default();
+        job.record_rows(&mut rows);
+        Ok(Some(StoreCompaction {
+            sources: job.sources(),
+            compaction: job.compaction,
+            rows,
+            bytes: job.bytes,
+            pin: view,
+        }))
+    }
+}
