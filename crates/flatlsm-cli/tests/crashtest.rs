@@ -142,3 +142,27 @@ fn crashtest_refuses_an_existing_database_and_bad_flags() {
     let (ok, text) = crashtest(&["--value-size", "8..100"], &db);
     assert!(!ok && text.contains("--value-size"), "{text}");
 }
+
+/// The `matrixkv` profile: rows in a PM matrix container (msync PM here), write-ahead logs in
+/// the PM directory; killed processes lose no acknowledged write.
+#[test]
+fn crashtest_matrixkv_survives_kills_with_every_key_verified() {
+    let dir = tempfile::tempdir().unwrap();
+    let (ok, text) = crashtest(
+        &[
+            "--profile",
+            "matrixkv",
+            "--pm-mode",
+            "msync",
+            "--kills",
+            "10",
+            "--threads",
+            "3",
+            "--max-run-ms",
+            "300",
+        ],
+        &dir.path().join("db"),
+    );
+    assert!(ok, "{text}");
+    assert!(text.contains("10 kills survived"), "{text}");
+}

@@ -213,6 +213,19 @@ fn novelsm_one_fault_at_each_call_is_reported_and_recovered() {
     );
 }
 
+/// The `matrixkv` profile: a fault at each file-system call (write-ahead logs in the PM
+/// directory, column compactions' L1 files, manifest edits recording rows).
+#[test]
+fn matrixkv_one_fault_at_each_call_is_reported_and_recovered() {
+    let s = crash_harness::leveled::matrixkv_rows(1);
+    let (runs, injected, failed) = fault_every_call(&s, 1);
+    eprintln!("{runs} runs, {injected} faults injected, {failed} surfaced as errors");
+    assert!(
+        injected >= 200 && failed > 0,
+        "{runs} runs {injected} injected"
+    );
+}
+
 #[test]
 fn random_faults_then_power_loss_keep_every_acknowledged_write() {
     let (mut injected, mut failed) = (0, 0);

@@ -48,3 +48,49 @@ fn rows_fill_the_container_and_columns_drain_it_without_losing_a_write() {
         .zip(&model)
         .all(|(a, b)| a.0 == *b.0 && a.1 == *b.1));
 }
+
+fn msync_options(dir: &std::path::Path) -> flatlsm::Options {
+    let mut o = common::matrixkv();
+    o.pm_device = None;
+    o.pm_path = Some(dir.join("pm"));
+    o.pm_mode = flatlsm::PmModeOption::Msync;
+    o
+}
+
+/// On msync PM (a fresh PM directory, created by open): the container and the write-ahead
+/// logs live in the PM directory; reopening with another container geometry or as another
+/// profile is refused with the reason, and the database still opens as it was made.
+#[test]
+fn a_container_is_reopened_only_with_its_own_geometry_and_profile() {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = msync_options(dir.path());
+    let db = Db::open(dir.path().join("db"), opts.clone()).unwrap();
+    for i in 0..3000u32 {
+        let key = format!("key{i:06}");
+        db.put(&WriteOptions::default(), key.as_bytes(), &value(i, 0))
+            .unwrap();
+    }
+    db.flush().unwrap();
+    drop(db);
+    assert!(dir.path().join("pm/matrix.pmc").exists());
+    assert!(dir.path().join("pm/wal").is_dir());
+    let mut other = opts.clone();
+    other.matrixkv.page_size = 8 << 10;
+    let err = Db::open(dir.path().join("db"), other)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(err.contains("page_size = 8192"), "{err}");
+    let mut leveled = opts.clone();
+    leveled.profile = flatlsm::Profile::Leveled;
+    let err = Db::open(dir.path().join("db"), leveled)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(err.contains("'matrixkv'"), "{err}");
+    let db = Db::open(dir.path().join("db"), opts).unwrap();
+    assert_eq!(
+        db.get(&ReadOptions::default(), b"key000042").unwrap(),
+        Some(value(42, 0))
+    );
+}

@@ -9,7 +9,7 @@
 mod crash_harness;
 
 use crash_harness::gc::vlog_gc_redirect;
-use crash_harness::leveled::{leveled_wal, novelsm_pm_skiplists};
+use crash_harness::leveled::{leveled_wal, matrixkv_rows, novelsm_pm_skiplists};
 use crash_harness::{
     crash_points_budget, random_writes, record, rng, verify, verify_crash_during_recovery, windows,
     CrashModel, Op, Plan, PmKind, RunTotals, Scenario,
@@ -227,6 +227,16 @@ fn novelsm_crash_at_every_persist_and_file_system_call_loses_no_acknowledged_wri
         tried.pm_points >= 1000 && tried.fs_points >= 100,
         "{tried:?}"
     );
+}
+
+#[test]
+fn matrixkv_crash_at_every_persist_and_file_system_call_keeps_synced_writes() {
+    let (tried, runs) = crash_all_seeds(matrixkv_rows, 1..2);
+    for t in &runs {
+        let st = &t.stats;
+        assert!(st.flushes > 0 && st.compactions > 0, "work missing: {st}");
+    }
+    assert!(tried.pm_points >= 50 && tried.fs_points >= 300, "{tried:?}");
 }
 
 #[test]

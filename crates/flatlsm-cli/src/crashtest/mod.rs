@@ -123,15 +123,22 @@ impl Config {
 
     /// Options with small PMTables, L1 and files so flushes, L1->L2 compactions and value-log
     /// GC all happen within a short run (leveled: small level targets and triggers, values from
-    /// 512 B separated as Titan does, so every job kind runs too).
+    /// 512 B separated as Titan does, so every job kind runs too; matrixkv: a container of 32
+    /// write buffers, columns of half to one write buffer).
     fn options(&self) -> Result<Options, String> {
         let mut leveled = flatlsm::LeveledOptions::default();
         leveled.max_bytes_for_level_base = 4 * self.pmtable_size as u64;
         leveled.max_bytes_for_level_multiplier = 4.0;
         leveled.level0_file_num_compaction_trigger = 2;
+        let mut matrixkv = flatlsm::MatrixKvOptions::default();
+        matrixkv.container_size = (32 * self.pmtable_size as u64).next_power_of_two();
+        matrixkv.page_size = 4 << 10;
+        matrixkv.column_lower_bound = (self.pmtable_size as u64 / 2).max(4096);
+        matrixkv.column_upper_bound = (self.pmtable_size as u64).max(8192);
         let o = Options {
             profile: self.profile,
             leveled,
+            matrixkv,
             pm_path: self.pm_path.clone(),
             pm_mode: self.pm_mode,
             pm_persist_interval_ms: 200,

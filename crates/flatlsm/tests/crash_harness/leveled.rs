@@ -58,3 +58,24 @@ pub fn novelsm_pm_skiplists(seed: u64) -> Scenario {
         ..s
     }
 }
+
+/// The same workload on the `matrixkv` profile: DRAM memtables behind write-ahead logs (in the
+/// PM directory), flushed into RowTables of a small matrix container on the simulated PM device
+/// and merged into L1 by column compactions; crashed at every PM persist (row pages, the
+/// container header) and file-system call.
+pub fn matrixkv_rows(seed: u64) -> Scenario {
+    let s = leveled_wal(seed);
+    Scenario {
+        name: "matrixkv_power_loss",
+        tweak: |o: &mut Options| {
+            o.profile = flatlsm::Profile::MatrixKv;
+            o.matrixkv.container_size = 256 << 10;
+            o.matrixkv.page_size = 4 << 10;
+            o.matrixkv.column_lower_bound = 8 << 10;
+            o.matrixkv.column_upper_bound = 16 << 10;
+            o.matrixkv.column_threads = 2;
+            o.leveled.max_bytes_for_level_multiplier = 2.0;
+        },
+        ..s
+    }
+}

@@ -146,7 +146,12 @@ fn open_region(
     version: &Version,
 ) -> Result<Arc<dyn PmRegion>> {
     let exists = device.list_regions()?.iter().any(|n| n == CONTAINER_REGION);
-    if !exists && version.rows.rows.is_empty() {
+    if version.rows.rows.is_empty() {
+        // No row recorded: the container holds nothing (a creation a crash interrupted, or
+        // every row compacted); it is made afresh, with the options' geometry.
+        if exists {
+            device.remove_region(CONTAINER_REGION)?;
+        }
         let region = device.create_region(CONTAINER_REGION, options.container_size as usize)?;
         write_container_header(&*region, options.page_size)?;
         return Ok(region);
