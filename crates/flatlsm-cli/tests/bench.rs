@@ -175,6 +175,10 @@ fn compare_profiles_runs_every_design_and_prints_one_table() {
                 "fillrandom,readrandom",
                 "--compare",
                 "profiles",
+                "--container_size",
+                "16777216",
+                "--container_page_size",
+                "4096",
             ])
             .args(["--pm_path"])
             .arg(dir.path().join("pm"))

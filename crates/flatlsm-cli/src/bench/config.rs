@@ -229,6 +229,19 @@ fn engine_options(
             .cache_size
             .or(p.cache_size)
             .unwrap_or(d.block_cache_size),
+        matrixkv: matrixkv_options(args, p),
         ..d
     })
+}
+
+/// The `matrixkv` options: flags, else the preset's, else the defaults.
+fn matrixkv_options(args: &BenchFlags, p: &Preset) -> flatlsm::MatrixKvOptions {
+    let mut m = p.matrixkv.unwrap_or_default();
+    let set = |slot: &mut u64, v: Option<u64>| *slot = v.unwrap_or(*slot);
+    set(&mut m.container_size, args.container_size);
+    set(&mut m.column_lower_bound, args.column_lower_bound);
+    set(&mut m.column_upper_bound, args.column_upper_bound);
+    m.page_size = args.container_page_size.unwrap_or(m.page_size);
+    m.receiver_limit = args.receiver_limit.unwrap_or(m.receiver_limit);
+    m
 }

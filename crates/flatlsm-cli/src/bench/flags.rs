@@ -139,6 +139,21 @@ pub struct BenchFlags {
     /// Values at least this large go to the value log.
     #[arg(long = "kv_separation_threshold")]
     pub kv_separation_threshold: Option<usize>,
+    /// matrixkv: bytes of the PM matrix container (L1's target size too; default 1 GiB).
+    #[arg(long = "container_size")]
+    pub container_size: Option<u64>,
+    /// matrixkv: bytes per container page (default 64 KiB).
+    #[arg(long = "container_page_size")]
+    pub container_page_size: Option<usize>,
+    /// matrixkv: share of the container at which the receiver becomes the compactor (0.6).
+    #[arg(long = "receiver_limit")]
+    pub receiver_limit: Option<f64>,
+    /// matrixkv: a column compaction merges at least this many row bytes (default 40 MiB).
+    #[arg(long = "column_lower_bound")]
+    pub column_lower_bound: Option<u64>,
+    /// matrixkv: ... and at most about this many (default 80 MiB).
+    #[arg(long = "column_upper_bound")]
+    pub column_upper_bound: Option<u64>,
     /// FlatLSM: immutable PMTables from which writes are slowed down (default
     /// max_write_buffer_number - 1; max_write_buffer_number turns the slowdown off).
     #[arg(long = "slowdown_immutable_num")]

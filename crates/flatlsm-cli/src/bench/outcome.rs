@@ -125,6 +125,7 @@ impl Outcome {
             s.ssd_bytes
         );
         out += &self.cost_line();
+        out += &s.store_compaction_line().unwrap_or_default();
         if let Some(st) = &self.settle {
             out += &format!(
                 "  settled in {:.3} s | write amplification {:.3} after settling\n",

@@ -37,6 +37,8 @@ pub struct Preset {
     pub max_write_buffer_number: Option<usize>,
     /// Ordered-L1 capacity.
     pub l1_capacity: Option<u64>,
+    /// `matrixkv` options (flags win field by field).
+    pub matrixkv: Option<flatlsm::MatrixKvOptions>,
     /// PM mode (a `--pm_mode` flag wins).
     pub pm_mode: Option<PmModeOption>,
     /// The preset is meaningless without a PM directory.
@@ -180,8 +182,18 @@ fn designs_4k() -> Preset {
         max_write_buffer_number: Some(6),
         needs_pm_path: true,
         compare: Some("profiles"),
+        matrixkv: Some(designs_container()),
         ..Preset::default()
     }
+}
+
+/// matrixkv's container for the 8 GiB runs: 2 GiB (eight 256 MiB write buffers; the paper's
+/// 8 GB held 128 of its 64 MB ones), L1 as large, columns of 40–80 MiB (½·AF·S_sst..AF·S_sst
+/// with 8 MiB units).
+fn designs_container() -> flatlsm::MatrixKvOptions {
+    let mut m = flatlsm::MatrixKvOptions::default();
+    m.container_size = 2 << 30;
+    m
 }
 
 /// True if `path` (or its nearest existing ancestor) lies on a tmpfs mount, per /proc/mounts.

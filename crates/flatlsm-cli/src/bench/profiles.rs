@@ -1,7 +1,7 @@
 //! `--compare profiles`: the benchmarks once per design, each from a fresh database with its
 //! profile's defaults and the flags given — `flatlsm`, `leveled` without value separation (the
 //! RocksDB/LevelDB baseline), `leveled` with it (`leveled+vsep`, the Titan/BlobDB role, at
-//! `--kv_separation_threshold` or FlatLSM's default) and `novelsm` — then RocksDB when this
+//! `--kv_separation_threshold` or FlatLSM's default), `novelsm` and `matrixkv` — then RocksDB when this
 //! build has it in process; one table per benchmark with every engine and the ratios of FlatLSM
 //! to each, and one timeline figure.
 
@@ -84,11 +84,12 @@ fn run_once(cfg: &BenchConfig, work: &WorkDir) -> Result<(Vec<Outcome>, Value), 
 
 /// The designs compared, FlatLSM first: label, profile, and whether `leveled` separates values
 /// (`None`: the profile's own rule).
-const VARIANTS: [(&str, Profile, Option<bool>); 4] = [
+const VARIANTS: [(&str, Profile, Option<bool>); 5] = [
     ("FlatLSM", Profile::FlatLsm, None),
     ("leveled", Profile::Leveled, Some(false)),
     ("leveled+vsep", Profile::Leveled, Some(true)),
     ("novelsm", Profile::NoveLsm, None),
+    ("matrixkv", Profile::MatrixKv, None),
 ];
 
 /// ` (values >= N B in value logs)` when the variant separates values.

@@ -224,6 +224,7 @@ fn outcome(
             .get("rocksdb.db.flush.micros")
             .copied()
             .unwrap_or(0),
+        store_compactions: Vec::new(),
     };
     let measured = Measured {
         ops: r.ops,

@@ -115,6 +115,11 @@ impl Engine for FlatLsmEngine {
             pm_bytes: s.pm_bytes_written,
             flush_bytes: s.flush_bytes(),
             flush_micros: s.flush_micros,
+            store_compactions: s
+                .store_compactions
+                .iter()
+                .map(|c| (c.micros, c.store_bytes))
+                .collect(),
         }
     }
 

@@ -30,6 +30,9 @@ pub struct EngineStats {
     /// Time flushes took (FlatLSM: `Stats::flush_micros`; RocksDB: the sum of the
     /// `rocksdb.db.flush.micros` histogram).
     pub flush_micros: u64,
+    /// Compactions out of a design's level-0 store (matrixkv's column compactions), oldest
+    /// first: (duration µs, store bytes merged).
+    pub store_compactions: Vec<(u64, u64)>,
 }
 
 /// Bytes in one MB of the MB/s figures (db_bench's MB).
@@ -43,7 +46,26 @@ impl EngineStats {
         self.stall_micros = self.stall_micros.saturating_sub(before.stall_micros);
         self.flush_bytes = self.flush_bytes.saturating_sub(before.flush_bytes);
         self.flush_micros = self.flush_micros.saturating_sub(before.flush_micros);
+        let earlier = before
+            .store_compactions
+            .len()
+            .min(self.store_compactions.len());
+        self.store_compactions.drain(..earlier);
         self
+    }
+
+    /// `  column compactions: ...` (count, mean and largest size and duration), if any ran.
+    pub fn store_compaction_line(&self) -> Option<String> {
+        let c = &self.store_compactions;
+        let n = c.len() as f64;
+        let max_mb = c.iter().map(|x| x.1).max()? as f64 / MB;
+        let mean_mb = c.iter().map(|x| x.1 as f64).sum::<f64>() / n / MB;
+        let max_ms = c.iter().map(|x| x.0).max()? as f64 / 1e3;
+        let mean_ms = c.iter().map(|x| x.0 as f64).sum::<f64>() / n / 1e3;
+        Some(format!(
+            "  column compactions: {} | rows {mean_mb:.1} MB each (max {max_mb:.1}) | {mean_ms:.0} ms each (max {max_ms:.0})\n",
+            c.len()
+        ))
     }
 
     /// Flush throughput: bytes flushed / time flushing, in MB/s (`None` without a flush).
@@ -86,6 +108,24 @@ mod tests {
         assert_eq!((b.stall_micros, b.user_bytes), (2, 300));
         assert_eq!(b.flush_mb_per_sec(), Some(2.0));
         assert_eq!(EngineStats::default().flush_mb_per_sec(), None);
+    }
+
+    #[test]
+    fn column_compactions_are_summarised_per_benchmark() {
+        let before = EngineStats {
+            store_compactions: vec![(9_000_000, 1 << 30)],
+            ..EngineStats::default()
+        };
+        let after = EngineStats {
+            store_compactions: vec![(9_000_000, 1 << 30), (2_000, 2 << 20), (4_000, 4 << 20)],
+            ..EngineStats::default()
+        };
+        let line = after.since(&before).store_compaction_line().unwrap();
+        assert!(
+            line.contains("column compactions: 2 | rows 3.0 MB each (max 4.0) | 3 ms each (max 4)"),
+            "{line}"
+        );
+        assert_eq!(EngineStats::default().store_compaction_line(), None);
     }
 }
 

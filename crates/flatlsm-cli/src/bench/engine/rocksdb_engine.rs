@@ -183,6 +183,7 @@ impl Engine for RocksDbEngine {
             pm_bytes: t(Ticker::WalFileBytes),
             flush_bytes: t(Ticker::FlushWriteBytes),
             flush_micros: self.flush_micros(),
+            store_compactions: Vec::new(),
         }
     }
 

@@ -147,9 +147,15 @@ fn open_region(
 ) -> Result<Arc<dyn PmRegion>> {
     let exists = device.list_regions()?.iter().any(|n| n == CONTAINER_REGION);
     if version.rows.rows.is_empty() {
-        // No row recorded: the container holds nothing (a creation a crash interrupted, or
-        // every row compacted); it is made afresh, with the options' geometry.
+        // No row recorded: the container holds nothing. One with the options' geometry is
+        // reused (creating one preallocates every byte); any other — a creation a crash
+        // interrupted, other options — is made afresh.
         if exists {
+            let region = device.open_region(CONTAINER_REGION)?;
+            if fits(&*region, options) {
+                return Ok(region);
+            }
+            drop(region);
             device.remove_region(CONTAINER_REGION)?;
         }
         let region = device.create_region(CONTAINER_REGION, options.container_size as usize)?;
@@ -169,6 +175,12 @@ fn open_region(
         )));
     }
     Ok(region)
+}
+
+/// True if `region` is a container of the options' size and page size.
+fn fits(region: &dyn PmRegion, options: &MatrixKvOptions) -> bool {
+    let page_size = read_container_header(region).ok();
+    region.len() as u64 == options.container_size && page_size == Some(options.page_size)
 }
 
 /// Reopens a recorded row and checks it against its record.
