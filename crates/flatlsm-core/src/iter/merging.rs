@@ -41,6 +41,15 @@ impl<'a> MergingIterator<'a> {
         }
     }
 
+    /// Seeks to `target` with a per-child hint (`InternalIterator::seek_with_hint`): child `i`
+    /// starts no earlier than `hints[i]`.
+    pub fn seek_with_hints(&mut self, target: &[u8], hints: &[u64]) {
+        for (c, &hint) in self.children.iter_mut().zip(hints) {
+            c.seek_with_hint(target, hint);
+        }
+        self.find_smallest();
+    }
+
     /// Does child `a` come before child `b` in merged order? Both must be valid.
     fn comes_before(&self, a: usize, b: usize) -> bool {
         match compare_internal_keys(self.children[a].key(), self.children[b].key()) {

@@ -40,6 +40,12 @@ pub trait InternalIterator: Send {
     /// Moves to the last entry whose internal key is <= `target` (an internal key); invalid if
     /// every entry is greater.
     ///
+    /// Moves to the first entry >= `target`, given that no entry before position `hint` of
+    /// the source can be (a position a caller found by other means, such as MatrixKV's
+    /// cross-row hints). The default ignores the hint and seeks.
+    fn seek_with_hint(&mut self, target: &[u8], _hint: u64) {
+        self.seek(target);
+    }
     /// The default seeks forward and steps back; sources that can find the position directly
     /// may override it.
     fn seek_for_prev(&mut self, target: &[u8]) {

@@ -11,7 +11,7 @@
 
 use super::{RowTable, ENTRY_HEADER_LEN};
 use crate::error::{Error, Result};
-use crate::iter::{copy_error, InternalIterator};
+use crate::iter::{copy_error, InternalIterator, MergingIterator};
 use crate::types::{compare_internal_keys, split_internal_key, user_key_of, SequenceNumber};
 use std::sync::Arc;
 
@@ -168,7 +168,7 @@ impl RowIter {
 
     /// Moves to the first entry >= `target` at or after `from` (a position from
     /// [`hint_positions`], which already lies at the target's user key).
-    pub fn seek_from(&mut self, target: &[u8], from: u64) {
+    fn seek_from(&mut self, target: &[u8], from: u64) {
         self.pos = from.max(self.first);
         self.load();
         while self.valid() && compare_internal_keys(&self.key, target).is_lt() {
@@ -197,6 +197,10 @@ impl RowIter {
 }
 
 impl InternalIterator for RowIter {
+    fn seek_with_hint(&mut self, target: &[u8], hint: u64) {
+        self.seek_from(target, hint);
+    }
+
     fn valid(&self) -> bool {
         self.pos < self.end && self.pos >= self.first
     }
@@ -254,4 +258,83 @@ impl InternalIterator for RowIter {
 /// Bytes an entry of `key_len` + `value_len` takes in a row (without its metadata).
 pub fn entry_bytes(key_len: usize, value_len: usize) -> u64 {
     (ENTRY_HEADER_LEN + key_len + value_len) as u64
+}
+
+/// The rows of a container merged into one sorted stream whose seeks find every row's start
+/// through the cross-row hints (one binary search in the newest row, narrowed ones below).
+pub struct MatrixIter {
+    rows: Vec<(Arc<RowTable>, u64)>,
+    merged: MergingIterator<'static>,
+    error: Option<Error>,
+}
+
+impl MatrixIter {
+    /// Merges `rows` (newest first, each with its first live entry).
+    pub fn new(rows: Vec<(Arc<RowTable>, u64)>) -> Self {
+        let one = |(t, f): &(Arc<RowTable>, u64)| -> Box<dyn InternalIterator> {
+            Box::new(RowIter::new(t.clone(), *f))
+        };
+        let merged = MergingIterator::new(rows.iter().map(one).collect());
+        MatrixIter {
+            rows,
+            merged,
+            error: None,
+        }
+    }
+
+    fn live(&self) -> Vec<LiveRow<'_>> {
+        let live = self.rows.iter().map(|(t, first)| LiveRow {
+            table: t,
+            first: *first,
+        });
+        live.collect()
+    }
+}
+
+impl InternalIterator for MatrixIter {
+    fn valid(&self) -> bool {
+        self.error.is_none() && self.merged.valid()
+    }
+
+    fn seek_to_first(&mut self) {
+        self.merged.seek_to_first();
+    }
+
+    fn seek(&mut self, target: &[u8]) {
+        match hint_positions(&self.live(), user_key_of(target)) {
+            Ok(hints) => self.merged.seek_with_hints(target, &hints),
+            Err(e) => self.error = Some(e),
+        }
+    }
+
+    fn next(&mut self) {
+        self.merged.next();
+    }
+
+    fn seek_to_last(&mut self) {
+        self.merged.seek_to_last();
+    }
+
+    fn prev(&mut self) {
+        self.merged.prev();
+    }
+
+    fn seek_for_prev(&mut self, target: &[u8]) {
+        self.merged.seek_for_prev(target);
+    }
+
+    fn key(&self) -> &[u8] {
+        self.merged.key()
+    }
+
+    fn value(&self) -> &[u8] {
+        self.merged.value()
+    }
+
+    fn status(&self) -> Result<()> {
+        match &self.error {
+            Some(e) => Err(copy_error(e)),
+            None => self.merged.status(),
+        }
+    }
 }

@@ -226,3 +226,47 @@ proptest! {
         }
     }
 }
+
+/// A scan over several overlapping rows, some cut from the front, merges them in order and
+/// its hinted seeks land where a plain merge's do.
+#[test]
+fn a_matrix_iterator_merges_rows_and_seeks_through_the_hints() {
+    use crate::iter::MergingIterator;
+    let c = container(256);
+    let mut built: Vec<Arc<RowTable>> = Vec::new();
+    for r in 0..4u64 {
+        let items: Vec<Item> = (0..60u32)
+            .filter(|i| !(i + r as u32).is_multiple_of(3))
+            .map(|i| {
+                (
+                    format!("k{:03}", i * 2 + r as u32 % 2).into_bytes(),
+                    r * 100 + 1,
+                    Some(vec![r as u8; 20]),
+                )
+            })
+            .collect();
+        let prev = built.last().map(|t| (&**t, 0));
+        built.push(Arc::new(c.build(r + 1, prev, entries(&items))));
+    }
+    let rows: Vec<(Arc<RowTable>, u64)> = built
+        .iter()
+        .rev()
+        .map(|t| (t.clone(), (t.number() * 3) % 7))
+        .collect();
+    let plain = || {
+        let children = rows
+            .iter()
+            .map(|(t, f)| Box::new(RowIter::new(t.clone(), *f)) as Box<dyn InternalIterator>);
+        MergingIterator::new(children.collect())
+    };
+    let mut model = Vec::new();
+    let mut p = plain();
+    p.seek_to_first();
+    while p.valid() {
+        model.push((p.key().to_vec(), p.value().to_vec()));
+        p.next();
+    }
+    let mut it = super::search::MatrixIter::new(rows.clone());
+    crate::testing::walk_check::check_reverse_scan(&mut it, &model);
+    crate::testing::walk_check::check_random_walk(&mut it, &model, 3, 500);
+}

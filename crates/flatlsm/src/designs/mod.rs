@@ -175,7 +175,7 @@ pub(crate) trait Design: Send + Sync {
 pub(crate) trait Level0Store: Send + Sync {
     /// The newest version of `user_key` at or below `seq`.
     fn get(&self, user_key: &[u8], seq: SequenceNumber) -> Result<Option<Found>>;
-    /// One iterator per sorted part (row), newest first.
+    /// Iterators over the store (sources of the database iterator).
     fn iterators(&self) -> Vec<Box<dyn InternalIterator>>;
 }
 

@@ -10,7 +10,7 @@
 use crate::designs::Level0Store;
 use crate::error::Result;
 use crate::iter::InternalIterator;
-use crate::rowtable::search::{hint_get, Found, LiveRow, RowIter};
+use crate::rowtable::search::{hint_get, Found, LiveRow, MatrixIter};
 use crate::rowtable::{PageAllocator, RowTable};
 use crate::types::SequenceNumber;
 use parking_lot::Mutex;
@@ -97,10 +97,8 @@ impl Level0Store for MatrixRows {
         hint_get(&self.live(), user_key, seq)
     }
 
+    /// One stream over every row, its seeks narrowed by the cross-row hints.
     fn iterators(&self) -> Vec<Box<dyn InternalIterator>> {
-        let one = |(t, first): &(Arc<RowTable>, u64)| -> Box<dyn InternalIterator> {
-            Box::new(RowIter::new(t.clone(), *first))
-        };
-        self.rows.iter().map(one).collect()
+        vec![Box::new(MatrixIter::new(self.rows.clone()))]
     }
 }
