@@ -1,6 +1,7 @@
-//! Writing a RowTable: one pass to size it, one to write it (entries, metadata with forward
-//! pointers into the previous row, header), then every page persisted. Format and persist order
-//! in `mod.rs`.
+//! Writing a RowTable in one pass: pages are taken for an upper bound of its size (from the
+//! write buffers it comes from), entries and metadata (with forward pointers into the previous
+//! row) and the header are written, every page the row uses is persisted, and the pages past
+//! its last metadata byte go back to the free list. Format and persist order in `mod.rs`.
 
 use super::pages::{PageAllocator, PageList};
 use super::{
@@ -9,7 +10,7 @@ use super::{
 use crate::error::{Error, Result};
 use crate::iter::InternalIterator;
 use crate::pm::PmRegion;
-use crate::types::{crc32c, crc32c_extend, user_key_of};
+use crate::types::{crc32c, crc32c_extend, user_key_of, TRAILER_LEN};
 use std::sync::Arc;
 
 /// Where a row goes: the container region, its page size and free pages.
@@ -22,19 +23,24 @@ pub struct RowTarget<'a> {
     pub page_size: usize,
 }
 
-/// Sizes of a row to be written.
-#[derive(Clone, Copy, Debug, Default)]
-struct Sizes {
-    entries: u64,
-    data: u64,
+/// An upper bound of a row's size: its entries and their key + value bytes (user keys, as
+/// write buffers count them). Versions the flush drops only make the row smaller.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RowBound {
+    /// Entries.
+    pub entries: u64,
+    /// Key and value bytes of those entries.
+    pub key_value_bytes: u64,
 }
 
-impl Sizes {
+impl RowBound {
     /// Pages needed for the header, page list, entries and metadata.
     fn pages(&self, page_size: usize) -> usize {
+        let per_entry = (ENTRY_HEADER_LEN + TRAILER_LEN) as u64;
+        let data = self.key_value_bytes + self.entries * per_entry;
         let mut pages = 1;
         loop {
-            let meta = (data_start(pages) + self.data).next_multiple_of(8);
+            let meta = (data_start(pages) + data).next_multiple_of(8);
             let total = meta + self.entries * META_LEN as u64;
             let needed = total.div_ceil(page_size as u64) as usize;
             if needed <= pages {
@@ -45,23 +51,23 @@ impl Sizes {
     }
 }
 
-/// Writes the entries of `source` (internal-key order) as row `number`, with forward pointers
-/// into `prev` (the newest row before it, if any, and its first live entry: entries before it
-/// may already be gone, so pointers below it are raised to it, which a search clamps to anyway),
-/// and persists it. `Ok(None)` (nothing
-/// allocated) if the container lacks free pages: the caller waits for a compaction.
+/// Writes the entries of `source` (internal-key order, within `bound`) as row `number`, with
+/// forward pointers into `prev` (the newest row before it, if any, and its first live entry:
+/// entries before it may already be gone, so pointers below it are raised to it, which a search
+/// clamps to anyway), and persists it. `Ok(None)` (nothing allocated) if the container lacks
+/// free pages for the bound: the caller waits for a compaction.
 pub fn build_row(
     target: &RowTarget<'_>,
     number: u64,
     prev: Option<(&RowTable, u64)>,
+    bound: RowBound,
     source: &mut dyn InternalIterator,
 ) -> Result<Option<RowTable>> {
-    let sizes = measure(source)?;
-    let page_count = sizes.pages(target.page_size);
+    let page_count = bound.pages(target.page_size);
     if ROW_HEADER_LEN + 4 * page_count > target.page_size {
         return Err(Error::InvalidArgument(format!(
-            "a row of {} bytes needs {page_count} pages of {} bytes: more than one page can list (use larger pages or smaller write buffers)",
-            sizes.data, target.page_size
+            "a row of up to {} bytes needs {page_count} pages of {} bytes: more than one page can list (use larger pages or smaller write buffers)",
+            bound.key_value_bytes, target.page_size
         )));
     }
     let Some(pages) = target.allocator.allocate(page_count) else {
@@ -71,8 +77,13 @@ pub fn build_row(
         page_size: target.page_size,
         pages,
     };
-    match write_row(target, &list, number, prev, sizes, source) {
-        Ok(row) => Ok(Some(row)),
+    match write_row(target, &list, number, prev, source) {
+        Ok(row) => {
+            target
+                .allocator
+                .release(list.pages[row.used_pages()..].iter().copied());
+            Ok(Some(row))
+        }
         Err(e) => {
             target.allocator.release(list.pages);
             Err(e)
@@ -80,30 +91,16 @@ pub fn build_row(
     }
 }
 
-/// Entries and data bytes of `source`.
-fn measure(source: &mut dyn InternalIterator) -> Result<Sizes> {
-    let mut s = Sizes::default();
-    source.seek_to_first();
-    while source.valid() {
-        s.entries += 1;
-        s.data += (ENTRY_HEADER_LEN + source.key().len() + source.value().len()) as u64;
-        source.next();
-    }
-    source.status()?;
-    Ok(s)
-}
-
-/// Writes and persists every byte of the row.
+/// Writes every byte of the row in one pass over `source` and persists the pages it uses.
 fn write_row(
     target: &RowTarget<'_>,
     list: &PageList,
     number: u64,
     prev: Option<(&RowTable, u64)>,
-    sizes: Sizes,
     source: &mut dyn InternalIterator,
 ) -> Result<RowTable> {
     let mut w = StreamWriter::new(&**target.region, list, data_start(list.pages.len()));
-    let mut meta = Vec::with_capacity(sizes.entries as usize * META_LEN);
+    let mut meta = Vec::new();
     let mut hints = ForwardHints::new(prev);
     source.seek_to_first();
     while source.valid() {
@@ -113,6 +110,7 @@ fn write_row(
         source.next();
     }
     source.status()?;
+    let entries = (meta.len() / META_LEN) as u64;
     let data_end = w.pos;
     let meta_offset = data_end.next_multiple_of(8);
     w.pos = meta_offset;
@@ -121,7 +119,7 @@ fn write_row(
     let header = encode_header(
         list,
         number,
-        sizes.entries,
+        entries,
         data_end,
         meta_offset,
         prev_row,
@@ -129,17 +127,22 @@ fn write_row(
     );
     w.pos = 0;
     w.put(&header)?;
-    persist_pages(&**target.region, list)?;
     let region = target.region.clone();
-    Ok(RowTable::from_parts(
+    let row = RowTable::from_parts(
         region,
         list.clone(),
         number,
-        sizes.entries,
+        entries,
         data_end,
         meta_offset,
         prev_row,
-    ))
+    );
+    persist_pages(
+        &**target.region,
+        &list.pages[..row.used_pages()],
+        list.page_size,
+    )?;
+    Ok(row)
 }
 
 fn push_meta(meta: &mut Vec<u8>, offset: u64, forward: u32, ikey: &[u8]) {
@@ -173,15 +176,13 @@ fn encode_header(
     h
 }
 
-/// Persists every page of the row (the caller records the row in the manifest afterwards).
-fn persist_pages(region: &dyn PmRegion, list: &PageList) -> Result<()> {
-    for &p in &list.pages {
-        let at = p as usize * list.page_size;
-        region.persist(at, list.page_size).map_err(|e| {
-            Error::io(
-                format!("persisting row page {p} of {}", region.path().display()),
-                e,
-            )
+/// Persists the pages the row uses (the caller records the row in the manifest afterwards).
+fn persist_pages(region: &dyn PmRegion, pages: &[u32], page_size: usize) -> Result<()> {
+    for &p in pages {
+        let at = p as usize * page_size;
+        region.persist(at, page_size).map_err(|e| {
+            let what = format!("persisting row page {p} of {}", region.path().display());
+            Error::io(what, e)
         })?;
     }
     Ok(())

@@ -17,8 +17,10 @@
 //!   at least this entry's) and the first 4 bytes of its user key, big-endian, zero-padded (u32: when
 //!   two prefixes differ they order the keys without touching the data).
 //!
-//! Persist order ([`build::build_row`]): every byte is written, then every page is persisted;
-//! only then may the manifest record the row (the engine's commit protocol). Recovery rule
+//! Persist order ([`build::build_row`]): every byte is written, then every page the row uses is
+//! persisted; only then may the manifest record the row (the engine's commit protocol). A row is
+//! laid out for an upper bound of its size: its page list may run past the page holding its
+//! last metadata byte, and those pages are freed at once and are not the row's. Recovery rule
 //! ([`RowTable::open`]): a row exists iff the manifest records it; its header must check
 //! (magic, crc, number, page size, page list equal to the recorded first page) and its
 //! metadata array its crc, else `Corruption` naming the container and offset. Entries are
@@ -351,16 +353,24 @@ impl RowTable {
         }
     }
 
+    /// How many pages of the list the row uses: up to the one holding its last metadata byte.
+    /// A row is laid out for an upper bound of its size; the pages past that were freed when it
+    /// was written and belong to it no more.
+    pub fn used_pages(&self) -> usize {
+        let end = self.meta_offset + self.entries * META_LEN as u64;
+        let last = self.pages.page_index(end.max(1) - 1);
+        (last + 1).min(self.pages.pages.len())
+    }
+
     /// The pages a row truncated at `first` still needs: the header page, and every page from
-    /// the one holding entry `first` to the end (the metadata array included).
+    /// the one holding entry `first` to the last it uses (the metadata array included).
     pub fn live_pages(&self, first: u64) -> Vec<u32> {
         let from = match first < self.entries {
             true => self.pages.page_index(self.meta(first).offset),
             false => self.pages.page_index(self.meta_offset),
         };
-        let head = self.pages.pages[..1].iter();
-        head.chain(self.pages.pages[from.max(1)..].iter())
-            .copied()
-            .collect()
+        let used = &self.pages.pages[..self.used_pages()];
+        let rest = used.get(from.max(1)..).unwrap_or(&[]);
+        used[..1].iter().chain(rest).copied().collect()
     }
 }

@@ -1,7 +1,7 @@
 //! RowTables: build and reopen, corruption refused, and the property that cross-row hint search
 //! answers exactly what a full search of every row answers.
 
-use super::build::{build_row, RowTarget};
+use super::build::{build_row, RowBound, RowTarget};
 use super::search::{hint_get, hint_positions, naive_get, LiveRow, RowIter};
 use super::*;
 use crate::iter::{InternalIterator, VecIterator};
@@ -40,10 +40,22 @@ impl Container {
             allocator: &self.allocator,
             page_size: PAGE,
         };
+        let bound = bound_of(&entries);
         let mut source = VecIterator::new(entries);
-        build_row(&target, number, prev, &mut source)
+        build_row(&target, number, prev, bound, &mut source)
             .unwrap()
             .unwrap()
+    }
+}
+
+/// The exact size bound of `entries` (internal keys and values).
+fn bound_of(entries: &[(Vec<u8>, Vec<u8>)]) -> RowBound {
+    RowBound {
+        entries: entries.len() as u64,
+        key_value_bytes: entries
+            .iter()
+            .map(|(k, v)| (k.len() - 8 + v.len()) as u64)
+            .sum(),
     }
 }
 
@@ -132,9 +144,38 @@ fn a_row_that_does_not_fit_takes_no_pages() {
         allocator: &c.allocator,
         page_size: PAGE,
     };
-    let mut source = VecIterator::new(entries(&[(b"k".to_vec(), 1, Some(vec![0; 3 * PAGE]))]));
-    assert!(build_row(&target, 1, None, &mut source).unwrap().is_none());
+    let e = entries(&[(b"k".to_vec(), 1, Some(vec![0; 3 * PAGE]))]);
+    let bound = bound_of(&e);
+    assert!(build_row(&target, 1, None, bound, &mut VecIterator::new(e))
+        .unwrap()
+        .is_none());
     assert_eq!(c.allocator.free_count(), 2);
+}
+
+/// A row laid out for a loose bound (versions the flush dropped) keeps only the pages it
+/// uses; the rest are free again at once, and the row reopens whole.
+#[test]
+fn a_loose_bound_returns_the_pages_the_row_does_not_use() {
+    let c = container(64);
+    let e = entries(&[
+        (b"a".to_vec(), 1, Some(vec![1; 500])),
+        (b"b".to_vec(), 2, Some(vec![2; 500])),
+    ]);
+    let mut bound = bound_of(&e);
+    bound.key_value_bytes += 20 * PAGE as u64; // as if many versions were dropped
+    let target = RowTarget {
+        region: &c.region,
+        allocator: &c.allocator,
+        page_size: PAGE,
+    };
+    let row = build_row(&target, 3, None, bound, &mut VecIterator::new(e.clone()))
+        .unwrap()
+        .unwrap();
+    assert_eq!(row.used_pages(), 1);
+    assert_eq!(c.allocator.free_count(), 63);
+    let reopened = RowTable::open(c.region.clone(), PAGE, row.pages().pages[0], 3).unwrap();
+    assert_eq!(&reopened.entry(1).unwrap().value[..], &e[1].1[..]);
+    assert_eq!(reopened.live_pages(0), vec![row.pages().pages[0]]);
 }
 
 #[test]

@@ -16,7 +16,7 @@ pub(crate) mod skiplist;
 
 use crate::error::Result;
 use crate::iter::InternalIterator;
-use crate::pmtable::log::{encoded_entry_len, LogEntry};
+use crate::pmtable::log::{encoded_entry_len, LogEntry, ENTRY_HEADER_LEN, PM_LOG_HEADER_LEN};
 use crate::pmtable::{MemLookup, PmLogPool, PmTable};
 use crate::types::SequenceNumber;
 use std::sync::Arc;
@@ -47,6 +47,8 @@ pub(crate) trait WriteBuffer: Send + Sync {
     fn split_points(&self, parts: usize) -> Vec<Vec<u8>>;
     /// Bytes the buffer's log holds (its fill, in the unit of its capacity).
     fn log_bytes(&self) -> u64;
+    /// Entries (all versions) and an upper bound of their user-key + value bytes.
+    fn contents(&self) -> (u64, u64);
     /// Largest sequence number in the buffer.
     fn max_sequence(&self) -> SequenceNumber;
     /// True if the buffer holds no entry.
@@ -105,6 +107,12 @@ impl WriteBuffer for PmTable {
 
     fn log_bytes(&self) -> u64 {
         PmTable::log_bytes(self)
+    }
+
+    fn contents(&self) -> (u64, u64) {
+        let entries = self.entries();
+        let headers = (PM_LOG_HEADER_LEN + entries as usize * ENTRY_HEADER_LEN) as u64;
+        (entries, self.log_bytes().saturating_sub(headers))
     }
 
     fn max_sequence(&self) -> SequenceNumber {

@@ -142,6 +142,11 @@ impl WriteBuffer for SkiplistBuffer {
         self.list.used_bytes()
     }
 
+    /// The nodes' bytes bound their keys and values.
+    fn contents(&self) -> (u64, u64) {
+        (self.list.len(), self.list.used_bytes())
+    }
+
     fn max_sequence(&self) -> SequenceNumber {
         self.list.max_sequence()
     }

@@ -13,6 +13,7 @@ use crate::compaction::job;
 use crate::designs::StoreFlush;
 use crate::error::Result;
 use crate::iter::{InternalIterator, MergingIterator};
+use crate::rowtable::build::RowBound;
 use crate::version::{Version, VersionEdit};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -75,7 +76,13 @@ fn write_once(
         tables.iter().map(|t| t.flush_cursor()).collect();
     let oldest = db.flush_context().oldest_snapshot;
     let mut source = Filtered::new(MergingIterator::new(children), oldest);
-    db.design.store_flush(number, version, &mut source)
+    let contents = tables.iter().map(|t| t.contents());
+    let (entries, key_value_bytes) = contents.fold((0, 0), |a, c| (a.0 + c.0, a.1 + c.1));
+    let bound = RowBound {
+        entries,
+        key_value_bytes,
+    };
+    db.design.store_flush(number, version, bound, &mut source)
 }
 
 /// Installs `unblock` (if any), then waits for a store compaction (running one here without

@@ -20,6 +20,7 @@ use crate::pm::PmDeviceRef;
 use crate::pmskiplist::PmSkiplist;
 use crate::pmtable::log::{encoded_entry_len, PM_LOG_HEADER_LEN};
 use crate::pmtable::PmLogPool;
+use crate::rowtable::build::RowBound;
 use crate::rowtable::search::Found;
 use crate::types::SequenceNumber;
 use crate::version::{Version, VersionEdit};
@@ -148,12 +149,13 @@ pub(crate) trait Design: Send + Sync {
     fn level0_store(&self, _version: &Version) -> Option<Arc<dyn Level0Store>> {
         None
     }
-    /// Writes flushed write buffers (`source`, already filtered) into the store as output
-    /// `number`; `NotMine` for designs that flush to SSTables.
+    /// Writes flushed write buffers (`source`, already filtered; at most `bound`) into the
+    /// store as output `number`; `NotMine` for designs that flush to SSTables.
     fn store_flush(
         &self,
         _number: u64,
         _version: &Version,
+        _bound: RowBound,
         _source: &mut dyn InternalIterator,
     ) -> Result<StoreFlush> {
         Ok(StoreFlush::NotMine)

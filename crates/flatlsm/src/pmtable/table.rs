@@ -294,6 +294,11 @@ impl PmTable {
         &self.index
     }
 
+    /// Number of index entries (all versions).
+    pub fn entries(&self) -> u64 {
+        self.index.len() as u64
+    }
+
     /// True if nothing was written.
     pub fn is_empty(&self) -> bool {
         self.index.is_empty()

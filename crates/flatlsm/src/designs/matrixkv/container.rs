@@ -15,7 +15,7 @@ use super::MatrixKvOptions;
 use crate::error::{Error, Result};
 use crate::iter::InternalIterator;
 use crate::pm::{PmDevice, PmRegion};
-use crate::rowtable::build::{build_row, RowTarget};
+use crate::rowtable::build::{build_row, RowBound, RowTarget};
 use crate::rowtable::container_header::{read_container_header, write_container_header};
 use crate::rowtable::{PageAllocator, RowTable};
 use crate::version::{RowMeta, Version};
@@ -85,11 +85,13 @@ impl Container {
         view.clone()
     }
 
-    /// Writes `source` as row `number` after the newest row of the current view; `Ok(None)` if
-    /// the container has too few free pages (a column compaction must free some first).
+    /// Writes `source` (at most `bound`) as row `number` after the newest row of the current
+    /// view; `Ok(None)` if the container has too few free pages for the bound (a column
+    /// compaction must free some first).
     pub fn add_row(
         &self,
         number: u64,
+        bound: RowBound,
         source: &mut dyn InternalIterator,
     ) -> Result<Option<RowMeta>> {
         let view = self.view();
@@ -99,7 +101,7 @@ impl Container {
             allocator: &self.allocator,
             page_size: self.options.page_size,
         };
-        let Some(table) = build_row(&target, number, prev, source)? else {
+        let Some(table) = build_row(&target, number, prev, bound, source)? else {
             return Ok(None);
         };
         let meta = RowMeta {
@@ -115,7 +117,8 @@ impl Container {
     /// Forgets a row built but never recorded (its flush failed) and frees its pages.
     pub fn discard_row(&self, number: u64) {
         if let Some(t) = self.tables.lock().remove(&number) {
-            self.allocator.release(t.pages().pages.iter().copied());
+            let used = &t.pages().pages[..t.used_pages()]; // the rest went back when built
+            self.allocator.release(used.iter().copied());
         }
     }
 }

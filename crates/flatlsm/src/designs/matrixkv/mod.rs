@@ -233,9 +233,10 @@ impl Design for MatrixKvDesign {
         &self,
         number: u64,
         version: &Version,
+        bound: crate::rowtable::build::RowBound,
         source: &mut dyn InternalIterator,
     ) -> Result<StoreFlush> {
-        let Some(meta) = self.container()?.add_row(number, source)? else {
+        let Some(meta) = self.container()?.add_row(number, bound, source)? else {
             return self.no_room(version);
         };
         let mut edit = VersionEdit {
