@@ -276,7 +276,7 @@ impl Options {
             self.leveled.validate()?;
         }
         if self.profile == Profile::MatrixKv {
-            self.matrixkv.validate()?;
+            self.matrixkv.validate_for(self.pmtable_size)?;
         }
         self.validate_pmtable_counts()?;
         self.validate_ssd()

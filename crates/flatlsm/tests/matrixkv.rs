@@ -94,3 +94,18 @@ fn a_container_is_reopened_only_with_its_own_geometry_and_profile() {
         Some(value(42, 0))
     );
 }
+
+/// Write buffers whose rows the container pages cannot list, or a container that cannot hold
+/// four of them, are refused when the database opens, not by a failing flush later.
+#[test]
+fn write_buffers_too_large_for_the_container_are_refused_at_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut o = common::matrixkv();
+    o.pmtable_size = 4 << 20; // a row of up to 8 MiB: 4 KiB pages list only ~4 MiB
+    let err = Db::open(dir.path(), o.clone()).err().unwrap().to_string();
+    assert!(err.contains("pmtable_size = 4194304"), "{err}");
+    o.matrixkv.page_size = 64 << 10;
+    o.matrixkv.container_size = 8 << 20; // holds only two such write buffers
+    let err = Db::open(dir.path(), o).err().unwrap().to_string();
+    assert!(err.contains("container_size of at least 16777216"), "{err}");
+}

@@ -116,3 +116,40 @@ impl InternalIterator for VecIterator {
         Ok(())
     }
 }
+
+/// A boxed iterator is an iterator (adapters generic over `I: InternalIterator` take boxes).
+impl<T: InternalIterator + ?Sized> InternalIterator for Box<T> {
+    fn valid(&self) -> bool {
+        (**self).valid()
+    }
+    fn seek_to_first(&mut self) {
+        (**self).seek_to_first()
+    }
+    fn seek(&mut self, target: &[u8]) {
+        (**self).seek(target)
+    }
+    fn seek_with_hint(&mut self, target: &[u8], hint: u64) {
+        (**self).seek_with_hint(target, hint)
+    }
+    fn next(&mut self) {
+        (**self).next()
+    }
+    fn seek_to_last(&mut self) {
+        (**self).seek_to_last()
+    }
+    fn prev(&mut self) {
+        (**self).prev()
+    }
+    fn seek_for_prev(&mut self, target: &[u8]) {
+        (**self).seek_for_prev(target)
+    }
+    fn key(&self) -> &[u8] {
+        (**self).key()
+    }
+    fn value(&self) -> &[u8] {
+        (**self).value()
+    }
+    fn status(&self) -> Result<()> {
+        (**self).status()
+    }
+}

@@ -10,9 +10,8 @@ use crate::buffer::BufferRef;
 use crate::compaction::filtered::Filtered;
 use crate::compaction::flush::FlushOutput;
 use crate::compaction::job;
-use crate::designs::StoreFlush;
+use crate::designs::{StoreFlush, StorePart};
 use crate::error::Result;
-use crate::iter::{InternalIterator, MergingIterator};
 use crate::rowtable::build::RowBound;
 use crate::version::{Version, VersionEdit};
 use std::sync::atomic::Ordering;
@@ -37,10 +36,11 @@ pub(crate) fn flush_into_store(
 ) -> Result<StoreFlushed> {
     loop {
         let version = db.versions.lock().current.clone();
-        let number = db.new_output_number();
-        let written = write_once(db, tables, number, &version);
+        // Numbered in the order the rows are written: oldest table first.
+        let numbers: Vec<u64> = tables.iter().map(|_| db.new_output_number()).collect();
+        let written = write_once(db, tables, &numbers, &version);
         if !matches!(written, Ok(StoreFlush::Written(..))) {
-            db.abandon_outputs(&[number]);
+            db.abandon_outputs(&numbers);
         }
         match written? {
             StoreFlush::NotMine => return Ok(StoreFlushed::NotMine),
@@ -56,7 +56,7 @@ pub(crate) fn flush_into_store(
                     vlog_bytes: 0,
                 };
                 if let Err(e) = install_flush(db, tables, out, started) {
-                    db.design.discard_store_flush(number);
+                    db.design.discard_store_flush(&numbers);
                     return Err(e);
                 }
                 return Ok(StoreFlushed::Installed);
@@ -65,24 +65,31 @@ pub(crate) fn flush_into_store(
     }
 }
 
-/// One attempt: the tables merged, invisible versions dropped, written as output `number`.
+/// One attempt: the tables, oldest first, filtered and written as outputs `numbers` (in
+/// that order).
 fn write_once(
     db: &DbInner,
     tables: &[BufferRef],
-    number: u64,
+    numbers: &[u64],
     version: &Version,
 ) -> Result<StoreFlush> {
-    let children: Vec<Box<dyn InternalIterator + '_>> =
-        tables.iter().map(|t| t.flush_cursor()).collect();
     let oldest = db.flush_context().oldest_snapshot;
-    let mut source = Filtered::new(MergingIterator::new(children), oldest);
-    let contents = tables.iter().map(|t| t.contents());
-    let (entries, key_value_bytes) = contents.fold((0, 0), |a, c| (a.0 + c.0, a.1 + c.1));
-    let bound = RowBound {
-        entries,
-        key_value_bytes,
-    };
-    db.design.store_flush(number, version, bound, &mut source)
+    // `tables` is newest first; rows are written oldest first.
+    let mut parts = Vec::with_capacity(tables.len());
+    for (t, &number) in tables.iter().rev().zip(numbers) {
+        let (entries, key_value_bytes) = t.contents();
+        let source = Box::new(Filtered::new(t.flush_cursor(), oldest));
+        let bound = RowBound {
+            entries,
+            key_value_bytes,
+        };
+        parts.push(StorePart {
+            number,
+            bound,
+            source,
+        });
+    }
+    db.design.store_flush(version, parts)
 }
 
 /// Installs `unblock` (if any), then waits for a store compaction (running one here without

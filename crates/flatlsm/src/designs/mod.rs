@@ -149,19 +149,13 @@ pub(crate) trait Design: Send + Sync {
     fn level0_store(&self, _version: &Version) -> Option<Arc<dyn Level0Store>> {
         None
     }
-    /// Writes flushed write buffers (`source`, already filtered; at most `bound`) into the
-    /// store as output `number`; `NotMine` for designs that flush to SSTables.
-    fn store_flush(
-        &self,
-        _number: u64,
-        _version: &Version,
-        _bound: RowBound,
-        _source: &mut dyn InternalIterator,
-    ) -> Result<StoreFlush> {
+    /// Writes flushed write buffers (`parts`, oldest first, each already filtered) into the
+    /// store, all or none; `NotMine` for designs that flush to SSTables.
+    fn store_flush(&self, _version: &Version, _parts: Vec<StorePart<'_>>) -> Result<StoreFlush> {
         Ok(StoreFlush::NotMine)
     }
-    /// Forgets what `store_flush` wrote as `number` when its edit was not installed.
-    fn discard_store_flush(&self, _number: u64) {}
+    /// Forgets what `store_flush` wrote as `numbers` when its edit was not installed.
+    fn discard_store_flush(&self, _numbers: &[u64]) {}
     /// The edit that puts everything in the store up for compaction (`compact_range`), if
     /// something is not yet.
     fn drain_store_edit(&self, _version: &Version) -> Option<VersionEdit> {
@@ -179,6 +173,14 @@ pub(crate) trait Level0Store: Send + Sync {
     fn get(&self, user_key: &[u8], seq: SequenceNumber) -> Result<Option<Found>>;
     /// Iterators over the store (sources of the database iterator).
     fn iterators(&self) -> Vec<Box<dyn InternalIterator>>;
+}
+
+/// One write buffer to flush into the store: its output number, an upper bound of its size,
+/// and its entries (versions no reader can see already dropped).
+pub(crate) struct StorePart<'a> {
+    pub number: u64,
+    pub bound: RowBound,
+    pub source: Box<dyn InternalIterator + 'a>,
 }
 
 /// What a store flush did.

@@ -31,8 +31,10 @@ pub(crate) struct Container {
     region: Arc<dyn PmRegion>,
     allocator: Arc<PageAllocator>,
     options: MatrixKvOptions,
-    /// Every recorded row, and a row built but not yet installed, by number.
+    /// Every recorded row, and the rows built but not yet installed, by number.
     tables: Mutex<BTreeMap<u64, Arc<RowTable>>>,
+    /// The rows built but not yet installed (a flush's, until its edit is).
+    pending: Mutex<std::collections::BTreeSet<u64>>,
     /// The view of the current version.
     view: Mutex<Arc<MatrixRows>>,
 }
@@ -63,6 +65,7 @@ impl Container {
             allocator,
             options,
             tables: Mutex::new(tables),
+            pending: Mutex::new(std::collections::BTreeSet::new()),
             view: Mutex::new(view),
         })
     }
@@ -76,7 +79,9 @@ impl Container {
     /// rows changed (pages the old rows needed return once no reader holds them).
     pub fn refresh(&self, version: &Version) -> Arc<MatrixRows> {
         let mut tables = self.tables.lock();
-        tables.retain(|n, _| version.rows.rows.contains_key(n) || *n > newest(version));
+        let mut pending = self.pending.lock();
+        pending.retain(|n| !version.rows.rows.contains_key(n));
+        tables.retain(|n, _| version.rows.rows.contains_key(n) || pending.contains(n));
         let rows = rows_of(version, &tables);
         let mut view = self.view.lock();
         if !same_rows(view.rows(), &rows) {
@@ -95,7 +100,8 @@ impl Container {
         source: &mut dyn InternalIterator,
     ) -> Result<Option<RowMeta>> {
         let view = self.view();
-        let prev = view.rows().first().map(|(t, first)| (&**t, *first));
+        let prev = self.newest_row(&view);
+        let prev = prev.as_ref().map(|(t, first)| (&**t, *first));
         let target = RowTarget {
             region: &self.region,
             allocator: &self.allocator,
@@ -111,21 +117,31 @@ impl Container {
             bytes: table.bytes_from(0),
         };
         self.tables.lock().insert(number, Arc::new(table));
+        self.pending.lock().insert(number);
         Ok(Some(meta))
+    }
+
+    /// The newest row built (recorded in `view`, or built and not yet installed), with its
+    /// first live entry: the row a new row's forward pointers index.
+    fn newest_row(&self, view: &MatrixRows) -> Option<(Arc<RowTable>, u64)> {
+        let built = self.pending.lock().last().copied();
+        let built = built.and_then(|n| self.tables.lock().get(&n).cloned());
+        let recorded = view.rows().first().cloned();
+        match (built, recorded) {
+            (Some(b), Some(r)) if r.0.number() > b.number() => Some(r),
+            (Some(b), _) => Some((b, 0)),
+            (None, r) => r,
+        }
     }
 
     /// Forgets a row built but never recorded (its flush failed) and frees its pages.
     pub fn discard_row(&self, number: u64) {
+        self.pending.lock().remove(&number);
         if let Some(t) = self.tables.lock().remove(&number) {
             let used = &t.pages().pages[..t.used_pages()]; // the rest went back when built
             self.allocator.release(used.iter().copied());
         }
     }
-}
-
-/// The newest row number `version` records (0: none).
-fn newest(version: &Version) -> u64 {
-    version.rows.rows.keys().next_back().copied().unwrap_or(0)
 }
 
 /// The rows of `version`, newest first, with their first live entries.

@@ -81,6 +81,27 @@ impl MatrixKvOptions {
         }
     }
 
+    /// Checks that a row of one write buffer of `pmtable_size` bytes fits the container and
+    /// its pages: a row takes at most twice the buffer's bytes (16 bytes of metadata and 3 of
+    /// header per entry of at least 21), its page list must fit one page, and the container
+    /// must hold four of them.
+    pub(crate) fn validate_for(&self, pmtable_size: usize) -> Result<()> {
+        self.validate()?;
+        let row = 2 * pmtable_size as u64;
+        let listable = ((self.page_size - 64) / 4) as u64 * self.page_size as u64;
+        if row > listable || 4 * pmtable_size as u64 > self.container_size {
+            return Err(Error::InvalidArgument(format!(
+                "matrixkv: pmtable_size = {pmtable_size} needs container pages of which one can \
+                 list a row of {row} bytes (page_size = {} lists {listable}) and a container_size \
+                 of at least {} (is {})",
+                self.page_size,
+                4 * pmtable_size as u64,
+                self.container_size
+            )));
+        }
+        Ok(())
+    }
+
     /// The leveled tree above the container: L1 as large as the container.
     pub(crate) fn tree(&self, leveled: LeveledOptions) -> LeveledOptions {
         LeveledOptions {
@@ -96,13 +117,12 @@ pub(crate) mod rows;
 
 pub(crate) use container::CONTAINER_REGION;
 
-use super::{BufferKind, Design, FlushShape, Level0Store, StoreCompaction, StoreFlush};
+use super::{BufferKind, Design, FlushShape, Level0Store, StoreCompaction, StoreFlush, StorePart};
 use crate::compaction::policy::leveled::LeveledPolicy;
 use crate::compaction::policy::CompactionPolicy;
-use crate::iter::InternalIterator;
 use crate::options::{Options, Placement};
 use crate::pm::{DramPmDevice, PmDeviceRef};
-use crate::version::{Version, VersionEdit};
+use crate::version::{RowMeta, Version, VersionEdit};
 use container::Container;
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
@@ -154,12 +174,13 @@ impl MatrixKvDesign {
     }
 
     /// Turns the receiver into the compactor (no data moves) when it reached its limit and the
-    /// compactor is empty; `newest` is the row the edit adds.
-    fn maybe_promote(&self, v: &Version, newest: &crate::version::RowMeta, edit: &mut VersionEdit) {
+    /// compactor is empty; `added` are the rows the edit adds.
+    fn maybe_promote(&self, v: &Version, added: &[RowMeta], edit: &mut VersionEdit) {
         let limit = self.options.receiver_limit * self.options.container_size as f64;
-        let receiver = Self::receiver_bytes(v) + newest.bytes;
+        let receiver = Self::receiver_bytes(v) + added.iter().map(|m| m.bytes).sum::<u64>();
+        let newest = added.last().map(|m| m.number);
         if Self::compactor_is_empty(v) && receiver as f64 >= limit {
-            edit.compactor_through = Some(newest.number);
+            edit.compactor_through = newest;
         }
     }
 }
@@ -228,28 +249,32 @@ impl Design for MatrixKvDesign {
         Some(view)
     }
 
-    /// Writes the flushed memtables as one row; promotes the receiver when it is full.
-    fn store_flush(
-        &self,
-        number: u64,
-        version: &Version,
-        bound: crate::rowtable::build::RowBound,
-        source: &mut dyn InternalIterator,
-    ) -> Result<StoreFlush> {
-        let Some(meta) = self.container()?.add_row(number, bound, source)? else {
-            return self.no_room(version);
-        };
-        let mut edit = VersionEdit {
-            new_rows: vec![meta],
-            ..VersionEdit::default()
-        };
-        self.maybe_promote(version, &meta, &mut edit);
-        Ok(StoreFlush::Written(edit, meta.bytes))
+    /// Writes each flushed memtable as one row (MatrixKV's "one row per MemTable"), all or
+    /// none; promotes the receiver when it is full.
+    fn store_flush(&self, version: &Version, parts: Vec<StorePart<'_>>) -> Result<StoreFlush> {
+        let container = self.container()?;
+        let mut metas: Vec<RowMeta> = Vec::new();
+        for mut part in parts {
+            let added = container.add_row(part.number, part.bound, &mut *part.source);
+            let meta = match added {
+                Ok(Some(meta)) => meta,
+                other => {
+                    metas.iter().for_each(|m| container.discard_row(m.number));
+                    return other.and_then(|_| self.no_room(version));
+                }
+            };
+            metas.push(meta);
+        }
+        let bytes = metas.iter().map(|m| m.bytes).sum();
+        let mut edit = VersionEdit::default();
+        self.maybe_promote(version, &metas, &mut edit);
+        edit.new_rows = metas;
+        Ok(StoreFlush::Written(edit, bytes))
     }
 
-    fn discard_store_flush(&self, number: u64) {
+    fn discard_store_flush(&self, numbers: &[u64]) {
         if let Some(c) = self.container.get() {
-            c.discard_row(number);
+            numbers.iter().for_each(|&n| c.discard_row(n));
         }
     }
 
