@@ -51,28 +51,21 @@ fn crashtest_leveled_survives_kills_with_every_key_verified() {
     assert!(text.contains("12 kills survived"), "{text}");
 }
 
+/// Ten kills of `profile` on msync PM, every key verified after each.
+fn ten_kills_on_msync_pm(profile: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let flags = ["--profile", profile, "--pm-mode", "msync", "--kills", "10"];
+    let rest = ["--threads", "3", "--max-run-ms", "300"];
+    let (ok, text) = crashtest(&[&flags[..], &rest[..]].concat(), &dir.path().join("db"));
+    assert!(ok, "{text}");
+    assert!(text.contains("10 kills survived"), "{text}");
+}
+
 /// The `novelsm` profile: persistent PM skiplists (msync PM here) lose no acknowledged write
 /// when the process is killed.
 #[test]
 fn crashtest_novelsm_survives_kills_with_every_key_verified() {
-    let dir = tempfile::tempdir().unwrap();
-    let (ok, text) = crashtest(
-        &[
-            "--profile",
-            "novelsm",
-            "--pm-mode",
-            "msync",
-            "--kills",
-            "10",
-            "--threads",
-            "3",
-            "--max-run-ms",
-            "300",
-        ],
-        &dir.path().join("db"),
-    );
-    assert!(ok, "{text}");
-    assert!(text.contains("10 kills survived"), "{text}");
+    ten_kills_on_msync_pm("novelsm");
 }
 
 #[test]
@@ -147,22 +140,5 @@ fn crashtest_refuses_an_existing_database_and_bad_flags() {
 /// the PM directory; killed processes lose no acknowledged write.
 #[test]
 fn crashtest_matrixkv_survives_kills_with_every_key_verified() {
-    let dir = tempfile::tempdir().unwrap();
-    let (ok, text) = crashtest(
-        &[
-            "--profile",
-            "matrixkv",
-            "--pm-mode",
-            "msync",
-            "--kills",
-            "10",
-            "--threads",
-            "3",
-            "--max-run-ms",
-            "300",
-        ],
-        &dir.path().join("db"),
-    );
-    assert!(ok, "{text}");
-    assert!(text.contains("10 kills survived"), "{text}");
+    ten_kills_on_msync_pm("matrixkv");
 }

@@ -24,6 +24,15 @@ pub struct LiveRow<'a> {
     pub first: u64,
 }
 
+/// Rows (newest first, each with its first live entry) as [`LiveRow`]s.
+pub fn live_rows(rows: &[(Arc<RowTable>, u64)]) -> Vec<LiveRow<'_>> {
+    let live = rows.iter().map(|(t, first)| LiveRow {
+        table: t,
+        first: *first,
+    });
+    live.collect()
+}
+
 /// The newest version of a key visible at a snapshot.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Found {
@@ -281,14 +290,6 @@ impl MatrixIter {
             error: None,
         }
     }
-
-    fn live(&self) -> Vec<LiveRow<'_>> {
-        let live = self.rows.iter().map(|(t, first)| LiveRow {
-            table: t,
-            first: *first,
-        });
-        live.collect()
-    }
 }
 
 impl InternalIterator for MatrixIter {
@@ -301,7 +302,7 @@ impl InternalIterator for MatrixIter {
     }
 
     fn seek(&mut self, target: &[u8]) {
-        match hint_positions(&self.live(), user_key_of(target)) {
+        match hint_positions(&live_rows(&self.rows), user_key_of(target)) {
             Ok(hints) => self.merged.seek_with_hints(target, &hints),
             Err(e) => self.error = Some(e),
         }
