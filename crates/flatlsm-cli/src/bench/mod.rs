@@ -215,5 +215,19 @@ fn plot_outcomes(
             points: o.cdf(),
         })
         .collect();
-    plot::write_figures(dir, "", &timelines, &cdfs)
+    let mut files = plot::write_figures(dir, "", &timelines, &cdfs)?;
+    let spans: Vec<plot::Spans> = with_ops
+        .iter()
+        .filter(|o| !o.stats.store_compactions.is_empty())
+        .map(|o| plot::Spans {
+            label: label(o),
+            spans: o.stats.store_compaction_spans(o.measured.wall_seconds),
+        })
+        .collect();
+    if !spans.is_empty() {
+        let path = dir.join("column_compactions.png");
+        plot::compaction_spans(&path, "Column compactions (L0-L1)", &spans)?;
+        files.push(path);
+    }
+    Ok(files)
 }

@@ -225,6 +225,7 @@ fn outcome(
             .copied()
             .unwrap_or(0),
         store_compactions: Vec::new(),
+        taken_ms: 0,
     };
     let measured = Measured {
         ops: r.ops,

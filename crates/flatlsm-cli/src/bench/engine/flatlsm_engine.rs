@@ -118,8 +118,11 @@ impl Engine for FlatLsmEngine {
             store_compactions: s
                 .store_compactions
                 .iter()
-                .map(|c| (c.micros, c.store_bytes))
+                .map(|c| (c.finished_ms, c.micros, c.store_bytes))
                 .collect(),
+            taken_ms: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_millis() as u64),
         }
     }
 

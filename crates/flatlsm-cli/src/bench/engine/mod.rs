@@ -31,8 +31,11 @@ pub struct EngineStats {
     /// `rocksdb.db.flush.micros` histogram).
     pub flush_micros: u64,
     /// Compactions out of a design's level-0 store (matrixkv's column compactions), oldest
-    /// first: (duration µs, store bytes merged).
-    pub store_compactions: Vec<(u64, u64)>,
+    /// first: (finished, ms since the Unix epoch; duration µs; store bytes merged).
+    pub store_compactions: Vec<(u64, u64, u64)>,
+    /// When these counters were read, ms since the Unix epoch (places the compactions on the
+    /// benchmark's clock; 0 where unknown).
+    pub taken_ms: u64,
 }
 
 /// Bytes in one MB of the MB/s figures (db_bench's MB).
@@ -58,10 +61,10 @@ impl EngineStats {
     pub fn store_compaction_line(&self) -> Option<String> {
         let c = &self.store_compactions;
         let n = c.len() as f64;
-        let max_mb = c.iter().map(|x| x.1).max()? as f64 / MB;
-        let mean_mb = c.iter().map(|x| x.1 as f64).sum::<f64>() / n / MB;
-        let max_ms = c.iter().map(|x| x.0).max()? as f64 / 1e3;
-        let mean_ms = c.iter().map(|x| x.0 as f64).sum::<f64>() / n / 1e3;
+        let max_mb = c.iter().map(|x| x.2).max()? as f64 / MB;
+        let mean_mb = c.iter().map(|x| x.2 as f64).sum::<f64>() / n / MB;
+        let max_ms = c.iter().map(|x| x.1).max()? as f64 / 1e3;
+        let mean_ms = c.iter().map(|x| x.1 as f64).sum::<f64>() / n / 1e3;
         Some(format!(
             "  column compactions: {} | rows {mean_mb:.1} MB each (max {max_mb:.1}) | {mean_ms:.0} ms each (max {max_ms:.0})\n",
             c.len()
@@ -72,6 +75,17 @@ impl EngineStats {
     pub fn flush_mb_per_sec(&self) -> Option<f64> {
         (self.flush_micros > 0)
             .then(|| self.flush_bytes as f64 / MB / (self.flush_micros as f64 / 1e6))
+    }
+
+    /// The store compactions on the clock of a benchmark that ran `wall_seconds` until these
+    /// counters were read: (start s, end s, MB merged).
+    pub fn store_compaction_spans(&self, wall_seconds: f64) -> Vec<(f64, f64, f64)> {
+        let start_ms = self.taken_ms as f64 - wall_seconds * 1e3;
+        let span = |&(finished, micros, bytes): &(u64, u64, u64)| {
+            let end = (finished as f64 - start_ms) / 1e3;
+            (end - micros as f64 / 1e6, end, bytes as f64 / MB)
+        };
+        self.store_compactions.iter().map(span).collect()
     }
 
     /// SSD bytes written / user bytes (0 before any write).
@@ -113,11 +127,15 @@ mod tests {
     #[test]
     fn column_compactions_are_summarised_per_benchmark() {
         let before = EngineStats {
-            store_compactions: vec![(9_000_000, 1 << 30)],
+            store_compactions: vec![(1, 9_000_000, 1 << 30)],
             ..EngineStats::default()
         };
         let after = EngineStats {
-            store_compactions: vec![(9_000_000, 1 << 30), (2_000, 2 << 20), (4_000, 4 << 20)],
+            store_compactions: vec![
+                (1, 9_000_000, 1 << 30),
+                (2, 2_000, 2 << 20),
+                (3, 4_000, 4 << 20),
+            ],
             ..EngineStats::default()
         };
         let line = after.since(&before).store_compaction_line().unwrap();
@@ -126,6 +144,12 @@ mod tests {
             "{line}"
         );
         assert_eq!(EngineStats::default().store_compaction_line(), None);
+        let clocked = EngineStats {
+            store_compactions: vec![(10_500, 500_000, 3 << 20)],
+            taken_ms: 12_000,
+            ..EngineStats::default()
+        };
+        assert_eq!(clocked.store_compaction_spans(4.0), vec![(2.0, 2.5, 3.0)]);
     }
 }
 

@@ -184,6 +184,7 @@ impl Engine for RocksDbEngine {
             flush_bytes: t(Ticker::FlushWriteBytes),
             flush_micros: self.flush_micros(),
             store_compactions: Vec::new(),
+            taken_ms: 0,
         }
     }
 

@@ -3,7 +3,9 @@
 //!
 //! - `throughput.png`: instant throughput (ops/s per interval) over time, one line per run
 //!   (like the FlatLSM paper's Fig. 20/21);
-//! - `latency_cdf.png`: latency CDF per run, logarithmic latency axis.
+//! - `latency_cdf.png`: latency CDF per run, logarithmic latency axis;
+//! - `column_compactions.png` (runs with column compactions): one segment per compaction from
+//!   its start to its end at the height of the row data it merged (MatrixKV's Fig. 14).
 
 use plotters::prelude::*;
 use plotters::style::FontStyle;
@@ -128,6 +130,52 @@ pub fn latency_cdf(path: &Path, title: &str, series: &[Series]) -> Result<(), St
     root.present().map_err(&err)
 }
 
+/// One run's store compactions: (start s, end s, MB).
+pub struct Spans {
+    /// Legend text.
+    pub label: String,
+    /// The compactions.
+    pub spans: Vec<(f64, f64, f64)>,
+}
+
+/// Draws each compaction as a horizontal segment (time on x, MB merged on y) into `path`.
+pub fn compaction_spans(path: &Path, title: &str, runs: &[Spans]) -> Result<(), String> {
+    register_font()?;
+    let err = draw_err(path);
+    let root = BitMapBackend::new(path, (1200, 600)).into_drawing_area();
+    root.fill(&WHITE).map_err(&err)?;
+    let all = || runs.iter().flat_map(|r| r.spans.iter());
+    let x_max = all().map(|s| s.1).fold(1.0, f64::max);
+    let y_max = all().map(|s| s.2).fold(1.0, f64::max) * 1.1;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(title, (FAMILY, 24))
+        .margin(15)
+        .x_label_area_size(45)
+        .y_label_area_size(80)
+        .build_cartesian_2d(0.0..x_max, 0.0..y_max)
+        .map_err(&err)?;
+    chart
+        .configure_mesh()
+        .x_desc("time (s)")
+        .y_desc("data merged (MB)")
+        .label_style((FAMILY, 14))
+        .draw()
+        .map_err(&err)?;
+    for (i, r) in runs.iter().enumerate() {
+        let color = COLORS[i % COLORS.len()];
+        let segment = |&(a, b, mb): &(f64, f64, f64)| {
+            PathElement::new([(a.max(0.0), mb), (b, mb)], color.stroke_width(3))
+        };
+        chart
+            .draw_series(r.spans.iter().map(segment))
+            .map_err(&err)?
+            .label(r.label.clone())
+            .legend(move |(x, y)| PathElement::new([(x, y), (x + 20, y)], color.stroke_width(3)));
+    }
+    legend(&mut chart).map_err(&err)?;
+    root.present().map_err(&err)
+}
+
 fn legend<'a, DB: DrawingBackend + 'a, CT: plotters::coord::CoordTranslate>(
     chart: &mut ChartContext<'a, DB, CT>,
 ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
@@ -181,5 +229,17 @@ mod tests {
             let bytes = std::fs::read(&f).unwrap();
             assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n", "{}", f.display());
         }
+    }
+
+    #[test]
+    fn compaction_spans_are_a_png_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.png");
+        let runs = [Spans {
+            label: "matrixkv".into(),
+            spans: vec![(0.5, 0.8, 40.0), (1.0, 1.6, 75.0)],
+        }];
+        compaction_spans(&path, "t", &runs).unwrap();
+        assert_eq!(&std::fs::read(&path).unwrap()[..4], b"\x89PNG");
     }
 }
