@@ -41,14 +41,19 @@ fn err(e: flatlsm::Error) -> String {
 }
 
 impl Engine for FlatLsmEngine {
+    /// "FlatLSM", or the profile's name for the other designs this engine builds.
     fn name(&self) -> String {
-        "FlatLSM".into()
+        match self.options.profile {
+            flatlsm::Profile::FlatLsm => "FlatLSM".into(),
+            p => p.name().into(),
+        }
     }
 
     fn describe(&self) -> String {
         let mode = self.db.as_ref().and_then(|d| d.stats().pm_mode);
         format!(
-            "FlatLSM: db {} | PM {} ({})",
+            "{}: db {} | PM {} ({})",
+            self.name(),
             self.dir.display(),
             self.options
                 .pm_path
