@@ -34,6 +34,8 @@ pub struct BenchConfig {
     pub placement_study: bool,
     /// Value sizes `--compare profiles` sweeps (empty: one run at `value_size`).
     pub value_sizes: Vec<usize>,
+    /// Bytes written at each value size of the sweep.
+    pub sweep_bytes: u64,
 }
 
 /// db_bench's default key count.
@@ -86,6 +88,15 @@ impl BenchConfig {
         if args.report_interval_seconds <= 0.0 {
             return Err("--report_interval_seconds must be > 0".into());
         }
+        args.rate_limit_ops = args.rate_limit_ops.or(p.rate_limit_ops);
+        if args
+            .rate_limit_ops
+            .is_some_and(|r| !(r.is_finite() && r > 0.0))
+        {
+            return Err(
+                "--rate_limit_ops must be a positive number of operations per second".into(),
+            );
+        }
         if args.readwritepercent > 100 {
             return Err("--readwritepercent must be within 0..=100".into());
         }
@@ -117,7 +128,7 @@ impl BenchConfig {
         Ok(BenchConfig {
             benchmarks,
             num,
-            reads: args.reads.unwrap_or(num),
+            reads: args.reads.or(p.reads).unwrap_or(num),
             value_size: args
                 .value_size
                 .or(p.value_size)
@@ -130,6 +141,7 @@ impl BenchConfig {
             l1_ratios,
             placement_study: p.placement_study,
             value_sizes: p.value_sizes.map(<[usize]>::to_vec).unwrap_or_default(),
+            sweep_bytes: p.sweep_bytes.unwrap_or(super::preset::PM_MEMTABLES_BYTES),
         })
     }
 }

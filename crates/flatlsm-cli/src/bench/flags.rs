@@ -139,6 +139,11 @@ pub struct BenchFlags {
     /// Values at least this large go to the value log.
     #[arg(long = "kv_separation_threshold")]
     pub kv_separation_threshold: Option<usize>,
+    /// Fixes the request rate: operations per second across all threads (YCSB's target
+    /// throughput; the paper's tail-latency tables run YCSB-A at a fixed rate). Default: flat
+    /// out.
+    #[arg(long = "rate_limit_ops")]
+    pub rate_limit_ops: Option<f64>,
     /// matrixkv: bytes of the PM matrix container (L1's target size too; default 1 GiB).
     #[arg(long = "container_size")]
     pub container_size: Option<u64>,

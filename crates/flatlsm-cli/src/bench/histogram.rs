@@ -38,6 +38,8 @@ pub struct Summary {
     pub max: f64,
     /// 75th percentile.
     pub p75: f64,
+    /// 90th percentile.
+    pub p90: f64,
     /// 99th percentile.
     pub p99: f64,
     /// 99.9th percentile.
@@ -80,6 +82,7 @@ impl Latencies {
             median: self.micros_at(0.5),
             max: us(h.max()),
             p75: self.micros_at(0.75),
+            p90: self.micros_at(0.90),
             p99: self.micros_at(0.99),
             p999: self.micros_at(0.999),
             p9999: self.micros_at(0.9999),

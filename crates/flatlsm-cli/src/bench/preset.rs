@@ -59,6 +59,12 @@ pub struct Preset {
     pub compare: Option<&'static str>,
     /// Value sizes to sweep with `--compare profiles`, the same bytes written at each.
     pub value_sizes: Option<&'static [usize]>,
+    /// Bytes written at each value size of the sweep (default [`PM_MEMTABLES_BYTES`]).
+    pub sweep_bytes: Option<u64>,
+    /// Operations of the read and YCSB benchmarks.
+    pub reads: Option<u64>,
+    /// Fixed request rate (ops/s) unless `--rate_limit_ops` is given.
+    pub rate_limit_ops: Option<f64>,
 }
 
 /// Bytes of user data the paper-scaled preset writes.
@@ -73,9 +79,11 @@ pub fn lookup(name: &str) -> Result<Preset, String> {
         "placement" => Ok(placement()),
         "pm-memtables" => Ok(pm_memtables()),
         "designs-4k" => Ok(designs_4k()),
+        "matrixkv-writes" => Ok(matrixkv_writes()),
+        "matrixkv-tail" => Ok(matrixkv_tail()),
         _ => Err(format!(
             "unknown --preset {name:?}: expected paper-scaled, no-pm-disk, l1-ratio, placement, \
-             pm-memtables or designs-4k"
+             pm-memtables, designs-4k, matrixkv-writes or matrixkv-tail"
         )),
     }
 }
@@ -187,6 +195,51 @@ fn designs_4k() -> Preset {
     }
 }
 
+/// MatrixKV's Figs. 10a, 12, 13 and 14, scaled: random writes of 4 GiB at each value size
+/// (the paper: 80 GB) on every design with RocksDB's 64 MiB memtables, two of them, and a
+/// 1 GiB container (the paper: 8 GB), columns of 40–80 MiB; the timeline, write
+/// amplification and column-compaction figures come with `--plot`.
+fn matrixkv_writes() -> Preset {
+    let mut container = flatlsm::MatrixKvOptions::default();
+    container.container_size = 1 << 30;
+    Preset {
+        benchmarks: Some("fillrandom"),
+        key_size: Some(16),
+        pmtable_size: Some(64 << 20),
+        flush_immutable_num: Some(1),
+        max_write_buffer_number: Some(2),
+        needs_pm_path: true,
+        compare: Some("profiles"),
+        matrixkv: Some(container),
+        value_sizes: Some(&[256, 1024, 4096, 16384]),
+        sweep_bytes: Some(4 << 30),
+        ..Preset::default()
+    }
+}
+
+/// MatrixKV's Table 2, scaled: load 1M records of 4 KB (the paper: 80 GB), then YCSB-A
+/// (50 % reads, 50 % updates) at a fixed 20,000 requests per second, as SILK's method; the
+/// latency table gives average, P90, P99 and P99.9 per design.
+fn matrixkv_tail() -> Preset {
+    let mut container = flatlsm::MatrixKvOptions::default();
+    container.container_size = 1 << 30;
+    Preset {
+        benchmarks: Some("ycsba"),
+        num: Some(1_000_000),
+        reads: Some(1_000_000),
+        key_size: Some(16),
+        value_size: Some(4096),
+        pmtable_size: Some(64 << 20),
+        flush_immutable_num: Some(1),
+        max_write_buffer_number: Some(2),
+        needs_pm_path: true,
+        compare: Some("profiles"),
+        matrixkv: Some(container),
+        rate_limit_ops: Some(20_000.0),
+        ..Preset::default()
+    }
+}
+
 /// matrixkv's container for the 8 GiB runs: 2 GiB (eight 256 MiB write buffers; the paper's
 /// 8 GB held 128 of its 64 MB ones), L1 as large, columns of 40–80 MiB (½·AF·S_sst..AF·S_sst
 /// with 8 MiB units).
@@ -242,6 +295,27 @@ mod tests {
         let disk = lookup("no-pm-disk").unwrap();
         assert!(!disk.needs_pm_path && disk.pm_mode.is_some());
         assert_eq!(disk.num, p.num);
+    }
+
+    /// MatrixKV's setup scaled: RocksDB's two 64 MiB memtables, a 1 GiB container, 4 GiB
+    /// written per value size; the tail-latency run fixes YCSB-A at 20,000 requests/s.
+    #[test]
+    fn matrixkv_presets_scale_the_papers_setup() {
+        let w = lookup("matrixkv-writes").unwrap();
+        assert_eq!(
+            (w.pmtable_size, w.max_write_buffer_number),
+            (Some(64 << 20), Some(2))
+        );
+        assert_eq!(w.matrixkv.unwrap().container_size, 1 << 30);
+        assert_eq!(
+            (w.sweep_bytes, w.value_sizes.unwrap().len()),
+            (Some(4 << 30), 4)
+        );
+        let t = lookup("matrixkv-tail").unwrap();
+        assert_eq!(
+            (t.benchmarks, t.rate_limit_ops),
+            (Some("ycsba"), Some(20_000.0))
+        );
     }
 
     #[test]

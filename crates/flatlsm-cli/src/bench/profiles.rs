@@ -8,7 +8,6 @@
 use super::compare;
 use super::config::BenchConfig;
 use super::outcome::Outcome;
-use super::preset::PM_MEMTABLES_BYTES;
 use super::workdir::WorkDir;
 use flatlsm::Profile;
 use serde_json::{json, Value};
@@ -23,7 +22,7 @@ pub fn run(cfg: &BenchConfig, work: &WorkDir) -> Result<(Vec<Outcome>, Value), S
         let mut one = cfg.clone();
         one.value_size = size;
         if cfg.args.num.is_none() {
-            one.num = PM_MEMTABLES_BYTES / (cfg.key_size + size) as u64;
+            one.num = cfg.sweep_bytes / (cfg.key_size + size) as u64;
             one.reads = one.num;
         }
         println!("==== value size {size} B, {} writes", one.num);

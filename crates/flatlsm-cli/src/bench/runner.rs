@@ -56,6 +56,9 @@ pub struct Plan {
     pub seed: u64,
     /// Value size of the thread's value source.
     pub value_size: usize,
+    /// Operations per second across all threads, when the request rate is fixed (YCSB's
+    /// target throughput): each worker waits for its next slot before an operation.
+    pub rate_limit: Option<f64>,
 }
 
 /// Per-worker state handed to a benchmark body.
@@ -78,15 +81,24 @@ pub struct ThreadCtx<'a> {
     counter: &'a AtomicU64,
     plan: Plan,
     deadline: Option<Instant>,
+    /// When the worker started (its rate-limit slots count from here).
+    began: Instant,
 }
 
 impl ThreadCtx<'_> {
-    /// True while the worker should start another operation.
+    /// True while the worker should start another operation; under a rate limit, returns
+    /// once the next operation's slot has come.
     pub fn keep_going(&self) -> bool {
-        match self.deadline {
+        let more = match self.deadline {
             Some(d) => Instant::now() < d,
             None => self.ops < self.plan.ops_per_thread,
+        };
+        if let (true, Some(rate)) = (more, self.plan.rate_limit) {
+            let per_thread = rate / self.plan.threads.max(1) as f64;
+            let slot = self.began + Duration::from_secs_f64(self.ops as f64 / per_thread);
+            std::thread::sleep(slot.saturating_duration_since(Instant::now()));
         }
+        more
     }
 
     /// Records an operation of `kind` that began at `start`.
@@ -218,6 +230,7 @@ where
         counter,
         plan,
         deadline,
+        began: Instant::now(),
     };
     let start = Instant::now();
     body(&mut ctx)?;
@@ -265,4 +278,34 @@ fn monitor(
     }
     progress.finish(done, end - start);
     intervals
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Under a fixed request rate the workers wait for their slots: 200 operations at 2,000
+    /// per second across two threads cannot finish in less than a tenth of a second (less
+    /// one slot per thread, the first being due at once).
+    #[test]
+    fn a_rate_limit_spaces_the_operations() {
+        let plan = Plan {
+            ops_per_thread: 100,
+            duration: None,
+            threads: 2,
+            interval: Duration::from_secs(1),
+            seed: 1,
+            value_size: 8,
+            rate_limit: Some(2000.0),
+        };
+        let m = run_workers("limited", plan, |ctx| {
+            while ctx.keep_going() {
+                ctx.record(OpKind::Write, Instant::now());
+            }
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(m.ops, 200);
+        assert!(m.wall_seconds >= 0.099 - 1.0 / 1000.0, "{}", m.wall_seconds);
+    }
 }

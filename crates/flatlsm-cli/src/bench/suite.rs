@@ -98,6 +98,7 @@ fn plan(cfg: &BenchConfig, index: usize) -> Plan {
         interval: Duration::from_secs_f64(cfg.args.report_interval_seconds),
         seed: benchmark_seed(cfg, index),
         value_size: cfg.value_size,
+        rate_limit: cfg.args.rate_limit_ops,
     }
 }
 

@@ -92,6 +92,7 @@ pub fn load(engine: &dyn Engine, plan: Plan, num: u64, table: &Table) -> Result<
     let plan = Plan {
         ops_per_thread: per_thread,
         duration: None,
+        rate_limit: None, // the load runs flat out; the rate applies to the workload
         ..plan
     };
     let m = run_workers("ycsb_load", plan, |ctx| loop {
@@ -240,6 +241,7 @@ mod tests {
             interval: std::time::Duration::from_secs(1),
             seed: 7,
             value_size: 16,
+            rate_limit: None,
         }
     }
 

@@ -19,8 +19,18 @@ const METRICS: &[Metric] = &[
         higher_is_better: true,
     },
     Metric {
+        name: "average latency (us)",
+        value: |o| Some(o.latency.average),
+        higher_is_better: false,
+    },
+    Metric {
         name: "P50 latency (us)",
         value: |o| Some(o.latency.median),
+        higher_is_better: false,
+    },
+    Metric {
+        name: "P90 latency (us)",
+        value: |o| Some(o.latency.p90),
         higher_is_better: false,
     },
     Metric {
