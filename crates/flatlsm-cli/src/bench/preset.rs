@@ -195,15 +195,12 @@ fn designs_4k() -> Preset {
     }
 }
 
-/// MatrixKV's Figs. 10a, 12, 13 and 14, scaled: random writes of 4 GiB at each value size
-/// (the paper: 80 GB) on every design with RocksDB's 64 MiB memtables, two of them, and a
-/// 1 GiB container (the paper: 8 GB), columns of 40–80 MiB; the timeline, write
-/// amplification and column-compaction figures come with `--plot`.
-fn matrixkv_writes() -> Preset {
+/// MatrixKV's evaluation setup, scaled: RocksDB's two 64 MiB memtables, 16 B keys, and a 1 GiB
+/// matrix container (the paper: 8 GB), compared on every design.
+fn matrixkv_setup() -> Preset {
     let mut container = flatlsm::MatrixKvOptions::default();
     container.container_size = 1 << 30;
     Preset {
-        benchmarks: Some("fillrandom"),
         key_size: Some(16),
         pmtable_size: Some(64 << 20),
         flush_immutable_num: Some(1),
@@ -211,9 +208,19 @@ fn matrixkv_writes() -> Preset {
         needs_pm_path: true,
         compare: Some("profiles"),
         matrixkv: Some(container),
+        ..Preset::default()
+    }
+}
+
+/// MatrixKV's Figs. 10a, 12, 13 and 14, scaled: random writes of 4 GiB at each value size
+/// (the paper: 80 GB), columns of 40–80 MiB; the timeline, write amplification and
+/// column-compaction figures come with `--plot`.
+fn matrixkv_writes() -> Preset {
+    Preset {
+        benchmarks: Some("fillrandom"),
         value_sizes: Some(&[256, 1024, 4096, 16384]),
         sweep_bytes: Some(4 << 30),
-        ..Preset::default()
+        ..matrixkv_setup()
     }
 }
 
@@ -221,22 +228,13 @@ fn matrixkv_writes() -> Preset {
 /// (50 % reads, 50 % updates) at a fixed 20,000 requests per second, as SILK's method; the
 /// latency table gives average, P90, P99 and P99.9 per design.
 fn matrixkv_tail() -> Preset {
-    let mut container = flatlsm::MatrixKvOptions::default();
-    container.container_size = 1 << 30;
     Preset {
         benchmarks: Some("ycsba"),
         num: Some(1_000_000),
         reads: Some(1_000_000),
-        key_size: Some(16),
         value_size: Some(4096),
-        pmtable_size: Some(64 << 20),
-        flush_immutable_num: Some(1),
-        max_write_buffer_number: Some(2),
-        needs_pm_path: true,
-        compare: Some("profiles"),
-        matrixkv: Some(container),
         rate_limit_ops: Some(20_000.0),
-        ..Preset::default()
+        ..matrixkv_setup()
     }
 }
 

@@ -55,6 +55,42 @@ fn draw_err<E: std::fmt::Debug>(path: &Path) -> impl Fn(E) -> String + '_ {
     move |e| format!("drawing {}: {e:?}", path.display())
 }
 
+/// A figure's title and its axes: (description, maximum), both from 0.
+struct Axes<'a> {
+    title: &'a str,
+    x: (&'a str, f64),
+    y: (&'a str, f64),
+}
+
+type LinearChart<'a, 'b> = ChartContext<
+    'a,
+    BitMapBackend<'b>,
+    Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
+>;
+
+/// A chart with linear axes and its mesh drawn on `root`.
+fn linear_chart<'a, 'b>(
+    root: &'a DrawingArea<BitMapBackend<'b>, plotters::coord::Shift>,
+    axes: &Axes<'_>,
+) -> Result<
+    LinearChart<'a, 'b>,
+    DrawingAreaErrorKind<<BitMapBackend<'b> as DrawingBackend>::ErrorType>,
+> {
+    let mut chart = ChartBuilder::on(root)
+        .caption(axes.title, (FAMILY, 24))
+        .margin(15)
+        .x_label_area_size(45)
+        .y_label_area_size(80)
+        .build_cartesian_2d(0.0..axes.x.1, 0.0..axes.y.1)?;
+    chart
+        .configure_mesh()
+        .x_desc(axes.x.0)
+        .y_desc(axes.y.0)
+        .label_style((FAMILY, 14))
+        .draw()?;
+    Ok(chart)
+}
+
 /// Draws throughput over time into `path`.
 pub fn throughput_over_time(path: &Path, title: &str, series: &[Series]) -> Result<(), String> {
     register_font()?;
@@ -63,20 +99,12 @@ pub fn throughput_over_time(path: &Path, title: &str, series: &[Series]) -> Resu
     root.fill(&WHITE).map_err(&err)?;
     let x_max = max_of(series, |p| p.0).max(1.0);
     let y_max = max_of(series, |p| p.1).max(1.0) * 1.1;
-    let mut chart = ChartBuilder::on(&root)
-        .caption(title, (FAMILY, 24))
-        .margin(15)
-        .x_label_area_size(45)
-        .y_label_area_size(80)
-        .build_cartesian_2d(0.0..x_max, 0.0..y_max)
-        .map_err(&err)?;
-    chart
-        .configure_mesh()
-        .x_desc("time (s)")
-        .y_desc("throughput (ops/s)")
-        .label_style((FAMILY, 14))
-        .draw()
-        .map_err(&err)?;
+    let axes = Axes {
+        title,
+        x: ("time (s)", x_max),
+        y: ("throughput (ops/s)", y_max),
+    };
+    let mut chart = linear_chart(&root, &axes).map_err(&err)?;
     for (i, s) in series.iter().enumerate() {
         let color = COLORS[i % COLORS.len()];
         chart
@@ -147,20 +175,12 @@ pub fn compaction_spans(path: &Path, title: &str, runs: &[Spans]) -> Result<(), 
     let all = || runs.iter().flat_map(|r| r.spans.iter());
     let x_max = all().map(|s| s.1).fold(1.0, f64::max);
     let y_max = all().map(|s| s.2).fold(1.0, f64::max) * 1.1;
-    let mut chart = ChartBuilder::on(&root)
-        .caption(title, (FAMILY, 24))
-        .margin(15)
-        .x_label_area_size(45)
-        .y_label_area_size(80)
-        .build_cartesian_2d(0.0..x_max, 0.0..y_max)
-        .map_err(&err)?;
-    chart
-        .configure_mesh()
-        .x_desc("time (s)")
-        .y_desc("data merged (MB)")
-        .label_style((FAMILY, 14))
-        .draw()
-        .map_err(&err)?;
+    let axes = Axes {
+        title,
+        x: ("time (s)", x_max),
+        y: ("data merged (MB)", y_max),
+    };
+    let mut chart = linear_chart(&root, &axes).map_err(&err)?;
     for (i, r) in runs.iter().enumerate() {
         let color = COLORS[i % COLORS.len()];
         let segment = |&(a, b, mb): &(f64, f64, f64)| {
