@@ -13,25 +13,8 @@ use super::{RowTable, ENTRY_HEADER_LEN};
 use crate::error::{Error, Result};
 use crate::iter::{copy_error, InternalIterator, MergingIterator};
 use crate::types::{compare_internal_keys, split_internal_key, user_key_of, SequenceNumber};
+use std::borrow::Borrow;
 use std::sync::Arc;
-
-/// A row as a version sees it: the table and its first live entry.
-#[derive(Clone, Copy)]
-pub struct LiveRow<'a> {
-    /// The row.
-    pub table: &'a RowTable,
-    /// Entries before this one were compacted away.
-    pub first: u64,
-}
-
-/// Rows (newest first, each with its first live entry) as [`LiveRow`]s.
-pub fn live_rows(rows: &[(Arc<RowTable>, u64)]) -> Vec<LiveRow<'_>> {
-    let live = rows.iter().map(|(t, first)| LiveRow {
-        table: t,
-        first: *first,
-    });
-    live.collect()
-}
 
 /// The newest version of a key visible at a snapshot.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -42,37 +25,37 @@ pub struct Found {
     pub value: Vec<u8>,
 }
 
-/// The newest version of `user_key` with a sequence <= `snapshot` in `rows` (newest row
-/// first), each older row searched only where the forward pointers allow.
-pub fn hint_get(
-    rows: &[LiveRow<'_>],
+/// The search functions take the rows as a version sees them, newest first: each row (an
+/// `Arc<RowTable>`, a `&RowTable`, ...) with its first live entry (entries before it were
+/// compacted away).
+pub type Rows<T> = [(T, u64)];
+
+/// The newest version of `user_key` with a sequence <= `snapshot` in `rows`, each older row
+/// searched only where the forward pointers allow.
+pub fn hint_get<T: Borrow<RowTable>>(
+    rows: &Rows<T>,
     user_key: &[u8],
     snapshot: SequenceNumber,
 ) -> Result<Option<Found>> {
-    let mut range = None;
-    for (k, row) in rows.iter().enumerate() {
-        let (lo, hi) = clamp(range, row);
-        let p = row.table.lower_bound(user_key, lo, hi)?;
-        if let Some(found) = visible_at(row, p, user_key, snapshot)? {
-            return Ok(Some(found));
-        }
-        range = rows.get(k + 1).and_then(|older| narrowed(row, p, older));
-    }
-    Ok(None)
+    let mut found = None;
+    walk_hints(rows, user_key, |(t, _), p| {
+        found = visible_at(t.borrow(), p, user_key, snapshot)?;
+        Ok(found.is_none())
+    })?;
+    Ok(found)
 }
 
 /// The same answer as [`hint_get`], found by a full binary search of every row (the reference
 /// the property test holds the hint search to).
-pub fn naive_get(
-    rows: &[LiveRow<'_>],
+pub fn naive_get<T: Borrow<RowTable>>(
+    rows: &Rows<T>,
     user_key: &[u8],
     snapshot: SequenceNumber,
 ) -> Result<Option<Found>> {
-    for row in rows {
-        let p = row
-            .table
-            .lower_bound(user_key, row.first, row.table.len())?;
-        if let Some(found) = visible_at(row, p, user_key, snapshot)? {
+    for (t, first) in rows {
+        let t = t.borrow();
+        let p = t.lower_bound(user_key, *first, t.len())?;
+        if let Some(found) = visible_at(t, p, user_key, snapshot)? {
             return Ok(Some(found));
         }
     }
@@ -81,59 +64,80 @@ pub fn naive_get(
 
 /// Per row, the first live entry with user key >= `user_key`, found through the hints (where
 /// a scan's row iterators start).
-pub fn hint_positions(rows: &[LiveRow<'_>], user_key: &[u8]) -> Result<Vec<u64>> {
-    let mut range = None;
+pub fn hint_positions<T: Borrow<RowTable>>(rows: &Rows<T>, user_key: &[u8]) -> Result<Vec<u64>> {
     let mut out = Vec::with_capacity(rows.len());
-    for (k, row) in rows.iter().enumerate() {
-        let (lo, hi) = clamp(range, row);
-        let p = row.table.lower_bound(user_key, lo, hi)?;
+    walk_hints(rows, user_key, |_, p| {
         out.push(p);
-        range = rows.get(k + 1).and_then(|older| narrowed(row, p, older));
-    }
+        Ok(true)
+    })?;
     Ok(out)
 }
 
-/// A hint range clamped to the row's live entries (the whole live row without a hint).
-fn clamp(range: Option<(u64, u64)>, row: &LiveRow<'_>) -> (u64, u64) {
-    let n = row.table.len();
-    let first = row.first.min(n);
+/// Finds `user_key`'s lower bound in each row, newest first, each older row searched only in
+/// the range its newer neighbour's forward pointers give; `visit` gets each row and position
+/// and returns whether to go on.
+fn walk_hints<T: Borrow<RowTable>>(
+    rows: &Rows<T>,
+    user_key: &[u8],
+    mut visit: impl FnMut(&(T, u64), u64) -> Result<bool>,
+) -> Result<()> {
+    let mut range = None;
+    for (k, row) in rows.iter().enumerate() {
+        let (t, first) = (row.0.borrow(), row.1);
+        let (lo, hi) = clamp(range, t, first);
+        let p = t.lower_bound(user_key, lo, hi)?;
+        if !visit(row, p)? {
+            return Ok(());
+        }
+        range = rows
+            .get(k + 1)
+            .and_then(|older| narrowed(t, first, p, older.0.borrow()));
+    }
+    Ok(())
+}
+
+/// A hint range clamped to the live entries `first..` of `t` (the whole live row without a
+/// hint).
+fn clamp(range: Option<(u64, u64)>, t: &RowTable, first: u64) -> (u64, u64) {
+    let n = t.len();
+    let first = first.min(n);
     let (lo, hi) = range.unwrap_or((first, n));
     let lo = lo.clamp(first, n);
     (lo, hi.clamp(lo, n))
 }
 
-/// Where `older` holds the lower bound of the key whose lower bound in `row` is `p`; `None`
-/// when `row`'s pointers index another row.
-fn narrowed(row: &LiveRow<'_>, p: u64, older: &LiveRow<'_>) -> Option<(u64, u64)> {
-    if row.table.prev_row() != older.table.number() {
+/// Where `older` holds the lower bound of the key whose lower bound in `row` (live from
+/// `first`) is `p`; `None` when `row`'s pointers index another row.
+fn narrowed(row: &RowTable, first: u64, p: u64, older: &RowTable) -> Option<(u64, u64)> {
+    if row.prev_row() != older.number() {
         return None;
     }
-    let lo = match p > row.first {
-        true => row.table.meta(p - 1).forward as u64,
+    let lo = match p > first {
+        true => row.meta(p - 1).forward as u64,
         false => 0,
     };
-    let hi = match p < row.table.len() {
-        true => row.table.meta(p).forward as u64,
+    let hi = match p < row.len() {
+        true => row.meta(p).forward as u64,
         false => u64::MAX,
     };
     Some((lo, hi))
 }
 
-/// The first version of `user_key` from entry `p` on with a sequence <= `snapshot`.
+/// The first version of `user_key` in `t` from entry `p` on with a sequence <= `snapshot`.
 fn visible_at(
-    row: &LiveRow<'_>,
+    t: &RowTable,
     mut p: u64,
     user_key: &[u8],
     snapshot: SequenceNumber,
 ) -> Result<Option<Found>> {
-    while p < row.table.len() {
-        let ikey = row.table.ikey(p)?;
+    while p < t.len() {
+        let ikey = t.ikey(p)?;
         let (uk, trailer) = split_internal_key(&ikey);
         if uk != user_key {
             return Ok(None);
         }
         if trailer >> 8 <= snapshot {
-            let e = row.table.entry(p)?;
+            let e = t.entry(p)?;
             let (ikey, value) = (e.ikey.into_owned(), e.value.into_owned());
             return Ok(Some(Found { ikey, value }));
         }
@@ -302,7 +306,7 @@ impl InternalIterator for MatrixIter {
     }
 
     fn seek(&mut self, target: &[u8]) {
-        match hint_positions(&live_rows(&self.rows), user_key_of(target)) {
+        match hint_positions(&self.rows, user_key_of(target)) {
             Ok(hints) => self.merged.seek_with_hints(target, &hints),
             Err(e) => self.error = Some(e),
         }

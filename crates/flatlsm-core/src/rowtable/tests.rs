@@ -2,7 +2,7 @@
 //! answers exactly what a full search of every row answers.
 
 use super::build::{build_row, RowBound, RowTarget};
-use super::search::{hint_get, hint_positions, naive_get, LiveRow, RowIter};
+use super::search::{hint_get, hint_positions, naive_get, RowIter};
 use super::*;
 use crate::iter::{InternalIterator, VecIterator};
 use crate::pm::dram::DramPmDevice;
@@ -256,13 +256,13 @@ proptest! {
             firsts.push(cuts[i].min(row.len()));
             built.push(row);
         }
-        let live: Vec<LiveRow<'_>> = built.iter().zip(&firsts).rev().map(|(t, &first)| LiveRow { table: t, first }).collect();
+        let live: Vec<(&RowTable, u64)> = built.iter().zip(&firsts).rev().map(|(t, &first)| (t, first)).collect();
         for (k, snap) in probes {
             let key = format!("{:0>width$}", k, width = (k % 5 + 1) as usize).into_bytes();
             prop_assert_eq!(hint_get(&live, &key, snap).unwrap(), naive_get(&live, &key, snap).unwrap());
             let hinted = hint_positions(&live, &key).unwrap();
             for (row, p) in live.iter().zip(hinted) {
-                prop_assert_eq!(p, row.table.lower_bound(&key, row.first, row.table.len()).unwrap());
+                prop_assert_eq!(p, row.0.lower_bound(&key, row.1, row.0.len()).unwrap());
             }
         }
     }

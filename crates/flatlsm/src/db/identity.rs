@@ -80,6 +80,9 @@ impl IdentityPlan {
         let contents = encode_identity(&self.id, &pm.display().to_string());
         for (write, dir) in [(self.write_db, db), (self.write_pm, pm)] {
             if write {
+                // A design whose write buffers are in DRAM has not opened its PM directory yet.
+                fs.create_dir_all(dir)
+                    .context(|| format!("creating {}", dir.display()))?;
                 let path = dir.join(IDENTITY_FILE);
                 write_file_atomic(fs, &path, contents.as_bytes())
                     .context(|| format!("writing {}", path.display()))?;

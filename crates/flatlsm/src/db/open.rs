@@ -105,9 +105,6 @@ pub(crate) fn open(path: &Path, opts: Options) -> Result<(Arc<DbInner>, DirLock)
         BufferKind::PmTable => recover_read_only(&*fs, path, &pm, locked.manifest, &opts)?,
     };
     if let (Some(plan), Some(dir)) = (&locked.identity, &pm_dir) {
-        // A design whose write buffers are in DRAM has not opened its PM directory yet.
-        fs.create_dir_all(dir)
-            .context(|| format!("creating PM directory {}", dir.display()))?;
         plan.apply(&*fs, path, dir)?;
     }
     let id = locked.identity.map(|p| p.id().to_string());

@@ -73,8 +73,8 @@ fn write_once(
     numbers: &[u64],
     version: &Version,
 ) -> Result<StoreFlush> {
-    let oldest = db.flush_context().oldest_snapshot;
-    // `tables` is newest first; rows are written oldest first.
+    let oldest = db.snapshots.oldest(db.visible()); // as a job context would see it
+                                                    // `tables` is newest first; rows are written oldest first.
     let mut parts = Vec::with_capacity(tables.len());
     for (t, &number) in tables.iter().rev().zip(numbers) {
         let (entries, key_value_bytes) = t.contents();

@@ -159,18 +159,22 @@ impl MatrixKvDesign {
     /// the receiver becomes it at once (it is full before its limit, e.g. rows are large); an
     /// empty container that cannot take the row is an error (the row is larger than it).
     fn no_room(&self, v: &Version) -> Result<StoreFlush> {
-        let newest = v.rows.rows.keys().next_back().copied();
-        match (Self::compactor_is_empty(v), newest) {
-            (false, _) => Ok(StoreFlush::NoRoom(None)),
-            (true, Some(n)) => Ok(StoreFlush::NoRoom(Some(VersionEdit {
-                compactor_through: Some(n),
-                ..VersionEdit::default()
-            }))),
-            (true, None) => Err(Error::InvalidArgument(format!(
+        if !Self::compactor_is_empty(v) {
+            return Ok(StoreFlush::NoRoom(None));
+        }
+        match self.drain_store_edit(v) {
+            Some(promote) => Ok(StoreFlush::NoRoom(Some(promote))),
+            None => Err(Error::InvalidArgument(format!(
                 "flushed write buffers do not fit in an empty matrix container of {} bytes (raise container_size)",
                 self.options.container_size
             ))),
         }
+    }
+
+    /// The compactor boundary that makes every row up to `newest` the compactor: only while
+    /// the compactor is empty (one compactor at a time).
+    fn promotion(v: &Version, newest: Option<u64>) -> Option<u64> {
+        newest.filter(|_| Self::compactor_is_empty(v))
     }
 
     /// Turns the receiver into the compactor (no data moves) when it reached its limit and the
@@ -178,9 +182,8 @@ impl MatrixKvDesign {
     fn maybe_promote(&self, v: &Version, added: &[RowMeta], edit: &mut VersionEdit) {
         let limit = self.options.receiver_limit * self.options.container_size as f64;
         let receiver = Self::receiver_bytes(v) + added.iter().map(|m| m.bytes).sum::<u64>();
-        let newest = added.last().map(|m| m.number);
-        if Self::compactor_is_empty(v) && receiver as f64 >= limit {
-            edit.compactor_through = newest;
+        if receiver as f64 >= limit {
+            edit.compactor_through = Self::promotion(v, added.last().map(|m| m.number));
         }
     }
 }
@@ -280,9 +283,10 @@ impl Design for MatrixKvDesign {
 
     /// With an empty compactor, every row becomes the compactor.
     fn drain_store_edit(&self, version: &Version) -> Option<VersionEdit> {
-        let newest = *version.rows.rows.keys().next_back()?;
-        Self::compactor_is_empty(version).then(|| VersionEdit {
-            compactor_through: Some(newest),
+        let newest = version.rows.rows.keys().next_back().copied();
+        let through = Self::promotion(version, newest)?;
+        Some(VersionEdit {
+            compactor_through: Some(through),
             ..VersionEdit::default()
         })
     }

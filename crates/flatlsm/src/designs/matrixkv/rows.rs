@@ -10,7 +10,7 @@
 use crate::designs::Level0Store;
 use crate::error::Result;
 use crate::iter::InternalIterator;
-use crate::rowtable::search::{hint_get, live_rows, Found, MatrixIter};
+use crate::rowtable::search::{hint_get, Found, MatrixIter};
 use crate::rowtable::{PageAllocator, RowTable};
 use crate::types::SequenceNumber;
 use parking_lot::Mutex;
@@ -86,7 +86,7 @@ impl MatrixRows {
 
 impl Level0Store for MatrixRows {
     fn get(&self, user_key: &[u8], seq: SequenceNumber) -> Result<Option<Found>> {
-        hint_get(&live_rows(&self.rows), user_key, seq)
+        hint_get(&self.rows, user_key, seq)
     }
 
     /// One stream over every row, its seeks narrowed by the cross-row hints.
