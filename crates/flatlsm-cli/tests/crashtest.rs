@@ -53,12 +53,24 @@ fn crashtest_leveled_survives_kills_with_every_key_verified() {
 
 /// Ten kills of `profile` on msync PM, every key verified after each.
 fn ten_kills_on_msync_pm(profile: &str) {
+    ten_kills_on_msync_pm_with(profile, &[]);
+}
+
+/// [`ten_kills_on_msync_pm`] with more flags.
+fn ten_kills_on_msync_pm_with(profile: &str, more: &[&str]) {
     let dir = tempfile::tempdir().unwrap();
     let flags = ["--profile", profile, "--pm-mode", "msync", "--kills", "10"];
-    let rest = ["--threads", "3", "--max-run-ms", "300"];
+    let rest = [&["--threads", "3", "--max-run-ms", "300"][..], more].concat();
     let (ok, text) = crashtest(&[&flags[..], &rest[..]].concat(), &dir.path().join("db"));
     assert!(ok, "{text}");
     assert!(text.contains("10 kills survived"), "{text}");
+}
+
+/// The `leveled` profile with level 0 in the PM directory (RocksDB-L0-NVM): killed processes
+/// lose no acknowledged write and leave no level-0 file the manifest names unsynced.
+#[test]
+fn crashtest_leveled_with_level0_in_pm_survives_kills_with_every_key_verified() {
+    ten_kills_on_msync_pm_with("leveled", &["--level0-in-pm"]);
 }
 
 /// The `novelsm` profile: persistent PM skiplists (msync PM here) lose no acknowledged write

@@ -201,6 +201,19 @@ fn leveled_one_fault_at_each_call_is_reported_and_recovered() {
     );
 }
 
+/// `leveled` with level 0 in the PM directory: a fault at each call, the PM directory's
+/// syncs and level-0 files included.
+#[test]
+fn leveled_with_level0_in_pm_one_fault_at_each_call_is_reported_and_recovered() {
+    let s = crash_harness::leveled::leveled_level0_in_pm(1);
+    let (runs, injected, failed) = fault_every_call(&s, 1);
+    eprintln!("{runs} runs, {injected} faults injected, {failed} surfaced as errors");
+    assert!(
+        injected >= 300 && failed > 0,
+        "{runs} runs {injected} injected"
+    );
+}
+
 /// The `novelsm` profile: a fault at each file-system call of flushes and compactions.
 #[test]
 fn novelsm_one_fault_at_each_call_is_reported_and_recovered() {

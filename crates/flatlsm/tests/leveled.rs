@@ -270,3 +270,89 @@ fn a_purge_never_deletes_the_log_of_a_memtable_sealed_while_it_runs() {
     let got = db.get(&ReadOptions::default(), b"k00042").unwrap().unwrap();
     assert!(got.starts_with(b"2-"));
 }
+
+fn ssts_in(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".sst"))
+        .collect();
+    names.sort();
+    names
+}
+
+/// `level0_in_pm` (RocksDB-L0-NVM): flushes write level-0 files into the PM directory,
+/// compactions write L1 and above into the database directory and delete the PM copies; each
+/// file's directory is in the manifest, so the database reopens without the option and `check`
+/// finds every file where it is.
+#[test]
+fn level0_files_live_in_the_pm_directory_and_compactions_move_them_to_ssd() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db_dir, pm_dir) = (dir.path().join("db"), dir.path().join("pm"));
+    let mut opts = common::leveled(1, false);
+    opts.background_work = false;
+    opts.leveled.level0_in_pm = true;
+    opts.pm_path = Some(pm_dir.clone());
+    opts.pm_mode = flatlsm::PmModeOption::Msync;
+    let db = Db::open(&db_dir, opts.clone()).unwrap();
+    put_range(&db, 0..400, "a");
+    db.flush().unwrap();
+    put_range(&db, 200..600, "b");
+    db.flush().unwrap();
+    assert_eq!(ssts_in(&pm_dir).len(), 2, "one level-0 file per flush");
+    assert!(ssts_in(&db_dir).is_empty());
+    let stats = db.stats();
+    assert!(
+        stats.flush_pm_bytes > 0 && stats.flush_sst_bytes == 0,
+        "{stats:?}"
+    );
+    assert_eq!(
+        stats.ssd_bytes_written(),
+        stats.manifest_bytes,
+        "flushes wrote to PM only"
+    );
+    drop(db);
+    let report = flatlsm::inspect::check_database(&db_dir, &pm_dir).unwrap();
+    assert!(report.is_ok() && report.files_checked >= 3, "{report:?}");
+    let mut without = opts.clone();
+    without.leveled.level0_in_pm = false;
+    let db = Db::open(&db_dir, without).unwrap();
+    check_range(&db, 0..200, "a");
+    check_range(&db, 200..600, "b");
+    db.compact_range(None, None).unwrap();
+    assert!(
+        ssts_in(&pm_dir).is_empty(),
+        "compacted level-0 files are deleted"
+    );
+    assert!(!ssts_in(&db_dir).is_empty());
+    check_range(&db, 200..600, "b");
+    drop(db);
+    let report = flatlsm::inspect::check_database(&db_dir, &pm_dir).unwrap();
+    assert!(report.is_ok(), "{report:?}");
+}
+
+/// A level-0 file missing from the PM directory is refused at open, naming the file there.
+#[test]
+fn a_missing_level0_file_in_the_pm_directory_is_refused_with_its_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db_dir, pm_dir) = (dir.path().join("db"), dir.path().join("pm"));
+    let mut opts = common::leveled(1, false);
+    opts.background_work = false;
+    opts.leveled.level0_in_pm = true;
+    opts.pm_path = Some(pm_dir.clone());
+    opts.pm_mode = flatlsm::PmModeOption::Msync;
+    let db = Db::open(&db_dir, opts.clone()).unwrap();
+    put_range(&db, 0..100, "a");
+    db.flush().unwrap();
+    drop(db);
+    let name = ssts_in(&pm_dir).pop().unwrap();
+    std::fs::remove_file(pm_dir.join(&name)).unwrap();
+    let err = Db::open(&db_dir, opts)
+        .err()
+        .expect("a missing file is refused");
+    let text = err.to_string();
+    assert!(
+        text.contains(&format!("pm/{name}")) && text.contains("missing"),
+        "{text}"
+    );
+}

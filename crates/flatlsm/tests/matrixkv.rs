@@ -32,6 +32,11 @@ fn rows_fill_the_container_and_columns_drain_it_without_losing_a_write() {
         !stats.store_compactions.is_empty(),
         "no column compaction ran: {stats:?}"
     );
+    // Rows are written to PM: a flush writes nothing to SSD.
+    assert!(
+        stats.flush_pm_bytes > 0 && stats.flush_sst_bytes == 0,
+        "{stats:?}"
+    );
     for (k, v) in model.iter().step_by(7) {
         assert_eq!(
             db.get(&ReadOptions::default(), k).unwrap().as_ref(),

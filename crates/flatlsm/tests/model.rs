@@ -203,6 +203,14 @@ fn model_matches_btreemap_on_leveled_without_background_threads() {
 }
 
 #[test]
+fn model_matches_btreemap_on_leveled_with_level0_in_pm() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut opts = common::leveled(2, false);
+    opts.leveled.level0_in_pm = true;
+    run_model(8, 3000, opts, dir.path());
+}
+
+#[test]
 fn model_matches_btreemap_on_matrixkv_rows_and_column_compactions() {
     let dir = tempfile::tempdir().unwrap();
     run_model(9, 3000, common::matrixkv(), dir.path());

@@ -9,7 +9,9 @@
 mod crash_harness;
 
 use crash_harness::gc::vlog_gc_redirect;
-use crash_harness::leveled::{leveled_wal, matrixkv_rows, novelsm_pm_skiplists};
+use crash_harness::leveled::{
+    leveled_level0_in_pm, leveled_wal, matrixkv_rows, novelsm_pm_skiplists,
+};
 use crash_harness::{
     crash_points_budget, random_writes, record, rng, verify, verify_crash_during_recovery, windows,
     CrashModel, Op, Plan, PmKind, RunTotals, Scenario,
@@ -209,6 +211,18 @@ fn crash_all_seeds(
 #[test]
 fn leveled_crash_at_every_file_system_call_keeps_synced_writes_and_loses_only_a_suffix() {
     let (tried, runs) = crash_all_seeds(leveled_wal, 1..2);
+    for t in &runs {
+        let st = &t.stats;
+        assert!(st.flushes > 0 && st.compactions > 0, "work missing: {st}");
+    }
+    assert!(tried.fs_points >= 500, "{tried:?}");
+}
+
+/// Level 0 in the PM directory: a flush's file must be durable there (its directory synced)
+/// before the manifest names it.
+#[test]
+fn leveled_with_level0_in_pm_survives_a_crash_at_every_file_system_call() {
+    let (tried, runs) = crash_all_seeds(leveled_level0_in_pm, 1..2);
     for t in &runs {
         let st = &t.stats;
         assert!(st.flushes > 0 && st.compactions > 0, "work missing: {st}");

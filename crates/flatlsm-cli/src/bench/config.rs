@@ -36,6 +36,8 @@ pub struct BenchConfig {
     pub value_sizes: Vec<usize>,
     /// Bytes written at each value size of the sweep.
     pub sweep_bytes: u64,
+    /// `--compare profiles` runs `leveled-L0-PM` too (the MatrixKV presets).
+    pub level0_pm_variant: bool,
 }
 
 /// db_bench's default key count.
@@ -142,6 +144,7 @@ impl BenchConfig {
             placement_study: p.placement_study,
             value_sizes: p.value_sizes.map(<[usize]>::to_vec).unwrap_or_default(),
             sweep_bytes: p.sweep_bytes.unwrap_or(super::preset::PM_MEMTABLES_BYTES),
+            level0_pm_variant: p.level0_pm_variant,
         })
     }
 }
@@ -242,8 +245,16 @@ fn engine_options(
             .or(p.cache_size)
             .unwrap_or(d.block_cache_size),
         matrixkv: matrixkv_options(args, p),
+        leveled: leveled_options(args, d.leveled),
         ..d
     })
+}
+
+/// The leveled tree's options: flags, else the defaults (RocksDB's).
+fn leveled_options(args: &BenchFlags, d: flatlsm::LeveledOptions) -> flatlsm::LeveledOptions {
+    let mut l = d;
+    l.level0_in_pm = args.level0_in_pm.unwrap_or(l.level0_in_pm);
+    l
 }
 
 /// The `matrixkv` options: flags, else the preset's, else the defaults.

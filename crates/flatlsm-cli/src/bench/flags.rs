@@ -197,6 +197,10 @@ pub struct BenchFlags {
     /// Where the block cache lives: dram (default) or pm.
     #[arg(long = "block_cache_placement")]
     pub block_cache_placement: Option<String>,
+    /// `--profile leveled`/`novelsm`: keep level-0 files in the PM directory (RocksDB's
+    /// `db_paths` with PM first; the MatrixKV paper's RocksDB-L0-NVM).
+    #[arg(long = "level0_in_pm", value_parser = parse_flag_bool, num_args = 0..=1, default_missing_value = "true")]
+    pub level0_in_pm: Option<bool>,
 }
 
 /// Parses a placement: dram or pm.

@@ -65,6 +65,8 @@ pub struct Preset {
     pub reads: Option<u64>,
     /// Fixed request rate (ops/s) unless `--rate_limit_ops` is given.
     pub rate_limit_ops: Option<f64>,
+    /// `--compare profiles` adds `leveled-L0-PM` (the MatrixKV paper's RocksDB-L0-NVM).
+    pub level0_pm_variant: bool,
 }
 
 /// Bytes of user data the paper-scaled preset writes.
@@ -208,6 +210,7 @@ fn matrixkv_setup() -> Preset {
         needs_pm_path: true,
         compare: Some("profiles"),
         matrixkv: Some(container),
+        level0_pm_variant: true,
         ..Preset::default()
     }
 }

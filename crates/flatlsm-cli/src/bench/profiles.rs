@@ -1,9 +1,11 @@
 //! `--compare profiles`: the benchmarks once per design, each from a fresh database with its
 //! profile's defaults and the flags given — `flatlsm`, `leveled` without value separation (the
 //! RocksDB/LevelDB baseline), `leveled` with it (`leveled+vsep`, the Titan/BlobDB role, at
-//! `--kv_separation_threshold` or FlatLSM's default), `novelsm` and `matrixkv` — then RocksDB when this
-//! build has it in process; one table per benchmark with every engine and the ratios of FlatLSM
-//! to each, and one timeline figure.
+//! `--kv_separation_threshold` or FlatLSM's default), `novelsm` and `matrixkv` — and, in the
+//! MatrixKV presets, `leveled-L0-PM` (the MatrixKV paper's RocksDB-L0-NVM: level 0 kept in the
+//! PM directory and enlarged to the container's size) — then RocksDB when this build has it in
+//! process; one table per benchmark with every engine and the ratios of FlatLSM to each, and
+//! one timeline figure.
 
 use super::compare;
 use super::config::BenchConfig;
@@ -65,8 +67,11 @@ fn size_table(rows: &[(usize, Vec<(String, f64)>)]) -> String {
 /// engines labelled by profile, and the comparison summary.
 fn run_once(cfg: &BenchConfig, work: &WorkDir) -> Result<(Vec<Outcome>, Value), String> {
     let mut all = Vec::new();
-    for (label, profile, separate) in VARIANTS {
-        let one = variant_config(cfg, profile, separate)?;
+    let variants = VARIANTS
+        .iter()
+        .filter(|v| !v.level0_in_pm || cfg.level0_pm_variant);
+    for v in variants {
+        let (label, one) = (v.label, variant_config(cfg, v)?);
         println!("== {label}{}", separation_note(&one));
         let mut outcomes = super::run_flatlsm(&one, work)?;
         super::remove_flatlsm_files(&one, work)?;
@@ -81,15 +86,49 @@ fn run_once(cfg: &BenchConfig, work: &WorkDir) -> Result<(Vec<Outcome>, Value), 
     Ok((all, summary))
 }
 
-/// The designs compared, FlatLSM first: label, profile, and whether `leveled` separates values
-/// (`None`: the profile's own rule).
-const VARIANTS: [(&str, Profile, Option<bool>); 5] = [
-    ("FlatLSM", Profile::FlatLsm, None),
-    ("leveled", Profile::Leveled, Some(false)),
-    ("leveled+vsep", Profile::Leveled, Some(true)),
-    ("novelsm", Profile::NoveLsm, None),
-    ("matrixkv", Profile::MatrixKv, None),
+/// One design compared.
+struct Variant {
+    label: &'static str,
+    profile: Profile,
+    /// Whether `leveled` separates values (`None`: the profile's own rule).
+    separate: Option<bool>,
+    /// Level 0 in the PM directory, enlarged to the matrix container's size (only in presets
+    /// that ask for it).
+    level0_in_pm: bool,
+}
+
+const fn variant(label: &'static str, profile: Profile, separate: Option<bool>) -> Variant {
+    Variant {
+        label,
+        profile,
+        separate,
+        level0_in_pm: false,
+    }
+}
+
+/// The designs compared, FlatLSM first.
+const VARIANTS: [Variant; 6] = [
+    variant("FlatLSM", Profile::FlatLsm, None),
+    variant("leveled", Profile::Leveled, Some(false)),
+    variant("leveled+vsep", Profile::Leveled, Some(true)),
+    Variant {
+        level0_in_pm: true,
+        ..variant("leveled-L0-PM", Profile::Leveled, Some(false))
+    },
+    variant("novelsm", Profile::NoveLsm, None),
+    variant("matrixkv", Profile::MatrixKv, None),
 ];
+
+/// RocksDB-L0-NVM as the MatrixKV paper builds it: level 0 in PM, enlarged to the container's
+/// size — its compaction trigger is the container in memtables, slowdown and stop 9/8 and 10/8
+/// of that (MatrixKV's scripts: 128, 144 and 160 files of 64 MB for 8 GB).
+fn enlarge_level0_in_pm(o: &mut flatlsm::Options) {
+    let files = (o.matrixkv.container_size / o.pmtable_size.max(1) as u64).max(4) as usize;
+    o.leveled.level0_in_pm = true;
+    o.leveled.level0_file_num_compaction_trigger = files;
+    o.leveled.level0_slowdown_writes_trigger = files * 9 / 8;
+    o.leveled.level0_stop_writes_trigger = files * 10 / 8;
+}
 
 /// ` (values >= N B in value logs)` when the variant separates values.
 fn separation_note(cfg: &BenchConfig) -> String {
@@ -101,14 +140,13 @@ fn separation_note(cfg: &BenchConfig) -> String {
 
 /// The configuration of one variant: the profile's options, with value separation forced off
 /// or on (at the flag's threshold, else FlatLSM's default) where the variant says.
-fn variant_config(
-    cfg: &BenchConfig,
-    profile: Profile,
-    separate: Option<bool>,
-) -> Result<BenchConfig, String> {
-    let mut one = cfg.with_profile(profile)?;
+fn variant_config(cfg: &BenchConfig, v: &Variant) -> Result<BenchConfig, String> {
+    let mut one = cfg.with_profile(v.profile)?;
+    if v.level0_in_pm {
+        enlarge_level0_in_pm(&mut one.options);
+    }
     let default = flatlsm::Options::default().kv_separation_threshold;
-    match separate {
+    match v.separate {
         Some(false) => one.options.kv_separation_threshold = usize::MAX,
         Some(true) => {
             let flag = cfg.args.kv_separation_threshold;

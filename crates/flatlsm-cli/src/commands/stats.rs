@@ -69,6 +69,7 @@ pub fn to_json(s: &Stats) -> Value {
             "user_writes": s.user_writes,
             "pm_bytes_written": s.pm_bytes_written,
             "pm_gc_bytes": s.pm_gc_bytes,
+            "flush_pm_bytes": s.flush_pm_bytes,
             "ssd_bytes_written": s.ssd_bytes_written(),
             "write_amplification": s.write_amplification(),
             "stall_micros": s.stall_micros,

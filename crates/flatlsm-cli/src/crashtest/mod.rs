@@ -29,9 +29,12 @@ pub struct CrashtestArgs {
     /// PM mode: auto, msync or emulated.
     #[arg(long = "pm-mode", default_value = "auto")]
     pm_mode: String,
-    /// Design under test: flatlsm (default) or leveled.
+    /// Design under test: flatlsm (default), leveled, novelsm or matrixkv.
     #[arg(long, default_value = "flatlsm")]
     profile: String,
+    /// leveled/novelsm: keep level-0 files in the PM directory (RocksDB-L0-NVM).
+    #[arg(long = "level0-in-pm")]
+    level0_in_pm: bool,
     /// Stop after this many kills (default 20 unless --duration is given).
     #[arg(long)]
     kills: Option<u32>,
@@ -74,6 +77,7 @@ pub(crate) struct Config {
     pm_path: Option<PathBuf>,
     pm_mode: PmModeOption,
     profile: Profile,
+    level0_in_pm: bool,
     threads: u32,
     keys_per_thread: u32,
     min_value: usize,
@@ -110,6 +114,7 @@ impl Config {
                 .profile
                 .parse()
                 .map_err(|e: flatlsm::Error| e.to_string())?,
+            level0_in_pm: a.level0_in_pm,
             threads: a.threads,
             keys_per_thread: a.keys_per_thread,
             min_value,
@@ -130,6 +135,7 @@ impl Config {
         leveled.max_bytes_for_level_base = 4 * self.pmtable_size as u64;
         leveled.max_bytes_for_level_multiplier = 4.0;
         leveled.level0_file_num_compaction_trigger = 2;
+        leveled.level0_in_pm = self.level0_in_pm;
         let mut matrixkv = flatlsm::MatrixKvOptions::default();
         matrixkv.container_size = (32 * self.pmtable_size as u64).next_power_of_two();
         matrixkv.page_size = 4 << 10;

@@ -159,6 +159,9 @@ fn child_args(cfg: &Config, args: &CrashtestArgs, run: u32) -> Vec<std::ffi::OsS
     for (flag, value) in pairs {
         v.extend([flag.into(), value.into()]);
     }
+    if cfg.level0_in_pm {
+        v.push("--level0-in-pm".into());
+    }
     v.extend(["--state-dir".into(), cfg.state_dir.clone().into()]);
     v
 }

@@ -38,7 +38,7 @@ impl LevelIterator {
         let Some(f) = self.files.get(index) else {
             return false;
         };
-        match self.cache.get(f.number, f.file_size) {
+        match self.cache.get(f.number, f.file_size, f.dir) {
             Ok(t) => {
                 self.current = Some(t.iter());
                 true

@@ -41,6 +41,52 @@ pub use iterator::TableIterator;
 pub use table::Table;
 pub use table_cache::TableCache;
 
+use std::path::{Path, PathBuf};
+
+/// Where a table file lives: RocksDB's `db_paths` path id, with two tiers. Recorded per file in
+/// the manifest (tag 18 for [`SstDir::Pm`], `version/edit.rs`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum SstDir {
+    /// The database directory (SSD).
+    #[default]
+    Data,
+    /// The PM directory (a DAX or tmpfs mount): the `leveled` profile's level 0 with
+    /// `level0_in_pm` (the MatrixKV paper's RocksDB-L0-NVM).
+    Pm,
+}
+
+/// The directories tables live in, one per [`SstDir`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SstDirs {
+    /// [`SstDir::Data`]: the database directory.
+    pub data: PathBuf,
+    /// [`SstDir::Pm`]: the PM directory.
+    pub pm: PathBuf,
+}
+
+impl SstDirs {
+    /// Tables only in `data` (for tools and tests that have no PM directory, `pm` = `data`).
+    pub fn data_only(data: PathBuf) -> SstDirs {
+        SstDirs {
+            pm: data.clone(),
+            data,
+        }
+    }
+
+    /// The directory `dir` names.
+    pub fn dir(&self, dir: SstDir) -> &Path {
+        match dir {
+            SstDir::Data => &self.data,
+            SstDir::Pm => &self.pm,
+        }
+    }
+
+    /// The path of table `number` kept in `dir`.
+    pub fn path(&self, number: u64, dir: SstDir) -> PathBuf {
+        self.dir(dir).join(sst_file_name(number))
+    }
+}
+
 /// The file name of table `number`: six or more digits and `.sst`, e.g. `000042.sst`.
 pub fn sst_file_name(number: u64) -> String {
     format!("{number:06}.sst")

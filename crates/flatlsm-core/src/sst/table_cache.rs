@@ -6,44 +6,49 @@
 //! file size given by the first `get`; callers evict a table when its file is deleted.
 
 use super::cache::BlockCache;
-use super::sst_file_name;
 use super::table::Table;
+use super::{SstDir, SstDirs};
 use crate::error::{IoContext, Result};
 use crate::fs::FileSystem;
 use parking_lot::Mutex;
 use std::collections::HashMap;
-use std::path::PathBuf;
 use std::sync::Arc;
 
 /// A cache of open [`Table`]s keyed by file number.
 pub struct TableCache {
     fs: Arc<dyn FileSystem>,
-    dir: PathBuf,
+    dirs: SstDirs,
     block_cache: Option<Arc<BlockCache>>,
     tables: Mutex<HashMap<u64, Arc<Table>>>,
 }
 
 impl TableCache {
-    /// Tables live in `dir` as `sst_file_name(number)`; data blocks go through `block_cache`.
+    /// Tables live in `dirs` as `sst_file_name(number)`; data blocks go through `block_cache`.
     pub fn new(
         fs: Arc<dyn FileSystem>,
-        dir: PathBuf,
+        dirs: SstDirs,
         block_cache: Option<Arc<BlockCache>>,
     ) -> Self {
         TableCache {
             fs,
-            dir,
+            dirs,
             block_cache,
             tables: Mutex::new(HashMap::new()),
         }
     }
 
-    /// The open table `file_number` (of `file_size` bytes), opening and verifying it if needed.
-    pub fn get(&self, file_number: u64, file_size: u64) -> Result<Arc<Table>> {
+    /// The directories tables live in.
+    pub fn dirs(&self) -> &SstDirs {
+        &self.dirs
+    }
+
+    /// The open table `file_number` (of `file_size` bytes, kept in `dir`), opening and
+    /// verifying it if needed.
+    pub fn get(&self, file_number: u64, file_size: u64, dir: SstDir) -> Result<Arc<Table>> {
         if let Some(t) = self.tables.lock().get(&file_number) {
             return Ok(Arc::clone(t));
         }
-        let path = self.dir.join(sst_file_name(file_number));
+        let path = self.dirs.path(file_number, dir);
         let file = self
             .fs
             .open(&path)

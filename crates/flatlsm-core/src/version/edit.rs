@@ -23,18 +23,22 @@
 //! | 15  | one row's first entry | number, first live entry (column compactions consumed the ones before) |
 //! | 16  | one deleted row       | number                                                         |
 //! | 17  | `compactor_through`   | u64: rows numbered at or below it form the compactor           |
+//! | 18  | one new file in PM    | as tag 5: a file kept in the PM directory (`SstDir::Pm`)       |
 //!
 //! Repeated list fields appear once per element, in list order. An unknown tag, a truncated
 //! field or a scalar tag that appears twice is [`crate::Error::Corruption`]; decoding never panics.
 //! Tags 8–10 were added after the first release: manifests written before lack them (see
 //! docs/manifest-format.md for how recovery treats such a manifest). Tags 11–12 record value-log
-//! GC by redirect tables (docs/vlog-format.md, "Redirect tables"). Tag 13 came with the designs
+//! GC by redirect tables (docs/vlog-format.md, "Redirect tables"). Tag 18 came with level 0 in PM
+//! (the `leveled` profile's `level0_in_pm`); a file recorded by tag 5 is in the database
+//! directory. Tag 13 came with the designs
 //! (docs/architecture.md): a manifest without it belongs to a `flatlsm` database.
 //!
 //! Thread-safety: plain data (`Send + Sync`).
 
 use super::coding::{put_bytes, put_varint, Decoder};
 use crate::error::Result;
+use crate::sst::SstDir;
 use std::path::Path;
 
 const TAG_NEXT_FILE_NUMBER: u64 = 1;
@@ -50,6 +54,7 @@ const TAG_IDENTITY: u64 = 10;
 const TAG_NEW_REDIRECT: u64 = 11;
 const TAG_DELETED_REDIRECT: u64 = 12;
 const TAG_PROFILE: u64 = 13;
+const TAG_NEW_FILE_IN_PM: u64 = 18;
 
 /// The only payload of tag 8: the PM Log recording rule of docs/manifest-format.md.
 const PM_LOG_TRACKING_VERSION: u64 = 1;
@@ -69,6 +74,8 @@ pub struct FileMeta {
     pub largest: Vec<u8>,
     /// Value-log files this SST points into, with the bytes (sum of record_len) it references in each.
     pub vlog_refs: Vec<(u64, u64)>,
+    /// The directory the file is kept in.
+    pub dir: SstDir,
 }
 
 /// Metadata of one value-log file.
@@ -170,7 +177,11 @@ impl VersionEdit {
             put_varint(&mut b, number);
         }
         for (level, f) in &self.new_files {
-            put_varint(&mut b, TAG_NEW_FILE);
+            let tag = match f.dir {
+                SstDir::Data => TAG_NEW_FILE,
+                SstDir::Pm => TAG_NEW_FILE_IN_PM,
+            };
+            put_varint(&mut b, tag);
             put_varint(&mut b, *level as u64);
             encode_file(&mut b, f);
         }
@@ -250,9 +261,12 @@ fn decode_field(d: &mut Decoder<'_>, e: &mut VersionEdit, tag: u64) -> Result<()
             e.deleted_files.push((level, number));
             Ok(())
         }
-        TAG_NEW_FILE => {
+        TAG_NEW_FILE | TAG_NEW_FILE_IN_PM => {
             let level = d.varint_usize("new file level")?;
-            let f = decode_file(d)?;
+            let mut f = decode_file(d)?;
+            if tag == TAG_NEW_FILE_IN_PM {
+                f.dir = SstDir::Pm;
+            }
             e.new_files.push((level, f));
             Ok(())
         }
@@ -379,5 +393,6 @@ fn decode_file(d: &mut Decoder<'_>) -> Result<FileMeta> {
         smallest,
         largest,
         vlog_refs,
+        dir: SstDir::Data,
     })
 }

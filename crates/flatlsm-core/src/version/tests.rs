@@ -19,6 +19,7 @@ pub(super) fn file(number: u64, lo: &str, hi: &str) -> FileMeta {
         smallest: ikey(lo, 9),
         largest: ikey(hi, 1),
         vlog_refs: Vec::new(),
+        dir: crate::sst::SstDir::Data,
     }
 }
 
@@ -41,15 +42,20 @@ fn arb_file() -> impl Strategy<Value = FileMeta> {
         proptest::collection::vec(any::<u8>(), 0..20),
         proptest::collection::vec(any::<u8>(), 0..20),
         proptest::collection::vec((any::<u64>(), any::<u64>()), 0..4),
+        any::<bool>(),
     )
         .prop_map(
-            |(number, file_size, num_entries, smallest, largest, vlog_refs)| FileMeta {
+            |(number, file_size, num_entries, smallest, largest, vlog_refs, in_pm)| FileMeta {
                 number,
                 file_size,
                 num_entries,
                 smallest,
                 largest,
                 vlog_refs,
+                dir: match in_pm {
+                    true => crate::sst::SstDir::Pm,
+                    false => crate::sst::SstDir::Data,
+                },
             },
         )
 }

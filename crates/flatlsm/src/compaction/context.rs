@@ -9,7 +9,7 @@
 //! what they pick ([`super::policy`]) and when they run them.
 
 use crate::fs::FileSystem;
-use crate::sst::TableCache;
+use crate::sst::{SstDir, TableCache};
 use crate::types::SequenceNumber;
 use crate::values::ValueLocator;
 use std::path::Path;
@@ -33,6 +33,9 @@ pub(crate) struct JobOptions {
     pub vlog_direct_writes: bool,
     /// Written value-log ranges read back into the page cache in the background.
     pub vlog_cache_written: bool,
+    /// Where output SSTables are kept (a flush's: the design's choice; a compaction's: the
+    /// data directory).
+    pub sst_dir: SstDir,
 }
 
 /// What a running job may ask of the database that runs it.

@@ -24,8 +24,8 @@ use super::output::{TableOutput, VlogOutput};
 use crate::buffer::BufferRef;
 use crate::error::{Error, Result};
 use crate::iter::{InternalIterator, MergingIterator};
+use crate::sst::SstDir;
 use crate::types::{make_internal_key, parse_internal_key, ParsedInternalKey, ValueKind};
-
 use crate::version::{FileMeta, Version, VersionEdit, VlogMeta};
 use std::sync::Arc;
 
@@ -37,8 +37,12 @@ type KeyRange = (Option<Vec<u8>>, Option<Vec<u8>>);
 /// What one flush produced.
 pub(crate) struct FlushOutput {
     pub edit: VersionEdit,
+    /// SST bytes written to SSD.
     pub sst_bytes: u64,
+    /// Value-log bytes written to SSD.
     pub vlog_bytes: u64,
+    /// Bytes written to PM (SSTs kept in the PM directory, a design's store).
+    pub pm_bytes: u64,
 }
 
 /// Writes `tables` as one new run of L1 (level 0 of `version`'s successor).
@@ -62,11 +66,14 @@ pub(crate) fn flush_tables(
             .collect()
     });
     let mut edit = VersionEdit::default();
-    let (mut sst_bytes, mut vlog_bytes) = (0, 0);
+    let (mut sst_bytes, mut vlog_bytes, mut pm_bytes) = (0, 0, 0);
     for r in results {
         let (files, vlog) = r?;
         for f in files {
-            sst_bytes += f.file_size;
+            match f.dir {
+                SstDir::Data => sst_bytes += f.file_size,
+                SstDir::Pm => pm_bytes += f.file_size,
+            }
             edit.new_files.push((0, f));
         }
         if let Some(v) = vlog {
@@ -78,6 +85,7 @@ pub(crate) fn flush_tables(
         edit,
         sst_bytes,
         vlog_bytes,
+        pm_bytes,
     })
 }
 

@@ -9,7 +9,7 @@
 
 use super::context::JobContext;
 use crate::error::{Error, Result};
-use crate::sst::{sst_file_name, TableBuildOptions, TableBuilder};
+use crate::sst::{TableBuildOptions, TableBuilder};
 use crate::types::{
     append_internal_key, parse_internal_key, user_key_of, SequenceNumber, ValueKind, ValuePointer,
 };
@@ -102,7 +102,11 @@ impl<'a> TableOutput<'a> {
 
     fn open_table(&self) -> Result<OpenTable> {
         let number = self.ctx.host.new_output_number();
-        let path = self.ctx.dir.join(sst_file_name(number));
+        let path = self
+            .ctx
+            .table_cache
+            .dirs()
+            .path(number, self.ctx.options.sst_dir);
         let file = self
             .ctx
             .fs
@@ -131,6 +135,7 @@ impl<'a> TableOutput<'a> {
             smallest: summary.smallest,
             largest: summary.largest,
             vlog_refs: t.vlog_refs.into_iter().collect(),
+            dir: self.ctx.options.sst_dir,
         });
         Ok(())
     }

@@ -147,7 +147,7 @@ fn pointers_in(
     victim: u64,
     out: &mut Vec<ValuePointer>,
 ) -> Result<()> {
-    let table = ctx.table_cache.get(file.number, file.file_size)?;
+    let table = ctx.table_cache.get(file.number, file.file_size, file.dir)?;
     let mut it = table.iter();
     it.seek_to_first();
     while it.valid() {

@@ -268,6 +268,7 @@ pub(super) fn install_flush(
     })?;
     Counters::add(&db.counters.flush_sst_bytes, out.sst_bytes);
     Counters::add(&db.counters.flush_vlog_bytes, out.vlog_bytes);
+    Counters::add(&db.counters.flush_pm_bytes, out.pm_bytes);
     let pm_bytes = tables.iter().map(|t| t.log_bytes()).sum();
     log::debug!(
         "flush of {} PMTables ({} MB) into a new L1 run: {} MB SSTs, {} MB value logs in {} ms",
@@ -307,6 +308,7 @@ pub(crate) fn purge_obsolete_files(db: &DbInner) -> Result<()> {
         .fs
         .list_dir(&db.path)
         .map_err(|e| Error::io(format!("listing {}", db.path.display()), e))?;
+    let pm_ssts = super::dirs::pm_sst_names(&*db.fs, db.table_cache.dirs())?;
     let separate_wals = db.design.uses_wal() && db.wal_dir != db.path;
     let wal_names = match separate_wals {
         true => super::open_stores::list_wals(&*db.fs, &db.wal_dir)?,
@@ -326,15 +328,17 @@ pub(crate) fn purge_obsolete_files(db: &DbInner) -> Result<()> {
             keep.extend(v.redirect_file_numbers());
         }
     }
-    for name in names {
-        let Some(file) = parse_numbered_file(&name) else {
+    let pm_dir = &db.table_cache.dirs().pm;
+    let named = names.iter().map(|n| (&db.path, n));
+    for (dir, name) in named.chain(pm_ssts.iter().map(|n| (pm_dir, n))) {
+        let Some(file) = parse_numbered_file(name) else {
             continue;
         };
         if matches!(file, NumberedFile::Manifest(_)) || keep.contains(&file.number()) {
             continue;
         }
         evict(db, file);
-        match db.fs.remove_file(&db.path.join(&name)) {
+        match db.fs.remove_file(&dir.join(name)) {
             // Another thread's purge got there first.
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             other => other.map_err(|e| Error::io(format!("removing obsolete {name}"), e))?,
@@ -402,6 +406,7 @@ pub(crate) fn stats(db: &DbInner) -> Stats {
         user_bytes: get(&c.user_bytes),
         user_writes: get(&c.user_writes),
         pm_bytes_written: get(&c.pm_bytes_written),
+        flush_pm_bytes: get(&c.flush_pm_bytes),
         pm_gc_bytes: get(&c.pm_gc_bytes),
         flush_sst_bytes: get(&c.flush_sst_bytes),
         flush_vlog_bytes: get(&c.flush_vlog_bytes),

@@ -27,7 +27,7 @@ use crate::error::{Error, Result};
 use crate::file_names::redirect_file_name;
 use crate::fs::FileSystem;
 use crate::pmtable::log::{log_file_name, PmLogHeader};
-use crate::sst::sst_file_name;
+use crate::sst::SstDirs;
 use crate::version::{ManifestState, RecoveredManifest, Version};
 use crate::vlog::{vlog_file_name, RedirectTable, VLOG_HEADER_LEN};
 use std::collections::{BTreeMap, BTreeSet};
@@ -41,7 +41,7 @@ const USED_SIZE_OFFSET: u64 = 16;
 /// has another size than recorded, as [`Error::Corruption`] naming the file. Reads only.
 pub(crate) fn tree_file_problems(
     fs: &dyn FileSystem,
-    dir: &Path,
+    dirs: &SstDirs,
     m: &RecoveredManifest,
 ) -> Vec<Error> {
     let version = &m.state.version;
@@ -52,20 +52,25 @@ pub(crate) fn tree_file_problems(
         .flat_map(|(level, files)| {
             files.iter().map(move |f| {
                 let what = format!("level-{level} SST");
-                (sst_file_name(f.number), what, f.file_size)
+                (dirs.path(f.number, f.dir), what, f.file_size)
             })
         });
     let vlogs = version.vlogs.values().map(|v| {
         let size = VLOG_HEADER_LEN.saturating_add(v.total_bytes);
-        (vlog_file_name(v.number), "value log".to_string(), size)
+        let path = dirs.data.join(vlog_file_name(v.number));
+        (path, "value log".to_string(), size)
     });
     let redirects = version.redirects.values().map(|r| {
         let what = format!("redirect table of value log {}", r.victim);
-        (redirect_file_name(r.number), what, r.file_size)
+        (
+            dirs.data.join(redirect_file_name(r.number)),
+            what,
+            r.file_size,
+        )
     });
     ssts.chain(vlogs)
         .chain(redirects)
-        .filter_map(|(name, what, size)| file_problem(fs, &dir.join(name), &what, size, m))
+        .filter_map(|(path, what, size)| file_problem(fs, &path, &what, size, m))
         .collect()
 }
 
@@ -315,7 +320,7 @@ pub(crate) fn refuse_if_any(problems: Vec<Error>) -> Result<()> {
 /// loaded. Reads only.
 pub(crate) fn verified_tree(
     fs: &dyn FileSystem,
-    path: &Path,
+    dirs: &SstDirs,
     manifest: Option<&RecoveredManifest>,
 ) -> Result<(ManifestState, Vec<Arc<RedirectTable>>)> {
     let Some(m) = manifest else {
@@ -324,8 +329,8 @@ pub(crate) fn verified_tree(
     if let Some(note) = &m.torn_tail {
         log::warn!("{note}");
     }
-    refuse_if_any(tree_file_problems(fs, path, m))?;
-    let redirects = load_redirect_tables(fs, path, &m.state.version)?;
+    refuse_if_any(tree_file_problems(fs, dirs, m))?;
+    let redirects = load_redirect_tables(fs, &dirs.data, &m.state.version)?;
     Ok((m.state.clone(), redirects))
 }
 

@@ -4,6 +4,7 @@
 use super::state::DbInner;
 use super::stats::Counters;
 use crate::compaction::context::{JobContext, JobHost, JobOptions};
+use crate::sst::SstDir;
 use crate::values::ValueLocator;
 use crate::version::Version;
 use std::sync::atomic::Ordering;
@@ -55,6 +56,7 @@ impl DbInner {
             flush_threads: o.flush_threads,
             vlog_direct_writes: o.vlog_direct_writes,
             vlog_cache_written: o.vlog_cache_written,
+            sst_dir: SstDir::Data,
         }
     }
 
@@ -65,6 +67,7 @@ impl DbInner {
         let shape = self.design.flush_shape(&self.opts);
         ctx.options.flush_threads = shape.threads;
         ctx.options.target_file_size = shape.target_file_size;
+        ctx.options.sst_dir = shape.sst_dir;
         ctx
     }
 

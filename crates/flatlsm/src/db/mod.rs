@@ -8,6 +8,7 @@ mod background;
 mod batch;
 mod compact;
 pub(crate) mod consistency;
+mod dirs;
 pub(crate) mod identity;
 mod jobs;
 mod lock;

@@ -30,6 +30,7 @@
 //!   open never leaves a manifest naming a deleted log.
 
 use super::consistency::{self, plan_pm_logs, PmLogState, PmPlan, PmProblem};
+use super::dirs::{pm_dir_of, purge_orphans, sst_dirs};
 use super::identity;
 use super::lock::{DirLock, LOCK_FILE};
 use super::open_stores::{block_cache, create_wal, remove_unnamed_wals};
@@ -51,13 +52,13 @@ use crate::pm::PmDeviceRef;
 use crate::pmtable::log::{log_file_name, parse_log_file_name, PmLog};
 use crate::pmtable::pool::is_pool_file_name;
 use crate::pmtable::{PmLogPool, PmTable};
-use crate::sst::{BlockCache, TableCache};
+use crate::sst::{BlockCache, SstDir, SstDirs, TableCache};
 use crate::version::{Manifest, ManifestState, RecoveredManifest, Version};
 use crate::vlog::{RedirectSet, RedirectTable, VlogSet};
 use arc_swap::ArcSwap;
 use parking_lot::{Condvar, Mutex};
 use std::collections::{BTreeMap, HashSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::Arc;
 
@@ -78,6 +79,7 @@ pub fn is_pm_dir_file_name(name: &str) -> bool {
         || name == super::open_stores::BLOCK_CACHE_REGION
         || name == crate::designs::matrixkv::CONTAINER_REGION
         || name == "wal"
+        || crate::sst::parse_sst_file_name(name).is_some() // level 0 of `level0_in_pm`
         || is_pool_file_name(name)
         || name == identity::IDENTITY_FILE
         || name.ends_with(".tmp")
@@ -106,6 +108,11 @@ pub(crate) fn open(path: &Path, opts: Options) -> Result<(Arc<DbInner>, DirLock)
     };
     if let (Some(plan), Some(dir)) = (&locked.identity, &pm_dir) {
         plan.apply(&*fs, path, dir)?;
+    }
+    if design.flush_shape(&opts).sst_dir == SstDir::Pm {
+        let dir = pm_dir_of(path, &opts);
+        fs.create_dir_all(&dir)
+            .context(|| format!("creating PM directory {}", dir.display()))?;
     }
     let id = locked.identity.map(|p| p.id().to_string());
     let inner = commit_open(opts, design, path, fs, pm, recovered, id)?;
@@ -184,7 +191,14 @@ fn recover_read_only(
     let plan = plan_pm_logs(&state, &pm_numbers(pm)?, |n| read_pm_log(pm, n, &mut logs))?;
     let mut redirects = Vec::new();
     if let Some(m) = &manifest {
-        verify(fs, path, pm, m, &plan, opts.allow_missing_pm)?;
+        verify(
+            fs,
+            &sst_dirs(path, opts),
+            pm,
+            m,
+            &plan,
+            opts.allow_missing_pm,
+        )?;
         redirects = consistency::load_redirect_tables(fs, path, &m.state.version)?;
     }
     let mut remove: Vec<(String, String)> = plan
@@ -221,7 +235,7 @@ fn recover_read_only(
 /// with `allow_missing_pm`, missing PM Logs are accepted with a warning.
 fn verify(
     fs: &dyn FileSystem,
-    path: &Path,
+    dirs: &SstDirs,
     pm: &PmDeviceRef,
     m: &RecoveredManifest,
     plan: &PmPlan,
@@ -230,7 +244,7 @@ fn verify(
     if let Some(note) = &m.torn_tail {
         log::warn!("{note}");
     }
-    let mut problems = consistency::tree_file_problems(fs, path, m);
+    let mut problems = consistency::tree_file_problems(fs, dirs, m);
     for p in &plan.problems {
         let e = p.to_error(pm.dir(), m);
         if allow_missing_pm && matches!(p, PmProblem::Missing(_)) {
@@ -311,7 +325,7 @@ fn commit_open(
     let manifest = Manifest::create(fs.clone(), path, next, &state)?;
     remove_pm_logs(&pm, &remove)?;
     let buffers: Vec<u64> = state.pm_logs.iter().flatten().copied().collect();
-    purge_orphans(&*fs, path, &state.version, &buffers)?;
+    purge_orphans(&*fs, &sst_dirs(path, &opts), &state.version, &buffers)?;
     let wal_dir = opts.wal_dir_for(path);
     if design.uses_wal() && wal_dir != path {
         remove_unnamed_wals(&*fs, &wal_dir, &buffers)?;
@@ -374,7 +388,11 @@ fn build_inner(
     last_seq: u64,
     next_file: u64,
 ) -> DbInner {
-    let table_cache = Arc::new(TableCache::new(fs.clone(), path.to_path_buf(), block_cache));
+    let table_cache = Arc::new(TableCache::new(
+        fs.clone(),
+        sst_dirs(path, &opts),
+        block_cache,
+    ));
     let vlogs = Arc::new(VlogSet::new(fs.clone(), path.to_path_buf()));
     let vlog_redirects = Arc::new(RedirectSet::new(fs.clone(), path.to_path_buf()));
     DbInner {
@@ -472,11 +490,6 @@ fn is_creation_leftover(name: &str) -> bool {
         || name.ends_with(".tmp")
 }
 
-/// The PM directory: `pm_path`, or `<db>/pm`.
-fn pm_dir_of(path: &Path, opts: &Options) -> PathBuf {
-    opts.pm_path.clone().unwrap_or_else(|| path.join("pm"))
-}
-
 /// The PM device of the PM directory `opts` select (created if missing).
 pub(crate) fn open_pm_device(path: &Path, opts: &Options) -> Result<PmDeviceRef> {
     let dir = pm_dir_of(path, opts);
@@ -548,47 +561,4 @@ fn max_file_number(fs: &dyn FileSystem, path: &Path) -> Result<u64> {
         .filter_map(|n| parse_numbered_file(n).map(NumberedFile::number))
         .max()
         .unwrap_or(0))
-}
-
-/// Deletes SSTs, value logs and redirect tables the recovered version does not name, and
-/// leftover temporary files. Called only after `verify` passed and the new manifest is durable, which is what
-/// makes it safe:
-/// - An unnamed file is an output of a job whose manifest record never became durable (a
-///   crash), or of a record that was durable once and then lost (a manifest cut short or
-///   replaced by an older copy). After a lost record took effect its inputs were deleted (input
-///   SSTs and value logs, or the flushed PM Log, which a tracking manifest still records), so
-///   the recovered state names missing files and `verify` refused. Hence, once it passed,
-///   every acknowledged write is in a named file or a kept PM Log and unnamed files hold copies.
-/// - A rule "never delete files numbered at or above the recovered `next_file_number`" would add
-///   nothing: a lost record's outputs can be numbered below it (a later record of another job
-///   carries a higher `next_file_number`), and the outputs of a job a crash interrupted are
-///   usually numbered above it and must go.
-/// - Limit: a manifest written before PM Logs were recorded cannot reveal a lost flush record
-///   whose only input was a PM Log. It is replaced by a tracking snapshot at this open.
-fn purge_orphans(
-    fs: &dyn FileSystem,
-    path: &Path,
-    version: &Version,
-    write_buffers: &[u64],
-) -> Result<()> {
-    let mut live: HashSet<u64> = version.file_numbers().into_iter().collect();
-    live.extend(write_buffers); // their write-ahead logs, for designs with one
-    live.extend(version.vlogs.keys().copied());
-    live.extend(version.redirect_file_numbers());
-    for name in fs
-        .list_dir(path)
-        .context(|| format!("listing {}", path.display()))?
-    {
-        let orphan = match parse_numbered_file(&name) {
-            Some(NumberedFile::Manifest(_)) => false,
-            Some(f) => !live.contains(&f.number()),
-            None => name.ends_with(".tmp"),
-        };
-        if orphan {
-            log::info!("removing orphan file {name} left by an interrupted job");
-            fs.remove_file(&path.join(&name))
-                .context(|| format!("removing orphan {name}"))?;
-        }
-    }
-    Ok(())
 }

@@ -63,7 +63,9 @@ impl DbInner {
         let runs = sv.version.level0_files_for_key(key).cloned();
         let levels = (1..MAX_LEVELS).filter_map(|l| sv.version.file_for_key(l, key));
         for file in runs.chain(levels) {
-            let table = self.table_cache.get(file.number, file.file_size)?;
+            let table = self
+                .table_cache
+                .get(file.number, file.file_size, file.dir)?;
             if let Some((ikey, value)) = table.get(&lookup)? {
                 return self.decode_found(&sv.version, (&ikey, value), table.path());
             }

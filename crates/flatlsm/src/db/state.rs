@@ -14,12 +14,12 @@ use crate::fs::FsRef;
 use crate::options::Options;
 use crate::pm::PmDeviceRef;
 use crate::pmtable::PmLogPool;
-use crate::sst::TableCache;
+use crate::sst::{SstDir, TableCache};
 use crate::version::{Manifest, PmLogMeta, Version, VersionEdit};
 use crate::vlog::{RedirectSet, VlogSet};
 use arc_swap::ArcSwap;
 use parking_lot::{Condvar, Mutex};
-use std::collections::HashSet;
+use std::collections::{BTreeSet, HashSet};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
@@ -274,13 +274,16 @@ impl DbInner {
     /// The manifest may name a new SST only once its directory entry is durable: a synced
     /// file whose creation is lost at a crash is a missing file to recovery. (Value logs and
     /// redirect tables sync the directory when they are created.)
+    /// Each directory holding a new file is synced (level 0 may be in the PM directory).
     fn sync_dir_for(&self, edit: &VersionEdit) -> Result<()> {
-        if edit.new_files.is_empty() {
-            return Ok(());
+        let dirs: BTreeSet<SstDir> = edit.new_files.iter().map(|(_, f)| f.dir).collect();
+        for dir in dirs {
+            let path = self.table_cache.dirs().dir(dir);
+            self.fs
+                .sync_dir(path)
+                .map_err(|e| Error::io(format!("syncing directory {}", path.display()), e))?;
         }
-        self.fs
-            .sync_dir(&self.path)
-            .map_err(|e| Error::io(format!("syncing directory {}", self.path.display()), e))
+        Ok(())
     }
 
     fn install_locked(

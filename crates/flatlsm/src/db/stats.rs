@@ -16,6 +16,7 @@ pub struct Counters {
     pub(crate) pm_gc_bytes: AtomicU64,
     pub(crate) flush_sst_bytes: AtomicU64,
     pub(crate) flush_vlog_bytes: AtomicU64,
+    pub(crate) flush_pm_bytes: AtomicU64,
     pub(crate) compaction_bytes: AtomicU64,
     pub(crate) vlog_gc_bytes: AtomicU64,
     pub(crate) manifest_bytes: AtomicU64,
@@ -98,6 +99,9 @@ pub struct Stats {
     pub flush_sst_bytes: u64,
     /// Value-log bytes written by flushes.
     pub flush_vlog_bytes: u64,
+    /// Bytes flushes wrote to PM, not SSD: MatrixKV's rows, level-0 files kept in the PM
+    /// directory (`LeveledOptions::level0_in_pm`).
+    pub flush_pm_bytes: u64,
     /// SST bytes written by L1 → L2 compactions.
     pub compaction_bytes: u64,
     /// Value-log and redirect-table bytes written by value-log GC.
@@ -163,12 +167,12 @@ pub struct Stats {
 }
 
 impl Stats {
-    /// Bytes flushes wrote to SSD (SSTs and value logs).
+    /// Bytes flushes wrote (SSTs, value logs, and what went to PM).
     pub fn flush_bytes(&self) -> u64 {
-        self.flush_sst_bytes + self.flush_vlog_bytes
+        self.flush_sst_bytes + self.flush_vlog_bytes + self.flush_pm_bytes
     }
 
-    /// Bytes written to SSD (SSTs, value logs, manifest).
+    /// Bytes written to SSD (SSTs, value logs, manifest; not what flushes wrote to PM).
     pub fn ssd_bytes_written(&self) -> u64 {
         self.flush_sst_bytes
             + self.flush_vlog_bytes
@@ -197,8 +201,8 @@ impl fmt::Display for Stats {
         )?;
         writeln!(
             f,
-            "PM written: {} (GC {})",
-            self.pm_bytes_written, self.pm_gc_bytes
+            "PM written: {} (GC {}, flushes {})",
+            self.pm_bytes_written, self.pm_gc_bytes, self.flush_pm_bytes
         )?;
         writeln!(
             f,

@@ -52,8 +52,9 @@ pub(crate) fn flush_into_store(
             StoreFlush::Written(edit, bytes) => {
                 let out = FlushOutput {
                     edit,
-                    sst_bytes: bytes,
+                    sst_bytes: 0,
                     vlog_bytes: 0,
+                    pm_bytes: bytes,
                 };
                 if let Err(e) = install_flush(db, tables, out, started) {
                     db.design.discard_store_flush(&numbers);

@@ -34,7 +34,8 @@ pub(super) fn recover_from_wal(
     manifest: Option<RecoveredManifest>,
     opts: &Options,
 ) -> Result<Recovered> {
-    let (state, redirects) = consistency::verified_tree(fs, path, manifest.as_ref())?;
+    let (state, redirects) =
+        consistency::verified_tree(fs, &super::dirs::sst_dirs(path, opts), manifest.as_ref())?;
     discard_stale_buffers(pm)?;
     let mut tables = Vec::new();
     for n in unflushed_logs(&state) {

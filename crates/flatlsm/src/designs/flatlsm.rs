@@ -10,6 +10,7 @@ use crate::compaction::policy::CompactionPolicy;
 use crate::error::Result;
 use crate::options::Options;
 use crate::pm::PmDeviceRef;
+use crate::sst::SstDir;
 use crate::version::Version;
 use std::path::Path;
 
@@ -49,6 +50,7 @@ impl Design for FlatLsmDesign {
         FlushShape {
             threads: opts.flush_threads,
             target_file_size: opts.target_file_size,
+            sst_dir: SstDir::Data,
         }
     }
 }

@@ -18,6 +18,7 @@ use crate::compaction::policy::CompactionPolicy;
 use crate::error::{Error, Result};
 use crate::options::{Options, Placement};
 use crate::pm::{DramPmDevice, PmDeviceRef};
+use crate::sst::SstDir;
 use crate::version::Version;
 use std::path::Path;
 
@@ -36,6 +37,12 @@ pub struct LeveledOptions {
     /// Level-0 runs at which flushes wait, and writers stop once memtables are full
     /// (default 36).
     pub level0_stop_writes_trigger: usize,
+    /// Level-0 files are kept in the PM directory (RocksDB's `db_paths` with a PM path for
+    /// level 0; the MatrixKV paper's RocksDB-L0-NVM); compactions write level 1 and above to
+    /// the database directory. Default false. Each file's directory is recorded in the
+    /// manifest, so a database reopens whatever this option then says. Ignored by `matrixkv`,
+    /// whose level 0 is its container.
+    pub level0_in_pm: bool,
 }
 
 impl Default for LeveledOptions {
@@ -46,6 +53,7 @@ impl Default for LeveledOptions {
             level0_file_num_compaction_trigger: 4,
             level0_slowdown_writes_trigger: 20,
             level0_stop_writes_trigger: 36,
+            level0_in_pm: false,
         }
     }
 }
@@ -102,6 +110,11 @@ impl Design for LeveledDesign {
         self.memtable
     }
 
+    /// A PM skiplist lives there, and so does level 0 with `level0_in_pm`.
+    fn uses_pm_dir(&self) -> bool {
+        !self.uses_wal() || self.options.level0_in_pm
+    }
+
     fn compaction_policy(&self, _opts: &Options) -> Box<dyn CompactionPolicy> {
         Box::new(LeveledPolicy {
             options: self.options,
@@ -121,11 +134,16 @@ impl Design for LeveledDesign {
         v.num_files(0)
     }
 
-    /// RocksDB flushes a memtable in one pass into one level-0 file.
+    /// RocksDB flushes a memtable in one pass into one level-0 file, kept in the PM directory
+    /// with `level0_in_pm`.
     fn flush_shape(&self, _opts: &Options) -> FlushShape {
         FlushShape {
             threads: 1,
             target_file_size: u64::MAX,
+            sst_dir: match self.options.level0_in_pm {
+                true => SstDir::Pm,
+                false => SstDir::Data,
+            },
         }
     }
 }

@@ -22,6 +22,7 @@ use crate::pmtable::log::{encoded_entry_len, PM_LOG_HEADER_LEN};
 use crate::pmtable::PmLogPool;
 use crate::rowtable::build::RowBound;
 use crate::rowtable::search::Found;
+use crate::sst::SstDir;
 use crate::types::SequenceNumber;
 use crate::version::{Version, VersionEdit};
 use std::fmt;
@@ -257,6 +258,8 @@ pub(crate) struct FlushShape {
     pub threads: usize,
     /// Output SSTables are closed at this size.
     pub target_file_size: u64,
+    /// Where the flush's SSTables are kept.
+    pub sst_dir: SstDir,
 }
 
 /// The design `opts.profile` names.

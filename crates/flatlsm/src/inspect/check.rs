@@ -20,7 +20,7 @@ use crate::pmtable::log::{
     decode_header_checked, for_each_entry_in, is_blank_header, log_file_name, parse_log_file_name,
     PmLogHeader,
 };
-use crate::sst::Table;
+use crate::sst::{SstDirs, Table};
 use crate::types::{parse_internal_key, ValueKind, ValuePointer};
 use crate::version::{
     current_manifest_path, Manifest, ManifestState, RecoveredManifest, RedirectMeta,
@@ -110,10 +110,12 @@ pub fn check_database_with_wal(
     wal_dir: &Path,
 ) -> Result<CheckReport> {
     let fs = OsFileSystem;
-    let mut names = fs
-        .list_dir(db_dir)
-        .context(|| format!("listing {}", db_dir.display()))?;
-    names.sort();
+    let mut paths = list_paths(&fs, db_dir)?;
+    if fs.exists(pm_dir) {
+        // Level-0 SSTs kept in the PM directory (`leveled` with `level0_in_pm`).
+        let in_pm = list_paths(&fs, pm_dir)?.into_iter();
+        paths.extend(in_pm.filter(|p| matches!(FileKind::of(p), Some(FileKind::Sst(_)))));
+    }
     let mut c = Checker {
         fs,
         dir: db_dir.to_path_buf(),
@@ -127,9 +129,18 @@ pub fn check_database_with_wal(
     if let Some(m) = &manifest {
         c.redirects = m.state.version.redirects.clone();
     }
-    c.check_files(&names, manifest.as_ref());
+    c.check_files(&paths, pm_dir, manifest.as_ref());
     c.check_write_buffers(pm_dir, manifest.as_ref())?;
     Ok(c.report)
+}
+
+/// The files of `dir`, sorted by name.
+fn list_paths(fs: &OsFileSystem, dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut names = fs
+        .list_dir(dir)
+        .context(|| format!("listing {}", dir.display()))?;
+    names.sort();
+    Ok(names.into_iter().map(|n| dir.join(n)).collect())
 }
 
 pub(super) struct Checker {
@@ -171,21 +182,23 @@ impl Checker {
 
     /// Verifies every SST and value log present, then that every one the manifest names is
     /// present with its recorded size (`db::consistency`, as open does).
-    fn check_files(&mut self, names: &[String], m: Option<&RecoveredManifest>) {
+    fn check_files(&mut self, paths: &[PathBuf], pm_dir: &Path, m: Option<&RecoveredManifest>) {
         let state = m.map(|m| &m.state);
-        for name in names {
-            let path = self.dir.join(name);
-            match FileKind::of(&path) {
-                Some(FileKind::Sst(n)) => self.check_sst(&path, n, state),
-                Some(FileKind::Vlog(n)) => self.check_vlog(&path, n, state),
-                Some(FileKind::Redirect(n)) => self.check_redirect(&path, n, state),
+        for path in paths {
+            match FileKind::of(path) {
+                Some(FileKind::Sst(n)) => self.check_sst(path, n, state),
+                Some(FileKind::Vlog(n)) => self.check_vlog(path, n, state),
+                Some(FileKind::Redirect(n)) => self.check_redirect(path, n, state),
                 Some(FileKind::Wal(n)) => self.check_wal(n),
                 _ => {}
             }
         }
-        let dir = self.dir.clone();
-        for e in m.map_or_else(Vec::new, |m| tree_file_problems(&self.fs, &dir, m)) {
-            self.problem(e, &dir);
+        let dirs = SstDirs {
+            data: self.dir.clone(),
+            pm: pm_dir.to_path_buf(),
+        };
+        for e in m.map_or_else(Vec::new, |m| tree_file_problems(&self.fs, &dirs, m)) {
+            self.problem(e, &dirs.data);
         }
     }
 

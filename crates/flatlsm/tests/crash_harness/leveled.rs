@@ -79,3 +79,21 @@ pub fn matrixkv_rows(seed: u64) -> Scenario {
         ..s
     }
 }
+
+/// The `leveled` workload with `level0_in_pm` (RocksDB-L0-NVM): level-0 files in the PM
+/// directory, compactions into the database directory; a new level-0 file must be durable in
+/// its own directory before the manifest names it.
+pub fn leveled_level0_in_pm(seed: u64) -> Scenario {
+    let s = leveled_wal(seed);
+    Scenario {
+        name: "leveled_level0_in_pm_power_loss",
+        tweak: |o: &mut Options| {
+            o.profile = flatlsm::Profile::Leveled;
+            o.leveled.level0_in_pm = true;
+            o.leveled.max_bytes_for_level_base = 16 << 10;
+            o.leveled.max_bytes_for_level_multiplier = 2.0;
+            o.leveled.level0_file_num_compaction_trigger = 2;
+        },
+        ..s
+    }
+}

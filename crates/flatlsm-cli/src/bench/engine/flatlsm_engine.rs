@@ -117,7 +117,8 @@ impl Engine for FlatLsmEngine {
             stall_micros: s.stall_micros + s.delayed_write_micros,
             user_bytes: s.user_bytes,
             ssd_bytes: s.ssd_bytes_written(),
-            pm_bytes: s.pm_bytes_written,
+            // The write path's PM, and what flushes put in PM (rows, level 0 in PM).
+            pm_bytes: s.pm_bytes_written + s.flush_pm_bytes,
             flush_bytes: s.flush_bytes(),
             flush_micros: s.flush_micros,
             store_compactions: s
@@ -142,6 +143,7 @@ impl Engine for FlatLsmEngine {
             ("flatlsm.pm.bytes.written", s.pm_bytes_written),
             ("flatlsm.pmtable.gc.bytes", s.pm_gc_bytes),
             ("flatlsm.flush.write.bytes", s.flush_bytes()),
+            ("flatlsm.flush.pm.bytes", s.flush_pm_bytes),
             ("flatlsm.compact.write.bytes", s.compaction_bytes),
             ("flatlsm.vlog.gc.bytes", s.vlog_gc_bytes),
             ("flatlsm.stall.micros", s.stall_micros),

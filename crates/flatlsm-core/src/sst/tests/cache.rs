@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::fs::{FileSystem, OsFileSystem};
-use crate::sst::{sst_file_name, TableCache};
+use crate::sst::{sst_file_name, SstDir, SstDirs, TableCache};
 
 fn entries(n: u32) -> Entries {
     (0..n)
@@ -102,6 +102,7 @@ fn table_cache_opens_on_demand_shares_and_evicts() {
     let dir = tempfile::tempdir().unwrap();
     let fs: Arc<dyn FileSystem> = Arc::new(OsFileSystem);
     let path = dir.path().join(sst_file_name(12));
+    let dirs = || SstDirs::data_only(dir.path().to_path_buf());
     let mut b = TableBuilder::new(
         fs.create(&path).unwrap(),
         path.clone(),
@@ -111,23 +112,41 @@ fn table_cache_opens_on_demand_shares_and_evicts() {
         b.add(&k, &v).unwrap();
     }
     let summary = b.finish().unwrap();
-    let cache = TableCache::new(
-        fs.clone(),
-        dir.path().to_path_buf(),
-        Some(BlockCache::new(1 << 20)),
-    );
-    let t1 = cache.get(12, summary.file_size).unwrap();
-    let t2 = cache.get(12, summary.file_size).unwrap();
+    let cache = TableCache::new(fs.clone(), dirs(), Some(BlockCache::new(1 << 20)));
+    let t1 = cache.get(12, summary.file_size, SstDir::Data).unwrap();
+    let t2 = cache.get(12, summary.file_size, SstDir::Data).unwrap();
     assert!(Arc::ptr_eq(&t1, &t2));
     assert_eq!(t1.path(), path);
     assert_eq!(t1.verify().unwrap(), 300);
     cache.evict(12);
     assert!(cache.is_empty());
-    let e = TableCache::new(fs.clone(), dir.path().to_path_buf(), None)
-        .get(12, summary.file_size + 1)
+    let e = TableCache::new(fs.clone(), dirs(), None)
+        .get(12, summary.file_size + 1, SstDir::Data)
         .unwrap_err();
     assert_corruption_at(&e, &path);
-    assert!(matches!(cache.get(13, 100), Err(crate::Error::Io { .. })));
+    let missing = cache.get(13, 100, SstDir::Data);
+    assert!(matches!(missing, Err(crate::Error::Io { .. })));
+}
+
+/// A table recorded in the PM directory is opened from there, not from the data directory.
+#[test]
+fn a_table_kept_in_the_pm_directory_is_opened_there() {
+    let (data, pm) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let fs: Arc<dyn FileSystem> = Arc::new(OsFileSystem);
+    let dirs = SstDirs {
+        data: data.path().to_path_buf(),
+        pm: pm.path().to_path_buf(),
+    };
+    let path = dirs.path(7, SstDir::Pm);
+    assert_eq!(path, pm.path().join("000007.sst"));
+    let mut b = TableBuilder::new(fs.create(&path).unwrap(), path.clone(), Default::default());
+    for (k, v) in entries(10) {
+        b.add(&k, &v).unwrap();
+    }
+    let size = b.finish().unwrap().file_size;
+    let cache = TableCache::new(fs, dirs, None);
+    assert!(cache.get(7, size, SstDir::Data).is_err());
+    assert_eq!(cache.get(7, size, SstDir::Pm).unwrap().path(), path);
 }
 
 /// A block cache placed in PM (an arena over a region) serves the same reads from PM copies of

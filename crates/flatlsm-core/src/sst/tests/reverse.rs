@@ -85,9 +85,11 @@ fn level(parts: &[Entries]) -> (tempfile::TempDir, Vec<Arc<FileMeta>>, Arc<Table
             smallest: part[0].0.clone(),
             largest: part[part.len() - 1].0.clone(),
             vlog_refs: Vec::new(),
+            dir: crate::sst::SstDir::Data,
         }));
     }
-    let cache = Arc::new(TableCache::new(fs, dir.path().to_path_buf(), None));
+    let dirs = crate::sst::SstDirs::data_only(dir.path().to_path_buf());
+    let cache = Arc::new(TableCache::new(fs, dirs, None));
     (dir, files, cache)
 }
 

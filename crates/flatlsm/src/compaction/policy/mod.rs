@@ -92,6 +92,7 @@ pub(crate) mod test_files {
             smallest: make_internal_key(lo.as_bytes(), number, ValueKind::Value),
             largest: make_internal_key(hi.as_bytes(), number, ValueKind::Value),
             vlog_refs: Vec::new(),
+            dir: crate::sst::SstDir::Data,
         }
     }
 

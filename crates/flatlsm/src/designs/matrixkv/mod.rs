@@ -122,6 +122,7 @@ use crate::compaction::policy::leveled::LeveledPolicy;
 use crate::compaction::policy::CompactionPolicy;
 use crate::options::{Options, Placement};
 use crate::pm::{DramPmDevice, PmDeviceRef};
+use crate::sst::SstDir;
 use crate::version::{RowMeta, Version, VersionEdit};
 use container::Container;
 use std::path::Path;
@@ -224,6 +225,7 @@ impl Design for MatrixKvDesign {
         FlushShape {
             threads: 1,
             target_file_size: u64::MAX,
+            sst_dir: SstDir::Data,
         }
     }
 

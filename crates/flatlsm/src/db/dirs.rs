@@ -1,0 +1,84 @@
+//! Where a database's files live — the data directory, the PM directory and the SSTables each
+//! holds (`SstDirs`: level 0 of `leveled` with `level0_in_pm` is kept in the PM directory) —
+//! and the purge of orphans at open, which covers both.
+
+use crate::error::{IoContext, Result};
+use crate::file_names::{parse_numbered_file, NumberedFile};
+use crate::fs::FileSystem;
+use crate::options::Options;
+use crate::sst::{parse_sst_file_name, SstDirs};
+use crate::version::Version;
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+/// The SSTables in the PM directory of `dirs` (level 0 of `leveled` with `level0_in_pm`), if
+/// it is another directory and exists.
+pub(crate) fn pm_sst_names(fs: &dyn FileSystem, dirs: &SstDirs) -> Result<Vec<String>> {
+    if dirs.pm == dirs.data || !fs.exists(&dirs.pm) {
+        return Ok(Vec::new());
+    }
+    let names = fs
+        .list_dir(&dirs.pm)
+        .context(|| format!("listing {}", dirs.pm.display()))?;
+    let ssts = names.into_iter();
+    Ok(ssts.filter(|n| parse_sst_file_name(n).is_some()).collect())
+}
+
+/// The directories SSTables of the database at `path` live in.
+pub(crate) fn sst_dirs(path: &Path, opts: &Options) -> SstDirs {
+    SstDirs {
+        data: path.to_path_buf(),
+        pm: pm_dir_of(path, opts),
+    }
+}
+
+/// The PM directory: `pm_path`, or `<db>/pm`.
+pub(crate) fn pm_dir_of(path: &Path, opts: &Options) -> PathBuf {
+    opts.pm_path.clone().unwrap_or_else(|| path.join("pm"))
+}
+
+/// Deletes SSTs, value logs and redirect tables the recovered version does not name, and
+/// leftover temporary files. Called only after `verify` passed and the new manifest is durable, which is what
+/// makes it safe:
+/// - An unnamed file is an output of a job whose manifest record never became durable (a
+///   crash), or of a record that was durable once and then lost (a manifest cut short or
+///   replaced by an older copy). After a lost record took effect its inputs were deleted (input
+///   SSTs and value logs, or the flushed PM Log, which a tracking manifest still records), so
+///   the recovered state names missing files and `verify` refused. Hence, once it passed,
+///   every acknowledged write is in a named file or a kept PM Log and unnamed files hold copies.
+/// - A rule "never delete files numbered at or above the recovered `next_file_number`" would add
+///   nothing: a lost record's outputs can be numbered below it (a later record of another job
+///   carries a higher `next_file_number`), and the outputs of a job a crash interrupted are
+///   usually numbered above it and must go.
+/// - Limit: a manifest written before PM Logs were recorded cannot reveal a lost flush record
+///   whose only input was a PM Log. It is replaced by a tracking snapshot at this open.
+pub(crate) fn purge_orphans(
+    fs: &dyn FileSystem,
+    dirs: &SstDirs,
+    version: &Version,
+    write_buffers: &[u64],
+) -> Result<()> {
+    let mut live: HashSet<u64> = version.file_numbers().into_iter().collect();
+    live.extend(write_buffers); // their write-ahead logs, for designs with one
+    live.extend(version.vlogs.keys().copied());
+    live.extend(version.redirect_file_numbers());
+    let path = &dirs.data;
+    let names = fs
+        .list_dir(path)
+        .context(|| format!("listing {}", path.display()))?;
+    let in_data = names.into_iter().map(|n| (path, n));
+    let in_pm = pm_sst_names(fs, dirs)?.into_iter().map(|n| (&dirs.pm, n));
+    for (path, name) in in_data.chain(in_pm) {
+        let orphan = match parse_numbered_file(&name) {
+            Some(NumberedFile::Manifest(_)) => false,
+            Some(f) => !live.contains(&f.number()),
+            None => name.ends_with(".tmp"),
+        };
+        if orphan {
+            log::info!("removing orphan file {name} left by an interrupted job");
+            fs.remove_file(&path.join(&name))
+                .context(|| format!("removing orphan {name}"))?;
+        }
+    }
+    Ok(())
+}
