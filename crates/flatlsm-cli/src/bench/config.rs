@@ -36,8 +36,9 @@ pub struct BenchConfig {
     pub value_sizes: Vec<usize>,
     /// Bytes written at each value size of the sweep.
     pub sweep_bytes: u64,
-    /// `--compare profiles` runs `leveled-L0-PM` too (the MatrixKV presets).
-    pub level0_pm_variant: bool,
+    /// `--compare profiles` configures the peers as the MatrixKV paper does (the MatrixKV
+    /// presets: `Preset::matrixkv_peers`).
+    pub matrixkv_peers: bool,
 }
 
 /// db_bench's default key count.
@@ -144,7 +145,7 @@ impl BenchConfig {
             placement_study: p.placement_study,
             value_sizes: p.value_sizes.map(<[usize]>::to_vec).unwrap_or_default(),
             sweep_bytes: p.sweep_bytes.unwrap_or(super::preset::PM_MEMTABLES_BYTES),
-            level0_pm_variant: p.level0_pm_variant,
+            matrixkv_peers: p.matrixkv_peers,
         })
     }
 }

@@ -99,20 +99,8 @@ fn finish(
     outcomes: &[Outcome],
     comparison: serde_json::Value,
 ) -> Result<(), String> {
-    // A comparison always gets its figures (both engines' timelines in one PNG).
-    let plot_dir = cfg.args.plot.clone().or_else(|| {
-        let default = match (&cfg.args.compare, cfg.placement_study) {
-            (Some(_), _) => "flatlsm-compare-plots",
-            (None, true) => "flatlsm-placement-plots",
-            (None, false) => return None,
-        };
-        Some(std::path::PathBuf::from(default))
-    });
-    if let Some(dir) = &plot_dir {
-        let files = plot_outcomes(dir, outcomes)?;
-        for f in files {
-            println!("plot: {}", f.display());
-        }
+    if let Some(dir) = &plot_dir(cfg) {
+        print_plots(plot_outcomes(dir, outcomes, "")?);
     }
     println!("interval throughput CSV: {}", cfg.report_file.display());
     if let Some(path) = &cfg.args.json {
@@ -184,11 +172,31 @@ fn config_json(cfg: &BenchConfig) -> serde_json::Value {
     })
 }
 
+/// Where figures go: `--plot`, else a default directory for comparisons and the placement
+/// study (a comparison always gets its figures).
+fn plot_dir(cfg: &BenchConfig) -> Option<std::path::PathBuf> {
+    cfg.args.plot.clone().or_else(|| {
+        let default = match (&cfg.args.compare, cfg.placement_study) {
+            (Some(_), _) => "flatlsm-compare-plots",
+            (None, true) => "flatlsm-placement-plots",
+            (None, false) => return None,
+        };
+        Some(std::path::PathBuf::from(default))
+    })
+}
+
+fn print_plots(files: Vec<std::path::PathBuf>) {
+    for f in files {
+        println!("plot: {}", f.display());
+    }
+}
+
 /// One throughput figure and one CDF figure holding every run (all engines, all benchmarks
-/// that have a timeline).
+/// that have a timeline), named with `prefix`.
 fn plot_outcomes(
     dir: &std::path::Path,
     outcomes: &[Outcome],
+    prefix: &str,
 ) -> Result<Vec<std::path::PathBuf>, String> {
     let with_ops: Vec<&Outcome> = outcomes
         .iter()
@@ -215,7 +223,7 @@ fn plot_outcomes(
             points: o.cdf(),
         })
         .collect();
-    let mut files = plot::write_figures(dir, "", &timelines, &cdfs)?;
+    let mut files = plot::write_figures(dir, prefix, &timelines, &cdfs)?;
     let spans: Vec<plot::Spans> = with_ops
         .iter()
         .filter(|o| !o.stats.store_compactions.is_empty())
@@ -225,7 +233,7 @@ fn plot_outcomes(
         })
         .collect();
     if !spans.is_empty() {
-        let path = dir.join("column_compactions.png");
+        let path = dir.join(format!("{prefix}column_compactions.png"));
         plot::compaction_spans(&path, "Column compactions (L0-L1)", &spans)?;
         files.push(path);
     }

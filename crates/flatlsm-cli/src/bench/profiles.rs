@@ -3,7 +3,8 @@
 //! RocksDB/LevelDB baseline), `leveled` with it (`leveled+vsep`, the Titan/BlobDB role, at
 //! `--kv_separation_threshold` or FlatLSM's default), `novelsm` and `matrixkv` — and, in the
 //! MatrixKV presets, `leveled-L0-PM` (the MatrixKV paper's RocksDB-L0-NVM: level 0 kept in the
-//! PM directory and enlarged to the container's size) — then RocksDB when this build has it in
+//! PM directory and enlarged to the container's size), with `novelsm` given two memtables of
+//! half the container, as that paper runs NoveLSM — then RocksDB when this build has it in
 //! process; one table per benchmark with every engine and the ratios of FlatLSM to each, and
 //! one timeline figure.
 
@@ -29,6 +30,10 @@ pub fn run(cfg: &BenchConfig, work: &WorkDir) -> Result<(Vec<Outcome>, Value), S
         }
         println!("==== value size {size} B, {} writes", one.num);
         let (mut outcomes, summary) = run_once(&one, work)?;
+        // One set of figures per value size too (the MatrixKV paper's Fig. 12 is one size).
+        if let Some(dir) = super::plot_dir(cfg) {
+            super::print_plots(super::plot_outcomes(&dir, &outcomes, &format!("{size}B_"))?);
+        }
         let first = outcomes.first().map(|o| o.name.clone()).unwrap_or_default();
         let firsts = outcomes.iter().filter(|o| o.name == first);
         rows.push((
@@ -69,7 +74,7 @@ fn run_once(cfg: &BenchConfig, work: &WorkDir) -> Result<(Vec<Outcome>, Value), 
     let mut all = Vec::new();
     let variants = VARIANTS
         .iter()
-        .filter(|v| !v.level0_in_pm || cfg.level0_pm_variant);
+        .filter(|v| !v.level0_in_pm || cfg.matrixkv_peers);
     for v in variants {
         let (label, one) = (v.label, variant_config(cfg, v)?);
         println!("== {label}{}", separation_note(&one));
@@ -130,6 +135,15 @@ fn enlarge_level0_in_pm(o: &mut flatlsm::Options) {
     o.leveled.level0_stop_writes_trigger = files * 10 / 8;
 }
 
+/// NoveLSM as the MatrixKV paper runs it: its NVM (the container's size) holds two persistent
+/// memtables of half of it each.
+fn halve_container_into_memtables(o: &mut flatlsm::Options) {
+    let half = o.matrixkv.container_size / 2;
+    o.pmtable_size = usize::try_from(half).unwrap_or(usize::MAX);
+    o.max_write_buffer_number = 2;
+    o.flush_immutable_num = 1;
+}
+
 /// ` (values >= N B in value logs)` when the variant separates values.
 fn separation_note(cfg: &BenchConfig) -> String {
     match cfg.options.kv_separation_threshold {
@@ -144,6 +158,9 @@ fn variant_config(cfg: &BenchConfig, v: &Variant) -> Result<BenchConfig, String>
     let mut one = cfg.with_profile(v.profile)?;
     if v.level0_in_pm {
         enlarge_level0_in_pm(&mut one.options);
+    }
+    if cfg.matrixkv_peers && v.profile == Profile::NoveLsm {
+        halve_container_into_memtables(&mut one.options);
     }
     let default = flatlsm::Options::default().kv_separation_threshold;
     match v.separate {

@@ -5,7 +5,8 @@
 
 use super::pages::{PageAllocator, PageList};
 use super::{
-    data_start, key_prefix, RowTable, ENTRY_HEADER_LEN, META_LEN, ROW_HEADER_LEN, ROW_MAGIC,
+    data_start, key_prefix, RowTable, ENTRY_HEADER_LEN, MAX_SHARED_PREFIX, META_LEN,
+    ROW_HEADER_LEN, ROW_MAGIC,
 };
 use crate::error::{Error, Result};
 use crate::iter::InternalIterator;
@@ -31,6 +32,15 @@ pub struct RowBound {
     pub entries: u64,
     /// Key and value bytes of those entries.
     pub key_value_bytes: u64,
+    /// How many leading bytes every user key shares (0 if unknown; the common prefix of the
+    /// smallest and largest key is exact). The row records at most [`MAX_SHARED_PREFIX`] and
+    /// its key prefixes start after them; a key that does not share them is an error.
+    pub shared_prefix: usize,
+}
+
+/// How many leading bytes `a` and `b` share.
+pub fn shared_prefix_len(a: &[u8], b: &[u8]) -> usize {
+    a.iter().zip(b).take_while(|(x, y)| x == y).count()
 }
 
 impl RowBound {
@@ -77,7 +87,8 @@ pub fn build_row(
         page_size: target.page_size,
         pages,
     };
-    match write_row(target, &list, number, prev, source) {
+    let shared = bound.shared_prefix.min(MAX_SHARED_PREFIX);
+    match write_row(target, &list, (number, shared), prev, source) {
         Ok(row) => {
             target
                 .allocator
@@ -91,11 +102,12 @@ pub fn build_row(
     }
 }
 
-/// Writes every byte of the row in one pass over `source` and persists the pages it uses.
+/// Writes every byte of row `number` (its keys sharing `shared` leading bytes) in one pass over
+/// `source` and persists the pages it uses.
 fn write_row(
     target: &RowTarget<'_>,
     list: &PageList,
-    number: u64,
+    (number, shared): (u64, usize),
     prev: Option<(&RowTable, u64)>,
     source: &mut dyn InternalIterator,
 ) -> Result<RowTable> {
@@ -103,12 +115,21 @@ fn write_row(
     let mut meta = Vec::new();
     let mut hints = ForwardHints::new(prev);
     source.seek_to_first();
+    let mut common: Option<Vec<u8>> = None;
     while source.valid() {
         let (key, value) = (source.key(), source.value());
-        push_meta(&mut meta, w.pos, hints.forward(user_key_of(key))?, key);
+        let uk = user_key_of(key);
+        let common = common.get_or_insert_with(|| uk[..shared.min(uk.len())].to_vec());
+        if !uk.starts_with(common) {
+            return Err(Error::InvalidArgument(format!(
+                "row {number}: a key does not share the {shared} leading bytes the bound declares"
+            )));
+        }
+        push_meta(&mut meta, w.pos, hints.forward(uk)?, &uk[common.len()..]);
         w.put_entry(key, value)?;
         source.next();
     }
+    let common = common.unwrap_or_default();
     source.status()?;
     let entries = (meta.len() / META_LEN) as u64;
     let data_end = w.pos;
@@ -116,27 +137,11 @@ fn write_row(
     w.pos = meta_offset;
     w.put(&meta)?;
     let prev_row = prev.map_or(0, |(row, _)| row.number());
-    let header = encode_header(
-        list,
-        number,
-        entries,
-        data_end,
-        meta_offset,
-        prev_row,
-        crc32c(&meta),
-    );
+    let words = [number, entries, data_end, meta_offset, prev_row];
+    let header = encode_header(list, words, crc32c(&meta), &common);
     w.pos = 0;
     w.put(&header)?;
-    let region = target.region.clone();
-    let row = RowTable::from_parts(
-        region,
-        list.clone(),
-        number,
-        entries,
-        data_end,
-        meta_offset,
-        prev_row,
-    );
+    let row = RowTable::from_parts(target.region.clone(), list.clone(), words, common);
     persist_pages(
         &**target.region,
         &list.pages[..row.used_pages()],
@@ -145,33 +150,32 @@ fn write_row(
     Ok(row)
 }
 
-fn push_meta(meta: &mut Vec<u8>, offset: u64, forward: u32, ikey: &[u8]) {
+/// One metadata element; `rest` is the user key past the row's shared prefix.
+fn push_meta(meta: &mut Vec<u8>, offset: u64, forward: u32, rest: &[u8]) {
     meta.extend_from_slice(&offset.to_le_bytes());
     meta.extend_from_slice(&forward.to_le_bytes());
-    meta.extend_from_slice(&key_prefix(user_key_of(ikey)).to_le_bytes());
+    meta.extend_from_slice(&key_prefix(rest).to_le_bytes());
 }
 
-/// The header and page list, their crc included.
-fn encode_header(
-    list: &PageList,
-    number: u64,
-    entries: u64,
-    data_end: u64,
-    meta_offset: u64,
-    prev_row: u64,
-    meta_crc: u32,
-) -> Vec<u8> {
+/// The header and page list, their crc included; `words` are the number, entries, data end,
+/// metadata offset and previous row.
+fn encode_header(list: &PageList, words: [u64; 5], meta_crc: u32, shared: &[u8]) -> Vec<u8> {
     let mut h = Vec::with_capacity(ROW_HEADER_LEN + 4 * list.pages.len());
     h.extend_from_slice(ROW_MAGIC);
-    for word in [number, entries, data_end, meta_offset, prev_row] {
+    for word in words {
         h.extend_from_slice(&word.to_le_bytes());
     }
-    h.extend_from_slice(&(list.pages.len() as u32).to_le_bytes());
-    h.extend_from_slice(&(list.page_size as u32).to_le_bytes());
-    h.extend_from_slice(&meta_crc.to_le_bytes());
+    for half in [list.pages.len(), list.page_size, 0, shared.len()] {
+        h.extend_from_slice(&(half as u32).to_le_bytes());
+    }
+    h[56..60].copy_from_slice(&meta_crc.to_le_bytes());
+    let mut prefix = [0u8; MAX_SHARED_PREFIX];
+    prefix[..shared.len()].copy_from_slice(shared);
+    h.extend_from_slice(&prefix);
     let pages: Vec<u8> = list.pages.iter().flat_map(|p| p.to_le_bytes()).collect();
-    let crc = crc32c_extend(crc32c(&h[..60]), &pages);
+    let crc = crc32c_extend(crc32c(&h[..80]), &pages);
     h.extend_from_slice(&crc.to_le_bytes());
+    h.extend_from_slice(&0u32.to_le_bytes());
     h.extend_from_slice(&pages);
     h
 }
@@ -205,8 +209,8 @@ impl<'a> ForwardHints<'a> {
 
     fn forward(&mut self, user_key: &[u8]) -> Result<u32> {
         let Some(prev) = self.prev else { return Ok(0) };
-        let prefix = key_prefix(user_key);
-        while self.at < prev.len() && prev.compare_user_key(self.at, user_key, prefix)?.is_lt() {
+        let probe = prev.probe(user_key);
+        while self.at < prev.len() && prev.compare_user_key(self.at, user_key, probe)?.is_lt() {
             self.at += 1;
         }
         Ok(self.at as u32)

@@ -4,18 +4,21 @@
 //!
 //! Layout of one RowTable: a logical byte stream laid over its pages in [`PageList`] order
 //! (little-endian; docs/rowtable-format.md):
-//! - header, logical bytes 0..64: magic `FLSMROW1`, row number (u64), entries (u64), data end
+//! - header, logical bytes 0..88: magic `FLSMROW2`, row number (u64), entries (u64), data end
 //!   (u64), metadata offset (u64), previous row (u64: the row the forward pointers index, 0 =
-//!   none), page count (u32), page size (u32), crc32c of the metadata array (u32), crc32c of
-//!   bytes 0..60 and the page list (u32); then the page list (u32 per page). The header and page
-//!   list must fit in the first page.
+//!   none), page count (u32), page size (u32), crc32c of the metadata array (u32), the length
+//!   of the shared key prefix (u32, at most 16), the shared prefix (16 bytes, zero-padded),
+//!   crc32c of bytes 0..80 and the page list (u32), zero (u32); then the page list (u32 per
+//!   page). The header and page list must fit in the first page.
 //! - entries from the 8-aligned end of the page list, in internal-key order: key crc (u32,
 //!   over the two lengths and the internal key), value crc (u32), internal key length (u32),
 //!   value length (u32), internal key, value. An entry may span pages.
 //! - the metadata array at the 8-aligned data end: per entry its logical offset (u64), its
 //!   forward pointer (u32: the index of the first entry of the previous row whose user key is
-//!   at least this entry's) and the first 4 bytes of its user key, big-endian, zero-padded (u32: when
-//!   two prefixes differ they order the keys without touching the data).
+//!   at least this entry's) and the 4 bytes of its user key after the shared prefix,
+//!   big-endian, zero-padded (u32: when two differ they order the keys without touching the
+//!   data; skipping the bytes every key of the row shares keeps them telling apart keys like
+//!   `user000123` or big-endian numbers).
 //!
 //! Persist order ([`build::build_row`]): every byte is written, then every page the row uses is
 //! persisted; only then may the manifest record the row (the engine's commit protocol). A row is
@@ -47,9 +50,15 @@ use std::cmp::Ordering;
 use std::sync::Arc;
 
 /// First bytes of a RowTable.
-pub const ROW_MAGIC: &[u8; 8] = b"FLSMROW1";
+pub const ROW_MAGIC: &[u8; 8] = b"FLSMROW2";
+/// The magic of the first row format (a 4-byte key prefix from the key's start), not read.
+const ROW_MAGIC_V1: &[u8; 8] = b"FLSMROW1";
 /// Fixed part of the header (the page list follows).
-pub const ROW_HEADER_LEN: usize = 64;
+pub const ROW_HEADER_LEN: usize = 88;
+/// The longest shared key prefix a row records.
+pub const MAX_SHARED_PREFIX: usize = 16;
+/// Offset of the header crc.
+const HEADER_CRC_AT: usize = 80;
 /// Bytes of an entry's header.
 pub const ENTRY_HEADER_LEN: usize = 16;
 /// Bytes of one metadata element.
@@ -62,8 +71,19 @@ pub struct Meta {
     pub offset: u64,
     /// First entry of the previous row whose user key is >= this entry's.
     pub forward: u32,
-    /// First 4 user-key bytes, big-endian, zero-padded.
+    /// The 4 user-key bytes after the row's shared prefix, big-endian, zero-padded.
     pub prefix: u32,
+}
+
+/// Where a user key falls against a row's shared prefix.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Probe {
+    /// Before every key of the row.
+    Below,
+    /// After every key of the row.
+    Above,
+    /// It shares the prefix; these are its next 4 bytes (as [`key_prefix`] makes them).
+    At(u32),
 }
 
 /// The first 4 bytes of `user_key`, big-endian, zero-padded: differing prefixes order keys.
@@ -93,6 +113,8 @@ pub struct RowTable {
     data_end: u64,
     meta_offset: u64,
     prev_row: u64,
+    /// The bytes every user key of the row starts with (at most [`MAX_SHARED_PREFIX`]).
+    shared: Vec<u8>,
 }
 
 /// Start of the entries: the 8-aligned end of the header and page list.
@@ -120,6 +142,12 @@ impl RowTable {
         let h = region.read(base, ROW_HEADER_LEN).to_vec();
         let word = |at: usize| u64::from_le_bytes(h[at..at + 8].try_into().unwrap());
         let half = |at: usize| u32::from_le_bytes(h[at..at + 4].try_into().unwrap());
+        if &h[..8] == ROW_MAGIC_V1 {
+            return Err(bad(
+                base,
+                format!("row {number}: written in row format 1, which this version does not read (its key prefixes); rebuild the database"),
+            ));
+        }
         if &h[..8] != ROW_MAGIC || word(8) != number || half(52) as usize != page_size {
             return Err(bad(
                 base,
@@ -134,10 +162,10 @@ impl RowTable {
             ));
         }
         let list = region.read(base + ROW_HEADER_LEN, 4 * page_count);
-        let crc = crate::types::crc32c_extend(crc32c(&h[..60]), list);
-        if crc != half(60) {
+        let crc = crate::types::crc32c_extend(crc32c(&h[..HEADER_CRC_AT]), list);
+        if crc != half(HEADER_CRC_AT) {
             return Err(bad(
-                base + 60,
+                base + HEADER_CRC_AT,
                 format!("row {number}: header checksum mismatch"),
             ));
         }
@@ -145,6 +173,7 @@ impl RowTable {
             .chunks_exact(4)
             .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
             .collect();
+        let shared_len = (half(60) as usize).min(MAX_SHARED_PREFIX);
         let row = RowTable {
             pages: PageList { page_size, pages },
             number,
@@ -153,6 +182,7 @@ impl RowTable {
             data_end: word(24),
             meta_offset: word(32),
             prev_row: word(40),
+            shared: h[64..64 + shared_len].to_vec(),
             region,
         };
         row.check_geometry(base, first_page)?;
@@ -196,16 +226,15 @@ impl RowTable {
         Err(self.corrupt(self.meta_offset, "metadata array checksum mismatch"))
     }
 
-    /// Assembles an open row from what its builder wrote (nothing to check).
+    /// Assembles an open row from what its builder wrote (nothing to check); `words` are the
+    /// header's number, entries, data end, metadata offset and previous row.
     pub(crate) fn from_parts(
         region: Arc<dyn PmRegion>,
         pages: PageList,
-        number: u64,
-        entries: u64,
-        data_end: u64,
-        meta_offset: u64,
-        prev_row: u64,
+        words: [u64; 5],
+        shared: Vec<u8>,
     ) -> RowTable {
+        let [number, entries, data_end, meta_offset, prev_row] = words;
         let data_start = data_start(pages.pages.len());
         RowTable {
             region,
@@ -216,6 +245,7 @@ impl RowTable {
             data_end,
             meta_offset,
             prev_row,
+            shared,
         }
     }
 
@@ -323,8 +353,26 @@ impl RowTable {
         Ok((key as usize, value as usize))
     }
 
-    /// Orders entry `i`'s user key against `user_key` (whose prefix is `prefix`).
-    pub fn compare_user_key(&self, i: u64, user_key: &[u8], prefix: u32) -> Result<Ordering> {
+    /// Where `user_key` falls against the row's shared prefix.
+    pub fn probe(&self, user_key: &[u8]) -> Probe {
+        let n = self.shared.len();
+        let head = &user_key[..n.min(user_key.len())];
+        match head.cmp(&self.shared[..head.len()]) {
+            Ordering::Less => Probe::Below,
+            Ordering::Greater => Probe::Above,
+            // A proper prefix of the shared bytes is shorter than every key of the row.
+            Ordering::Equal if user_key.len() < n => Probe::Below,
+            Ordering::Equal => Probe::At(key_prefix(&user_key[n..])),
+        }
+    }
+
+    /// Orders entry `i`'s user key against `user_key` (`probe` = `self.probe(user_key)`).
+    pub fn compare_user_key(&self, i: u64, user_key: &[u8], probe: Probe) -> Result<Ordering> {
+        let prefix = match probe {
+            Probe::Below => return Ok(Ordering::Greater),
+            Probe::Above => return Ok(Ordering::Less),
+            Probe::At(prefix) => prefix,
+        };
         let p = self.meta(i).prefix;
         if p != prefix {
             return Ok(p.cmp(&prefix));
@@ -332,9 +380,22 @@ impl RowTable {
         Ok(user_key_of(&self.ikey(i)?).cmp(user_key))
     }
 
+    /// False if entry `i`'s user key is certainly not `user_key` (by the row's shared prefix
+    /// and the entry's metadata prefix, without reading the data).
+    pub fn may_hold(&self, i: u64, user_key: &[u8]) -> bool {
+        match self.probe(user_key) {
+            Probe::At(prefix) => self.meta(i).prefix == prefix,
+            Probe::Below | Probe::Above => false,
+        }
+    }
+
     /// The first index in `lo..hi` whose user key is >= `user_key` (`hi` if none).
     pub fn lower_bound(&self, user_key: &[u8], mut lo: u64, mut hi: u64) -> Result<u64> {
-        let prefix = key_prefix(user_key);
+        let prefix = match self.probe(user_key) {
+            Probe::Below => return Ok(lo),
+            Probe::Above => return Ok(hi.max(lo)),
+            at => at,
+        };
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
             match self.compare_user_key(mid, user_key, prefix)? {

@@ -130,6 +130,11 @@ fn visible_at(
     user_key: &[u8],
     snapshot: SequenceNumber,
 ) -> Result<Option<Found>> {
+    // Most rows lack the key: their entry at `p` is a greater key, which its metadata prefix
+    // usually shows without a read of the data.
+    if p < t.len() && !t.may_hold(p, user_key) {
+        return Ok(None);
+    }
     while p < t.len() {
         let ikey = t.ikey(p)?;
         let (uk, trailer) = split_internal_key(&ikey);

@@ -1,13 +1,13 @@
 //! RowTables: build and reopen, corruption refused, and the property that cross-row hint search
 //! answers exactly what a full search of every row answers.
 
-use super::build::{build_row, RowBound, RowTarget};
+use super::build::{build_row, shared_prefix_len, RowBound, RowTarget};
 use super::search::{hint_get, hint_positions, naive_get, RowIter};
 use super::*;
 use crate::iter::{InternalIterator, VecIterator};
 use crate::pm::dram::DramPmDevice;
 use crate::pm::PmDevice;
-use crate::types::{make_internal_key, ValueKind};
+use crate::types::{make_internal_key, user_key_of, ValueKind};
 use proptest::prelude::*;
 
 const PAGE: usize = 4096;
@@ -50,12 +50,16 @@ impl Container {
 
 /// The exact size bound of `entries` (internal keys and values).
 fn bound_of(entries: &[(Vec<u8>, Vec<u8>)]) -> RowBound {
+    fn user(e: Option<&(Vec<u8>, Vec<u8>)>) -> &[u8] {
+        e.map_or(&[][..], |e| user_key_of(&e.0))
+    }
     RowBound {
         entries: entries.len() as u64,
         key_value_bytes: entries
             .iter()
             .map(|(k, v)| (k.len() - 8 + v.len()) as u64)
             .sum(),
+        shared_prefix: shared_prefix_len(user(entries.first()), user(entries.last())),
     }
 }
 
@@ -233,8 +237,12 @@ fn row_items(seq_base: u64) -> impl Strategy<Value = Vec<Item>> {
     })
 }
 
+/// Prefixes every key of a property-test row starts with: none, short, and longer than a row
+/// records ([`MAX_SHARED_PREFIX`]).
+const SHARED_PREFIXES: [&str; 4] = ["", "user", "\0\0\0\0\0\0\x01", "tenant-0042/bucket-7/"];
+
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(64))]
+    #![proptest_config(ProptestConfig::with_cases(96))]
 
     /// Rows built newest-last with forward pointers, some truncated from the front: every
     /// lookup and seek position through the hints equals a full binary search of every row.
@@ -242,14 +250,16 @@ proptest! {
     fn hint_search_answers_what_a_full_search_answers(
         rows in prop::collection::vec(row_items(0), 1..7),
         cuts in prop::collection::vec(0u64..70, 7),
-        probes in prop::collection::vec((0u16..320, 0u64..40), 1..40),
+        probes in prop::collection::vec((0u16..320, 0u64..40, 0u8..8), 1..40),
+        shared in prop::sample::select(SHARED_PREFIXES.to_vec()),
     ) {
         let c = container(512);
         let mut built: Vec<RowTable> = Vec::new();
         let mut firsts: Vec<u64> = Vec::new();
+        let with_prefix = |k: &[u8]| [shared.as_bytes(), k].concat();
         for (i, items) in rows.iter().enumerate() {
             let seq_base = 3 * i as u64 + 1;
-            let items: Vec<_> = items.iter().map(|(k, s, v)| (k.clone(), s + seq_base, v.clone())).collect();
+            let items: Vec<_> = items.iter().map(|(k, s, v)| (with_prefix(k), s + seq_base, v.clone())).collect();
             // Built while the previous row was cut less far than it is at the lookups.
             let prev = built.last().map(|r| (r, *firsts.last().unwrap() / 2));
             let row = c.build(i as u64 + 1, prev, entries(&items));
@@ -257,8 +267,15 @@ proptest! {
             built.push(row);
         }
         let live: Vec<(&RowTable, u64)> = built.iter().zip(&firsts).rev().map(|(t, &first)| (t, first)).collect();
-        for (k, snap) in probes {
-            let key = format!("{:0>width$}", k, width = (k % 5 + 1) as usize).into_bytes();
+        for (k, snap, kind) in probes {
+            let digits = format!("{:0>width$}", k, width = (k % 5 + 1) as usize).into_bytes();
+            // Mostly keys sharing the rows' prefix; else keys below, inside or above it.
+            let key = match kind {
+                0 => digits,
+                1 => shared.as_bytes()[..shared.len() / 2].to_vec(),
+                2 => [shared.as_bytes(), b"~"].concat(),
+                _ => with_prefix(&digits),
+            };
             prop_assert_eq!(hint_get(&live, &key, snap).unwrap(), naive_get(&live, &key, snap).unwrap());
             let hinted = hint_positions(&live, &key).unwrap();
             for (row, p) in live.iter().zip(hinted) {
@@ -266,6 +283,33 @@ proptest! {
             }
         }
     }
+}
+
+/// Keys sharing a long prefix (db_bench's zero-padded numbers, `user…` keys): the row records
+/// it, its metadata prefixes start after it, and keys outside it are placed without a read.
+#[test]
+fn a_row_records_the_prefix_its_keys_share_and_searches_past_it() {
+    let c = container(64);
+    let keys: Vec<Vec<u8>> = (0..50u32)
+        .map(|i| format!("0000000000{i:06}").into_bytes())
+        .collect();
+    let items: Vec<Item> = keys
+        .iter()
+        .map(|k| (k.clone(), 1, Some(b"v".to_vec())))
+        .collect();
+    let row = c.build(1, None, entries(&items));
+    let reopened = RowTable::open(c.region.clone(), PAGE, row.pages().pages[0], 1).unwrap();
+    for r in [&row, &reopened] {
+        assert_eq!(r.shared, b"00000000000000");
+        assert_eq!(r.probe(b"00"), Probe::Below);
+        assert_eq!(r.probe(b"1"), Probe::Above);
+        assert_eq!(r.lower_bound(b"0000000000000017", 0, 50).unwrap(), 17);
+        assert_eq!(r.lower_bound(b"00000000000000175", 0, 50).unwrap(), 18);
+        assert_eq!(r.lower_bound(b"000", 0, 50).unwrap(), 0);
+        assert_eq!(r.lower_bound(b"0001", 0, 50).unwrap(), 50);
+    }
+    // The element prefixes differ: a search reads the data only at its target.
+    assert_ne!(row.meta(1).prefix, row.meta(2).prefix);
 }
 
 /// A scan over several overlapping rows, some cut from the front, merges them in order and

@@ -6,13 +6,14 @@
 use super::background::{install_flush, record_failure};
 use super::state::DbInner;
 use super::stats::Counters;
-use crate::buffer::BufferRef;
+use crate::buffer::{BufferRef, WriteBuffer};
 use crate::compaction::filtered::Filtered;
 use crate::compaction::flush::FlushOutput;
 use crate::compaction::job;
 use crate::designs::{StoreFlush, StorePart};
 use crate::error::Result;
-use crate::rowtable::build::RowBound;
+use crate::rowtable::build::{shared_prefix_len, RowBound};
+use crate::types::user_key_of;
 use crate::version::{Version, VersionEdit};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -83,6 +84,7 @@ fn write_once(
         let bound = RowBound {
             entries,
             key_value_bytes,
+            shared_prefix: shared_prefix_of(&**t),
         };
         parts.push(StorePart {
             number,
@@ -91,6 +93,22 @@ fn write_once(
         });
     }
     db.design.store_flush(version, parts)
+}
+
+/// How many leading bytes every user key of `table` shares: the common prefix of its smallest
+/// and largest key (a row's key prefixes start after them, `rowtable`).
+fn shared_prefix_of(table: &dyn WriteBuffer) -> usize {
+    let mut cursor = table.flush_cursor();
+    cursor.seek_to_first();
+    if !cursor.valid() {
+        return 0;
+    }
+    let first = user_key_of(cursor.key()).to_vec();
+    cursor.seek_to_last();
+    match cursor.valid() {
+        true => shared_prefix_len(&first, user_key_of(cursor.key())),
+        false => 0,
+    }
 }
 
 /// Installs `unblock` (if any), then waits for a store compaction (running one here without
