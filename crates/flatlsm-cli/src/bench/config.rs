@@ -122,6 +122,10 @@ impl BenchConfig {
             .filter(|s| !s.is_empty())
             .collect();
         let options = engine_options(&args, &p, pm_path.as_ref())?;
+        let value_sizes = match &args.value_sizes {
+            Some(list) => parse_sizes(list)?,
+            None => p.value_sizes.map(<[usize]>::to_vec).unwrap_or_default(),
+        };
         let report_file = report_file(&args);
         let ratios = args.l1_ratios.as_deref().or(p.l1_ratios);
         let l1_ratios = ratios.map(parse_ratios).transpose()?.unwrap_or_default();
@@ -143,11 +147,21 @@ impl BenchConfig {
             report_file,
             l1_ratios,
             placement_study: p.placement_study,
-            value_sizes: p.value_sizes.map(<[usize]>::to_vec).unwrap_or_default(),
+            value_sizes,
             sweep_bytes: p.sweep_bytes.unwrap_or(super::preset::PM_MEMTABLES_BYTES),
             matrixkv_peers: p.matrixkv_peers,
         })
     }
+}
+
+/// `--value_sizes`: comma-separated sizes in bytes, each > 0.
+fn parse_sizes(list: &str) -> Result<Vec<usize>, String> {
+    list.split(',')
+        .map(|s| match s.trim().parse::<usize>() {
+            Ok(v) if v > 0 => Ok(v),
+            _ => Err(format!("--value_sizes: {s:?} is not a size in bytes > 0")),
+        })
+        .collect()
 }
 
 /// `--l1_ratios`: comma-separated ratios, each finite and > 0.
@@ -268,4 +282,17 @@ fn matrixkv_options(args: &BenchFlags, p: &Preset) -> flatlsm::MatrixKvOptions {
     m.page_size = args.container_page_size.unwrap_or(m.page_size);
     m.receiver_limit = args.receiver_limit.unwrap_or(m.receiver_limit);
     m
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn value_sizes_parse_as_a_comma_separated_list_of_positive_sizes() {
+        assert_eq!(parse_sizes("4096").unwrap(), vec![4096]);
+        assert_eq!(parse_sizes("256, 1024").unwrap(), vec![256, 1024]);
+        assert!(parse_sizes("0").unwrap_err().contains("--value_sizes"));
+        assert!(parse_sizes("4k").is_err());
+    }
 }

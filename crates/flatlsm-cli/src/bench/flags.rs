@@ -144,6 +144,10 @@ pub struct BenchFlags {
     /// out.
     #[arg(long = "rate_limit_ops")]
     pub rate_limit_ops: Option<f64>,
+    /// Value sizes a `--compare profiles` preset sweeps, comma-separated (default: the
+    /// preset's), each run writing the preset's bytes.
+    #[arg(long = "value_sizes")]
+    pub value_sizes: Option<String>,
     /// matrixkv: bytes of the PM matrix container (L1's target size too; default 1 GiB).
     #[arg(long = "container_size")]
     pub container_size: Option<u64>,
