@@ -23,6 +23,7 @@ pub mod file_names;
 pub mod fs;
 pub mod iter;
 pub mod pm;
+pub mod pmbtree;
 pub mod pmskiplist;
 pub mod rowtable;
 pub mod sst;
