@@ -1,6 +1,7 @@
 //! One leaf node of the persistent B+-tree, as bytes in the region: its header words (magic,
 //! next leaf, slot bitmap) and its 64-byte slots. Layout in `mod.rs`.
 
+use super::keys::read_record;
 use super::{Location, MAX_INLINE_KEY, NODE_SIZE, SLOTS, SLOT_SIZE};
 use crate::error::{Error, Result};
 use crate::pm::PmRegion;
@@ -28,6 +29,15 @@ pub(super) struct SlotEntry {
     pub slot: usize,
     pub key: Vec<u8>,
     pub location: Location,
+    /// The offset of the key's out-of-line record, if it has one.
+    pub record: Option<u64>,
+}
+
+/// A slot's key: inline, or the length and offset of its out-of-line record.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) enum SlotKey {
+    Inline(Vec<u8>),
+    Record { len: usize, offset: u64 },
 }
 
 impl<'a> Leaf<'a> {
@@ -114,17 +124,32 @@ impl<'a> Leaf<'a> {
     }
 
     fn entry(&self, slot: usize) -> Result<SlotEntry> {
-        let (key, location) = decode_slot(&self.slot_image(slot)).ok_or_else(|| {
+        let bad = |what: String| {
+            let at = self.slot_at(slot) as u64;
             Error::corruption(
                 self.region.path(),
-                self.slot_at(slot) as u64,
-                format!("B+-tree leaf {}: slot {slot} fails its checksum", self.node),
+                at,
+                format!("B+-tree leaf {}: {what}", self.node),
             )
-        })?;
+        };
+        let (key, location) = decode_slot(&self.slot_image(slot))
+            .ok_or_else(|| bad(format!("slot {slot} fails its checksum")))?;
+        let (key, record) = match key {
+            SlotKey::Inline(key) => (key, None),
+            SlotKey::Record { len, offset } => {
+                let key = read_record(self.region, offset, len).ok_or_else(|| {
+                    bad(format!(
+                        "slot {slot}: its key record at {offset} fails its checksum"
+                    ))
+                })?;
+                (key, Some(offset))
+            }
+        };
         Ok(SlotEntry {
             slot,
             key,
             location,
+            record,
         })
     }
 
@@ -135,27 +160,47 @@ impl<'a> Leaf<'a> {
     }
 }
 
+/// Bytes of a long key kept in its slot beside the record's offset.
+const HEAD_BYTES: usize = 24;
+/// The flag of a slot whose key is out of line.
+const OUT_OF_LINE: u32 = 1;
+
 /// A slot image: crc32c of bytes 4..64 (u32), key length (u32), file (u64), block offset (u64),
-/// block size (u32), flags (u32, 0), the key (up to [`MAX_INLINE_KEY`] bytes, zero-padded).
-pub(super) fn encode_slot(key: &[u8], loc: Location) -> [u8; SLOT_SIZE] {
-    debug_assert!(key.len() <= MAX_INLINE_KEY);
+/// block size (u32), flags (u32), then the key inline (up to [`MAX_INLINE_KEY`] bytes,
+/// zero-padded), or — flag 1, a longer key — its first 24 bytes and its record's offset (u64).
+pub(super) fn encode_slot(key: &[u8], loc: Location, record: Option<u64>) -> [u8; SLOT_SIZE] {
     let mut b = [0u8; SLOT_SIZE];
     b[4..8].copy_from_slice(&(key.len() as u32).to_le_bytes());
     b[8..16].copy_from_slice(&loc.file.to_le_bytes());
     b[16..24].copy_from_slice(&loc.offset.to_le_bytes());
     b[24..28].copy_from_slice(&loc.size.to_le_bytes());
-    b[32..32 + key.len()].copy_from_slice(key);
+    match record {
+        None => b[32..32 + key.len()].copy_from_slice(key),
+        Some(offset) => {
+            b[28..32].copy_from_slice(&OUT_OF_LINE.to_le_bytes());
+            b[32..32 + HEAD_BYTES].copy_from_slice(&key[..HEAD_BYTES]);
+            b[56..64].copy_from_slice(&offset.to_le_bytes());
+        }
+    }
     let crc = crc32c(&b[4..]);
     b[..4].copy_from_slice(&crc.to_le_bytes());
     b
 }
 
-/// The key and location of a slot image; `None` if its checksum or key length is wrong.
-pub(super) fn decode_slot(b: &[u8; SLOT_SIZE]) -> Option<(Vec<u8>, Location)> {
+/// The key and location of a slot image; `None` if its checksum, flags or key length is wrong.
+pub(super) fn decode_slot(b: &[u8; SLOT_SIZE]) -> Option<(SlotKey, Location)> {
     let word = |at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap());
     let half = |at: usize| u32::from_le_bytes(b[at..at + 4].try_into().unwrap());
     let len = half(4) as usize;
-    if crc32c(&b[4..]) != half(0) || len > MAX_INLINE_KEY {
+    let key = match (half(28), len <= MAX_INLINE_KEY) {
+        (0, true) => SlotKey::Inline(b[32..32 + len].to_vec()),
+        (OUT_OF_LINE, false) => SlotKey::Record {
+            len,
+            offset: word(56),
+        },
+        _ => return None,
+    };
+    if crc32c(&b[4..]) != half(0) {
         return None;
     }
     let location = Location {
@@ -163,5 +208,5 @@ pub(super) fn decode_slot(b: &[u8; SLOT_SIZE]) -> Option<(Vec<u8>, Location)> {
         offset: word(16),
         size: half(24),
     };
-    Some((b[32..32 + len].to_vec(), location))
+    Some((key, location))
 }

@@ -13,11 +13,15 @@
 //!   end; one atomic store), slot bitmap (u64: bit s = slot s valid; one atomic store), 40
 //!   reserved bytes, then [`SLOTS`] slots of [`SLOT_SIZE`] bytes, unsorted: crc32c of bytes 4..64
 //!   (u32), key length (u32), SST file number (u64), block offset (u64), block size (u32), flags
-//!   (u32), the key inline (up to [`MAX_INLINE_KEY`] bytes, zero-padded). The location object
+//!   (u32), the key inline (up to [`MAX_INLINE_KEY`] bytes, zero-padded) or, for a longer key
+//!   (flag 1), its first 24 bytes and the offset of its record (`keys.rs`). The location object
 //!   lives in the slot: an update writes a new slot, so nothing is allocated or reclaimed apart.
-//! - nodes no leaf list reaches are free (the free list is DRAM only).
+//! - key pages: nodes cut into out-of-line key records of one size class, or runs of nodes for
+//!   keys over 4 KiB; nodes neither a reachable leaf nor holding a record a valid slot points
+//!   at are free (the free list and the record map are DRAM only, rebuilt at recovery).
 //!
-//! Persist order. Insert: the slot is written into a clear slot and persisted, then the bitmap
+//! Persist order. Insert: a long key's record is written and persisted, then the slot is
+//! written into a clear slot and persisted, then the bitmap
 //! with its bit set is stored and persisted. Update: the new version goes into a clear slot
 //! (persisted), then one bitmap store sets the new bit and clears the old one (persisted), so a
 //! key is never valid twice in a leaf. Delete: the bit is cleared (persisted); a leaf left empty
@@ -38,6 +42,7 @@
 //! Concurrency: one writer at a time and any number of readers, through a reader-writer lock
 //! over the DRAM index (a reader must not see a slot reused under it).
 
+mod keys;
 mod leaf;
 mod recovery;
 #[cfg(test)]
@@ -46,6 +51,7 @@ mod tests;
 use crate::error::{Error, Result};
 use crate::pm::PmRegion;
 use crate::types::crc32c;
+use keys::Nodes;
 use leaf::{encode_slot, Leaf, SlotEntry};
 use parking_lot::RwLock;
 use std::collections::BTreeMap;
@@ -60,8 +66,10 @@ pub const NODE_SIZE: usize = 4096;
 pub const SLOT_SIZE: usize = 64;
 /// Slots of a leaf.
 pub const SLOTS: usize = 63;
-/// The longest key a slot holds inline.
+/// The longest key a slot holds inline; longer ones are stored out of line (`keys.rs`).
 pub const MAX_INLINE_KEY: usize = 32;
+/// The longest key the tree holds.
+pub const MAX_KEY: usize = 64 << 10;
 /// The head leaf's node index.
 const HEAD: u32 = 1;
 
@@ -79,13 +87,13 @@ pub struct Location {
 /// A leaf's worth of entries in key order, and the fence of the next leaf (`None` at the end).
 pub type LeafPage = (Vec<(Vec<u8>, Location)>, Option<Vec<u8>>);
 
-/// The DRAM part: the leaves by lower fence key, and the free nodes.
+/// The DRAM part: the leaves by lower fence key, the free nodes and the key records.
 #[derive(Debug, Default)]
 struct Index {
     /// Lower fence → leaf; the head leaf's fence is the empty key.
     fences: BTreeMap<Vec<u8>, u32>,
-    /// Nodes no leaf uses.
-    free: Vec<u32>,
+    /// Nodes no leaf uses, and the pages of out-of-line keys.
+    nodes: Nodes,
 }
 
 /// A persistent B+-tree (see the module documentation).
@@ -110,7 +118,7 @@ impl PmBtree {
         Leaf::new(&*region, HEAD).init(0, 0, &[])?;
         let index = Index {
             fences: BTreeMap::from([(Vec::new(), HEAD)]),
-            free: (HEAD + 1..nodes).rev().collect(),
+            nodes: Nodes::new((HEAD + 1..nodes).collect()),
         };
         Ok(PmBtree {
             region,
@@ -131,16 +139,42 @@ impl PmBtree {
         let mut index = self.index.write();
         loop {
             let leaf = Leaf::new(&*self.region, route(&index, key));
-            let old = find(&leaf.entries()?, key).map(|e| (e.slot, e.location));
+            let old = find(&leaf.entries()?, key).cloned();
             let Some(slot) = leaf.free_slot() else {
                 self.split(&mut index, leaf)?;
                 continue;
             };
-            leaf.write_slot(slot, &encode_slot(key, location))?;
-            let cleared = old.map_or(0, |(s, _)| 1u64 << s);
-            leaf.set_bitmap((leaf.bitmap() | 1 << slot) & !cleared)?;
-            return Ok(old.map(|(_, l)| l));
+            // An update keeps the key's record; a new long key gets one.
+            let record = match &old {
+                Some(e) => e.record,
+                None => self.new_record(&mut index, key)?,
+            };
+            let image = encode_slot(key, location, record);
+            let written = leaf.write_slot(slot, &image).and_then(|()| {
+                let cleared = old.as_ref().map_or(0, |e| 1u64 << e.slot);
+                leaf.set_bitmap((leaf.bitmap() | 1 << slot) & !cleared)
+            });
+            if let (Err(_), None, Some(r)) = (&written, &old, record) {
+                index.nodes.free_record(r, key.len());
+            }
+            return written.map(|()| old.map(|e| e.location));
         }
+    }
+
+    /// A persisted record of `key` if it is too long for a slot.
+    fn new_record(&self, index: &mut Index, key: &[u8]) -> Result<Option<u64>> {
+        if key.len() <= MAX_INLINE_KEY {
+            return Ok(None);
+        }
+        let offset = index
+            .nodes
+            .alloc_record(key.len())
+            .ok_or_else(|| self.full())?;
+        if let Err(e) = keys::write_record(&*self.region, offset, key) {
+            index.nodes.free_record(offset, key.len());
+            return Err(e);
+        }
+        Ok(Some(offset))
     }
 
     /// Removes `key`; returns its location, if the tree held it.
@@ -152,6 +186,9 @@ impl PmBtree {
             return Ok(None);
         };
         leaf.set_bitmap(leaf.bitmap() & !(1 << e.slot))?;
+        if let Some(r) = e.record {
+            index.nodes.free_record(r, e.key.len());
+        }
         if leaf.bitmap() == 0 && node != HEAD {
             self.unlink(&mut index, fence)?;
         }
@@ -202,7 +239,7 @@ impl PmBtree {
         let mut entries = leaf.entries()?;
         entries.sort_by(|a, b| a.key.cmp(&b.key));
         let moved = &entries[entries.len() / 2..];
-        let node = index.free.pop().ok_or_else(|| self.full())?;
+        let node = index.nodes.take_node().ok_or_else(|| self.full())?;
         let images: Vec<[u8; SLOT_SIZE]> = moved.iter().map(|e| leaf.slot_image(e.slot)).collect();
         let bits = (1u64 << moved.len()) - 1;
         Leaf::new(&*self.region, node).init(leaf.next(), bits, &images)?;
@@ -225,7 +262,7 @@ impl PmBtree {
         let next = Leaf::new(&*self.region, node).next();
         Leaf::new(&*self.region, prev).set_next(next)?;
         index.fences.remove(&fence);
-        index.free.push(node);
+        index.nodes.free.insert(node);
         Ok(())
     }
 
@@ -268,10 +305,10 @@ fn find<'e>(entries: &'e [SlotEntry], key: &[u8]) -> Option<&'e SlotEntry> {
 }
 
 fn check_key(key: &[u8]) -> Result<()> {
-    match key.len() <= MAX_INLINE_KEY {
+    match key.len() <= MAX_KEY {
         true => Ok(()),
         false => Err(Error::InvalidArgument(format!(
-            "a key of {} bytes: the B+-tree holds keys of at most {MAX_INLINE_KEY} bytes",
+            "a key of {} bytes: the B+-tree holds keys of at most {MAX_KEY} bytes",
             key.len()
         ))),
     }

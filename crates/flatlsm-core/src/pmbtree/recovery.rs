@@ -1,6 +1,7 @@
 //! [`PmBtree::recover`]: checks the header, walks the leaf list, repairs what an interrupted
 //! split or delete left (rules in `mod.rs`) and rebuilds the DRAM index.
 
+use super::keys::Nodes;
 use super::leaf::{Leaf, SlotEntry, LEAF_MAGIC};
 use super::{node_count, Index, PmBtree, BTREE_MAGIC, HEAD, NODE_SIZE};
 use crate::error::{Error, Result};
@@ -25,7 +26,7 @@ impl PmBtree {
         drop_split_copies(&*region, &mut list)?;
         check_order(&*region, &list)?;
         unlink_empty(&*region, &mut list)?;
-        let index = rebuild(&list, nodes);
+        let index = rebuild(&*region, &list, nodes)?;
         Ok(PmBtree {
             region,
             index: RwLock::new(index),
@@ -153,8 +154,9 @@ fn unlink_empty(region: &dyn PmRegion, list: &mut Vec<Found>) -> Result<()> {
     Ok(())
 }
 
-/// The DRAM index: each leaf by its smallest key (the head by the empty key), the rest free.
-fn rebuild(list: &[Found], nodes: u32) -> Index {
+/// The DRAM index: each leaf by its smallest key (the head by the empty key), the records the
+/// slots point at, the rest free; a record claimed twice or inside a leaf is `Corruption`.
+fn rebuild(region: &dyn PmRegion, list: &[Found], nodes: u32) -> Result<Index> {
     let mut fences = BTreeMap::new();
     for (i, f) in list.iter().enumerate() {
         let min = f.entries.iter().map(|e| e.key.clone()).min();
@@ -165,10 +167,19 @@ fn rebuild(list: &[Found], nodes: u32) -> Index {
         };
         fences.insert(fence, f.node);
     }
-    let used: BTreeSet<u32> = list.iter().map(|f| f.node).collect();
-    let free = (HEAD + 1..nodes)
-        .rev()
-        .filter(|n| !used.contains(n))
-        .collect();
-    Index { fences, free }
+    let leaves: BTreeSet<u32> = list.iter().map(|f| f.node).collect();
+    let mut nodes = Nodes::new((HEAD + 1..nodes).filter(|n| !leaves.contains(n)).collect());
+    for f in list {
+        for e in &f.entries {
+            let Some(r) = e.record else { continue };
+            if !nodes.claim_record(r, e.key.len()) {
+                let what = format!(
+                    "B+-tree leaf {}: key record at {r} overlaps another",
+                    f.node
+                );
+                return Err(corrupt(region, f.node as usize * NODE_SIZE, what));
+            }
+        }
+    }
+    Ok(Index { fences, nodes })
 }
