@@ -154,3 +154,10 @@ fn crashtest_refuses_an_existing_database_and_bad_flags() {
 fn crashtest_matrixkv_survives_kills_with_every_key_verified() {
     ten_kills_on_msync_pm("matrixkv");
 }
+
+/// The `slmdb` profile: persistent PM skiplists and the PM B+-tree (msync PM here); killed
+/// processes lose no acknowledged write, and every key is found through the index.
+#[test]
+fn crashtest_slmdb_survives_kills_with_every_key_verified() {
+    ten_kills_on_msync_pm("slmdb");
+}

@@ -45,11 +45,14 @@ pub use flatlsm_core::fs;
 pub use flatlsm_core::pm;
 #[cfg(test)]
 use flatlsm_core::testing;
-use flatlsm_core::{error, file_names, iter, pmskiplist, rowtable, sst, types, version, vlog, wal};
+use flatlsm_core::{
+    error, file_names, iter, pmbtree, pmskiplist, rowtable, sst, types, version, vlog, wal,
+};
 
 pub use db::{Db, LevelStats, Stats, StoreCompactionStat, VlogStats, WriteBatch};
 pub use designs::leveled::LeveledOptions;
 pub use designs::matrixkv::MatrixKvOptions;
+pub use designs::slmdb::SlmDbOptions;
 pub use designs::{profile_of, Profile};
 pub use error::{Error, Result};
 pub use iter::DbIterator;

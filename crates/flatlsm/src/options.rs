@@ -5,6 +5,7 @@
 
 use crate::designs::leveled::LeveledOptions;
 use crate::designs::matrixkv::MatrixKvOptions;
+use crate::designs::slmdb::SlmDbOptions;
 use crate::designs::Profile;
 use crate::error::{Error, Result};
 use crate::fs::FsRef;
@@ -77,6 +78,8 @@ pub struct Options {
     pub leveled: LeveledOptions,
     /// Options of the `matrixkv` profile's matrix container and column compactions.
     pub matrixkv: MatrixKvOptions,
+    /// Options of the `slmdb` profile's B+-tree.
+    pub slmdb: SlmDbOptions,
     /// Create the database if it does not exist (default true).
     pub create_if_missing: bool,
     /// Fail if the database already exists (default false).
@@ -188,6 +191,7 @@ impl Default for Options {
             profile: Profile::FlatLsm,
             leveled: LeveledOptions::default(),
             matrixkv: MatrixKvOptions::default(),
+            slmdb: SlmDbOptions::default(),
             wal_dir: None,
             create_if_missing: true,
             error_if_exists: false,
@@ -239,7 +243,7 @@ impl Options {
         let d = Options::default();
         match profile {
             Profile::FlatLsm => d,
-            Profile::Leveled | Profile::NoveLsm | Profile::MatrixKv => Options {
+            Profile::Leveled | Profile::NoveLsm | Profile::MatrixKv | Profile::SlmDb => Options {
                 profile,
                 kv_separation_threshold: usize::MAX,
                 ..d
@@ -277,6 +281,9 @@ impl Options {
         }
         if self.profile == Profile::MatrixKv {
             self.matrixkv.validate_for(self.pmtable_size)?;
+        }
+        if self.profile == Profile::SlmDb {
+            self.slmdb.validate()?;
         }
         self.validate_pmtable_counts()?;
         self.validate_ssd()
@@ -417,6 +424,7 @@ impl fmt::Debug for Options {
             .field("delayed_write_rate", &self.delayed_write_rate)
             .field("profile", &self.profile)
             .field("leveled", &self.leveled)
+            .field("slmdb", &self.slmdb)
             .field("wal_dir", &self.wal_dir)
             .field("l1_capacity", &self.l1_capacity)
             .field("flush_threads", &self.flush_threads)

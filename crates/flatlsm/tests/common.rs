@@ -77,3 +77,15 @@ pub fn matrixkv() -> Options {
     o.matrixkv.column_threads = 2;
     o
 }
+
+/// Tiny options of the `slmdb` profile (persistent PM skiplists, one level of SSTs indexed by
+/// a PM B+-tree of 4 MiB) on a simulated PM device.
+pub fn slmdb() -> Options {
+    let mut o = tiny_options(1);
+    o.profile = flatlsm::Profile::SlmDb;
+    o.kv_separation_threshold = usize::MAX;
+    o.pmtable_size = 128 << 10;
+    o.slmdb.btree_size = 4 << 20;
+    o.pm_device = Some(SimulatedPmDevice::new());
+    o
+}

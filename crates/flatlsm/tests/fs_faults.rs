@@ -226,6 +226,18 @@ fn novelsm_one_fault_at_each_call_is_reported_and_recovered() {
     );
 }
 
+/// The `slmdb` profile: a fault at each file-system call of its flushes (the index in PM).
+#[test]
+fn slmdb_one_fault_at_each_call_is_reported_and_recovered() {
+    let s = crash_harness::leveled::slmdb_index(1);
+    let (runs, injected, failed) = fault_every_call(&s, 1);
+    eprintln!("{runs} runs, {injected} faults injected, {failed} surfaced as errors");
+    assert!(
+        injected >= 20 && failed > 0,
+        "{runs} runs {injected} injected"
+    );
+}
+
 /// The `matrixkv` profile: a fault at each file-system call (write-ahead logs in the PM
 /// directory, column compactions' L1 files, manifest edits recording rows).
 #[test]

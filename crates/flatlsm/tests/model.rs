@@ -211,6 +211,20 @@ fn model_matches_btreemap_on_leveled_with_level0_in_pm() {
 }
 
 #[test]
+fn model_matches_btreemap_on_slmdb_with_its_pm_index() {
+    let dir = tempfile::tempdir().unwrap();
+    run_model(11, 3000, common::slmdb(), dir.path());
+}
+
+#[test]
+fn model_matches_btreemap_on_slmdb_without_background_threads() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut opts = common::slmdb();
+    opts.background_work = false;
+    run_model(12, 2500, opts, dir.path());
+}
+
+#[test]
 fn model_matches_btreemap_on_matrixkv_rows_and_column_compactions() {
     let dir = tempfile::tempdir().unwrap();
     run_model(9, 3000, common::matrixkv(), dir.path());

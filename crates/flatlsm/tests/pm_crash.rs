@@ -10,7 +10,7 @@ mod crash_harness;
 
 use crash_harness::gc::vlog_gc_redirect;
 use crash_harness::leveled::{
-    leveled_level0_in_pm, leveled_wal, matrixkv_rows, novelsm_pm_skiplists,
+    leveled_level0_in_pm, leveled_wal, matrixkv_rows, novelsm_pm_skiplists, slmdb_index,
 };
 use crash_harness::{
     crash_points_budget, random_writes, record, rng, verify, verify_crash_during_recovery, windows,
@@ -241,6 +241,15 @@ fn novelsm_crash_at_every_persist_and_file_system_call_loses_no_acknowledged_wri
         tried.pm_points >= 1000 && tried.fs_points >= 100,
         "{tried:?}"
     );
+}
+
+/// SLM-DB: a crash anywhere in a flush's index insertion leaves the tree pointing at a file no
+/// version names only for keys its recovered skiplist still holds.
+#[test]
+fn slmdb_crash_at_every_persist_and_file_system_call_loses_no_acknowledged_write() {
+    let (tried, runs) = crash_all_seeds(slmdb_index, 1..2);
+    assert!(runs.iter().all(|t| t.stats.flushes > 0), "no flush ran");
+    assert!(tried.pm_points >= 500 && tried.fs_points >= 20, "{tried:?}");
 }
 
 #[test]

@@ -29,7 +29,7 @@ pub struct CrashtestArgs {
     /// PM mode: auto, msync or emulated.
     #[arg(long = "pm-mode", default_value = "auto")]
     pm_mode: String,
-    /// Design under test: flatlsm (default), leveled, novelsm or matrixkv.
+    /// Design under test: flatlsm (default), leveled, novelsm, matrixkv or slmdb.
     #[arg(long, default_value = "flatlsm")]
     profile: String,
     /// leveled/novelsm: keep level-0 files in the PM directory (RocksDB-L0-NVM).
@@ -141,10 +141,13 @@ impl Config {
         matrixkv.page_size = 4 << 10;
         matrixkv.column_lower_bound = (self.pmtable_size as u64 / 2).max(4096);
         matrixkv.column_upper_bound = (self.pmtable_size as u64).max(8192);
+        let mut slmdb = flatlsm::SlmDbOptions::default();
+        slmdb.btree_size = 64 << 20;
         let o = Options {
             profile: self.profile,
             leveled,
             matrixkv,
+            slmdb,
             pm_path: self.pm_path.clone(),
             pm_mode: self.pm_mode,
             pm_persist_interval_ms: 200,

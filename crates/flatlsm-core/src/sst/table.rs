@@ -126,8 +126,29 @@ impl Table {
     }
 
     /// Number of data blocks.
-    pub(crate) fn num_blocks(&self) -> usize {
+    pub fn num_blocks(&self) -> usize {
         self.handles.len()
+    }
+
+    /// Where data block `i` (< [`Table::num_blocks`]) lies in the file.
+    pub fn block_handle(&self, i: usize) -> BlockHandle {
+        self.handles[i]
+    }
+
+    /// The data block at `handle` (as [`Table::block_handle`] gave it), checked like any data
+    /// block; `Corruption` if no data block lies there.
+    pub fn block_at(&self, handle: BlockHandle) -> Result<Arc<Block>> {
+        match self
+            .handles
+            .binary_search_by_key(&handle.offset, |h| h.offset)
+        {
+            Ok(i) if self.handles[i] == handle => self.load_block(i),
+            _ => Err(Error::corruption(
+                &self.path,
+                handle.offset,
+                format!("no data block of {} bytes starts here", handle.size),
+            )),
+        }
     }
 
     /// Index of the first data block whose last key is >= `target`.
@@ -136,7 +157,7 @@ impl Table {
     }
 
     /// Data block `i`, from the cache or the file.
-    pub(crate) fn load_block(&self, i: usize) -> Result<Arc<Block>> {
+    pub fn load_block(&self, i: usize) -> Result<Arc<Block>> {
         let offset = self.handles[i].offset;
         if let Some(cache) = &self.cache {
             if let Some(b) = cache.get(self.file_number, offset) {

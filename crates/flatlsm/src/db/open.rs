@@ -78,6 +78,7 @@ pub fn is_pm_dir_file_name(name: &str) -> bool {
         || parse_skiplist_region_name(name).is_some()
         || name == super::open_stores::BLOCK_CACHE_REGION
         || name == crate::designs::matrixkv::CONTAINER_REGION
+        || name == crate::designs::slmdb::BTREE_REGION
         || name == "wal"
         || crate::sst::parse_sst_file_name(name).is_some() // level 0 of `level0_in_pm`
         || is_pool_file_name(name)

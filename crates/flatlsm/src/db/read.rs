@@ -6,6 +6,7 @@
 //! old log, which that version keeps alive.
 
 use super::state::{DbInner, SuperVersion};
+use crate::designs::StoreLookup;
 use crate::error::{Error, Result};
 use crate::iter::{DbIterator, InternalIterator, LevelIterator, MergingIterator, ValueResolver};
 use crate::pmtable::MemLookup;
@@ -52,12 +53,16 @@ impl DbInner {
             }
         }
         let in_store = match &sv.level0 {
-            Some(store) => store.get(key, seq)?,
-            None => None,
+            Some(store) => store.get(key, seq, &self.table_cache)?,
+            None => StoreLookup::SearchBelow,
         };
-        if let Some(f) = in_store {
-            let source = std::path::Path::new("the design's level-0 store");
-            return self.decode_found(&sv.version, (&f.ikey, f.value), source);
+        match in_store {
+            StoreLookup::Found(f) => {
+                let source = std::path::Path::new("the design's level-0 store");
+                return self.decode_found(&sv.version, (&f.ikey, f.value), source);
+            }
+            StoreLookup::Absent => return Ok(None),
+            StoreLookup::SearchBelow => {}
         }
         let lookup = make_internal_key(key, seq, KIND_FOR_SEEK);
         let runs = sv.version.level0_files_for_key(key).cloned();

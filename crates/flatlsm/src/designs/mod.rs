@@ -9,6 +9,7 @@
 pub(crate) mod flatlsm;
 pub mod leveled;
 pub mod matrixkv;
+pub mod slmdb;
 
 use crate::buffer::skiplist::SkiplistBuffer;
 use crate::buffer::BufferRef;
@@ -22,7 +23,7 @@ use crate::pmtable::log::{encoded_entry_len, PM_LOG_HEADER_LEN};
 use crate::pmtable::PmLogPool;
 use crate::rowtable::build::RowBound;
 use crate::rowtable::search::Found;
-use crate::sst::SstDir;
+use crate::sst::{SstDir, TableCache};
 use crate::types::SequenceNumber;
 use crate::version::{Version, VersionEdit};
 use std::fmt;
@@ -50,15 +51,19 @@ pub enum Profile {
     /// container in PM (RowTables, cross-row hints) that column compactions merge into L1 of a
     /// flattened leveled tree (`designs/matrixkv/`).
     MatrixKv,
+    /// SLM-DB: persistent PM skiplists as memtables (no WAL), one level of SSTs, and a
+    /// persistent B+-tree in PM indexing every key to its SST block (`designs/slmdb/`).
+    SlmDb,
 }
 
 impl Profile {
     /// Every profile, in the order tables and `--compare profiles` list them.
-    pub const ALL: [Profile; 4] = [
+    pub const ALL: [Profile; 5] = [
         Profile::FlatLsm,
         Profile::Leveled,
         Profile::NoveLsm,
         Profile::MatrixKv,
+        Profile::SlmDb,
     ];
 
     /// The name recorded in the manifest and taken by `--profile`.
@@ -68,6 +73,7 @@ impl Profile {
             Profile::Leveled => "leveled",
             Profile::NoveLsm => "novelsm",
             Profile::MatrixKv => "matrixkv",
+            Profile::SlmDb => "slmdb",
         }
     }
 
@@ -85,6 +91,7 @@ impl Profile {
     pub fn num_levels(self) -> usize {
         match self {
             Profile::FlatLsm => 3,
+            Profile::SlmDb => 1,
             Profile::Leveled | Profile::NoveLsm | Profile::MatrixKv => crate::version::MAX_LEVELS,
         }
     }
@@ -162,16 +169,32 @@ pub(crate) trait Design: Send + Sync {
     fn drain_store_edit(&self, _version: &Version) -> Option<VersionEdit> {
         None
     }
+    /// Records the SSTs a flush wrote (the level-0 files of `edit`) before the edit is
+    /// installed: SLM-DB's index insertion. Nothing for other designs.
+    fn index_flush(&self, _edit: &VersionEdit, _tables: &TableCache) -> Result<()> {
+        Ok(())
+    }
     /// The next compaction out of the store into level 1, if one is due.
     fn store_compaction(&self, _version: &Version) -> Result<Option<StoreCompaction>> {
         Ok(None)
     }
 }
 
-/// A design's level 0 beyond its write buffers (MatrixKV's rows).
+/// What a level-0 store says of a key.
+pub(crate) enum StoreLookup {
+    /// Its newest version at or below the sequence.
+    Found(Found),
+    /// No SST holds the key: the search ends (SLM-DB's index).
+    Absent,
+    /// Not here: search the SSTs.
+    SearchBelow,
+}
+
+/// A design's level 0 beyond its write buffers (MatrixKV's rows, SLM-DB's index).
 pub(crate) trait Level0Store: Send + Sync {
-    /// The newest version of `user_key` at or below `seq`.
-    fn get(&self, user_key: &[u8], seq: SequenceNumber) -> Result<Option<Found>>;
+    /// What the store says of `user_key` at `seq` (blocks read through `tables`).
+    fn get(&self, user_key: &[u8], seq: SequenceNumber, tables: &TableCache)
+        -> Result<StoreLookup>;
     /// Iterators over the store (sources of the database iterator).
     fn iterators(&self) -> Vec<Box<dyn InternalIterator>>;
 }
@@ -278,6 +301,10 @@ pub(crate) fn design_of(opts: &Options) -> Box<dyn Design> {
             leveled: opts.leveled,
             options: opts.matrixkv,
             container: std::sync::OnceLock::new(),
+        }),
+        Profile::SlmDb => Box::new(slmdb::SlmDbDesign {
+            options: opts.slmdb,
+            btree: std::sync::OnceLock::new(),
         }),
     }
 }

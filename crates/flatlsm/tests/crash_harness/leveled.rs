@@ -97,3 +97,20 @@ pub fn leveled_level0_in_pm(seed: u64) -> Scenario {
         ..s
     }
 }
+
+/// The same workload on the `slmdb` profile: persistent PM skiplists, flushes into single-level
+/// SSTs whose keys go into the PM B+-tree; crashed at every PM persist (skiplist inserts, tree
+/// slots, bitmaps, splits) and file-system call.
+pub fn slmdb_index(seed: u64) -> Scenario {
+    let s = novelsm_pm_skiplists(seed);
+    Scenario {
+        name: "slmdb_power_loss",
+        tweak: |o: &mut Options| {
+            o.profile = flatlsm::Profile::SlmDb;
+            o.pmtable_size = 96 << 10;
+            o.kv_separation_threshold = usize::MAX;
+            o.slmdb.btree_size = 256 << 10;
+        },
+        ..s
+    }
+}

@@ -7,11 +7,12 @@
 //! which drops — returning them to the allocator — only when view k and every older view are
 //! gone, i.e. when no reader holds a version in which those pages were live.
 
-use crate::designs::Level0Store;
+use crate::designs::{Level0Store, StoreLookup};
 use crate::error::Result;
 use crate::iter::InternalIterator;
-use crate::rowtable::search::{hint_get, Found, MatrixIter};
+use crate::rowtable::search::{hint_get, MatrixIter};
 use crate::rowtable::{PageAllocator, RowTable};
+use crate::sst::TableCache;
 use crate::types::SequenceNumber;
 use parking_lot::Mutex;
 use std::sync::{Arc, OnceLock};
@@ -85,8 +86,11 @@ impl MatrixRows {
 }
 
 impl Level0Store for MatrixRows {
-    fn get(&self, user_key: &[u8], seq: SequenceNumber) -> Result<Option<Found>> {
-        hint_get(&self.rows, user_key, seq)
+    fn get(&self, user_key: &[u8], seq: SequenceNumber, _: &TableCache) -> Result<StoreLookup> {
+        Ok(match hint_get(&self.rows, user_key, seq)? {
+            Some(found) => StoreLookup::Found(found),
+            None => StoreLookup::SearchBelow,
+        })
     }
 
     /// One stream over every row, its seeks narrowed by the cross-row hints.

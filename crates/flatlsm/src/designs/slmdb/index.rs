@@ -1,0 +1,133 @@
+//! SLM-DB's index as the engine uses it: opening the B+-tree region, inserting a flushed SST's
+//! keys, and a get that reads one block ([`SlmIndex`]).
+
+use super::{SlmDbOptions, BTREE_REGION};
+use crate::designs::{Level0Store, StoreLookup};
+use crate::error::{Error, Result};
+use crate::iter::InternalIterator;
+use crate::pm::PmDevice;
+use crate::pmbtree::{Location, PmBtree};
+use crate::rowtable::search::Found;
+use crate::sst::{BlockHandle, SstDir, TableCache};
+use crate::types::{make_internal_key, parse_internal_key, user_key_of, SequenceNumber};
+use crate::types::{ValueKind, KIND_FOR_SEEK};
+use crate::version::{FileMeta, Version};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// The tree of a database whose `version` is recovered. With no SST recorded the tree indexes
+/// nothing (entries of a first flush a crash interrupted are redone by its reflush): it is made
+/// afresh. Otherwise it must exist and is recovered.
+pub(super) fn open_btree(
+    device: &dyn PmDevice,
+    options: SlmDbOptions,
+    version: &Version,
+) -> Result<PmBtree> {
+    let exists = device.list_regions()?.iter().any(|n| n == BTREE_REGION);
+    if version.num_files(0) == 0 {
+        if exists {
+            device.remove_region(BTREE_REGION)?;
+        }
+        let region = device.create_region(BTREE_REGION, options.btree_size as usize)?;
+        return PmBtree::create(region);
+    }
+    if !exists {
+        return Err(Error::corruption(
+            device.dir().join(BTREE_REGION),
+            0,
+            format!(
+                "missing: the B+-tree indexing the {} SSTs the manifest names",
+                version.num_files(0)
+            ),
+        ));
+    }
+    PmBtree::recover(device.open_region(BTREE_REGION)?)
+}
+
+/// Inserts the keys of flushed SST `file` into the tree: each user key's newest version —
+/// a value upserted with its block, a tombstone removed.
+pub(super) fn insert_file(tree: &PmBtree, file: &FileMeta, tables: &TableCache) -> Result<()> {
+    let table = tables.get(file.number, file.file_size, file.dir)?;
+    let mut last: Vec<u8> = Vec::new();
+    let mut first = true;
+    for i in 0..table.num_blocks() {
+        let (block, handle) = (table.load_block(i)?, table.block_handle(i));
+        for j in 0..block.len() {
+            let ikey = block.key(j);
+            let uk = user_key_of(ikey);
+            if !first && uk == last.as_slice() {
+                continue; // an older version: the tree points at the newest
+            }
+            (first, last) = (false, uk.to_vec());
+            index_key(tree, file.number, handle, ikey)?;
+        }
+    }
+    Ok(())
+}
+
+fn index_key(tree: &PmBtree, file: u64, handle: BlockHandle, ikey: &[u8]) -> Result<()> {
+    let uk = user_key_of(ikey);
+    if parse_internal_key(ikey).map(|p| p.kind) == Some(ValueKind::Deletion) {
+        tree.remove(uk)?;
+        return Ok(());
+    }
+    let location = Location {
+        file,
+        offset: handle.offset,
+        size: handle.size as u32,
+    };
+    tree.upsert(uk, location)?;
+    Ok(())
+}
+
+/// The index as a version sees it: the tree, and the sizes of the version's SSTs.
+pub(super) struct SlmIndex {
+    tree: Arc<PmBtree>,
+    files: BTreeMap<u64, u64>,
+}
+
+impl SlmIndex {
+    pub fn new(tree: Arc<PmBtree>, version: &Version) -> Self {
+        let files = version.levels[0]
+            .iter()
+            .map(|f| (f.number, f.file_size))
+            .collect();
+        SlmIndex { tree, files }
+    }
+}
+
+impl Level0Store for SlmIndex {
+    /// The tree's block for `user_key`, then the newest version at or below `seq` in it. A key
+    /// the tree lacks is absent; a block whose versions are all newer than `seq` (a snapshot)
+    /// or a file this version lacks (a flush not installed) sends the search to the SSTs.
+    fn get(
+        &self,
+        user_key: &[u8],
+        seq: SequenceNumber,
+        tables: &TableCache,
+    ) -> Result<StoreLookup> {
+        let Some(loc) = self.tree.get(user_key)? else {
+            return Ok(StoreLookup::Absent);
+        };
+        let Some(&size) = self.files.get(&loc.file) else {
+            return Ok(StoreLookup::SearchBelow);
+        };
+        let table = tables.get(loc.file, size, SstDir::Data)?;
+        let handle = BlockHandle {
+            offset: loc.offset,
+            size: u64::from(loc.size),
+        };
+        let block = table.block_at(handle)?;
+        let i = block.seek(&make_internal_key(user_key, seq, KIND_FOR_SEEK));
+        if i < block.len() && user_key_of(block.key(i)) == user_key {
+            let (ikey, value) = (block.key(i).to_vec(), block.value(i).to_vec());
+            return Ok(StoreLookup::Found(Found { ikey, value }));
+        }
+        Ok(StoreLookup::SearchBelow)
+    }
+
+    /// Scans merge the level-0 files (the B+-tree iterator is not built yet).
+    fn iterators(&self) -> Vec<Box<dyn InternalIterator>> {
+        Vec::new()
+    }
+}
