@@ -137,17 +137,27 @@ impl PmBtree {
     pub fn upsert(&self, key: &[u8], location: Location) -> Result<Option<Location>> {
         check_key(key)?;
         let mut index = self.index.write();
+        self.upsert_locked(&mut index, key, location)
+    }
+
+    /// [`PmBtree::upsert`] under the writer lock.
+    fn upsert_locked(
+        &self,
+        index: &mut Index,
+        key: &[u8],
+        location: Location,
+    ) -> Result<Option<Location>> {
         loop {
-            let leaf = Leaf::new(&*self.region, route(&index, key));
+            let leaf = Leaf::new(&*self.region, route(index, key));
             let old = find(&leaf.entries()?, key).cloned();
             let Some(slot) = leaf.free_slot() else {
-                self.split(&mut index, leaf)?;
+                self.split(index, leaf)?;
                 continue;
             };
             // An update keeps the key's record; a new long key gets one.
             let record = match &old {
                 Some(e) => e.record,
-                None => self.new_record(&mut index, key)?,
+                None => self.new_record(index, key)?,
             };
             let image = encode_slot(key, location, record);
             let written = leaf.write_slot(slot, &image).and_then(|()| {
@@ -159,6 +169,27 @@ impl PmBtree {
             }
             return written.map(|()| old.map(|e| e.location));
         }
+    }
+
+    /// Points `key` at `location` only if the tree holds it at a location `still` accepts (one
+    /// step under the writer lock, so a concurrent upsert is never overwritten); returns the
+    /// location replaced, `None` if nothing was.
+    pub fn replace_if(
+        &self,
+        key: &[u8],
+        location: Location,
+        still: impl Fn(&Location) -> bool,
+    ) -> Result<Option<Location>> {
+        let mut index = self.index.write();
+        let leaf = Leaf::new(&*self.region, route(&index, key));
+        let Some(old) = find(&leaf.entries()?, key).cloned() else {
+            return Ok(None);
+        };
+        if !still(&old.location) {
+            return Ok(None);
+        }
+        self.upsert_locked(&mut index, key, location)
+            .map(|_| Some(old.location))
     }
 
     /// A persisted record of `key` if it is too long for a slot.

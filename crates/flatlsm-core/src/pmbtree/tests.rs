@@ -243,3 +243,24 @@ fn a_key_over_64_kib_and_a_full_region_are_clear_errors() {
     assert!(e.to_string().contains("is full"), "{e}");
     assert!(tree.scan().unwrap().len() >= SLOTS);
 }
+
+/// A conditional replace moves a key only while the tree still holds it where the caller
+/// expects (a compaction never overwrites what a newer flush indexed).
+#[test]
+fn replace_if_moves_a_key_only_from_the_expected_location() {
+    let dev = SimulatedPmDevice::new();
+    let tree = new_tree(&dev, 8);
+    let at = |file| Location {
+        file,
+        ..Location::default()
+    };
+    tree.upsert(b"k", at(1)).unwrap();
+    assert_eq!(tree.replace_if(b"k", at(3), |l| l.file == 2).unwrap(), None);
+    assert_eq!(
+        tree.replace_if(b"k", at(3), |l| l.file == 1).unwrap(),
+        Some(at(1))
+    );
+    assert_eq!(tree.get(b"k").unwrap(), Some(at(3)));
+    assert_eq!(tree.replace_if(b"absent", at(3), |_| true).unwrap(), None);
+    assert_eq!(tree.get(b"absent").unwrap(), None);
+}

@@ -20,6 +20,7 @@ use super::filter::VersionFilter;
 use super::output::TableOutput;
 use crate::error::Result;
 use crate::iter::{InternalIterator, LevelIterator, MergingIterator};
+use crate::types::user_key_of;
 use crate::version::{FileMeta, Version, VersionEdit, MAX_LEVELS};
 use std::sync::Arc;
 
@@ -34,6 +35,10 @@ pub(crate) struct Compaction {
     pub output_level: usize,
     /// Files of `output_level` overlapping the inputs' key range (merged and replaced).
     pub overlapping: Vec<Arc<FileMeta>>,
+    /// Files outside the job that may hold older versions of its keys (SLM-DB's other level-0
+    /// files): a tombstone over a key one of them covers is kept. Empty for leveled jobs,
+    /// whose older data lies only in deeper levels.
+    pub shadows: Vec<Arc<FileMeta>>,
 }
 
 impl Compaction {
@@ -96,6 +101,12 @@ pub(crate) fn run(
 
 /// [`run`] with `sources` merged in beside the input files (a design's level-0 store, such as
 /// MatrixKV's row parts of a column).
+/// True if `user_key` lies within `f`'s key range.
+fn covers(f: &FileMeta, user_key: &[u8]) -> bool {
+    let (lo, hi) = (user_key_of(&f.smallest), user_key_of(&f.largest));
+    lo <= user_key && user_key <= hi
+}
+
 pub(crate) fn run_with(
     ctx: &JobContext<'_>,
     c: &Compaction,
@@ -110,9 +121,8 @@ pub(crate) fn run_with(
     let mut out = TableOutput::new(ctx);
     let deeper = c.output_level + 1..MAX_LEVELS;
     let bottommost = |uk: &[u8]| {
-        deeper
-            .clone()
-            .all(|l| version.file_for_key(l, uk).is_none())
+        let below = |l| version.file_for_key(l, uk).is_none();
+        deeper.clone().all(below) && !c.shadows.iter().any(|f| covers(f, uk))
     };
     while merged.valid() {
         if filter.keep(merged.key(), bottommost) {

@@ -14,7 +14,7 @@ use crate::designs::{StoreFlush, StorePart};
 use crate::error::Result;
 use crate::rowtable::build::{shared_prefix_len, RowBound};
 use crate::types::user_key_of;
-use crate::version::{Version, VersionEdit};
+use crate::version::{FileMeta, Version, VersionEdit};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -111,6 +111,25 @@ fn shared_prefix_of(table: &dyn WriteBuffer) -> usize {
     }
 }
 
+/// Moves the design's index onto the outputs `installed` added, then deletes the `inputs` by a
+/// second edit. A crash between the two edits leaves inputs and outputs both named, the index
+/// pointing at one copy or the other of each key: nothing is lost, and the inputs, dead or
+/// nearly, are merged away later.
+fn retire(db: &DbInner, inputs: &[Arc<FileMeta>], installed: &VersionEdit) -> Result<()> {
+    if inputs.is_empty() {
+        return Ok(());
+    }
+    let outputs: Vec<FileMeta> = installed.new_files.iter().map(|(_, f)| f.clone()).collect();
+    db.design
+        .follow_compaction(inputs, &outputs, &db.table_cache)?;
+    let mut edit = VersionEdit {
+        deleted_files: inputs.iter().map(|f| (0, f.number)).collect(),
+        ..VersionEdit::default()
+    };
+    db.install(&mut edit, |_| {})?;
+    Ok(())
+}
+
 /// Installs `unblock` (if any), then waits for a store compaction (running one here without
 /// background threads); `Ok(false)` if the database is closing.
 fn wait_for_room(db: &DbInner, unblock: Option<VersionEdit>) -> Result<bool> {
@@ -134,10 +153,15 @@ fn wait_for_room(db: &DbInner, unblock: Option<VersionEdit>) -> Result<bool> {
 /// Runs the store's next compaction into level 1, if one is due; `Ok(false)` if none is (or its
 /// L1 files are held by another job). The caller holds `compaction_lock`.
 pub(crate) fn compact_store(db: &DbInner, version: &Arc<Version>) -> Result<bool> {
-    let Some(job) = db.design.store_compaction(version)? else {
+    let snapshots = db.snapshots.oldest(db.visible()) < db.visible();
+    let Some(job) = db
+        .design
+        .store_compaction(version, &db.table_cache, snapshots)?
+    else {
         return Ok(false);
     };
-    let numbers = job.compaction.file_numbers();
+    let mut numbers = job.compaction.file_numbers();
+    numbers.extend(job.retire.iter().map(|f| f.number));
     if !db.try_reserve_in(version, &numbers) {
         return Ok(false);
     }
@@ -147,6 +171,7 @@ pub(crate) fn compact_store(db: &DbInner, version: &Arc<Version>) -> Result<bool
         edit.row_firsts = job.rows.row_firsts;
         edit.deleted_rows = job.rows.deleted_rows;
         db.install(&mut edit, |_| {})?;
+        retire(db, &job.retire, &edit)?;
         db.note_store_compaction(job.bytes, bytes, started.elapsed());
         Ok(())
     });

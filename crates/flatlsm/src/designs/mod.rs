@@ -25,7 +25,7 @@ use crate::rowtable::build::RowBound;
 use crate::rowtable::search::Found;
 use crate::sst::{SstDir, TableCache};
 use crate::types::SequenceNumber;
-use crate::version::{Version, VersionEdit};
+use crate::version::{FileMeta, Version, VersionEdit};
 use std::fmt;
 use std::path::Path;
 use std::str::FromStr;
@@ -174,9 +174,25 @@ pub(crate) trait Design: Send + Sync {
     fn index_flush(&self, _edit: &VersionEdit, _tables: &TableCache) -> Result<()> {
         Ok(())
     }
-    /// The next compaction out of the store into level 1, if one is due.
-    fn store_compaction(&self, _version: &Version) -> Result<Option<StoreCompaction>> {
+    /// The next compaction out of the store, if one is due; its inputs are read through
+    /// `tables`, and versions only an open snapshot can read are kept if `snapshots`.
+    fn store_compaction(
+        &self,
+        _version: &Version,
+        _tables: &Arc<TableCache>,
+        _snapshots: bool,
+    ) -> Result<Option<StoreCompaction>> {
         Ok(None)
+    }
+    /// After a store compaction's outputs are installed and before its `retire` files are
+    /// deleted: the design's index follows the keys into the outputs (SLM-DB).
+    fn follow_compaction(
+        &self,
+        _retire: &[Arc<FileMeta>],
+        _outputs: &[FileMeta],
+        _tables: &TableCache,
+    ) -> Result<()> {
+        Ok(())
     }
 }
 
@@ -229,6 +245,10 @@ pub(crate) struct StoreCompaction {
     pub bytes: u64,
     /// Keeps the store's view (and the pages it reads) alive while the job runs.
     pub pin: Arc<dyn Level0Store>,
+    /// Level-0 files merged through `sources` and deleted by a second edit, once
+    /// [`Design::follow_compaction`] has moved the index off them (SLM-DB's selective
+    /// compaction; empty for designs whose inputs are the `compaction`'s).
+    pub retire: Vec<Arc<FileMeta>>,
 }
 
 /// The kinds of write buffer the designs use.
@@ -305,6 +325,7 @@ pub(crate) fn design_of(opts: &Options) -> Box<dyn Design> {
         Profile::SlmDb => Box::new(slmdb::SlmDbDesign {
             options: opts.slmdb,
             btree: std::sync::OnceLock::new(),
+            state: Default::default(),
         }),
     }
 }

@@ -99,8 +99,9 @@ pub fn leveled_level0_in_pm(seed: u64) -> Scenario {
 }
 
 /// The same workload on the `slmdb` profile: persistent PM skiplists, flushes into single-level
-/// SSTs whose keys go into the PM B+-tree; crashed at every PM persist (skiplist inserts, tree
-/// slots, bitmaps, splits) and file-system call.
+/// SSTs whose keys go into the PM B+-tree, selective compactions (from two candidates on) whose
+/// outputs the tree follows before the inputs go; crashed at every PM persist (skiplist
+/// inserts, tree slots, bitmaps, splits) and file-system call.
 pub fn slmdb_index(seed: u64) -> Scenario {
     let s = novelsm_pm_skiplists(seed);
     Scenario {
@@ -110,6 +111,9 @@ pub fn slmdb_index(seed: u64) -> Scenario {
             o.pmtable_size = 96 << 10;
             o.kv_separation_threshold = usize::MAX;
             o.slmdb.btree_size = 256 << 10;
+            o.slmdb.compaction_trigger = 1;
+            o.slmdb.slowdown_candidates = 3;
+            o.slmdb.stop_candidates = 6;
         },
         ..s
     }

@@ -57,6 +57,7 @@ pub(crate) fn into_next_level(
         inputs,
         output_level: level + 1,
         overlapping,
+        shadows: Vec::new(),
     };
     (!c.file_numbers().into_iter().any(view.busy)).then_some(c)
 }

@@ -102,6 +102,7 @@ pub(crate) fn plan(
         inputs: Vec::new(),
         output_level: 1,
         overlapping,
+        shadows: Vec::new(),
     };
     Ok(Some(ColumnJob {
         compaction,

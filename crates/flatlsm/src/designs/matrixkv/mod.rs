@@ -122,7 +122,7 @@ use crate::compaction::policy::leveled::LeveledPolicy;
 use crate::compaction::policy::CompactionPolicy;
 use crate::options::{Options, Placement};
 use crate::pm::{DramPmDevice, PmDeviceRef};
-use crate::sst::SstDir;
+use crate::sst::{SstDir, TableCache};
 use crate::version::{RowMeta, Version, VersionEdit};
 use container::Container;
 use std::path::Path;
@@ -294,7 +294,12 @@ impl Design for MatrixKvDesign {
     }
 
     /// The next column compaction, if the compactor holds rows.
-    fn store_compaction(&self, version: &Version) -> Result<Option<StoreCompaction>> {
+    fn store_compaction(
+        &self,
+        version: &Version,
+        _tables: &Arc<TableCache>,
+        _snapshots: bool,
+    ) -> Result<Option<StoreCompaction>> {
         let container = self.container()?;
         let view = container.view();
         let through = version.rows.compactor_through;
@@ -315,6 +320,7 @@ impl Design for MatrixKvDesign {
             rows,
             bytes: job.bytes,
             pin: view,
+            retire: Vec::new(),
         }))
     }
 }

@@ -12,7 +12,7 @@ use crate::sst::{BlockHandle, SstDir, TableCache};
 use crate::types::{make_internal_key, parse_internal_key, user_key_of, SequenceNumber};
 use crate::types::{ValueKind, KIND_FOR_SEEK};
 use crate::version::{FileMeta, Version};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 /// The tree of a database whose `version` is recovered. With no SST recorded the tree indexes
@@ -44,40 +44,91 @@ pub(super) fn open_btree(
     PmBtree::recover(device.open_region(BTREE_REGION)?)
 }
 
-/// Inserts the keys of flushed SST `file` into the tree: each user key's newest version —
-/// a value upserted with its block, a tombstone removed.
-pub(super) fn insert_file(tree: &PmBtree, file: &FileMeta, tables: &TableCache) -> Result<()> {
+/// How the keys of one file moved in the tree: how many now point at it, and the file each
+/// displaced or removed location was in (one entry per key).
+#[derive(Debug, Default)]
+pub(super) struct Moved {
+    pub added: u64,
+    pub from: Vec<u64>,
+}
+
+/// Keys the tree points at in each file.
+pub(super) fn live_counts(tree: &PmBtree) -> Result<BTreeMap<u64, u64>> {
+    let mut live = BTreeMap::new();
+    for (_, loc) in tree.scan()? {
+        *live.entry(loc.file).or_insert(0) += 1;
+    }
+    Ok(live)
+}
+
+/// Calls `f` with each user key's newest entry in SST `file` and the block holding it.
+fn newest_entries(
+    file: &FileMeta,
+    tables: &TableCache,
+    mut f: impl FnMut(&[u8], BlockHandle) -> Result<()>,
+) -> Result<()> {
     let table = tables.get(file.number, file.file_size, file.dir)?;
-    let mut last: Vec<u8> = Vec::new();
-    let mut first = true;
+    let mut last: Option<Vec<u8>> = None;
     for i in 0..table.num_blocks() {
         let (block, handle) = (table.load_block(i)?, table.block_handle(i));
         for j in 0..block.len() {
-            let ikey = block.key(j);
-            let uk = user_key_of(ikey);
-            if !first && uk == last.as_slice() {
+            let uk = user_key_of(block.key(j));
+            if last.as_deref() == Some(uk) {
                 continue; // an older version: the tree points at the newest
             }
-            (first, last) = (false, uk.to_vec());
-            index_key(tree, file.number, handle, ikey)?;
+            last = Some(uk.to_vec());
+            f(block.key(j), handle)?;
         }
     }
     Ok(())
 }
 
-fn index_key(tree: &PmBtree, file: u64, handle: BlockHandle, ikey: &[u8]) -> Result<()> {
-    let uk = user_key_of(ikey);
-    if parse_internal_key(ikey).map(|p| p.kind) == Some(ValueKind::Deletion) {
-        tree.remove(uk)?;
-        return Ok(());
-    }
-    let location = Location {
+fn location(file: u64, handle: BlockHandle) -> Location {
+    Location {
         file,
         offset: handle.offset,
         size: handle.size as u32,
-    };
-    tree.upsert(uk, location)?;
-    Ok(())
+    }
+}
+
+/// Inserts the keys of flushed SST `file` into the tree: each user key's newest version — a
+/// value upserted with its block, a tombstone's key removed.
+pub(super) fn insert_file(tree: &PmBtree, file: &FileMeta, tables: &TableCache) -> Result<Moved> {
+    let mut moved = Moved::default();
+    newest_entries(file, tables, |ikey, handle| {
+        let uk = user_key_of(ikey);
+        let old = match parse_internal_key(ikey).map(|p| p.kind) {
+            Some(ValueKind::Deletion) => tree.remove(uk)?,
+            _ => {
+                moved.added += 1;
+                tree.upsert(uk, location(file.number, handle))?
+            }
+        };
+        moved.from.extend(old.map(|l| l.file));
+        Ok(())
+    })?;
+    Ok(moved)
+}
+
+/// Points each key of compaction output `file` the tree still holds in one of `inputs` at its
+/// copy in `file`.
+pub(super) fn follow_file(
+    tree: &PmBtree,
+    file: &FileMeta,
+    tables: &TableCache,
+    inputs: &BTreeSet<u64>,
+) -> Result<Moved> {
+    let mut moved = Moved::default();
+    newest_entries(file, tables, |ikey, handle| {
+        let at = location(file.number, handle);
+        let old = tree.replace_if(user_key_of(ikey), at, |l| inputs.contains(&l.file))?;
+        if let Some(old) = old {
+            moved.added += 1;
+            moved.from.push(old.file);
+        }
+        Ok(())
+    })?;
+    Ok(moved)
 }
 
 /// The index as a version sees it: the tree, and the sizes of the version's SSTs.

@@ -11,46 +11,101 @@
 //! recovery keeps (it is freed only after the edit), which shadows it for reads and whose flush
 //! upserts or removes it again. A get that meets such an entry searches the SSTs instead.
 //!
-//! Not built yet (issue 13): selective compaction and its compaction log, live-key counts, the
-//! B+-tree iterator (scans merge the level-0 files as `leveled` does), the two flush threads.
+//! Selective compaction (`selective.rs`): live-key counts (the tree's entries per file, counted
+//! at open and kept as keys move), leaf-node scans flagging files, candidates merged in groups
+//! (the most overlapped candidate and those overlapping it) keeping only the keys the tree still
+//! points at in each input. Commit order, instead of SLM-DB's compaction log: the outputs are
+//! synced and installed by one edit (inputs still named); the tree then follows each key from an
+//! input onto its copy (a conditional replace, never over a newer flush's entry); only then does
+//! a second edit delete the inputs. A crash between the edits leaves both named and every tree
+//! entry on a named file holding the key's newest version; the inputs, dead or nearly, are
+//! merged away later. Recovery rule: live counts are recounted from the tree.
+//!
+//! Not built yet (issue 13): range-query sequentiality candidates and the B+-tree iterator
+//! (scans merge the level-0 files as `leveled` does), the two flush threads.
 
 mod index;
+mod selective;
 
-use super::{BufferKind, Design, FlushShape, Level0Store};
+use super::{BufferKind, Design, FlushShape, Level0Store, StoreCompaction};
+use crate::compaction::job::Compaction;
 use crate::compaction::policy::{CompactionPolicy, PolicyView};
 use crate::error::{Error, Result};
+use crate::iter::LevelIterator;
 use crate::options::Options;
 use crate::pm::PmDeviceRef;
 use crate::pmbtree::{PmBtree, NODE_SIZE};
 use crate::sst::{SstDir, TableCache};
-use crate::version::{Version, VersionEdit};
+use crate::version::{FileMeta, Version, VersionEdit};
 use index::SlmIndex;
+use parking_lot::Mutex;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
 
 /// The PM region of the B+-tree.
 pub(crate) const BTREE_REGION: &str = "index.pmbt";
 
-/// Options of the `slmdb` profile.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// Options of the `slmdb` profile, with SLM-DB's defaults.
+#[derive(Clone, Copy, Debug, PartialEq)]
 #[non_exhaustive]
 pub struct SlmDbOptions {
     /// Bytes of PM for the B+-tree (default 1 GiB: about 8 million keys of up to 32 bytes).
     /// A tree cannot be resized.
     pub btree_size: u64,
+    /// An SST whose live keys fall below this share of its entries is a compaction candidate
+    /// (default 0.7).
+    pub live_key_threshold: f64,
+    /// A leaf-node scan flags the files behind its window of keys (two SSTs' worth) when there
+    /// are more than this many (default 10).
+    pub leaf_node_threshold: usize,
+    /// Selective compaction runs once more SSTs than this are candidates (default 4).
+    pub compaction_trigger: usize,
+    /// Files one selective compaction merges at most (default 15).
+    pub max_compaction_files: usize,
+    /// Candidates from which writes are delayed (default 15).
+    pub slowdown_candidates: usize,
+    /// Candidates at which flushes wait, and writers stop once memtables are full (35).
+    pub stop_candidates: usize,
 }
 
 impl Default for SlmDbOptions {
     fn default() -> Self {
         SlmDbOptions {
             btree_size: 1 << 30,
+            live_key_threshold: 0.7,
+            leaf_node_threshold: 10,
+            compaction_trigger: 4,
+            max_compaction_files: 15,
+            slowdown_candidates: 15,
+            stop_candidates: 35,
         }
     }
 }
 
 impl SlmDbOptions {
-    /// The tree needs at least a header and a leaf, in whole nodes.
+    /// The tree needs at least a header and a leaf, in whole nodes; the thresholds must be
+    /// ordered (trigger < slowdown <= stop) and the live share within 0..=1.
     pub fn validate(&self) -> Result<()> {
+        let o = self;
+        let share_ok = (0.0..=1.0).contains(&o.live_key_threshold);
+        let order_ok = o.compaction_trigger < o.slowdown_candidates
+            && o.slowdown_candidates <= o.stop_candidates
+            && o.max_compaction_files >= 1;
+        if !share_ok || !order_ok {
+            return Err(Error::InvalidArgument(format!(
+                "slmdb: live_key_threshold = {} must be within 0..=1, and compaction_trigger                  ({}) < slowdown_candidates ({}) <= stop_candidates ({}),                  max_compaction_files ({}) >= 1",
+                o.live_key_threshold,
+                o.compaction_trigger,
+                o.slowdown_candidates,
+                o.stop_candidates,
+                o.max_compaction_files
+            )));
+        }
+        self.validate_size()
+    }
+
+    fn validate_size(&self) -> Result<()> {
         let nodes = self.btree_size / NODE_SIZE as u64;
         let whole = self.btree_size.is_multiple_of(NODE_SIZE as u64);
         match nodes >= 2 && whole && nodes <= u32::MAX as u64 {
@@ -68,6 +123,29 @@ impl SlmDbOptions {
 pub(crate) struct SlmDbDesign {
     pub options: SlmDbOptions,
     pub btree: OnceLock<Arc<PmBtree>>,
+    pub state: Mutex<SlmState>,
+}
+
+/// What selective compaction tracks in DRAM (rebuilt at open: live counts from the tree, the
+/// flagged files found again by later scans).
+#[derive(Default)]
+pub(crate) struct SlmState {
+    /// Keys the tree points at in each SST.
+    live: BTreeMap<u64, u64>,
+    /// Files leaf scans flagged.
+    flagged: BTreeSet<u64>,
+    /// Where the next leaf scan starts.
+    scan_cursor: Vec<u8>,
+    /// Outputs of compactions that ran while a snapshot was open and kept what only it may
+    /// read: not candidates again until no snapshot is open (else they would be merged over
+    /// and over, keeping the same entries).
+    parked: BTreeSet<u64>,
+    /// The running compaction keeps entries for snapshots (its outputs are parked).
+    parking: bool,
+    /// Tombstones a compaction kept in each output because older versions of their keys lie
+    /// in other files: entries that count as live (else the output would be merged again and
+    /// again, keeping them each time).
+    pinned: BTreeMap<u64, u64>,
 }
 
 impl SlmDbDesign {
@@ -75,9 +153,82 @@ impl SlmDbDesign {
         let missing = || Error::InvalidState("the B+-tree is not open".into());
         self.btree.get().ok_or_else(missing)
     }
+
+    /// The compaction candidates of `v` (parked outputs left out).
+    fn candidates(&self, v: &Version, state: &SlmState) -> Vec<Arc<FileMeta>> {
+        let t = self.options.live_key_threshold;
+        let live = |n: &u64| {
+            let pinned = state.pinned.get(n).copied().unwrap_or(0);
+            state.live.get(n).copied().unwrap_or(0) + pinned
+        };
+        let mut c = selective::candidates(&v.levels[0], &live, &state.flagged, t);
+        c.retain(|f| !state.parked.contains(&f.number));
+        c
+    }
+
+    /// Keys `moved` into `file`: its live count grows, each old file's shrinks.
+    fn count(&self, file: u64, moved: index::Moved) {
+        let mut state = self.state.lock();
+        *state.live.entry(file).or_insert(0) += moved.added;
+        for old in moved.from {
+            if let Some(n) = state.live.get_mut(&old) {
+                *n = n.saturating_sub(1);
+            }
+        }
+    }
+
+    /// One leaf-node scan of two SSTs' worth of keys from where the last one ended.
+    fn scan_leaves(&self, tree: &PmBtree, version: &Version, state: &mut SlmState) -> Result<()> {
+        let files = version.levels[0].len().max(1) as u64;
+        let entries: u64 = version.levels[0].iter().map(|f| f.num_entries).sum();
+        let window = (2 * entries / files).max(2) as usize;
+        let threshold = self.options.leaf_node_threshold;
+        let (flagged, next) = selective::leaf_scan(tree, &state.scan_cursor, window, threshold)?;
+        state.flagged.extend(flagged);
+        state.scan_cursor = next;
+        Ok(())
+    }
+
+    /// The store compaction merging `group`: each input filtered to the keys the tree points
+    /// at in it, written as new level-0 files, the inputs retired after the index follows.
+    fn job(
+        &self,
+        tree: &Arc<PmBtree>,
+        version: &Version,
+        tables: &Arc<TableCache>,
+        group: Vec<Arc<FileMeta>>,
+        snapshots: bool,
+    ) -> Result<StoreCompaction> {
+        let sources = group
+            .iter()
+            .map(|f| {
+                let it = LevelIterator::new(vec![f.clone()], tables.clone());
+                let valid =
+                    selective::ValidKeys::new(Box::new(it), f.number, tree.clone(), snapshots);
+                Box::new(valid) as Box<dyn crate::iter::InternalIterator>
+            })
+            .collect();
+        let bytes = group.iter().map(|f| f.file_size).sum();
+        let in_group = |f: &FileMeta| group.iter().any(|g| g.number == f.number);
+        let shadows = version.levels[0].iter().filter(|f| !in_group(f));
+        Ok(StoreCompaction {
+            compaction: Compaction {
+                level: 0,
+                inputs: Vec::new(),
+                output_level: 0,
+                overlapping: Vec::new(),
+                shadows: shadows.cloned().collect(),
+            },
+            sources,
+            rows: VersionEdit::default(),
+            bytes,
+            pin: Arc::new(SlmIndex::new(tree.clone(), version)),
+            retire: group,
+        })
+    }
 }
 
-/// No compaction yet: SLM-DB's single level grows until selective compaction is built.
+/// Selective compaction runs as the design's store compaction: no level is compacted.
 struct NoCompaction;
 
 impl CompactionPolicy for NoCompaction {
@@ -99,13 +250,15 @@ impl Design for SlmDbDesign {
         Box::new(NoCompaction)
     }
 
-    /// The index finds every key in one block, so level 0's files never stall writes.
+    /// Writes stop at `stop_candidates` compaction candidates (SLM-DB's code: 35).
     fn level0_stop_runs(&self, _opts: &Options) -> usize {
-        usize::MAX
+        self.options.stop_candidates
     }
 
-    fn level0_runs(&self, _v: &Version) -> usize {
-        0
+    /// Compaction candidates are what backs up: the index reads any number of files in one
+    /// block read.
+    fn level0_runs(&self, v: &Version) -> usize {
+        self.candidates(v, &self.state.lock()).len()
     }
 
     /// One SST per flush, as SLM-DB's file creation thread writes it.
@@ -118,7 +271,7 @@ impl Design for SlmDbDesign {
     }
 
     fn level0_slowdown_runs(&self, _opts: &Options) -> Option<usize> {
-        None
+        Some(self.options.slowdown_candidates)
     }
 
     fn open_store(&self, path: &Path, opts: &Options, version: &Version) -> Result<()> {
@@ -127,6 +280,7 @@ impl Design for SlmDbDesign {
             None => crate::db::open_pm_device(path, opts)?,
         };
         let tree = index::open_btree(&*pm, self.options, version)?;
+        self.state.lock().live = index::live_counts(&tree)?;
         self.btree
             .set(Arc::new(tree))
             .map_err(|_| Error::InvalidState("the B+-tree was opened twice".into()))
@@ -140,7 +294,63 @@ impl Design for SlmDbDesign {
     fn index_flush(&self, edit: &VersionEdit, tables: &TableCache) -> Result<()> {
         let tree = self.btree()?;
         for (_, file) in edit.new_files.iter().filter(|(level, _)| *level == 0) {
-            index::insert_file(tree, file, tables)?;
+            let moved = index::insert_file(tree, file, tables)?;
+            self.count(file.number, moved);
+        }
+        Ok(())
+    }
+
+    /// Selective compaction, when more than `compaction_trigger` SSTs are candidates (one leaf
+    /// scan first, as each of SLM-DB's compaction runs does).
+    fn store_compaction(
+        &self,
+        version: &Version,
+        tables: &Arc<TableCache>,
+        snapshots: bool,
+    ) -> Result<Option<StoreCompaction>> {
+        let tree = self.btree()?.clone();
+        let group = {
+            let mut state = self.state.lock();
+            if !snapshots {
+                state.parked.clear();
+            }
+            state.parking = snapshots;
+            self.scan_leaves(&tree, version, &mut state)?;
+            let cands = self.candidates(version, &state);
+            if cands.len() <= self.options.compaction_trigger {
+                return Ok(None);
+            }
+            selective::pick(&cands, self.options.max_compaction_files)
+        };
+        Ok(Some(self.job(&tree, version, tables, group, snapshots)?))
+    }
+
+    /// Moves every key the tree still points at in a retired input onto its copy in the
+    /// outputs (never over a location a newer flush wrote).
+    fn follow_compaction(
+        &self,
+        retire: &[Arc<FileMeta>],
+        outputs: &[FileMeta],
+        tables: &TableCache,
+    ) -> Result<()> {
+        let tree = self.btree()?;
+        let inputs: BTreeSet<u64> = retire.iter().map(|f| f.number).collect();
+        let mut kept = Vec::new();
+        for out in outputs {
+            let moved = index::follow_file(tree, out, tables, &inputs)?;
+            kept.push((out.number, out.num_entries.saturating_sub(moved.added)));
+            self.count(out.number, moved);
+        }
+        let mut state = self.state.lock();
+        for n in &inputs {
+            state.live.remove(n);
+            state.flagged.remove(n);
+            state.parked.remove(n);
+            state.pinned.remove(n);
+        }
+        match state.parking {
+            true => state.parked.extend(outputs.iter().map(|f| f.number)),
+            false => state.pinned.extend(kept),
         }
         Ok(())
     }

@@ -1,0 +1,303 @@
+//! SLM-DB's selective compaction (section 3.3): which SSTs become candidates — too few live keys,
+//! or too many files behind a window of consecutive keys in a leaf scan — which group is merged
+//! (the candidate with the largest summed key-range overlap with the others, and the candidates
+//! overlapping it), and the stream of an input that keeps only the keys the B+-tree still points
+//! at in it. The job itself is the shared compaction job (`db/store_jobs.rs`).
+
+use crate::error::{Error, Result};
+use crate::iter::{copy_error, InternalIterator};
+use crate::pmbtree::PmBtree;
+use crate::types::{parse_internal_key, user_key_of, ValueKind};
+use crate::version::FileMeta;
+use std::collections::BTreeSet;
+use std::ops::Bound;
+use std::sync::Arc;
+
+/// Files of `files` whose `live` entries are below `threshold` of all, or flagged by a scan.
+pub(super) fn candidates(
+    files: &[Arc<FileMeta>],
+    live: &impl Fn(&u64) -> u64,
+    flagged: &BTreeSet<u64>,
+    threshold: f64,
+) -> Vec<Arc<FileMeta>> {
+    let low = |f: &FileMeta| (live(&f.number) as f64) < threshold * f.num_entries.max(1) as f64;
+    let picked = files
+        .iter()
+        .filter(|f| low(f) || flagged.contains(&f.number));
+    picked.cloned().collect()
+}
+
+/// The group to merge: the candidate whose key range overlaps the others most (summed overlap
+/// ratios), then the candidates overlapping it, at most `max` files in all.
+pub(super) fn pick(cands: &[Arc<FileMeta>], max: usize) -> Vec<Arc<FileMeta>> {
+    let score = |s: &FileMeta| -> f64 { cands.iter().map(|t| overlap_ratio(s, t)).sum() };
+    let Some(best) = cands
+        .iter()
+        .max_by(|a, b| score(a).total_cmp(&score(b)))
+        .cloned()
+    else {
+        return Vec::new();
+    };
+    let others = cands
+        .iter()
+        .filter(|t| t.number != best.number && overlap_ratio(&best, t) > 0.0);
+    std::iter::once(best.clone())
+        .chain(others.cloned())
+        .take(max.max(1))
+        .collect()
+}
+
+/// The paper's overlap ratio of two key ranges, (min(ends) − max(starts)) / (max(ends) −
+/// min(starts)), 0 if they do not overlap; keys are read as numbers from the 8 bytes after the
+/// prefix all four bounds share.
+fn overlap_ratio(s: &FileMeta, t: &FileMeta) -> f64 {
+    let bounds = [&s.smallest, &s.largest, &t.smallest, &t.largest].map(|k| user_key_of(k));
+    let shared = (0..)
+        .take_while(|&i| {
+            bounds
+                .iter()
+                .all(|b| b.get(i).is_some() && b[i] == bounds[0][i])
+        })
+        .count();
+    let [s1, sp, t1, tq] = bounds.map(|b| as_number(b.get(shared..).unwrap_or_default()));
+    let span = sp.max(tq) - s1.min(t1);
+    if span <= 0.0 {
+        // Equal single-key ranges overlap wholly; distinct ones not at all.
+        return if s1 == t1 && sp == tq { 1.0 } else { 0.0 };
+    }
+    ((sp.min(tq) - s1.max(t1)) / span).max(0.0)
+}
+
+/// The first 8 bytes of `key`, big-endian, zero-padded.
+fn as_number(key: &[u8]) -> f64 {
+    let mut b = [0u8; 8];
+    let n = key.len().min(8);
+    b[..n].copy_from_slice(&key[..n]);
+    u64::from_be_bytes(b) as f64
+}
+
+/// One leaf-node scan window from `cursor` (round robin): the files behind `window` consecutive
+/// keys if there are more than `threshold` of them, and where the next scan starts.
+pub(super) fn leaf_scan(
+    tree: &PmBtree,
+    cursor: &[u8],
+    window: usize,
+    threshold: usize,
+) -> Result<(Vec<u64>, Vec<u8>)> {
+    let mut files = BTreeSet::new();
+    let mut seen = 0;
+    let mut from = Bound::Excluded(cursor.to_vec());
+    let mut last = cursor.to_vec();
+    while seen < window {
+        let (entries, next) = tree.entries_after(bound_ref(&from))?;
+        for (key, loc) in entries.into_iter().take(window - seen) {
+            files.insert(loc.file);
+            seen += 1;
+            last = key;
+        }
+        match next {
+            Some(fence) if seen < window => from = Bound::Included(fence),
+            Some(_) => break,
+            None => return Ok((flagged(files, threshold), Vec::new())), // wrap around
+        }
+    }
+    Ok((flagged(files, threshold), last))
+}
+
+fn bound_ref(b: &Bound<Vec<u8>>) -> Bound<&[u8]> {
+    match b {
+        Bound::Included(k) => Bound::Included(k),
+        Bound::Excluded(k) => Bound::Excluded(k),
+        Bound::Unbounded => Bound::Unbounded,
+    }
+}
+
+fn flagged(files: BTreeSet<u64>, threshold: usize) -> Vec<u64> {
+    match files.len() > threshold {
+        true => files.into_iter().collect(),
+        false => Vec::new(),
+    }
+}
+
+/// The entries of input SST `file` the merge keeps: every version of a key the B+-tree points
+/// at in this file; for a key it lacks (deleted), the newest entry here if it is a tombstone
+/// (older versions may lie in files outside the job: the compaction's shadows decide whether
+/// it must stay); and — only while a snapshot may read them — everything else.
+pub(super) struct ValidKeys {
+    inner: Box<dyn InternalIterator>,
+    file: u64,
+    tree: Arc<PmBtree>,
+    keep_invalid: bool,
+    /// The current user key, and what the tree says of it.
+    key: Option<(Vec<u8>, Verdict)>,
+    error: Option<Error>,
+}
+
+/// What the tree says of a key of an input.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Verdict {
+    /// It points at this file: the key's newest version is here.
+    Here,
+    /// It points at another file, holding a newer version.
+    Elsewhere,
+    /// It lacks the key: a tombstone deleted it.
+    Deleted,
+}
+
+impl ValidKeys {
+    pub fn new(
+        inner: Box<dyn InternalIterator>,
+        file: u64,
+        tree: Arc<PmBtree>,
+        keep_invalid: bool,
+    ) -> Self {
+        ValidKeys {
+            inner,
+            file,
+            tree,
+            keep_invalid,
+            key: None,
+            error: None,
+        }
+    }
+
+    /// Skips entries of keys the tree points at elsewhere (or not at all).
+    fn settle(&mut self) {
+        while self.error.is_none() && self.inner.valid() && !self.keep_current() {
+            self.inner.next();
+        }
+    }
+
+    fn keep_current(&mut self) -> bool {
+        let ikey = self.inner.key();
+        let uk = user_key_of(ikey);
+        let (verdict, newest) = match &self.key {
+            Some((k, v)) if k.as_slice() == uk => (*v, false),
+            _ => match self.tree.get(uk) {
+                Ok(loc) => {
+                    let v = match loc {
+                        Some(l) if l.file == self.file => Verdict::Here,
+                        Some(_) => Verdict::Elsewhere,
+                        None => Verdict::Deleted,
+                    };
+                    self.key = Some((uk.to_vec(), v));
+                    (v, true)
+                }
+                Err(e) => {
+                    self.error = Some(e);
+                    return true;
+                }
+            },
+        };
+        let tombstone = parse_internal_key(ikey).map(|p| p.kind) == Some(ValueKind::Deletion);
+        match verdict {
+            Verdict::Here => true,
+            Verdict::Deleted if newest && tombstone => true,
+            _ => self.keep_invalid,
+        }
+    }
+
+    fn refuse(&mut self, what: &str) {
+        let msg = format!("{what} on a forward-only compaction input");
+        self.error = Some(Error::InvalidState(msg));
+    }
+}
+
+impl InternalIterator for ValidKeys {
+    fn valid(&self) -> bool {
+        self.error.is_none() && self.inner.valid()
+    }
+
+    fn seek_to_first(&mut self) {
+        self.key = None;
+        self.inner.seek_to_first();
+        self.settle();
+    }
+
+    fn seek(&mut self, target: &[u8]) {
+        self.key = None;
+        self.inner.seek(target);
+        self.settle();
+    }
+
+    fn next(&mut self) {
+        self.inner.next();
+        self.settle();
+    }
+
+    fn seek_to_last(&mut self) {
+        self.refuse("seek_to_last");
+    }
+
+    fn prev(&mut self) {
+        self.refuse("prev");
+    }
+
+    fn key(&self) -> &[u8] {
+        self.inner.key()
+    }
+
+    fn value(&self) -> &[u8] {
+        self.inner.value()
+    }
+
+    fn status(&self) -> Result<()> {
+        match &self.error {
+            Some(e) => Err(copy_error(e)),
+            None => self.inner.status(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compaction::policy::test_files::file;
+
+    #[test]
+    fn overlap_ratios_follow_the_papers_formula_past_a_shared_prefix() {
+        // Keys read as numbers after "user": [1, 5] and [3, 7] overlap by 2 of 6.
+        let a = file(1, "user1000", "user5000", 1);
+        let b = file(2, "user3000", "user7000", 1);
+        let c = file(3, "user8000", "user9000", 1);
+        assert_eq!(overlap_ratio(&a, &a), 1.0);
+        assert_eq!(overlap_ratio(&a, &c), 0.0);
+        let r = overlap_ratio(&a, &b);
+        assert!((r - 1.0 / 3.0).abs() < 0.01, "{r}");
+    }
+
+    #[test]
+    fn the_group_is_the_most_overlapped_candidate_and_its_overlaps() {
+        let files = [
+            file(1, "a0", "a9", 1),
+            file(2, "a3", "b5", 1),
+            file(3, "a5", "a7", 1),
+            file(4, "x0", "x9", 1),
+        ]
+        .map(Arc::new);
+        let group: Vec<u64> = pick(&files, 15).iter().map(|f| f.number).collect();
+        assert!(
+            group.contains(&1) && group.contains(&3) && !group.contains(&4),
+            "{group:?}"
+        );
+        assert_eq!(pick(&files, 1).len(), 1);
+    }
+
+    #[test]
+    fn candidates_are_files_with_few_live_keys_or_flagged_by_a_scan() {
+        let mut f = file(1, "a", "b", 1);
+        f.num_entries = 100;
+        let mut g = file(2, "c", "d", 1);
+        g.num_entries = 100;
+        let files = [Arc::new(f), Arc::new(g)];
+        let live = |n: &u64| if *n == 1 { 69 } else { 100 };
+        let none = BTreeSet::new();
+        let picked: Vec<u64> = candidates(&files, &live, &none, 0.7)
+            .iter()
+            .map(|f| f.number)
+            .collect();
+        assert_eq!(picked, vec![1]);
+        let flagged = BTreeSet::from([2]);
+        assert_eq!(candidates(&files, &live, &flagged, 0.7).len(), 2);
+    }
+}
