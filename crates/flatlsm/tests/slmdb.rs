@@ -105,3 +105,50 @@ fn a_missing_index_is_refused_once_ssts_exist() {
     let err = Db::open(dir.path(), opts).err().expect("refused");
     assert!(err.to_string().contains("missing: the B+-tree"), "{err}");
 }
+
+/// Regression: a selective compaction dropped the tombstone of a deleted key whose older
+/// version lay in a file outside the group, and scans (which merge the level-0 files) showed
+/// the key again. Then, once the tombstone was kept, its output was a candidate again at once
+/// and compactions never ended. Here file B (a tombstone and fillers, its fillers overwritten
+/// later) is the only candidate; file A keeps the deleted key's older version.
+#[test]
+fn a_deleted_key_stays_deleted_after_its_tombstones_file_is_compacted_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut opts = common::slmdb();
+    opts.slmdb.compaction_trigger = 0;
+    opts.slmdb.slowdown_candidates = 2;
+    opts.slmdb.stop_candidates = 4;
+    let db = Db::open(dir.path(), opts).unwrap();
+    let w = WriteOptions::default();
+    let put_all = |prefix: &str, tag: &[u8]| {
+        for i in 0..100u32 {
+            db.put(&w, format!("{prefix}{i:03}").as_bytes(), tag)
+                .unwrap();
+        }
+    };
+    put_all("k", b"a");
+    db.flush().unwrap(); // file A
+    db.delete(&w, b"k005").unwrap();
+    put_all("f", b"b");
+    db.flush().unwrap(); // file B: the tombstone and the fillers
+    put_all("f", b"c");
+    db.flush().unwrap(); // file C: B's fillers overwritten, B a candidate
+    let db = std::sync::Arc::new(db);
+    let (tx, rx) = std::sync::mpsc::channel();
+    let waiter = db.clone();
+    std::thread::spawn(move || tx.send(waiter.wait_for_background_work().is_ok()));
+    let settled = rx.recv_timeout(std::time::Duration::from_secs(60));
+    assert_eq!(settled, Ok(true), "compactions never settled");
+    assert!(db.stats().compactions >= 1, "{:?}", db.stats());
+    assert_eq!(db.get(&ReadOptions::default(), b"k005").unwrap(), None);
+    let keys: Vec<Vec<u8>> = db
+        .iter(&ReadOptions::default())
+        .unwrap()
+        .map(|r| r.unwrap().0)
+        .collect();
+    assert!(
+        !keys.contains(&b"k005".to_vec()),
+        "the deleted key came back in a scan"
+    );
+    assert_eq!(keys.len(), 199);
+}
