@@ -266,10 +266,10 @@ fn pm_memtables_preset_sweeps_value_sizes_over_every_design() {
             .arg(dir.path().join("plots")),
     );
     let table = text
-        .split("=== Throughput by value size")
+        .split("=== By value size")
         .nth(1)
         .unwrap_or_else(|| panic!("{text}"));
-    for size in ["   256 B", "  1024 B", "  4096 B"] {
+    for size in [" 256 B |", " 1024 B |", " 4096 B |"] {
         assert!(table.contains(size), "{table}");
     }
     assert!(

@@ -39,6 +39,10 @@ pub struct BenchConfig {
     /// `--compare profiles` configures the peers as the MatrixKV paper does (the MatrixKV
     /// presets: `Preset::matrixkv_peers`).
     pub matrixkv_peers: bool,
+    /// The designs `--compare profiles` runs, by label (empty: the default set).
+    pub variants: Vec<String>,
+    /// Emulated PM write latencies a `--compare profiles` preset sweeps (ns per line).
+    pub pm_write_latencies: Vec<u64>,
 }
 
 /// db_bench's default key count.
@@ -150,6 +154,16 @@ impl BenchConfig {
             value_sizes,
             sweep_bytes: p.sweep_bytes.unwrap_or(super::preset::PM_MEMTABLES_BYTES),
             matrixkv_peers: p.matrixkv_peers,
+            variants: p
+                .variants
+                .unwrap_or_default()
+                .iter()
+                .map(|s| s.to_string())
+                .collect(),
+            pm_write_latencies: p
+                .pm_write_latencies
+                .map(<[u64]>::to_vec)
+                .unwrap_or_default(),
         })
     }
 }

@@ -15,6 +15,9 @@
 //! `matrixkv-reads` (its cross-row hint experiment): `--compare profiles` with RocksDB's
 //! memtables and a matrix container, `leveled-L0-PM` (RocksDB-L0-NVM) among the designs.
 //!
+//! `slmdb-writes` (SLM-DB Fig. 4) and `slmdb-pm-latency` (its Fig. 5): random writes at 500 ns
+//! per PM line written, and SLM-DB alone at 0/300/500/900 ns.
+//!
 //! `no-pm-disk`: the same workload for machines without PM: the PM Logs are ordinary files under
 //! `<db>/pm` persisted with msync, on the disk of the data, and RocksDB (in process and
 //! db_bench) keeps its WAL in its database directory on that disk, without sync.
@@ -73,6 +76,10 @@ pub struct Preset {
     /// `leveled-L0-PM` (RocksDB-L0-NVM) and gives `novelsm` two memtables of half the
     /// container each (the paper's 2 × 4 GB in 8 GB of NVM).
     pub matrixkv_peers: bool,
+    /// The designs `--compare profiles` runs, by label (default: its default set).
+    pub variants: Option<&'static [&'static str]>,
+    /// Emulated PM write latencies to sweep (ns per line), each with every value size.
+    pub pm_write_latencies: Option<&'static [u64]>,
 }
 
 /// Bytes of user data the paper-scaled preset writes.
@@ -90,9 +97,12 @@ pub fn lookup(name: &str) -> Result<Preset, String> {
         "matrixkv-writes" => Ok(matrixkv_writes()),
         "matrixkv-tail" => Ok(matrixkv_tail()),
         "matrixkv-reads" => Ok(matrixkv_reads()),
+        "slmdb-writes" => Ok(slmdb_writes()),
+        "slmdb-pm-latency" => Ok(slmdb_pm_latency()),
         _ => Err(format!(
             "unknown --preset {name:?}: expected paper-scaled, no-pm-disk, l1-ratio, placement, \
-             pm-memtables, designs-4k, matrixkv-writes, matrixkv-tail or matrixkv-reads"
+             pm-memtables, designs-4k, matrixkv-writes, matrixkv-tail, matrixkv-reads, \
+             slmdb-writes or slmdb-pm-latency"
         )),
     }
 }
@@ -218,6 +228,14 @@ fn matrixkv_setup() -> Preset {
         compare: Some("profiles"),
         matrixkv: Some(container),
         matrixkv_peers: true,
+        variants: Some(&[
+            "FlatLSM",
+            "leveled",
+            "leveled+vsep",
+            "leveled-L0-PM",
+            "novelsm",
+            "matrixkv",
+        ]),
         ..Preset::default()
     }
 }
@@ -262,6 +280,39 @@ fn matrixkv_reads() -> Preset {
         value_size: Some(4096),
         matrixkv: Some(designs_container()),
         ..matrixkv_setup()
+    }
+}
+
+/// SLM-DB's Fig. 4, scaled: random writes of 20-byte keys and 1, 4, 16 and 64 KB values, 2 GiB
+/// at each (the paper: 8 GB), 64 MiB memtables, PM emulated with 500 ns per written line, for
+/// `leveled` (LevelDB's role, write-ahead log not synced), `novelsm` (LevelDB+PM: a persistent
+/// PM memtable, no log) and `slmdb`; the table gives throughput, mean latency and bytes
+/// written to SSD.
+fn slmdb_writes() -> Preset {
+    Preset {
+        benchmarks: Some("fillrandom"),
+        key_size: Some(20),
+        value_sizes: Some(&[1024, 4096, 16384, 65536]),
+        sweep_bytes: Some(2 << 30),
+        pmtable_size: Some(64 << 20),
+        flush_immutable_num: Some(1),
+        max_write_buffer_number: Some(2),
+        pm_write_latency_ns: Some(500),
+        pm_mode: Some(PmModeOption::Emulated),
+        needs_pm_path: true,
+        compare: Some("profiles"),
+        variants: Some(&["leveled", "novelsm", "slmdb"]),
+        ..Preset::default()
+    }
+}
+
+/// SLM-DB's Fig. 5, scaled: `slmdb` alone with PM write latencies of 0 (DRAM), 300, 500 and
+/// 900 ns per line, the writes of [`slmdb_writes`] at each value size.
+fn slmdb_pm_latency() -> Preset {
+    Preset {
+        variants: Some(&["slmdb"]),
+        pm_write_latencies: Some(&[0, 300, 500, 900]),
+        ..slmdb_writes()
     }
 }
 
@@ -341,6 +392,13 @@ mod tests {
         let data = r.num.unwrap() * 4112;
         assert!(data as f64 <= 0.6 * container as f64, "a column would run");
         assert!(r.matrixkv_peers);
+        let s = lookup("slmdb-pm-latency").unwrap();
+        assert_eq!(s.variants, Some(&["slmdb"][..]));
+        assert_eq!(s.pm_write_latencies.unwrap().len(), 4);
+        assert_eq!(
+            lookup("slmdb-writes").unwrap().pm_write_latency_ns,
+            Some(500)
+        );
         let t = lookup("matrixkv-tail").unwrap();
         assert_eq!(
             (t.benchmarks, t.rate_limit_ops),

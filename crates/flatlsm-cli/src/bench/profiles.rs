@@ -15,53 +15,96 @@ use super::workdir::WorkDir;
 use flatlsm::Profile;
 use serde_json::{json, Value};
 
-/// Runs the comparison, once per value size of the preset's sweep if it has one.
+/// One point of a preset's sweep: a value size, and an emulated PM write latency if the sweep
+/// varies it.
+#[derive(Clone, Copy)]
+struct Point {
+    size: usize,
+    latency: Option<u64>,
+}
+
+impl Point {
+    fn label(&self) -> String {
+        match self.latency {
+            Some(ns) => format!("{} B @{ns} ns", self.size),
+            None => format!("{} B", self.size),
+        }
+    }
+}
+
+/// Runs the comparison, once per point of the preset's sweep (PM write latencies × value
+/// sizes) if it has one.
 pub fn run(cfg: &BenchConfig, work: &WorkDir) -> Result<(Vec<Outcome>, Value), String> {
-    if cfg.value_sizes.is_empty() {
+    if cfg.value_sizes.is_empty() && cfg.pm_write_latencies.is_empty() {
         return run_once(cfg, work);
     }
+    let sizes = match cfg.value_sizes.is_empty() {
+        true => vec![cfg.value_size],
+        false => cfg.value_sizes.clone(),
+    };
+    let latencies: Vec<Option<u64>> = match cfg.pm_write_latencies.is_empty() {
+        true => vec![None],
+        false => cfg.pm_write_latencies.iter().map(|&l| Some(l)).collect(),
+    };
+    let points = latencies
+        .iter()
+        .flat_map(|&latency| sizes.iter().map(move |&size| Point { size, latency }));
     let (mut all, mut summaries, mut rows) = (Vec::new(), Vec::new(), Vec::new());
-    for &size in &cfg.value_sizes {
-        let mut one = cfg.clone();
-        one.value_size = size;
-        if cfg.args.num.is_none() {
-            one.num = cfg.sweep_bytes / (cfg.key_size + size) as u64;
-            one.reads = one.num;
-        }
-        println!("==== value size {size} B, {} writes", one.num);
-        let (mut outcomes, summary) = run_once(&one, work)?;
-        // One set of figures per value size too (the MatrixKV paper's Fig. 12 is one size).
-        if let Some(dir) = super::plot_dir(cfg) {
-            super::print_plots(super::plot_outcomes(&dir, &outcomes, &format!("{size}B_"))?);
-        }
+    for point in points {
+        let (mut outcomes, summary) = run_point(cfg, work, point)?;
         let first = outcomes.first().map(|o| o.name.clone()).unwrap_or_default();
         let firsts = outcomes.iter().filter(|o| o.name == first);
-        rows.push((
-            size,
-            firsts
-                .map(|o| (o.engine.clone(), o.ops_per_sec()))
-                .collect(),
-        ));
+        let per_engine = firsts.map(|o| (o.engine.clone(), o.ops_per_sec(), o.latency.average));
+        rows.push((point.label(), per_engine.collect()));
         for o in &mut outcomes {
-            o.engine = format!("{} {size} B", o.engine);
+            o.engine = format!("{} {}", o.engine, point.label());
         }
         all.extend(outcomes);
         summaries.push(summary);
     }
-    print!("{}", size_table(&rows));
+    print!("{}", sweep_table(&rows));
     Ok((all, json!({ "by_value_size": summaries })))
 }
 
-/// Throughput by value size and design (the first benchmark of each run).
-fn size_table(rows: &[(usize, Vec<(String, f64)>)]) -> String {
-    let mut out =
-        String::from("\n=== Throughput by value size (ops/s; ratio FlatLSM / design) ===\n");
-    for (size, runs) in rows {
+/// The comparison at one point of the sweep, with its figures.
+fn run_point(cfg: &BenchConfig, work: &WorkDir, p: Point) -> Result<(Vec<Outcome>, Value), String> {
+    let mut one = cfg.clone();
+    one.value_size = p.size;
+    if let Some(ns) = p.latency {
+        one.options.pm_write_latency_ns = ns;
+    }
+    if cfg.args.num.is_none() {
+        one.num = cfg.sweep_bytes / (cfg.key_size + p.size) as u64;
+        one.reads = one.num;
+    }
+    println!("==== {}, {} writes", p.label(), one.num);
+    let (outcomes, summary) = run_once(&one, work)?;
+    // One set of figures per point too (the MatrixKV paper's Fig. 12 is one size).
+    if let Some(dir) = super::plot_dir(cfg) {
+        let prefix = p.label().replace([' ', '@'], "");
+        super::print_plots(super::plot_outcomes(
+            &dir,
+            &outcomes,
+            &format!("{prefix}_"),
+        )?);
+    }
+    Ok((outcomes, summary))
+}
+
+/// One row of the sweep table: the point's label, and per design its ops/s and mean µs.
+type SweepRow = (String, Vec<(String, f64, f64)>);
+
+/// Throughput and mean latency by sweep point and design (the first benchmark of each run).
+fn sweep_table(rows: &[SweepRow]) -> String {
+    let mut out = String::from(
+        "\n=== By value size (ops/s, mean µs; ratio of the first design's ops/s to each) ===\n",
+    );
+    for (label, runs) in rows {
         let first = runs.first().map_or(0.0, |r| r.1);
-        out += &format!("{size:>6} B");
-        for (engine, ops) in runs {
+        out += &format!("{label:>16}");
+        for (engine, ops, mean) in runs {
             let ratio = if *ops > 0.0 { first / ops } else { 0.0 };
-            out += &format!(" | {engine} {ops:.0} ({ratio:.2}x)");
+            out += &format!(" | {engine} {ops:.0} {mean:.1} µs ({ratio:.2}x)");
         }
         out += "\n";
     }
@@ -72,9 +115,11 @@ fn size_table(rows: &[(usize, Vec<(String, f64)>)]) -> String {
 /// engines labelled by profile, and the comparison summary.
 fn run_once(cfg: &BenchConfig, work: &WorkDir) -> Result<(Vec<Outcome>, Value), String> {
     let mut all = Vec::new();
-    let variants = VARIANTS
-        .iter()
-        .filter(|v| !v.level0_in_pm || cfg.matrixkv_peers);
+    let chosen = |v: &&Variant| match cfg.variants.is_empty() {
+        true => v.by_default,
+        false => cfg.variants.iter().any(|l| l == v.label),
+    };
+    let variants = VARIANTS.iter().filter(chosen);
     for v in variants {
         let (label, one) = (v.label, variant_config(cfg, v)?);
         println!("== {label}{}", separation_note(&one));
@@ -97,9 +142,10 @@ struct Variant {
     profile: Profile,
     /// Whether `leveled` separates values (`None`: the profile's own rule).
     separate: Option<bool>,
-    /// Level 0 in the PM directory, enlarged to the matrix container's size (only in presets
-    /// that ask for it).
+    /// Level 0 in the PM directory, enlarged to the matrix container's size.
     level0_in_pm: bool,
+    /// Run unless a preset names the variants to run.
+    by_default: bool,
 }
 
 const fn variant(label: &'static str, profile: Profile, separate: Option<bool>) -> Variant {
@@ -108,20 +154,27 @@ const fn variant(label: &'static str, profile: Profile, separate: Option<bool>) 
         profile,
         separate,
         level0_in_pm: false,
+        by_default: true,
     }
 }
 
-/// The designs compared, FlatLSM first.
-const VARIANTS: [Variant; 6] = [
+/// The designs compared, FlatLSM first (the reference of the ratios when it runs). A preset
+/// may name the ones to run (`leveled-L0-PM` and `slmdb` run only when named).
+const VARIANTS: [Variant; 7] = [
     variant("FlatLSM", Profile::FlatLsm, None),
     variant("leveled", Profile::Leveled, Some(false)),
     variant("leveled+vsep", Profile::Leveled, Some(true)),
     Variant {
         level0_in_pm: true,
+        by_default: false,
         ..variant("leveled-L0-PM", Profile::Leveled, Some(false))
     },
     variant("novelsm", Profile::NoveLsm, None),
     variant("matrixkv", Profile::MatrixKv, None),
+    Variant {
+        by_default: false,
+        ..variant("slmdb", Profile::SlmDb, None)
+    },
 ];
 
 /// RocksDB-L0-NVM as the MatrixKV paper builds it: level 0 in PM, enlarged to the container's
