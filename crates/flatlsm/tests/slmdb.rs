@@ -152,3 +152,42 @@ fn a_deleted_key_stays_deleted_after_its_tombstones_file_is_compacted_alone() {
     );
     assert_eq!(keys.len(), 199);
 }
+
+/// `check` verifies the B+-tree (from a copy: the file is left alone) and names it when a slot
+/// is damaged.
+#[test]
+fn check_verifies_the_index_and_names_a_damaged_slot() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db_dir, pm_dir) = (dir.path().join("db"), dir.path().join("pm"));
+    let mut opts = common::slmdb();
+    opts.pm_device = None;
+    opts.pm_path = Some(pm_dir.clone());
+    opts.pm_mode = flatlsm::PmModeOption::Msync;
+    opts.slmdb.btree_size = 1 << 20;
+    let db = Db::open(&db_dir, opts).unwrap();
+    for i in 0..300u32 {
+        db.put(
+            &WriteOptions::default(),
+            format!("k{i:04}").as_bytes(),
+            b"v",
+        )
+        .unwrap();
+    }
+    db.flush().unwrap();
+    drop(db);
+    let report = flatlsm::inspect::check_database(&db_dir, &pm_dir).unwrap();
+    assert!(
+        report.is_ok() && report.records_checked >= 300,
+        "{report:?}"
+    );
+    let index = pm_dir.join("index.pmbt");
+    let mut bytes = std::fs::read(&index).unwrap();
+    bytes[4096 + 64 + 40] ^= 0x20; // a key byte of the head leaf's first slot
+    std::fs::write(&index, bytes).unwrap();
+    let report = flatlsm::inspect::check_database(&db_dir, &pm_dir).unwrap();
+    let problem = format!("{:?}", report.problems);
+    assert!(
+        problem.contains("index.pmbt") && problem.contains("checksum"),
+        "{problem}"
+    );
+}
