@@ -132,14 +132,16 @@ fn cell(v: Option<f64>) -> String {
     }
 }
 
-/// The table for one benchmark: `runs[0]` is FlatLSM, the rest are compared against it.
+/// The table for one benchmark: `runs[0]` (FlatLSM, or the first design a preset compares) is
+/// the reference, the rest are compared against it.
 pub fn table(bench: &str, runs: &[&Outcome]) -> String {
     let mut out = format!("{:<22}", format!("== {bench}"));
     for r in runs {
         out += &format!(" | {:>12}", r.engine);
     }
+    let reference = runs.first().map_or("FlatLSM", |r| r.engine.as_str());
     for r in &runs[1..] {
-        out += &format!(" | {:>16}", format!("FlatLSM/{}", r.engine));
+        out += &format!(" | {:>16}", format!("{reference}/{}", r.engine));
     }
     out += "\n";
     for row in METRICS.iter().map(|m| m.row(runs)) {
