@@ -68,15 +68,7 @@ pub fn run(cfg: &BenchConfig, work: &WorkDir) -> Result<(Vec<Outcome>, Value), S
 
 /// The comparison at one point of the sweep, with its figures.
 fn run_point(cfg: &BenchConfig, work: &WorkDir, p: Point) -> Result<(Vec<Outcome>, Value), String> {
-    let mut one = cfg.clone();
-    one.value_size = p.size;
-    if let Some(ns) = p.latency {
-        one.options.pm_write_latency_ns = ns;
-    }
-    if cfg.args.num.is_none() {
-        one.num = cfg.sweep_bytes / (cfg.key_size + p.size) as u64;
-        one.reads = one.num;
-    }
+    let one = point_config(cfg, p);
     println!("==== {}, {} writes", p.label(), one.num);
     let (outcomes, summary) = run_once(&one, work)?;
     // One set of figures per point too (the MatrixKV paper's Fig. 12 is one size).
@@ -93,6 +85,22 @@ fn run_point(cfg: &BenchConfig, work: &WorkDir, p: Point) -> Result<(Vec<Outcome
 
 /// One row of the sweep table: the point's label, and per design its ops/s and mean µs.
 type SweepRow = (String, Vec<(String, f64, f64)>);
+
+/// The configuration of sweep point `p`.
+fn point_config(cfg: &BenchConfig, p: Point) -> BenchConfig {
+    let mut one = cfg.clone();
+    one.value_size = p.size;
+    if let Some(ns) = p.latency {
+        // As a flag: each design's options are rebuilt from the flags and the preset.
+        one.args.pm_write_latency_ns = Some(ns);
+        one.options.pm_write_latency_ns = ns;
+    }
+    if cfg.args.num.is_none() {
+        one.num = cfg.sweep_bytes / (cfg.key_size + p.size) as u64;
+        one.reads = one.num;
+    }
+    one
+}
 
 /// Throughput and mean latency by sweep point and design (the first benchmark of each run).
 fn sweep_table(rows: &[SweepRow]) -> String {
@@ -245,4 +253,46 @@ fn print_tables(cfg: &BenchConfig, all: &[Outcome], note: Option<String>) -> Val
         }
     }
     json!({ "notes": note.into_iter().collect::<Vec<_>>(), "tables": tables })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Wrapper {
+        #[command(flatten)]
+        args: super::super::flags::BenchFlags,
+    }
+
+    /// Regression: the PM latency sweep set the latency in the options it then rebuilt per
+    /// design from the preset, so every point ran at the preset's 500 ns.
+    #[test]
+    fn each_point_of_a_latency_sweep_runs_every_design_at_its_latency() {
+        let args = Wrapper::try_parse_from([
+            "bench",
+            "--preset",
+            "slmdb-pm-latency",
+            "--pm_path",
+            "/dev/shm/flatlsm-test-pm",
+        ])
+        .unwrap()
+        .args;
+        let cfg = BenchConfig::resolve(args).unwrap();
+        assert_eq!(cfg.pm_write_latencies, vec![0, 300, 500, 900]);
+        for ns in [0, 300, 900] {
+            let one = point_config(
+                &cfg,
+                Point {
+                    size: 1024,
+                    latency: Some(ns),
+                },
+            );
+            let slmdb = VARIANTS.iter().find(|v| v.label == "slmdb").unwrap();
+            let run = variant_config(&one, slmdb).unwrap();
+            assert_eq!(run.options.pm_write_latency_ns, ns);
+            assert_eq!(run.value_size, 1024);
+        }
+    }
 }

@@ -153,6 +153,36 @@ impl<'a> Leaf<'a> {
         })
     }
 
+    /// The valid slot holding `key`, decoded and checked; the other slots are skipped by their
+    /// length and inline bytes without decoding them.
+    pub fn find(&self, key: &[u8]) -> Result<Option<SlotEntry>> {
+        let bitmap = self.bitmap();
+        for slot in (0..SLOTS).filter(|s| bitmap & (1 << s) != 0) {
+            if self.may_hold(slot, key) {
+                let e = self.entry(slot)?;
+                if e.key == key {
+                    return Ok(Some(e));
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    /// False if slot `slot` certainly holds another key than `key`: its length or its inline
+    /// bytes (the first 24 of a long key) differ.
+    fn may_hold(&self, slot: usize, key: &[u8]) -> bool {
+        let b = self.region.read(self.slot_at(slot) + 4, 4);
+        if u32::from_le_bytes(b.try_into().unwrap()) as usize != key.len() {
+            return false;
+        }
+        let inline = key.len().min(if key.len() <= MAX_INLINE_KEY {
+            MAX_INLINE_KEY
+        } else {
+            HEAD_BYTES
+        });
+        self.region.read(self.slot_at(slot) + 32, inline) == &key[..inline]
+    }
+
     /// The first slot whose bit is clear, if any.
     pub fn free_slot(&self) -> Option<usize> {
         let bitmap = self.bitmap();

@@ -52,7 +52,7 @@ use crate::error::{Error, Result};
 use crate::pm::PmRegion;
 use crate::types::crc32c;
 use keys::Nodes;
-use leaf::{encode_slot, Leaf, SlotEntry};
+use leaf::{encode_slot, Leaf};
 use parking_lot::RwLock;
 use std::collections::BTreeMap;
 use std::ops::Bound;
@@ -130,7 +130,7 @@ impl PmBtree {
     pub fn get(&self, key: &[u8]) -> Result<Option<Location>> {
         let index = self.index.read();
         let leaf = Leaf::new(&*self.region, route(&index, key));
-        Ok(find(&leaf.entries()?, key).map(|e| e.location))
+        Ok(leaf.find(key)?.map(|e| e.location))
     }
 
     /// Maps `key` to `location`; returns the location it replaced, if any.
@@ -149,7 +149,7 @@ impl PmBtree {
     ) -> Result<Option<Location>> {
         loop {
             let leaf = Leaf::new(&*self.region, route(index, key));
-            let old = find(&leaf.entries()?, key).cloned();
+            let old = leaf.find(key)?;
             let Some(slot) = leaf.free_slot() else {
                 self.split(index, leaf)?;
                 continue;
@@ -182,7 +182,7 @@ impl PmBtree {
     ) -> Result<Option<Location>> {
         let mut index = self.index.write();
         let leaf = Leaf::new(&*self.region, route(&index, key));
-        let Some(old) = find(&leaf.entries()?, key).cloned() else {
+        let Some(old) = leaf.find(key)? else {
             return Ok(None);
         };
         if !still(&old.location) {
@@ -213,7 +213,7 @@ impl PmBtree {
         let mut index = self.index.write();
         let (fence, node) = route_fence(&index, key);
         let leaf = Leaf::new(&*self.region, node);
-        let Some(e) = find(&leaf.entries()?, key).cloned() else {
+        let Some(e) = leaf.find(key)? else {
             return Ok(None);
         };
         leaf.set_bitmap(leaf.bitmap() & !(1 << e.slot))?;
@@ -329,10 +329,6 @@ fn next_fence(index: &Index, key: &[u8]) -> Option<Vec<u8>> {
         .fences
         .range::<[u8], _>((Bound::Excluded(key), Bound::Unbounded));
     after.map(|(f, _)| f.clone()).next()
-}
-
-fn find<'e>(entries: &'e [SlotEntry], key: &[u8]) -> Option<&'e SlotEntry> {
-    entries.iter().find(|e| e.key == key)
 }
 
 fn check_key(key: &[u8]) -> Result<()> {
