@@ -27,14 +27,19 @@ fn check_range(db: &Db, range: std::ops::Range<u32>, tag: &str) {
     }
 }
 
-fn wal_files(dir: &Path) -> Vec<String> {
+/// The names in `dir` ending with `suffix`, sorted.
+fn files_ending(dir: &Path, suffix: &str) -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n.ends_with(".log"))
+        .filter(|n| n.ends_with(suffix))
         .collect();
     names.sort();
     names
+}
+
+fn wal_files(dir: &Path) -> Vec<String> {
+    files_ending(dir, ".log")
 }
 
 /// Unflushed writes live only in the memtable and its log: a reopen replays them.
@@ -272,13 +277,7 @@ fn a_purge_never_deletes_the_log_of_a_memtable_sealed_while_it_runs() {
 }
 
 fn ssts_in(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n.ends_with(".sst"))
-        .collect();
-    names.sort();
-    names
+    files_ending(dir, ".sst")
 }
 
 /// `level0_in_pm` (RocksDB-L0-NVM): flushes write level-0 files into the PM directory,

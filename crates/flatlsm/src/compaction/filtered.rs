@@ -1,54 +1,95 @@
-//! [`Filtered`]: a forward stream over a merged source that drops the versions no reader can
-//! see (`VersionFilter`, tombstones kept), for flushes whose writer reads its input as an
-//! iterator (MatrixKV's RowTable builder makes two passes: one to size the row, one to write).
+//! [`Forward`]: a forward stream over a source that skips the entries a [`KeepRule`] drops.
+//! [`Filtered`] drops the versions no reader can see (`VersionFilter`, tombstones kept), for
+//! flushes whose writer reads its input as an iterator (MatrixKV's RowTable builder); SLM-DB's
+//! compaction inputs keep only the keys its index still points at (`designs/slmdb/`).
 //!
-//! Only forward positioning is meaningful: `seek_to_first` and `seek` restart the filter;
+//! Only forward positioning is meaningful: `seek_to_first` and `seek` restart the rule;
 //! `seek_to_last` and `prev` leave the stream invalid with an error, since a backward walk
-//! cannot tell which versions a forward one would drop.
+//! cannot tell which entries a forward one would drop.
 
 use super::filter::VersionFilter;
 use crate::error::{Error, Result};
 use crate::iter::{copy_error, InternalIterator};
 use crate::types::SequenceNumber;
 
-/// A filtered forward stream over `inner`.
-pub(crate) struct Filtered<I> {
+/// What a [`Forward`] stream keeps, deciding entry by entry in internal-key order.
+pub(crate) trait KeepRule: Send {
+    /// Forgets what earlier entries told (the stream was positioned anew).
+    fn restart(&mut self);
+    /// Whether to keep the entry with `internal_key`; an error ends the stream.
+    fn keep(&mut self, internal_key: &[u8]) -> Result<bool>;
+}
+
+/// A forward stream over `inner` keeping what `rule` keeps.
+pub(crate) struct Forward<I, R> {
     inner: I,
-    oldest_snapshot: SequenceNumber,
-    filter: VersionFilter,
+    rule: R,
     error: Option<Error>,
 }
+
+/// Drops the versions below the newest one visible at the oldest snapshot.
+pub(crate) struct VisibleVersions {
+    oldest_snapshot: SequenceNumber,
+    filter: VersionFilter,
+}
+
+impl KeepRule for VisibleVersions {
+    fn restart(&mut self) {
+        self.filter = VersionFilter::new(self.oldest_snapshot);
+    }
+
+    fn keep(&mut self, internal_key: &[u8]) -> Result<bool> {
+        Ok(self.filter.keep(internal_key, |_| false))
+    }
+}
+
+/// A flush stream without the versions no reader can see.
+pub(crate) type Filtered<I> = Forward<I, VisibleVersions>;
 
 impl<I: InternalIterator> Filtered<I> {
     /// Drops versions below the newest one visible at `oldest_snapshot`.
     pub fn new(inner: I, oldest_snapshot: SequenceNumber) -> Self {
-        Filtered {
-            inner,
+        let rule = VisibleVersions {
             oldest_snapshot,
             filter: VersionFilter::new(oldest_snapshot),
+        };
+        Forward::with_rule(inner, rule)
+    }
+}
+
+impl<I: InternalIterator, R: KeepRule> Forward<I, R> {
+    /// `inner`, keeping what `rule` keeps.
+    pub fn with_rule(inner: I, rule: R) -> Self {
+        Forward {
+            inner,
+            rule,
             error: None,
         }
     }
 
-    /// Skips entries the filter drops.
+    /// Skips entries the rule drops.
     fn settle(&mut self) {
-        while self.inner.valid() && !self.filter.keep(self.inner.key(), |_| false) {
-            self.inner.next();
+        while self.error.is_none() && self.inner.valid() {
+            match self.rule.keep(self.inner.key()) {
+                Ok(true) => return,
+                Ok(false) => self.inner.next(),
+                Err(e) => self.error = Some(e),
+            }
         }
     }
 
     fn restart(&mut self) {
-        self.filter = VersionFilter::new(self.oldest_snapshot);
+        self.rule.restart();
         self.error = None;
     }
 
     fn refuse(&mut self, what: &str) {
-        let msg = format!("{what} on a forward-only filtered flush stream");
+        let msg = format!("{what} on a forward-only filtered stream");
         self.error = Some(Error::InvalidState(msg));
     }
 }
 
-impl<I: InternalIterator> InternalIterator for Filtered<I> {
+impl<I: InternalIterator, R: KeepRule> InternalIterator for Forward<I, R> {
     fn valid(&self) -> bool {
         self.error.is_none() && self.inner.valid()
     }

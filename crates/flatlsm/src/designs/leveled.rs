@@ -137,13 +137,13 @@ impl Design for LeveledDesign {
     /// RocksDB flushes a memtable in one pass into one level-0 file, kept in the PM directory
     /// with `level0_in_pm`.
     fn flush_shape(&self, _opts: &Options) -> FlushShape {
+        let sst_dir = match self.options.level0_in_pm {
+            true => SstDir::Pm,
+            false => SstDir::Data,
+        };
         FlushShape {
-            threads: 1,
-            target_file_size: u64::MAX,
-            sst_dir: match self.options.level0_in_pm {
-                true => SstDir::Pm,
-                false => SstDir::Data,
-            },
+            sst_dir,
+            ..FlushShape::ONE_FILE
         }
     }
 }

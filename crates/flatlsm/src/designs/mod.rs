@@ -305,6 +305,15 @@ pub(crate) struct FlushShape {
     pub sst_dir: SstDir,
 }
 
+impl FlushShape {
+    /// One pass into one file in the data directory (RocksDB's and SLM-DB's flush).
+    pub const ONE_FILE: FlushShape = FlushShape {
+        threads: 1,
+        target_file_size: u64::MAX,
+        sst_dir: SstDir::Data,
+    };
+}
+
 /// The design `opts.profile` names.
 pub(crate) fn design_of(opts: &Options) -> Box<dyn Design> {
     match opts.profile {

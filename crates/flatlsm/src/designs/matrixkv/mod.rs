@@ -122,7 +122,7 @@ use crate::compaction::policy::leveled::LeveledPolicy;
 use crate::compaction::policy::CompactionPolicy;
 use crate::options::{Options, Placement};
 use crate::pm::{DramPmDevice, PmDeviceRef};
-use crate::sst::{SstDir, TableCache};
+use crate::sst::TableCache;
 use crate::version::{RowMeta, Version, VersionEdit};
 use container::Container;
 use std::path::Path;
@@ -222,11 +222,7 @@ impl Design for MatrixKvDesign {
 
     /// Unused: flushes write rows.
     fn flush_shape(&self, _opts: &Options) -> FlushShape {
-        FlushShape {
-            threads: 1,
-            target_file_size: u64::MAX,
-            sst_dir: SstDir::Data,
-        }
+        FlushShape::ONE_FILE
     }
 
     fn level0_slowdown_runs(&self, _opts: &Options) -> Option<usize> {

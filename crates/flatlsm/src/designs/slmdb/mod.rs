@@ -35,7 +35,7 @@ use crate::iter::LevelIterator;
 use crate::options::Options;
 use crate::pm::PmDeviceRef;
 use crate::pmbtree::{PmBtree, NODE_SIZE};
-use crate::sst::{SstDir, TableCache};
+use crate::sst::TableCache;
 use crate::version::{FileMeta, Version, VersionEdit};
 use index::SlmIndex;
 use parking_lot::Mutex;
@@ -204,7 +204,7 @@ impl SlmDbDesign {
             .map(|f| {
                 let it = LevelIterator::new(vec![f.clone()], tables.clone());
                 let valid =
-                    selective::ValidKeys::new(Box::new(it), f.number, tree.clone(), snapshots);
+                    selective::ValidKeys::stream(Box::new(it), f.number, tree.clone(), snapshots);
                 Box::new(valid) as Box<dyn crate::iter::InternalIterator>
             })
             .collect();
@@ -263,11 +263,7 @@ impl Design for SlmDbDesign {
 
     /// One SST per flush, as SLM-DB's file creation thread writes it.
     fn flush_shape(&self, _opts: &Options) -> FlushShape {
-        FlushShape {
-            threads: 1,
-            target_file_size: u64::MAX,
-            sst_dir: SstDir::Data,
-        }
+        FlushShape::ONE_FILE
     }
 
     fn level0_slowdown_runs(&self, _opts: &Options) -> Option<usize> {

@@ -4,8 +4,9 @@
 //! overlapping it), and the stream of an input that keeps only the keys the B+-tree still points
 //! at in it. The job itself is the shared compaction job (`db/store_jobs.rs`).
 
-use crate::error::{Error, Result};
-use crate::iter::{copy_error, InternalIterator};
+use crate::compaction::filtered::{Forward, KeepRule};
+use crate::error::Result;
+use crate::iter::InternalIterator;
 use crate::pmbtree::PmBtree;
 use crate::types::{parse_internal_key, user_key_of, ValueKind};
 use crate::version::FileMeta;
@@ -119,18 +120,17 @@ fn flagged(files: BTreeSet<u64>, threshold: usize) -> Vec<u64> {
     }
 }
 
-/// The entries of input SST `file` the merge keeps: every version of a key the B+-tree points
-/// at in this file; for a key it lacks (deleted), the newest entry here if it is a tombstone
-/// (older versions may lie in files outside the job: the compaction's shadows decide whether
-/// it must stay); and — only while a snapshot may read them — everything else.
+/// The entries of input SST `file` a selective compaction keeps (a [`KeepRule`] over the file's
+/// stream): every version of a key the B+-tree points at in this file; for a key it lacks
+/// (deleted), the newest entry here if it is a tombstone (older versions may lie in files
+/// outside the job: the compaction's shadows decide whether it must stay); and — only while a
+/// snapshot may read them — everything else.
 pub(super) struct ValidKeys {
-    inner: Box<dyn InternalIterator>,
     file: u64,
     tree: Arc<PmBtree>,
     keep_invalid: bool,
     /// The current user key, and what the tree says of it.
     key: Option<(Vec<u8>, Verdict)>,
-    error: Option<Error>,
 }
 
 /// What the tree says of a key of an input.
@@ -145,107 +145,53 @@ enum Verdict {
 }
 
 impl ValidKeys {
-    pub fn new(
+    /// The stream of `inner` (input `file`) with only the entries the merge keeps.
+    pub fn stream(
         inner: Box<dyn InternalIterator>,
         file: u64,
         tree: Arc<PmBtree>,
         keep_invalid: bool,
-    ) -> Self {
-        ValidKeys {
-            inner,
+    ) -> Forward<Box<dyn InternalIterator>, ValidKeys> {
+        let rule = ValidKeys {
             file,
             tree,
             keep_invalid,
             key: None,
-            error: None,
-        }
-    }
-
-    /// Skips entries of keys the tree points at elsewhere (or not at all).
-    fn settle(&mut self) {
-        while self.error.is_none() && self.inner.valid() && !self.keep_current() {
-            self.inner.next();
-        }
-    }
-
-    fn keep_current(&mut self) -> bool {
-        let ikey = self.inner.key();
-        let uk = user_key_of(ikey);
-        let (verdict, newest) = match &self.key {
-            Some((k, v)) if k.as_slice() == uk => (*v, false),
-            _ => match self.tree.get(uk) {
-                Ok(loc) => {
-                    let v = match loc {
-                        Some(l) if l.file == self.file => Verdict::Here,
-                        Some(_) => Verdict::Elsewhere,
-                        None => Verdict::Deleted,
-                    };
-                    self.key = Some((uk.to_vec(), v));
-                    (v, true)
-                }
-                Err(e) => {
-                    self.error = Some(e);
-                    return true;
-                }
-            },
         };
-        let tombstone = parse_internal_key(ikey).map(|p| p.kind) == Some(ValueKind::Deletion);
-        match verdict {
-            Verdict::Here => true,
-            Verdict::Deleted if newest && tombstone => true,
-            _ => self.keep_invalid,
-        }
+        Forward::with_rule(inner, rule)
     }
 
-    fn refuse(&mut self, what: &str) {
-        let msg = format!("{what} on a forward-only compaction input");
-        self.error = Some(Error::InvalidState(msg));
+    /// What the tree says of `user_key`, and whether this is its first (newest) entry here.
+    fn verdict(&mut self, user_key: &[u8]) -> Result<(Verdict, bool)> {
+        if let Some((k, v)) = &self.key {
+            if k.as_slice() == user_key {
+                return Ok((*v, false));
+            }
+        }
+        let v = match self.tree.get(user_key)? {
+            Some(l) if l.file == self.file => Verdict::Here,
+            Some(_) => Verdict::Elsewhere,
+            None => Verdict::Deleted,
+        };
+        self.key = Some((user_key.to_vec(), v));
+        Ok((v, true))
     }
 }
 
-impl InternalIterator for ValidKeys {
-    fn valid(&self) -> bool {
-        self.error.is_none() && self.inner.valid()
-    }
-
-    fn seek_to_first(&mut self) {
+impl KeepRule for ValidKeys {
+    fn restart(&mut self) {
         self.key = None;
-        self.inner.seek_to_first();
-        self.settle();
     }
 
-    fn seek(&mut self, target: &[u8]) {
-        self.key = None;
-        self.inner.seek(target);
-        self.settle();
-    }
-
-    fn next(&mut self) {
-        self.inner.next();
-        self.settle();
-    }
-
-    fn seek_to_last(&mut self) {
-        self.refuse("seek_to_last");
-    }
-
-    fn prev(&mut self) {
-        self.refuse("prev");
-    }
-
-    fn key(&self) -> &[u8] {
-        self.inner.key()
-    }
-
-    fn value(&self) -> &[u8] {
-        self.inner.value()
-    }
-
-    fn status(&self) -> Result<()> {
-        match &self.error {
-            Some(e) => Err(copy_error(e)),
-            None => self.inner.status(),
-        }
+    fn keep(&mut self, internal_key: &[u8]) -> Result<bool> {
+        let (verdict, newest) = self.verdict(user_key_of(internal_key))?;
+        let kind = parse_internal_key(internal_key).map(|p| p.kind);
+        let tombstone = kind == Some(ValueKind::Deletion);
+        Ok(match verdict {
+            Verdict::Here => true,
+            Verdict::Deleted if newest && tombstone => true,
+            _ => self.keep_invalid,
+        })
     }
 }
 
