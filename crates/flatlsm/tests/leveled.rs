@@ -280,6 +280,16 @@ fn ssts_in(dir: &Path) -> Vec<String> {
     files_ending(dir, ".sst")
 }
 
+/// `leveled` without background threads, level 0 in `pm_dir` (msync PM).
+fn level0_in_pm(pm_dir: &Path) -> flatlsm::Options {
+    let mut opts = common::leveled(1, false);
+    opts.background_work = false;
+    opts.leveled.level0_in_pm = true;
+    opts.pm_path = Some(pm_dir.to_path_buf());
+    opts.pm_mode = flatlsm::PmModeOption::Msync;
+    opts
+}
+
 /// `level0_in_pm` (RocksDB-L0-NVM): flushes write level-0 files into the PM directory,
 /// compactions write L1 and above into the database directory and delete the PM copies; each
 /// file's directory is in the manifest, so the database reopens without the option and `check`
@@ -288,11 +298,7 @@ fn ssts_in(dir: &Path) -> Vec<String> {
 fn level0_files_live_in_the_pm_directory_and_compactions_move_them_to_ssd() {
     let dir = tempfile::tempdir().unwrap();
     let (db_dir, pm_dir) = (dir.path().join("db"), dir.path().join("pm"));
-    let mut opts = common::leveled(1, false);
-    opts.background_work = false;
-    opts.leveled.level0_in_pm = true;
-    opts.pm_path = Some(pm_dir.clone());
-    opts.pm_mode = flatlsm::PmModeOption::Msync;
+    let opts = level0_in_pm(&pm_dir);
     let db = Db::open(&db_dir, opts.clone()).unwrap();
     put_range(&db, 0..400, "a");
     db.flush().unwrap();
@@ -335,11 +341,7 @@ fn level0_files_live_in_the_pm_directory_and_compactions_move_them_to_ssd() {
 fn a_missing_level0_file_in_the_pm_directory_is_refused_with_its_path() {
     let dir = tempfile::tempdir().unwrap();
     let (db_dir, pm_dir) = (dir.path().join("db"), dir.path().join("pm"));
-    let mut opts = common::leveled(1, false);
-    opts.background_work = false;
-    opts.leveled.level0_in_pm = true;
-    opts.pm_path = Some(pm_dir.clone());
-    opts.pm_mode = flatlsm::PmModeOption::Msync;
+    let opts = level0_in_pm(&pm_dir);
     let db = Db::open(&db_dir, opts.clone()).unwrap();
     put_range(&db, 0..100, "a");
     db.flush().unwrap();
