@@ -6,7 +6,7 @@
 //! old log, which that version keeps alive.
 
 use super::state::{DbInner, SuperVersion};
-use crate::designs::StoreLookup;
+use crate::designs::{ReadAt, StoreLookup};
 use crate::error::{Error, Result};
 use crate::iter::{DbIterator, InternalIterator, LevelIterator, MergingIterator, ValueResolver};
 use crate::pmtable::MemLookup;
@@ -53,7 +53,13 @@ impl DbInner {
             }
         }
         let in_store = match &sv.level0 {
-            Some(store) => store.get(key, seq, &self.table_cache)?,
+            Some(store) => {
+                let read = ReadAt {
+                    seq,
+                    snapshot: snapshot_seq.is_some(),
+                };
+                store.get(key, read, &self.table_cache)?
+            }
             None => StoreLookup::SearchBelow,
         };
         match in_store {

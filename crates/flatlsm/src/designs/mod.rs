@@ -196,6 +196,14 @@ pub(crate) trait Design: Send + Sync {
     }
 }
 
+/// The sequence a read sees, and whether it is an explicit snapshot's (newer writes may then
+/// have replaced or removed what it reads).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ReadAt {
+    pub seq: SequenceNumber,
+    pub snapshot: bool,
+}
+
 /// What a level-0 store says of a key.
 pub(crate) enum StoreLookup {
     /// Its newest version at or below the sequence.
@@ -208,9 +216,8 @@ pub(crate) enum StoreLookup {
 
 /// A design's level 0 beyond its write buffers (MatrixKV's rows, SLM-DB's index).
 pub(crate) trait Level0Store: Send + Sync {
-    /// What the store says of `user_key` at `seq` (blocks read through `tables`).
-    fn get(&self, user_key: &[u8], seq: SequenceNumber, tables: &TableCache)
-        -> Result<StoreLookup>;
+    /// What the store says of `user_key` at `read.seq` (blocks read through `tables`).
+    fn get(&self, user_key: &[u8], read: ReadAt, tables: &TableCache) -> Result<StoreLookup>;
     /// Iterators over the store (sources of the database iterator).
     fn iterators(&self) -> Vec<Box<dyn InternalIterator>>;
 }

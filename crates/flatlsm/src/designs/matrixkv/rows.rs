@@ -7,13 +7,12 @@
 //! which drops — returning them to the allocator — only when view k and every older view are
 //! gone, i.e. when no reader holds a version in which those pages were live.
 
-use crate::designs::{Level0Store, StoreLookup};
+use crate::designs::{Level0Store, ReadAt, StoreLookup};
 use crate::error::Result;
 use crate::iter::InternalIterator;
 use crate::rowtable::search::{hint_get, MatrixIter};
 use crate::rowtable::{PageAllocator, RowTable};
 use crate::sst::TableCache;
-use crate::types::SequenceNumber;
 use parking_lot::Mutex;
 use std::sync::{Arc, OnceLock};
 
@@ -86,8 +85,8 @@ impl MatrixRows {
 }
 
 impl Level0Store for MatrixRows {
-    fn get(&self, user_key: &[u8], seq: SequenceNumber, _: &TableCache) -> Result<StoreLookup> {
-        Ok(match hint_get(&self.rows, user_key, seq)? {
+    fn get(&self, user_key: &[u8], read: ReadAt, _: &TableCache) -> Result<StoreLookup> {
+        Ok(match hint_get(&self.rows, user_key, read.seq)? {
             Some(found) => StoreLookup::Found(found),
             None => StoreLookup::SearchBelow,
         })

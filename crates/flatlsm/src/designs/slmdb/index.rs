@@ -2,7 +2,7 @@
 //! keys, and a get that reads one block ([`SlmIndex`]).
 
 use super::{SlmDbOptions, BTREE_REGION};
-use crate::designs::{Level0Store, StoreLookup};
+use crate::designs::{Level0Store, ReadAt, StoreLookup};
 use crate::error::{Error, Result};
 use crate::iter::InternalIterator;
 use crate::pm::PmDevice;
@@ -131,37 +131,67 @@ pub(super) fn follow_file(
     Ok(moved)
 }
 
-/// The index as a version sees it: the tree, and the sizes of the version's SSTs.
+/// The index as a version sees it: the tree, and the version's SSTs.
 pub(super) struct SlmIndex {
     tree: Arc<PmBtree>,
-    files: BTreeMap<u64, u64>,
+    files: Vec<Arc<FileMeta>>,
+    sizes: BTreeMap<u64, u64>,
 }
 
 impl SlmIndex {
     pub fn new(tree: Arc<PmBtree>, version: &Version) -> Self {
-        let files = version.levels[0]
-            .iter()
-            .map(|f| (f.number, f.file_size))
-            .collect();
-        SlmIndex { tree, files }
+        let files = version.levels[0].clone();
+        let sizes = files.iter().map(|f| (f.number, f.file_size)).collect();
+        SlmIndex { tree, files, sizes }
     }
-}
 
-impl Level0Store for SlmIndex {
-    /// The tree's block for `user_key`, then the newest version at or below `seq` in it. A key
-    /// the tree lacks is absent; a block whose versions are all newer than `seq` (a snapshot)
-    /// or a file this version lacks (a flush not installed) sends the search to the SSTs.
-    fn get(
+    /// The newest version of `user_key` at or below `seq` in any SST of the version. The
+    /// files' order says nothing of their age (a compaction's output holds older data than the
+    /// flushes before it), so every file covering the key is searched and the highest
+    /// sequence wins.
+    fn search_all(
         &self,
         user_key: &[u8],
         seq: SequenceNumber,
         tables: &TableCache,
     ) -> Result<StoreLookup> {
+        let lookup = make_internal_key(user_key, seq, KIND_FOR_SEEK);
+        let mut best: Option<(u64, Vec<u8>, Vec<u8>)> = None;
+        let covering = self.files.iter().filter(|f| {
+            user_key_of(&f.smallest) <= user_key && user_key <= user_key_of(&f.largest)
+        });
+        for f in covering {
+            let table = tables.get(f.number, f.file_size, f.dir)?;
+            let Some((ikey, value)) = table.get(&lookup)? else {
+                continue;
+            };
+            let s = parse_internal_key(&ikey).map_or(0, |p| p.seq);
+            if best.as_ref().is_none_or(|b| s > b.0) {
+                best = Some((s, ikey, value));
+            }
+        }
+        Ok(match best {
+            Some((_, ikey, value)) => StoreLookup::Found(Found { ikey, value }),
+            None => StoreLookup::Absent,
+        })
+    }
+}
+
+impl Level0Store for SlmIndex {
+    /// The tree's block for `user_key`, then the newest version in it. A key the tree lacks is
+    /// absent. A snapshot's read searches every SST instead (the tree follows the newest writes:
+    /// they may have removed the key, or moved its newest version with older ones a snapshot
+    /// kept), as does a read meeting a file its version lacks (a flush not installed).
+    fn get(&self, user_key: &[u8], read: ReadAt, tables: &TableCache) -> Result<StoreLookup> {
+        let seq = read.seq;
+        if read.snapshot {
+            return self.search_all(user_key, seq, tables);
+        }
         let Some(loc) = self.tree.get(user_key)? else {
             return Ok(StoreLookup::Absent);
         };
-        let Some(&size) = self.files.get(&loc.file) else {
-            return Ok(StoreLookup::SearchBelow);
+        let Some(&size) = self.sizes.get(&loc.file) else {
+            return self.search_all(user_key, seq, tables);
         };
         let table = tables.get(loc.file, size, SstDir::Data)?;
         let handle = BlockHandle {
@@ -174,7 +204,7 @@ impl Level0Store for SlmIndex {
             let (ikey, value) = (block.key(i).to_vec(), block.value(i).to_vec());
             return Ok(StoreLookup::Found(Found { ikey, value }));
         }
-        Ok(StoreLookup::SearchBelow)
+        self.search_all(user_key, seq, tables)
     }
 
     /// Scans merge the level-0 files (the B+-tree iterator is not built yet).
