@@ -106,6 +106,24 @@ fn a_missing_index_is_refused_once_ssts_exist() {
     assert!(err.to_string().contains("missing: the B+-tree"), "{err}");
 }
 
+/// Tiny `slmdb` options compacting as soon as one file is a candidate.
+fn eager_compaction() -> flatlsm::Options {
+    let mut opts = common::slmdb();
+    opts.slmdb.compaction_trigger = 0;
+    opts.slmdb.slowdown_candidates = 2;
+    opts.slmdb.stop_candidates = 4;
+    opts
+}
+
+/// Writes `{prefix}000` .. `{prefix}099`, each with value `tag`.
+fn put_hundred(db: &Db, prefix: &str, tag: &[u8]) {
+    for i in 0..100u32 {
+        let key = format!("{prefix}{i:03}");
+        db.put(&WriteOptions::default(), key.as_bytes(), tag)
+            .unwrap();
+    }
+}
+
 /// Regression: a selective compaction dropped the tombstone of a deleted key whose older
 /// version lay in a file outside the group, and scans (which merge the level-0 files) showed
 /// the key again. Then, once the tombstone was kept, its output was a candidate again at once
@@ -114,18 +132,9 @@ fn a_missing_index_is_refused_once_ssts_exist() {
 #[test]
 fn a_deleted_key_stays_deleted_after_its_tombstones_file_is_compacted_alone() {
     let dir = tempfile::tempdir().unwrap();
-    let mut opts = common::slmdb();
-    opts.slmdb.compaction_trigger = 0;
-    opts.slmdb.slowdown_candidates = 2;
-    opts.slmdb.stop_candidates = 4;
-    let db = Db::open(dir.path(), opts).unwrap();
+    let db = Db::open(dir.path(), eager_compaction()).unwrap();
     let w = WriteOptions::default();
-    let put_all = |prefix: &str, tag: &[u8]| {
-        for i in 0..100u32 {
-            db.put(&w, format!("{prefix}{i:03}").as_bytes(), tag)
-                .unwrap();
-        }
-    };
+    let put_all = |prefix: &str, tag: &[u8]| put_hundred(&db, prefix, tag);
     put_all("k", b"a");
     db.flush().unwrap(); // file A
     db.delete(&w, b"k005").unwrap();
@@ -199,18 +208,9 @@ fn check_verifies_the_index_and_names_a_damaged_slot() {
 #[test]
 fn a_snapshot_read_takes_the_newest_version_not_the_last_written_file() {
     let dir = tempfile::tempdir().unwrap();
-    let mut opts = common::slmdb();
-    opts.slmdb.compaction_trigger = 0;
-    opts.slmdb.slowdown_candidates = 2;
-    opts.slmdb.stop_candidates = 4;
-    let db = Db::open(dir.path(), opts).unwrap();
+    let db = Db::open(dir.path(), eager_compaction()).unwrap();
     let w = WriteOptions::default();
-    let fill = |prefix: &str, tag: &[u8]| {
-        for i in 0..100u32 {
-            db.put(&w, format!("{prefix}{i:03}").as_bytes(), tag)
-                .unwrap();
-        }
-    };
+    let fill = |prefix: &str, tag: &[u8]| put_hundred(&db, prefix, tag);
     db.put(&w, b"k", b"1").unwrap();
     fill("f", b"a");
     db.flush().unwrap(); // A: k=1 and fillers
