@@ -117,7 +117,7 @@ impl Db {
         let bytes = self.inner.validate_batch(&b)?;
         self.inner.admit_write(opts, bytes)?;
         let _w = self.inner.write_lock.lock();
-        let present = self.inner.get_at(key, None)?.is_some();
+        let present = self.inner.exists_now(key)?;
         if present != want_present {
             return Ok(false);
         }

@@ -38,6 +38,31 @@ impl DbInner {
         pinned
     }
 
+    /// Whether `key` has a live value now: the write buffers, then the design's store if it
+    /// knows without reading the value, else a full read.
+    pub(crate) fn exists_now(&self, key: &[u8]) -> Result<bool> {
+        let (seq, sv) = self.pin(None);
+        for table in std::iter::once(&sv.mem).chain(sv.imms.iter()) {
+            match table.get(key, seq)? {
+                Some(MemLookup::Value(_)) => return Ok(true),
+                Some(MemLookup::Deleted) => return Ok(false),
+                None => {}
+            }
+        }
+        let read = ReadAt {
+            seq,
+            snapshot: false,
+        };
+        let known = match &sv.level0 {
+            Some(store) => store.contains(key, read)?,
+            None => None,
+        };
+        match known {
+            Some(known) => Ok(known),
+            None => Ok(self.get_at(key, None)?.is_some()),
+        }
+    }
+
     /// Newest value of `key` visible at `seq`.
     pub(crate) fn get_at(
         &self,

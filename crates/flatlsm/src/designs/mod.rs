@@ -218,6 +218,11 @@ pub(crate) enum StoreLookup {
 pub(crate) trait Level0Store: Send + Sync {
     /// What the store says of `user_key` at `read.seq` (blocks read through `tables`).
     fn get(&self, user_key: &[u8], read: ReadAt, tables: &TableCache) -> Result<StoreLookup>;
+    /// Whether `user_key` has a live value below the write buffers, if the store knows without
+    /// reading its value (SLM-DB's index); `None` to read it.
+    fn contains(&self, _user_key: &[u8], _read: ReadAt) -> Result<Option<bool>> {
+        Ok(None)
+    }
     /// Iterators over the store (sources of the database iterator).
     fn iterators(&self) -> Vec<Box<dyn InternalIterator>>;
 }

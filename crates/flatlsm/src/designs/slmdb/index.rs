@@ -207,6 +207,15 @@ impl Level0Store for SlmIndex {
         self.search_all(user_key, seq, tables)
     }
 
+    /// The tree holds exactly the keys with a live value (a tombstone removes its key): a
+    /// latest read needs no block (SLM-DB's insert-if-absent and update-if-present).
+    fn contains(&self, user_key: &[u8], read: ReadAt) -> Result<Option<bool>> {
+        if read.snapshot {
+            return Ok(None);
+        }
+        Ok(Some(self.tree.get(user_key)?.is_some()))
+    }
+
     /// Scans merge the level-0 files (the B+-tree iterator is not built yet).
     fn iterators(&self) -> Vec<Box<dyn InternalIterator>> {
         Vec::new()
