@@ -189,66 +189,47 @@ fn one_fault_at_each_call_of_a_vlog_gc_is_reported_and_recovered() {
     );
 }
 
-/// The `leveled` profile: a fault at each call, write-ahead log appends and switches included.
-#[test]
-fn leveled_one_fault_at_each_call_is_reported_and_recovered() {
-    let s = crash_harness::leveled::leveled_wal(1);
+/// A fault at each file-system call of scenario `s` (one run per call): at least
+/// `min_injected` injected, some surfaced as errors, every run recovered.
+fn faults_at_every_call_are_reported(s: crash_harness::Scenario, min_injected: u64) {
     let (runs, injected, failed) = fault_every_call(&s, 1);
     eprintln!("{runs} runs, {injected} faults injected, {failed} surfaced as errors");
     assert!(
-        injected >= 300 && failed > 0,
+        injected >= min_injected && failed > 0,
         "{runs} runs {injected} injected"
     );
+}
+
+/// The `leveled` profile: a fault at each call, write-ahead log appends and switches included.
+#[test]
+fn leveled_one_fault_at_each_call_is_reported_and_recovered() {
+    faults_at_every_call_are_reported(crash_harness::leveled::leveled_wal(1), 300);
 }
 
 /// `leveled` with level 0 in the PM directory: a fault at each call, the PM directory's
 /// syncs and level-0 files included.
 #[test]
 fn leveled_with_level0_in_pm_one_fault_at_each_call_is_reported_and_recovered() {
-    let s = crash_harness::leveled::leveled_level0_in_pm(1);
-    let (runs, injected, failed) = fault_every_call(&s, 1);
-    eprintln!("{runs} runs, {injected} faults injected, {failed} surfaced as errors");
-    assert!(
-        injected >= 300 && failed > 0,
-        "{runs} runs {injected} injected"
-    );
+    faults_at_every_call_are_reported(crash_harness::leveled::leveled_level0_in_pm(1), 300);
 }
 
 /// The `novelsm` profile: a fault at each file-system call of flushes and compactions.
 #[test]
 fn novelsm_one_fault_at_each_call_is_reported_and_recovered() {
-    let s = crash_harness::leveled::novelsm_pm_skiplists(1);
-    let (runs, injected, failed) = fault_every_call(&s, 1);
-    eprintln!("{runs} runs, {injected} faults injected, {failed} surfaced as errors");
-    assert!(
-        injected >= 100 && failed > 0,
-        "{runs} runs {injected} injected"
-    );
+    faults_at_every_call_are_reported(crash_harness::leveled::novelsm_pm_skiplists(1), 100);
 }
 
 /// The `slmdb` profile: a fault at each file-system call of its flushes (the index in PM).
 #[test]
 fn slmdb_one_fault_at_each_call_is_reported_and_recovered() {
-    let s = crash_harness::leveled::slmdb_index(1);
-    let (runs, injected, failed) = fault_every_call(&s, 1);
-    eprintln!("{runs} runs, {injected} faults injected, {failed} surfaced as errors");
-    assert!(
-        injected >= 20 && failed > 0,
-        "{runs} runs {injected} injected"
-    );
+    faults_at_every_call_are_reported(crash_harness::leveled::slmdb_index(1), 20);
 }
 
 /// The `matrixkv` profile: a fault at each file-system call (write-ahead logs in the PM
 /// directory, column compactions' L1 files, manifest edits recording rows).
 #[test]
 fn matrixkv_one_fault_at_each_call_is_reported_and_recovered() {
-    let s = crash_harness::leveled::matrixkv_rows(1);
-    let (runs, injected, failed) = fault_every_call(&s, 1);
-    eprintln!("{runs} runs, {injected} faults injected, {failed} surfaced as errors");
-    assert!(
-        injected >= 200 && failed > 0,
-        "{runs} runs {injected} injected"
-    );
+    faults_at_every_call_are_reported(crash_harness::leveled::matrixkv_rows(1), 200);
 }
 
 #[test]

@@ -208,13 +208,18 @@ fn crash_all_seeds(
     (sum, all)
 }
 
-#[test]
-fn leveled_crash_at_every_file_system_call_keeps_synced_writes_and_loses_only_a_suffix() {
-    let (tried, runs) = crash_all_seeds(leveled_wal, 1..2);
-    for t in &runs {
+/// Every run flushed and compacted (the crash points covered those jobs).
+fn flushed_and_compacted(runs: &[RunTotals]) {
+    for t in runs {
         let st = &t.stats;
         assert!(st.flushes > 0 && st.compactions > 0, "work missing: {st}");
     }
+}
+
+#[test]
+fn leveled_crash_at_every_file_system_call_keeps_synced_writes_and_loses_only_a_suffix() {
+    let (tried, runs) = crash_all_seeds(leveled_wal, 1..2);
+    flushed_and_compacted(&runs);
     assert!(tried.fs_points >= 500, "{tried:?}");
 }
 
@@ -223,20 +228,14 @@ fn leveled_crash_at_every_file_system_call_keeps_synced_writes_and_loses_only_a_
 #[test]
 fn leveled_with_level0_in_pm_survives_a_crash_at_every_file_system_call() {
     let (tried, runs) = crash_all_seeds(leveled_level0_in_pm, 1..2);
-    for t in &runs {
-        let st = &t.stats;
-        assert!(st.flushes > 0 && st.compactions > 0, "work missing: {st}");
-    }
+    flushed_and_compacted(&runs);
     assert!(tried.fs_points >= 500, "{tried:?}");
 }
 
 #[test]
 fn novelsm_crash_at_every_persist_and_file_system_call_loses_no_acknowledged_write() {
     let (tried, runs) = crash_all_seeds(novelsm_pm_skiplists, 1..2);
-    for t in &runs {
-        let st = &t.stats;
-        assert!(st.flushes > 0 && st.compactions > 0, "work missing: {st}");
-    }
+    flushed_and_compacted(&runs);
     assert!(
         tried.pm_points >= 1000 && tried.fs_points >= 100,
         "{tried:?}"
@@ -248,20 +247,14 @@ fn novelsm_crash_at_every_persist_and_file_system_call_loses_no_acknowledged_wri
 #[test]
 fn slmdb_crash_at_every_persist_and_file_system_call_loses_no_acknowledged_write() {
     let (tried, runs) = crash_all_seeds(slmdb_index, 1..2);
-    for t in &runs {
-        let st = &t.stats;
-        assert!(st.flushes > 0 && st.compactions > 0, "work missing: {st}");
-    }
+    flushed_and_compacted(&runs);
     assert!(tried.pm_points >= 500 && tried.fs_points >= 20, "{tried:?}");
 }
 
 #[test]
 fn matrixkv_crash_at_every_persist_and_file_system_call_keeps_synced_writes() {
     let (tried, runs) = crash_all_seeds(matrixkv_rows, 1..2);
-    for t in &runs {
-        let st = &t.stats;
-        assert!(st.flushes > 0 && st.compactions > 0, "work missing: {st}");
-    }
+    flushed_and_compacted(&runs);
     assert!(tried.pm_points >= 50 && tried.fs_points >= 300, "{tried:?}");
 }
 

@@ -42,12 +42,10 @@ impl DbInner {
     /// knows without reading the value, else a full read.
     pub(crate) fn exists_now(&self, key: &[u8]) -> Result<bool> {
         let (seq, sv) = self.pin(None);
-        for table in std::iter::once(&sv.mem).chain(sv.imms.iter()) {
-            match table.get(key, seq)? {
-                Some(MemLookup::Value(_)) => return Ok(true),
-                Some(MemLookup::Deleted) => return Ok(false),
-                None => {}
-            }
+        match in_buffers(&sv, key, seq)? {
+            Some(MemLookup::Value(_)) => return Ok(true),
+            Some(MemLookup::Deleted) => return Ok(false),
+            None => {}
         }
         let read = ReadAt {
             seq,
@@ -70,12 +68,10 @@ impl DbInner {
         snapshot_seq: Option<SequenceNumber>,
     ) -> Result<Option<Vec<u8>>> {
         let (seq, sv) = self.pin(snapshot_seq);
-        for table in std::iter::once(&sv.mem).chain(sv.imms.iter()) {
-            match table.get(key, seq)? {
-                Some(MemLookup::Value(v)) => return Ok(Some(v)),
-                Some(MemLookup::Deleted) => return Ok(None),
-                None => {}
-            }
+        match in_buffers(&sv, key, seq)? {
+            Some(MemLookup::Value(v)) => return Ok(Some(v)),
+            Some(MemLookup::Deleted) => return Ok(None),
+            None => {}
         }
         let in_store = match &sv.level0 {
             Some(store) => {
@@ -168,4 +164,15 @@ impl DbInner {
         let resolver: Arc<dyn ValueResolver> = Arc::new(self.locator(sv.version.clone()));
         DbIterator::new(inner, resolver, seq, lower, upper, vec![Box::new(sv)])
     }
+}
+
+/// What the write buffers of `sv` (the mutable one, then the immutables, newest first) say of
+/// `key` at `seq`.
+fn in_buffers(sv: &SuperVersion, key: &[u8], seq: SequenceNumber) -> Result<Option<MemLookup>> {
+    for table in std::iter::once(&sv.mem).chain(sv.imms.iter()) {
+        if let Some(found) = table.get(key, seq)? {
+            return Ok(Some(found));
+        }
+    }
+    Ok(None)
 }

@@ -347,6 +347,7 @@ pub(crate) fn design_of(opts: &Options) -> Box<dyn Design> {
             options: opts.slmdb,
             btree: std::sync::OnceLock::new(),
             state: Default::default(),
+            candidate_count: Default::default(),
         }),
     }
 }

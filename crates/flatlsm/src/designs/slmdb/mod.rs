@@ -41,6 +41,7 @@ use index::SlmIndex;
 use parking_lot::Mutex;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
 /// The PM region of the B+-tree.
@@ -124,6 +125,9 @@ pub(crate) struct SlmDbDesign {
     pub options: SlmDbOptions,
     pub btree: OnceLock<Arc<PmBtree>>,
     pub state: Mutex<SlmState>,
+    /// Compaction candidates of the latest installed version, kept current as the state
+    /// changes: writers read it to decide on stalls, without a lock or a pass over the files.
+    pub candidate_count: AtomicUsize,
 }
 
 /// What selective compaction tracks in DRAM (rebuilt at open: live counts from the tree, the
@@ -142,6 +146,8 @@ pub(crate) struct SlmState {
     parked: BTreeSet<u64>,
     /// The running compaction keeps entries for snapshots (its outputs are parked).
     parking: bool,
+    /// Level 0 of the latest installed version.
+    files: Vec<Arc<FileMeta>>,
     /// Tombstones a compaction kept in each output because older versions of their keys lie
     /// in other files: entries that count as live (else the output would be merged again and
     /// again, keeping them each time).
@@ -154,16 +160,22 @@ impl SlmDbDesign {
         self.btree.get().ok_or_else(missing)
     }
 
-    /// The compaction candidates of `v` (parked outputs left out).
-    fn candidates(&self, v: &Version, state: &SlmState) -> Vec<Arc<FileMeta>> {
+    /// The compaction candidates among `files` (parked outputs left out).
+    fn candidates(&self, files: &[Arc<FileMeta>], state: &SlmState) -> Vec<Arc<FileMeta>> {
         let t = self.options.live_key_threshold;
         let live = |n: &u64| {
             let pinned = state.pinned.get(n).copied().unwrap_or(0);
             state.live.get(n).copied().unwrap_or(0) + pinned
         };
-        let mut c = selective::candidates(&v.levels[0], &live, &state.flagged, t);
+        let mut c = selective::candidates(files, &live, &state.flagged, t);
         c.retain(|f| !state.parked.contains(&f.number));
         c
+    }
+
+    /// Recounts the latest version's candidates after `state` changed.
+    fn refresh(&self, state: &SlmState) {
+        let n = self.candidates(&state.files, state).len();
+        self.candidate_count.store(n, Ordering::Release);
     }
 
     /// Keys `moved` into `file`: its live count grows, each old file's shrinks.
@@ -175,6 +187,7 @@ impl SlmDbDesign {
                 *n = n.saturating_sub(1);
             }
         }
+        self.refresh(&state);
     }
 
     /// One leaf-node scan of two SSTs' worth of keys from where the last one ended.
@@ -256,9 +269,9 @@ impl Design for SlmDbDesign {
     }
 
     /// Compaction candidates are what backs up: the index reads any number of files in one
-    /// block read.
-    fn level0_runs(&self, v: &Version) -> usize {
-        self.candidates(v, &self.state.lock()).len()
+    /// block read. Counted for the latest installed version (the one callers pass).
+    fn level0_runs(&self, _v: &Version) -> usize {
+        self.candidate_count.load(Ordering::Acquire)
     }
 
     /// One SST per flush, as SLM-DB's file creation thread writes it.
@@ -282,7 +295,12 @@ impl Design for SlmDbDesign {
             .map_err(|_| Error::InvalidState("the B+-tree was opened twice".into()))
     }
 
+    /// Called at each install: the store of the new version, whose candidates are counted.
     fn level0_store(&self, version: &Version) -> Option<Arc<dyn Level0Store>> {
+        let mut state = self.state.lock();
+        state.files = version.levels[0].clone();
+        self.refresh(&state);
+        drop(state);
         let tree = self.btree.get()?.clone();
         Some(Arc::new(SlmIndex::new(tree, version)))
     }
@@ -312,7 +330,8 @@ impl Design for SlmDbDesign {
             }
             state.parking = snapshots;
             self.scan_leaves(&tree, version, &mut state)?;
-            let cands = self.candidates(version, &state);
+            self.refresh(&state);
+            let cands = self.candidates(&version.levels[0], &state);
             if cands.len() <= self.options.compaction_trigger {
                 return Ok(None);
             }
@@ -348,6 +367,7 @@ impl Design for SlmDbDesign {
             true => state.parked.extend(outputs.iter().map(|f| f.number)),
             false => state.pinned.extend(kept),
         }
+        self.refresh(&state);
         Ok(())
     }
 }
