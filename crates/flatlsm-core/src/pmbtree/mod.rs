@@ -56,6 +56,7 @@ use leaf::{encode_slot, Leaf};
 use parking_lot::RwLock;
 use std::collections::BTreeMap;
 use std::ops::Bound;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 /// First bytes of a B+-tree region.
@@ -84,8 +85,17 @@ pub struct Location {
     pub size: u32,
 }
 
-/// A leaf's worth of entries in key order, and the fence of the next leaf (`None` at the end).
-pub type LeafPage = (Vec<(Vec<u8>, Location)>, Option<Vec<u8>>);
+/// A leaf's worth of entries in key order, read under one lock.
+#[derive(Debug)]
+pub struct LeafPage {
+    /// The entries, sorted by key.
+    pub entries: Vec<(Vec<u8>, Location)>,
+    /// The fence of the next leaf (where to go on), `None` at the end.
+    pub next: Option<Vec<u8>>,
+    /// [`PmBtree::changes`] when the page was read: a scan whose pages all carry the count it
+    /// started with saw the tree as it was then.
+    pub changes: u64,
+}
 
 /// The DRAM part: the leaves by lower fence key, the free nodes and the key records.
 #[derive(Debug, Default)]
@@ -100,6 +110,8 @@ struct Index {
 pub struct PmBtree {
     region: Arc<dyn PmRegion>,
     index: RwLock<Index>,
+    /// Upserts and removes so far (moved under the writer lock; see [`PmBtree::changes`]).
+    changes: AtomicU64,
 }
 
 impl PmBtree {
@@ -120,10 +132,23 @@ impl PmBtree {
             fences: BTreeMap::from([(Vec::new(), HEAD)]),
             nodes: Nodes::new((HEAD + 1..nodes).collect()),
         };
-        Ok(PmBtree {
+        Ok(PmBtree::with_index(region, index))
+    }
+
+    fn with_index(region: Arc<dyn PmRegion>, index: Index) -> PmBtree {
+        PmBtree {
             region,
             index: RwLock::new(index),
-        })
+            changes: AtomicU64::new(0),
+        }
+    }
+
+    /// How many upserts and removes the tree has taken (since it was opened): a reader that
+    /// reads the same count before and with its pages saw no key added, moved or removed.
+    /// [`PmBtree::replace_if`] is not counted: callers use it to move a key onto a copy of the
+    /// same entry, which changes no answer.
+    pub fn changes(&self) -> u64 {
+        self.changes.load(Ordering::Acquire)
     }
 
     /// The location of `key`, if the tree holds it.
@@ -137,6 +162,7 @@ impl PmBtree {
     pub fn upsert(&self, key: &[u8], location: Location) -> Result<Option<Location>> {
         check_key(key)?;
         let mut index = self.index.write();
+        self.changes.fetch_add(1, Ordering::AcqRel);
         self.upsert_locked(&mut index, key, location)
     }
 
@@ -216,6 +242,7 @@ impl PmBtree {
         let Some(e) = leaf.find(key)? else {
             return Ok(None);
         };
+        self.changes.fetch_add(1, Ordering::AcqRel);
         leaf.set_bitmap(leaf.bitmap() & !(1 << e.slot))?;
         if let Some(r) = e.record {
             index.nodes.free_record(r, e.key.len());
@@ -242,21 +269,23 @@ impl PmBtree {
             Bound::Unbounded => true,
         });
         entries.sort_by(|a, b| a.key.cmp(&b.key));
-        let next = next_fence(&index, start);
-        Ok((
-            entries.into_iter().map(|e| (e.key, e.location)).collect(),
-            next,
-        ))
+        Ok(LeafPage {
+            entries: entries.into_iter().map(|e| (e.key, e.location)).collect(),
+            next: next_fence(&index, start),
+            changes: self.changes(),
+        })
     }
 
     /// Every entry in key order (tests and `check`).
     pub fn scan(&self) -> Result<Vec<(Vec<u8>, Location)>> {
         let mut out = Vec::new();
-        let (mut entries, mut next) = self.entries_after(Bound::Unbounded)?;
+        let mut page = self.entries_after(Bound::Unbounded)?;
         loop {
-            out.append(&mut entries);
-            let Some(fence) = next else { return Ok(out) };
-            (entries, next) = self.entries_after(Bound::Included(&fence))?;
+            out.append(&mut page.entries);
+            let Some(fence) = page.next else {
+                return Ok(out);
+            };
+            page = self.entries_after(Bound::Included(&fence))?;
         }
     }
 

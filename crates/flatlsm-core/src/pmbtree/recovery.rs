@@ -7,7 +7,6 @@ use super::{node_count, Index, PmBtree, BTREE_MAGIC, HEAD, NODE_SIZE};
 use crate::error::{Error, Result};
 use crate::pm::PmRegion;
 use crate::types::crc32c;
-use parking_lot::RwLock;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
@@ -27,10 +26,7 @@ impl PmBtree {
         check_order(&*region, &list)?;
         unlink_empty(&*region, &mut list)?;
         let index = rebuild(&*region, &list, nodes)?;
-        Ok(PmBtree {
-            region,
-            index: RwLock::new(index),
-        })
+        Ok(PmBtree::with_index(region, index))
     }
 }
 

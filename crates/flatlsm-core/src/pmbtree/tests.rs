@@ -103,7 +103,7 @@ fn a_scan_resumes_from_any_key() {
     let mut model = BTreeMap::new();
     ops.iter().for_each(|op| apply(&tree, &mut model, op));
     for from in [&b""[..], b"k0004", b"k000400", b"zz"] {
-        let (first, _) = tree.entries_after(Bound::Excluded(from)).unwrap();
+        let first = tree.entries_after(Bound::Excluded(from)).unwrap().entries;
         let want = model
             .range::<[u8], _>((Bound::Excluded(from), Bound::Unbounded))
             .next();
@@ -263,4 +263,26 @@ fn replace_if_moves_a_key_only_from_the_expected_location() {
     assert_eq!(tree.get(b"k").unwrap(), Some(at(3)));
     assert_eq!(tree.replace_if(b"absent", at(3), |_| true).unwrap(), None);
     assert_eq!(tree.get(b"absent").unwrap(), None);
+}
+
+/// Upserts and removes move the change count a page carries; a conditional replace (a key
+/// moved onto a copy of its entry) and a remove of an absent key do not.
+#[test]
+fn pages_carry_the_change_count_of_upserts_and_removes_only() {
+    let dev = SimulatedPmDevice::new();
+    let tree = new_tree(&dev, 8);
+    let at = |file| Location {
+        file,
+        offset: 0,
+        size: 1,
+    };
+    let count = |t: &PmBtree| t.entries_after(Bound::Unbounded).unwrap().changes;
+    tree.upsert(b"a", at(1)).unwrap();
+    tree.upsert(b"b", at(1)).unwrap();
+    assert_eq!((count(&tree), tree.changes()), (2, 2));
+    tree.replace_if(b"a", at(2), |l| l.file == 1).unwrap();
+    tree.remove(b"absent").unwrap();
+    assert_eq!(count(&tree), 2);
+    tree.remove(b"b").unwrap();
+    assert_eq!(count(&tree), 3);
 }

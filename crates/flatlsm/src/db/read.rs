@@ -6,7 +6,7 @@
 //! old log, which that version keeps alive.
 
 use super::state::{DbInner, SuperVersion};
-use crate::designs::{ReadAt, StoreLookup};
+use crate::designs::{ReadAt, ScanAt, StoreLookup};
 use crate::error::{Error, Result};
 use crate::iter::{DbIterator, InternalIterator, LevelIterator, MergingIterator, ValueResolver};
 use crate::pmtable::MemLookup;
@@ -126,17 +126,22 @@ impl DbInner {
         }
     }
 
-    /// A merged cursor over every source of `sv`, newest first.
-    pub(crate) fn internal_iter(&self, sv: &SuperVersion) -> MergingIterator<'static> {
+    /// A merged cursor over every source of `sv` as a scan at `scan` sees them, newest first.
+    pub(crate) fn internal_iter(
+        &self,
+        sv: &SuperVersion,
+        scan: ScanAt,
+    ) -> MergingIterator<'static> {
         let mut children: Vec<Box<dyn InternalIterator>> = Vec::new();
         children.push(sv.mem.clone().iter());
         for t in &sv.imms {
             children.push(t.clone().iter());
         }
         if let Some(store) = &sv.level0 {
-            children.extend(store.iterators());
+            children.extend(store.iterators(scan, &self.table_cache));
         }
-        for f in &sv.version.levels[0] {
+        let level0_covered = sv.level0.as_ref().is_some_and(|s| s.covers_level0_files());
+        for f in sv.version.levels[0].iter().filter(|_| !level0_covered) {
             let file = vec![f.clone()];
             children.push(Box::new(LevelIterator::new(file, self.table_cache.clone())));
         }
@@ -159,8 +164,14 @@ impl DbInner {
         lower: Option<Vec<u8>>,
         upper: Option<Vec<u8>>,
     ) -> DbIterator {
+        // Read before the pin: an index change after it may be one the pinned sources lack.
+        let mark = self.design.scan_mark();
         let (seq, sv) = self.pin(snapshot_seq);
-        let inner = Box::new(self.internal_iter(&sv));
+        let read = ReadAt {
+            seq,
+            snapshot: snapshot_seq.is_some(),
+        };
+        let inner = Box::new(self.internal_iter(&sv, ScanAt { read, mark }));
         let resolver: Arc<dyn ValueResolver> = Arc::new(self.locator(sv.version.clone()));
         DbIterator::new(inner, resolver, seq, lower, upper, vec![Box::new(sv)])
     }

@@ -174,6 +174,12 @@ pub(crate) trait Design: Send + Sync {
     fn index_flush(&self, _edit: &VersionEdit, _tables: &TableCache) -> Result<()> {
         Ok(())
     }
+    /// A count of the design's index changes, read before a scan pins its sources: the
+    /// store's iterators compare it with what they read (SLM-DB: the B+-tree's upserts and
+    /// removes). 0 for designs without an index.
+    fn scan_mark(&self) -> u64 {
+        0
+    }
     /// The next compaction out of the store, if one is due; its inputs are read through
     /// `tables`, and versions only an open snapshot can read are kept if `snapshots`.
     fn store_compaction(
@@ -223,8 +229,22 @@ pub(crate) trait Level0Store: Send + Sync {
     fn contains(&self, _user_key: &[u8], _read: ReadAt) -> Result<Option<bool>> {
         Ok(None)
     }
-    /// Iterators over the store (sources of the database iterator).
-    fn iterators(&self) -> Vec<Box<dyn InternalIterator>>;
+    /// Iterators over the store as a scan at `scan` sees it (sources of the database
+    /// iterator; blocks read through `tables`).
+    fn iterators(&self, scan: ScanAt, tables: &Arc<TableCache>) -> Vec<Box<dyn InternalIterator>>;
+    /// Whether [`Level0Store::iterators`] cover the version's level-0 SSTs, which the database
+    /// iterator then leaves out (SLM-DB's B+-tree iterator).
+    fn covers_level0_files(&self) -> bool {
+        false
+    }
+}
+
+/// How a scan reads: its sequence, and the design's [`Design::scan_mark`] taken before the
+/// scan pinned its sources.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ScanAt {
+    pub read: ReadAt,
+    pub mark: u64,
 }
 
 /// One write buffer to flush into the store: its output number, an upper bound of its size,
@@ -343,12 +363,7 @@ pub(crate) fn design_of(opts: &Options) -> Box<dyn Design> {
             options: opts.matrixkv,
             container: std::sync::OnceLock::new(),
         }),
-        Profile::SlmDb => Box::new(slmdb::SlmDbDesign {
-            options: opts.slmdb,
-            btree: std::sync::OnceLock::new(),
-            state: Default::default(),
-            candidate_count: Default::default(),
-        }),
+        Profile::SlmDb => Box::new(slmdb::SlmDbDesign::new(opts.slmdb)),
     }
 }
 

@@ -7,7 +7,7 @@
 //! which drops — returning them to the allocator — only when view k and every older view are
 //! gone, i.e. when no reader holds a version in which those pages were live.
 
-use crate::designs::{Level0Store, ReadAt, StoreLookup};
+use crate::designs::{Level0Store, ReadAt, ScanAt, StoreLookup};
 use crate::error::Result;
 use crate::iter::InternalIterator;
 use crate::rowtable::search::{hint_get, MatrixIter};
@@ -93,7 +93,7 @@ impl Level0Store for MatrixRows {
     }
 
     /// One stream over every row, its seeks narrowed by the cross-row hints.
-    fn iterators(&self) -> Vec<Box<dyn InternalIterator>> {
+    fn iterators(&self, _: ScanAt, _: &Arc<TableCache>) -> Vec<Box<dyn InternalIterator>> {
         vec![Box::new(MatrixIter::new(self.rows.clone()))]
     }
 }

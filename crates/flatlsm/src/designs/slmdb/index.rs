@@ -1,8 +1,9 @@
 //! SLM-DB's index as the engine uses it: opening the B+-tree region, inserting a flushed SST's
 //! keys, and a get that reads one block ([`SlmIndex`]).
 
+use super::scan::{Scattered, TreeScan};
 use super::{SlmDbOptions, BTREE_REGION};
-use crate::designs::{Level0Store, ReadAt, StoreLookup};
+use crate::designs::{Level0Store, ReadAt, ScanAt, StoreLookup};
 use crate::error::{Error, Result};
 use crate::iter::InternalIterator;
 use crate::pm::PmDevice;
@@ -131,18 +132,65 @@ pub(super) fn follow_file(
     Ok(moved)
 }
 
-/// The index as a version sees it: the tree, and the version's SSTs.
+/// The index as a version sees it: the tree, the version's SSTs, and where range queries
+/// report scattered files. Cheap to clone (each scan holds one).
+#[derive(Clone)]
 pub(super) struct SlmIndex {
     tree: Arc<PmBtree>,
-    files: Vec<Arc<FileMeta>>,
-    sizes: BTreeMap<u64, u64>,
+    files: Arc<[Arc<FileMeta>]>,
+    sizes: Arc<BTreeMap<u64, u64>>,
+    scattered: Arc<Scattered>,
 }
 
 impl SlmIndex {
-    pub fn new(tree: Arc<PmBtree>, version: &Version) -> Self {
-        let files = version.levels[0].clone();
-        let sizes = files.iter().map(|f| (f.number, f.file_size)).collect();
-        SlmIndex { tree, files, sizes }
+    pub fn new(tree: Arc<PmBtree>, version: &Version, scattered: Arc<Scattered>) -> Self {
+        let files: Arc<[Arc<FileMeta>]> = version.levels[0].clone().into();
+        let sizes = Arc::new(files.iter().map(|f| (f.number, f.file_size)).collect());
+        SlmIndex {
+            tree,
+            files,
+            sizes,
+            scattered,
+        }
+    }
+
+    pub fn tree(&self) -> &PmBtree {
+        &self.tree
+    }
+
+    pub fn files(&self) -> &[Arc<FileMeta>] {
+        &self.files
+    }
+
+    pub fn scattered(&self) -> &Scattered {
+        &self.scattered
+    }
+
+    /// The newest version of `user_key` at or below `seq`, which the tree says is in the block
+    /// at `loc`. A block of a file the version lacks (a flush not installed), or one holding
+    /// only newer versions, sends the search to every SST.
+    pub fn read_location(
+        &self,
+        user_key: &[u8],
+        loc: Location,
+        seq: SequenceNumber,
+        tables: &TableCache,
+    ) -> Result<StoreLookup> {
+        let Some(&size) = self.sizes.get(&loc.file) else {
+            return self.search_all(user_key, seq, tables);
+        };
+        let table = tables.get(loc.file, size, SstDir::Data)?;
+        let handle = BlockHandle {
+            offset: loc.offset,
+            size: u64::from(loc.size),
+        };
+        let block = table.block_at(handle)?;
+        let i = block.seek(&make_internal_key(user_key, seq, KIND_FOR_SEEK));
+        if i < block.len() && user_key_of(block.key(i)) == user_key {
+            let (ikey, value) = (block.key(i).to_vec(), block.value(i).to_vec());
+            return Ok(StoreLookup::Found(Found { ikey, value }));
+        }
+        self.search_all(user_key, seq, tables)
     }
 
     /// The newest version of `user_key` at or below `seq` in any SST of the version. The
@@ -187,24 +235,10 @@ impl Level0Store for SlmIndex {
         if read.snapshot {
             return self.search_all(user_key, seq, tables);
         }
-        let Some(loc) = self.tree.get(user_key)? else {
-            return Ok(StoreLookup::Absent);
-        };
-        let Some(&size) = self.sizes.get(&loc.file) else {
-            return self.search_all(user_key, seq, tables);
-        };
-        let table = tables.get(loc.file, size, SstDir::Data)?;
-        let handle = BlockHandle {
-            offset: loc.offset,
-            size: u64::from(loc.size),
-        };
-        let block = table.block_at(handle)?;
-        let i = block.seek(&make_internal_key(user_key, seq, KIND_FOR_SEEK));
-        if i < block.len() && user_key_of(block.key(i)) == user_key {
-            let (ikey, value) = (block.key(i).to_vec(), block.value(i).to_vec());
-            return Ok(StoreLookup::Found(Found { ikey, value }));
+        match self.tree.get(user_key)? {
+            Some(loc) => self.read_location(user_key, loc, seq, tables),
+            None => Ok(StoreLookup::Absent),
         }
-        self.search_all(user_key, seq, tables)
     }
 
     /// The tree holds exactly the keys with a live value (a tombstone removes its key): a
@@ -216,8 +250,12 @@ impl Level0Store for SlmIndex {
         Ok(Some(self.tree.get(user_key)?.is_some()))
     }
 
-    /// Scans merge the level-0 files (the B+-tree iterator is not built yet).
-    fn iterators(&self) -> Vec<Box<dyn InternalIterator>> {
-        Vec::new()
+    /// The B+-tree cursor (`scan.rs`), which stands for every level-0 file.
+    fn iterators(&self, scan: ScanAt, tables: &Arc<TableCache>) -> Vec<Box<dyn InternalIterator>> {
+        vec![Box::new(TreeScan::new(self.clone(), scan, tables.clone()))]
+    }
+
+    fn covers_level0_files(&self) -> bool {
+        true
     }
 }

@@ -21,10 +21,11 @@
 //! entry on a named file holding the key's newest version; the inputs, dead or nearly, are
 //! merged away later. Recovery rule: live counts are recounted from the tree.
 //!
-//! Not built yet (issue 13): range-query sequentiality candidates and the B+-tree iterator
-//! (scans merge the level-0 files as `leveled` does), the two flush threads.
+//! Range queries (`scan.rs`) walk the tree's leaves, reading each key from the block it names,
+//! and flag the files behind their most scattered sub-range of keys as candidates.
 
 mod index;
+mod scan;
 mod selective;
 
 use super::{BufferKind, Design, FlushShape, Level0Store, StoreCompaction};
@@ -68,6 +69,11 @@ pub struct SlmDbOptions {
     pub slowdown_candidates: usize,
     /// Candidates at which flushes wait, and writers stop once memtables are full (35).
     pub stop_candidates: usize,
+    /// A range query's keys are cut into sub-ranges of this many (default 30)...
+    pub range_subrange_keys: usize,
+    /// ...and the files behind its most scattered one become candidates when there are more
+    /// than this many (SLM-DB's sequentiality degree threshold, default 8).
+    pub sequentiality_threshold: usize,
 }
 
 impl Default for SlmDbOptions {
@@ -80,6 +86,8 @@ impl Default for SlmDbOptions {
             max_compaction_files: 15,
             slowdown_candidates: 15,
             stop_candidates: 35,
+            range_subrange_keys: 30,
+            sequentiality_threshold: 8,
         }
     }
 }
@@ -92,15 +100,19 @@ impl SlmDbOptions {
         let share_ok = (0.0..=1.0).contains(&o.live_key_threshold);
         let order_ok = o.compaction_trigger < o.slowdown_candidates
             && o.slowdown_candidates <= o.stop_candidates
-            && o.max_compaction_files >= 1;
+            && o.max_compaction_files >= 1
+            && o.range_subrange_keys >= 1;
         if !share_ok || !order_ok {
             return Err(Error::InvalidArgument(format!(
-                "slmdb: live_key_threshold = {} must be within 0..=1, and compaction_trigger                  ({}) < slowdown_candidates ({}) <= stop_candidates ({}),                  max_compaction_files ({}) >= 1",
+                "slmdb: live_key_threshold = {} must be within 0..=1, and compaction_trigger \
+                 ({}) < slowdown_candidates ({}) <= stop_candidates ({}), \
+                 max_compaction_files ({}) >= 1, range_subrange_keys ({}) >= 1",
                 o.live_key_threshold,
                 o.compaction_trigger,
                 o.slowdown_candidates,
                 o.stop_candidates,
-                o.max_compaction_files
+                o.max_compaction_files,
+                o.range_subrange_keys
             )));
         }
         self.validate_size()
@@ -122,12 +134,14 @@ impl SlmDbOptions {
 
 /// The `slmdb` design.
 pub(crate) struct SlmDbDesign {
-    pub options: SlmDbOptions,
-    pub btree: OnceLock<Arc<PmBtree>>,
-    pub state: Mutex<SlmState>,
+    options: SlmDbOptions,
+    btree: OnceLock<Arc<PmBtree>>,
+    state: Mutex<SlmState>,
     /// Compaction candidates of the latest installed version, kept current as the state
     /// changes: writers read it to decide on stalls, without a lock or a pass over the files.
-    pub candidate_count: AtomicUsize,
+    candidate_count: AtomicUsize,
+    /// Files range queries flagged, taken by the next compaction pick.
+    scattered: Arc<scan::Scattered>,
 }
 
 /// What selective compaction tracks in DRAM (rebuilt at open: live counts from the tree, the
@@ -155,6 +169,22 @@ pub(crate) struct SlmState {
 }
 
 impl SlmDbDesign {
+    pub fn new(options: SlmDbOptions) -> Self {
+        let (keys, threshold) = (options.range_subrange_keys, options.sequentiality_threshold);
+        SlmDbDesign {
+            options,
+            btree: OnceLock::new(),
+            state: Mutex::default(),
+            candidate_count: AtomicUsize::new(0),
+            scattered: Arc::new(scan::Scattered::new(keys, threshold)),
+        }
+    }
+
+    /// The index as `version` sees it.
+    fn index(&self, tree: Arc<PmBtree>, version: &Version) -> SlmIndex {
+        SlmIndex::new(tree, version, self.scattered.clone())
+    }
+
     fn btree(&self) -> Result<&Arc<PmBtree>> {
         let missing = || Error::InvalidState("the B+-tree is not open".into());
         self.btree.get().ok_or_else(missing)
@@ -235,7 +265,7 @@ impl SlmDbDesign {
             sources,
             rows: VersionEdit::default(),
             bytes,
-            pin: Arc::new(SlmIndex::new(tree.clone(), version)),
+            pin: Arc::new(self.index(tree.clone(), version)),
             retire: group,
         })
     }
@@ -302,7 +332,11 @@ impl Design for SlmDbDesign {
         self.refresh(&state);
         drop(state);
         let tree = self.btree.get()?.clone();
-        Some(Arc::new(SlmIndex::new(tree, version)))
+        Some(Arc::new(self.index(tree, version)))
+    }
+
+    fn scan_mark(&self) -> u64 {
+        self.btree.get().map_or(0, |t| t.changes())
     }
 
     fn index_flush(&self, edit: &VersionEdit, tables: &TableCache) -> Result<()> {
@@ -329,6 +363,9 @@ impl Design for SlmDbDesign {
                 state.parked.clear();
             }
             state.parking = snapshots;
+            let named: BTreeSet<u64> = version.levels[0].iter().map(|f| f.number).collect();
+            state.flagged.extend(self.scattered.take());
+            state.flagged.retain(|n| named.contains(n));
             self.scan_leaves(&tree, version, &mut state)?;
             self.refresh(&state);
             let cands = self.candidates(&version.levels[0], &state);

@@ -90,13 +90,13 @@ pub(super) fn leaf_scan(
     let mut from = Bound::Excluded(cursor.to_vec());
     let mut last = cursor.to_vec();
     while seen < window {
-        let (entries, next) = tree.entries_after(bound_ref(&from))?;
-        for (key, loc) in entries.into_iter().take(window - seen) {
+        let page = tree.entries_after(bound_ref(&from))?;
+        for (key, loc) in page.entries.into_iter().take(window - seen) {
             files.insert(loc.file);
             seen += 1;
             last = key;
         }
-        match next {
+        match page.next {
             Some(fence) if seen < window => from = Bound::Included(fence),
             Some(_) => break,
             None => return Ok((flagged(files, threshold), Vec::new())), // wrap around
