@@ -26,6 +26,9 @@ fn readers_see_monotonic_values_while_writers_flush_and_compact() {
     let dir = tempfile::tempdir().unwrap();
     let mut opts = common::simulated(2);
     opts.l1_capacity = 8 << 10;
+    // A merge is due after two flushes: on a loaded machine flushes batch many PMTables, and
+    // with the default trigger (4 runs) three flushes left no compaction to observe.
+    opts.l1_merge_trigger = 2;
     let db = Arc::new(Db::open(dir.path(), opts).unwrap());
     let stop = Arc::new(AtomicBool::new(false));
     let writers: Vec<_> = (0..WRITERS)

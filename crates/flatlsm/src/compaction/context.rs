@@ -36,6 +36,9 @@ pub(crate) struct JobOptions {
     /// Where output SSTables are kept (a flush's: the design's choice; a compaction's: the
     /// data directory).
     pub sst_dir: SstDir,
+    /// Keep every tombstone: a flush behind an older one still in flight, whose output (not
+    /// yet in the version) may hold an older version of any key.
+    pub keep_tombstones: bool,
 }
 
 /// What a running job may ask of the database that runs it.

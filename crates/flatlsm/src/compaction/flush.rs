@@ -137,7 +137,7 @@ fn flush_range(
     let mut filter = VersionFilter::new(ctx.oldest_snapshot);
     let mut tables = TableOutput::new(ctx);
     let mut vlog = VlogOutput::new(ctx);
-    let bottommost = |uk: &[u8]| version.no_file_holds(uk);
+    let bottommost = |uk: &[u8]| !ctx.options.keep_tombstones && version.no_file_holds(uk);
     while merged.valid() {
         let ikey = merged.key();
         let p = parse_internal_key(ikey)

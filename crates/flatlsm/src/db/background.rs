@@ -45,7 +45,9 @@ pub(crate) fn start(db: &Arc<DbInner>) -> Vec<JoinHandle<()>> {
         // Open pays for the first spare logs (their first touch), not the first writes: a
         // writer fills a 256 MiB log in a quarter of a second, faster than a spare is made.
         prepare_spare_logs(db);
-        threads.push(spawn("flatlsm-flush", flush_loop, nice));
+        for _ in 0..db.design.flush_threads() {
+            threads.push(spawn("flatlsm-flush", flush_loop, nice));
+        }
         threads.push(spawn("flatlsm-compact", compaction_loop, nice));
         threads.push(spawn("flatlsm-vlog-gc", vlog_gc_loop, nice));
     }
@@ -109,10 +111,11 @@ fn flush_loop(db: &DbInner) {
         build_missing_filters(db);
         prepare_spare_logs(db);
         while healthy(db) && flush_due(db) && !db.shutting_down.load(Ordering::Acquire) {
-            if let Err(e) = flush_one(db) {
-                db.set_bg_error(&e);
+            match flush_one(db) {
+                Ok(true) => prepare_spare_logs(db),
+                Ok(false) => break, // claimed by the other flush thread meanwhile
+                Err(e) => db.set_bg_error(&e),
             }
-            prepare_spare_logs(db);
         }
     }
 }
@@ -174,8 +177,9 @@ pub(crate) fn vlog_gc_one(db: &DbInner) -> Result<bool> {
     record_failure(db, vlog_gc_job::gc_one(db))
 }
 
+/// Enough immutable tables no flush job has claimed.
 fn flush_due(db: &DbInner) -> bool {
-    db.sv.load().imms.len() >= db.opts.flush_immutable_num
+    db.flush_queue.unclaimed(&db.sv.load().imms) >= db.opts.flush_immutable_num
 }
 
 /// Flushes every immutable PMTable in one job; `Ok(false)` if there is none. A failure, in
@@ -192,12 +196,20 @@ pub(crate) fn record_failure<T>(db: &DbInner, r: Result<T>) -> Result<T> {
     r
 }
 
+/// One flush job: claims every immutable table no other job has (oldest last; a table sealed
+/// while it runs waits for the next job), writes them, and installs them in claim order
+/// (`flush_queue.rs`). With one flush thread the job waits for its turn before it starts;
+/// with two (SLM-DB) it writes its SST while the job before it indexes and installs.
 fn flush_immutables(db: &DbInner) -> Result<bool> {
-    let _job = db.flush_lock.lock();
-    // Every immutable table, oldest last; a table sealed while this job runs waits for the next.
-    let tables: Vec<BufferRef> = db.sv.load().imms.to_vec();
-    if tables.is_empty() || !wait_for_run_room(db)? {
+    if db.flush_queue.unclaimed(&db.sv.load().imms) == 0 || !wait_for_run_room(db)? {
         return Ok(false);
+    }
+    let Some((claim, tables)) = db.flush_queue.claim(|| db.sv.load().imms.to_vec()) else {
+        return Ok(false);
+    };
+    let pipelined = db.design.flush_threads() > 1;
+    if !pipelined {
+        claim.wait_turn();
     }
     let version = db.versions.lock().current.clone();
     db.sync_point("flush:inputs_reserved");
@@ -206,11 +218,15 @@ fn flush_immutables(db: &DbInner) -> Result<bool> {
         StoreFlushed::Installed => {}
         StoreFlushed::GaveUp => return Ok(false),
         StoreFlushed::NotMine => {
-            let out = flush::flush_tables(&db.flush_context(), &tables, &version)?;
+            let mut ctx = db.flush_context();
+            ctx.options.keep_tombstones = claim.behind_others;
+            let out = flush::flush_tables(&ctx, &tables, &version)?;
+            claim.wait_turn();
+            db.check_writable()?; // an older job failed: this one must not land after it
             install_flush(db, &tables, out, started)?;
         }
     }
-    drop(version);
+    drop((version, claim));
     for table in tables {
         table.release(&db.pm_pool)?;
     }
@@ -371,7 +387,8 @@ pub(crate) fn flush_all(db: &DbInner) -> Result<()> {
     while flush_one(db)? {
         db.check_writable()?;
     }
-    Ok(())
+    db.flush_queue.wait_idle(); // tables another thread claimed
+    db.check_writable()
 }
 
 /// Runs due work in this thread until nothing is due, then deletes obsolete files once more
@@ -383,6 +400,7 @@ pub(crate) fn wait_idle(db: &DbInner) -> Result<()> {
         while flush_due(db) {
             worked |= flush_one(db)?;
         }
+        db.flush_queue.wait_idle();
         while compact_one(db)? {
             worked = true;
         }

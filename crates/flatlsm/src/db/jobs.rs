@@ -56,6 +56,7 @@ impl DbInner {
             flush_threads: o.flush_threads,
             vlog_direct_writes: o.vlog_direct_writes,
             vlog_cache_written: o.vlog_cache_written,
+            keep_tombstones: false,
             sst_dir: SstDir::Data,
         }
     }

@@ -9,6 +9,9 @@ mod batch;
 mod compact;
 pub(crate) mod consistency;
 mod dirs;
+#[cfg(test)]
+mod flush_pipeline_tests;
+mod flush_queue;
 pub(crate) mod identity;
 mod jobs;
 mod lock;

@@ -435,7 +435,7 @@ fn build_inner(
         pending_outputs: Mutex::new(HashSet::new()),
         shutting_down: AtomicBool::new(false),
         closed: AtomicBool::new(false),
-        flush_lock: Mutex::new(()),
+        flush_queue: Default::default(),
         compaction_lock: Mutex::new(()),
         vlog_gc_lock: Mutex::new(()),
         #[cfg(test)]

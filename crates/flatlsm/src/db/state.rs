@@ -96,8 +96,9 @@ pub(crate) struct DbInner {
     pub pending_outputs: Mutex<HashSet<u64>>,
     pub shutting_down: AtomicBool,
     pub closed: AtomicBool,
-    /// Serializes flush jobs (background thread and `Db::flush`).
-    pub flush_lock: Mutex<()>,
+    /// Flush jobs in flight (background threads and `Db::flush`): what each claimed, and
+    /// their install order.
+    pub flush_queue: super::flush_queue::FlushQueue,
     /// Serializes the run merge and L1 → L2 compactions.
     pub compaction_lock: Mutex<()>,
     /// Serializes value-log GC jobs (its own thread and `wait_for_background_work`); no flush,

@@ -174,6 +174,12 @@ pub(crate) trait Design: Send + Sync {
     fn index_flush(&self, _edit: &VersionEdit, _tables: &TableCache) -> Result<()> {
         Ok(())
     }
+    /// Background flush threads (SLM-DB: 2, one writing a flush's SST while the other indexes
+    /// and installs the flush before it). A design with more than one flushes to SSTables
+    /// (no store flush).
+    fn flush_threads(&self) -> usize {
+        1
+    }
     /// A count of the design's index changes, read before a scan pins its sources: the
     /// store's iterators compare it with what they read (SLM-DB: the B+-tree's upserts and
     /// removes). 0 for designs without an index.

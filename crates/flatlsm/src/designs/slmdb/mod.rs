@@ -335,6 +335,12 @@ impl Design for SlmDbDesign {
         Some(Arc::new(self.index(tree, version)))
     }
 
+    /// SLM-DB's file creation and B+-tree insertion threads: a flush's SST is written while
+    /// the flush before it is indexed and installed.
+    fn flush_threads(&self) -> usize {
+        2
+    }
+
     fn scan_mark(&self) -> u64 {
         self.btree.get().map_or(0, |t| t.changes())
     }
