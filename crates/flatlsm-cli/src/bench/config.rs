@@ -43,6 +43,15 @@ pub struct BenchConfig {
     pub variants: Vec<String>,
     /// Emulated PM write latencies a `--compare profiles` preset sweeps (ns per line).
     pub pm_write_latencies: Vec<u64>,
+    /// Entries seekrandom reads after each seek.
+    pub seek_nexts: usize,
+    /// Read and YCSB operations per write of the fill, when no count is given
+    /// (`Preset::read_fraction`; `None`: as many as the writes).
+    pub read_fraction: Option<f64>,
+    /// readseq and readreverse walk the whole database (`Preset::scan_whole_db`).
+    pub scan_whole_db: bool,
+    /// YCSB updates write only existing keys (`Preset::ycsb_update_if_present`).
+    pub ycsb_update_if_present: bool,
 }
 
 /// db_bench's default key count.
@@ -136,10 +145,18 @@ impl BenchConfig {
         if !l1_ratios.is_empty() && args.compare.is_some() {
             return Err("--l1_ratios sweeps FlatLSM alone: drop --compare".into());
         }
+        let sweep_bytes = args.sweep_bytes.or(p.sweep_bytes);
+        if sweep_bytes == Some(0) {
+            return Err("--sweep_bytes must be at least 1".into());
+        }
+        let seek_nexts = args.seek_nexts.or(p.seek_nexts).unwrap_or(0);
         Ok(BenchConfig {
             benchmarks,
             num,
-            reads: args.reads.or(p.reads).unwrap_or(num),
+            reads: args
+                .reads
+                .or(p.reads)
+                .unwrap_or_else(|| reads_for(num, p.read_fraction)),
             value_size: args
                 .value_size
                 .or(p.value_size)
@@ -152,7 +169,7 @@ impl BenchConfig {
             l1_ratios,
             placement_study: p.placement_study,
             value_sizes,
-            sweep_bytes: p.sweep_bytes.unwrap_or(super::preset::PM_MEMTABLES_BYTES),
+            sweep_bytes: sweep_bytes.unwrap_or(super::preset::PM_MEMTABLES_BYTES),
             matrixkv_peers: p.matrixkv_peers,
             variants: p
                 .variants
@@ -164,7 +181,20 @@ impl BenchConfig {
                 .pm_write_latencies
                 .map(<[u64]>::to_vec)
                 .unwrap_or_default(),
+            seek_nexts,
+            read_fraction: p.read_fraction,
+            scan_whole_db: p.scan_whole_db,
+            ycsb_update_if_present: p.ycsb_update_if_present,
         })
+    }
+}
+
+/// Read and YCSB operations for a fill of `num` writes: `fraction` of them (at least one), or
+/// `num` without a fraction (db_bench's default).
+pub fn reads_for(num: u64, fraction: Option<f64>) -> u64 {
+    match fraction {
+        Some(f) => ((num as f64 * f).round() as u64).max(1),
+        None => num,
     }
 }
 
@@ -308,5 +338,12 @@ mod tests {
         assert_eq!(parse_sizes("256, 1024").unwrap(), vec![256, 1024]);
         assert!(parse_sizes("0").unwrap_err().contains("--value_sizes"));
         assert!(parse_sizes("4k").is_err());
+    }
+
+    #[test]
+    fn a_read_fraction_scales_the_reads_to_the_writes() {
+        assert_eq!(reads_for(1000, Some(0.2)), 200);
+        assert_eq!(reads_for(2, Some(0.2)), 1, "at least one operation");
+        assert_eq!(reads_for(1000, None), 1000);
     }
 }

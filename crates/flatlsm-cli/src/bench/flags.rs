@@ -10,7 +10,8 @@ use std::path::PathBuf;
 #[derive(clap::Args, Debug, Clone)]
 pub struct BenchFlags {
     /// Comma-separated list: fillseq, fillrandom, overwrite, readrandom, readseq, readreverse,
-    /// seekrandom, readrandomwriterandom, updaterandom, ycsba..ycsbf, reopen.
+    /// seekrandom, readrandomwriterandom, updaterandom, ycsba..ycsbf, reopen, flush; `freshdb`
+    /// starts the benchmarks after it on a new, empty database.
     #[arg(long)]
     pub benchmarks: Option<String>,
     /// Number of keys (db_bench: 1000000). Each thread performs this many writes.
@@ -70,9 +71,9 @@ pub struct BenchFlags {
     /// `flatlsm_bench_report.csv` in the temporary directory.
     #[arg(long = "report_file")]
     pub report_file: Option<PathBuf>,
-    /// Entries read after each seek of seekrandom.
-    #[arg(long = "seek_nexts", default_value_t = 0)]
-    pub seek_nexts: usize,
+    /// Entries read after each seek of seekrandom (db_bench: 0; a preset may set it).
+    #[arg(long = "seek_nexts")]
+    pub seek_nexts: Option<usize>,
     /// Percentage of reads in readrandomwriterandom.
     #[arg(long = "readwritepercent", default_value_t = 90)]
     pub readwritepercent: u32,
@@ -148,6 +149,10 @@ pub struct BenchFlags {
     /// preset's), each run writing the preset's bytes.
     #[arg(long = "value_sizes")]
     pub value_sizes: Option<String>,
+    /// Bytes of user data each value size of a `--compare profiles` sweep writes (default: the
+    /// preset's); `--num` instead fixes the key count at every size.
+    #[arg(long = "sweep_bytes")]
+    pub sweep_bytes: Option<u64>,
     /// matrixkv: bytes of the PM matrix container (L1's target size too; default 1 GiB).
     #[arg(long = "container_size")]
     pub container_size: Option<u64>,
@@ -290,7 +295,7 @@ mod tests {
             (a.num, a.value_size, a.pmtable_size),
             (Some(5), Some(4096), Some(1024))
         );
-        assert_eq!((a.threads, a.seek_nexts), (2, 10));
+        assert_eq!((a.threads, a.seek_nexts), (2, Some(10)));
         assert_eq!(a.benchmarks.as_deref(), Some("ycsba,ycsbf"));
         assert_eq!(
             (a.slowdown_immutable_num, a.delayed_write_rate),

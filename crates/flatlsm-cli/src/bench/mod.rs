@@ -110,22 +110,17 @@ fn finish(
     Ok(())
 }
 
+/// Runs the benchmarks on FlatLSM (the configured profile), each part of the list (split at
+/// `freshdb`) on a new database unless `--use_existing_db` keeps the first one.
 fn run_flatlsm(cfg: &BenchConfig, work: &WorkDir) -> Result<Vec<Outcome>, String> {
-    if !cfg.args.use_existing_db {
-        workdir::clear_for_fresh_run(&work.db, &workdir::is_flatlsm_file)?;
-        if let Some(pm) = &cfg.pm_path {
-            workdir::clear_for_fresh_run(pm, &workdir::is_pm_file)?;
+    let mut open = |part: &BenchConfig| -> Result<Box<dyn Engine>, String> {
+        if !part.args.use_existing_db {
+            remove_flatlsm_files(part, work)?;
         }
-        if let Some(wal) = &cfg.options.wal_dir {
-            workdir::clear_for_fresh_run(wal, &workdir::is_flatlsm_file)?;
-        }
-    }
-    let mut engine = FlatLsmEngine::open(&work.db, cfg.options.clone(), cfg.args.sync)?;
-    let result = suite::run_suite(cfg, &mut engine);
-    let closed = engine.close();
-    let outcomes = result?;
-    closed?;
-    Ok(outcomes)
+        let engine = FlatLsmEngine::open(&work.db, part.options.clone(), part.args.sync)?;
+        Ok(Box::new(engine))
+    };
+    suite::run_parts(cfg, &mut open)
 }
 
 /// Deletes FlatLSM's database (and PM Logs) once measured, to free the disk for the next engine.

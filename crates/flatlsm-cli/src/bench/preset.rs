@@ -16,7 +16,10 @@
 //! memtables and a matrix container, `leveled-L0-PM` (RocksDB-L0-NVM) among the designs.
 //!
 //! `slmdb-writes` (SLM-DB Fig. 4) and `slmdb-pm-latency` (its Fig. 5): random writes at 500 ns
-//! per PM line written, and SLM-DB alone at 0/300/500/900 ns.
+//! per PM line written, and SLM-DB alone at 0/300/500/900 ns. `slmdb-ops` (its Fig. 6 and
+//! Table 2: random writes, random reads, range queries of a seek and 100 nexts, a sequential
+//! read of the whole database) and `slmdb-ycsb` (its Fig. 7: YCSB A, B, C, F, D, then E on a
+//! reloaded database), `leveled` against `slmdb`, 0.2 reads per write of the fill.
 //!
 //! `no-pm-disk`: the same workload for machines without PM: the PM Logs are ordinary files under
 //! `<db>/pm` persisted with msync, on the disk of the data, and RocksDB (in process and
@@ -80,6 +83,17 @@ pub struct Preset {
     pub variants: Option<&'static [&'static str]>,
     /// Emulated PM write latencies to sweep (ns per line), each with every value size.
     pub pm_write_latencies: Option<&'static [u64]>,
+    /// Entries seekrandom reads after each seek (a `--seek_nexts` flag wins).
+    pub seek_nexts: Option<usize>,
+    /// Operations of the read and YCSB benchmarks per write of the fill (`num`, or each sweep
+    /// point's), unless `reads` or `--reads` gives a count.
+    pub read_fraction: Option<f64>,
+    /// readseq and readreverse walk the whole database (up to `num` entries) instead of
+    /// `reads` entries.
+    pub scan_whole_db: bool,
+    /// YCSB updates write only keys that exist (SLM-DB's "insert if exists", its section 6.4),
+    /// instead of YCSB's plain puts.
+    pub ycsb_update_if_present: bool,
 }
 
 /// Bytes of user data the paper-scaled preset writes.
@@ -99,10 +113,12 @@ pub fn lookup(name: &str) -> Result<Preset, String> {
         "matrixkv-reads" => Ok(matrixkv_reads()),
         "slmdb-writes" => Ok(slmdb_writes()),
         "slmdb-pm-latency" => Ok(slmdb_pm_latency()),
+        "slmdb-ops" => Ok(slmdb_ops()),
+        "slmdb-ycsb" => Ok(slmdb_ycsb()),
         _ => Err(format!(
             "unknown --preset {name:?}: expected paper-scaled, no-pm-disk, l1-ratio, placement, \
              pm-memtables, designs-4k, matrixkv-writes, matrixkv-tail, matrixkv-reads, \
-             slmdb-writes or slmdb-pm-latency"
+             slmdb-writes, slmdb-pm-latency, slmdb-ops or slmdb-ycsb"
         )),
     }
 }
@@ -316,6 +332,46 @@ fn slmdb_pm_latency() -> Preset {
     }
 }
 
+/// The SLM-DB paper's reads per write: each workload after the fill runs 0.2 × N operations.
+pub const SLMDB_READ_FRACTION: f64 = 0.2;
+
+/// SLM-DB's Fig. 6 and Table 2 (section 6.3), scaled: at each value size the fill of
+/// [`slmdb_writes`] (2 GiB of random writes, the paper: 8 GB) creates the database and waits
+/// for compaction to finish (a fill settles before the next benchmark), then random reads,
+/// range queries (db_bench's seekrandom: a seek and 100 nexts) and one sequential read of the
+/// whole database, for `leveled` (LevelDB) and `slmdb`. The reads are the paper's 0.2 × N, N
+/// the fill's writes — of the scaled fill, so 411k at 1 KB and 6.6k at 64 KB, about a minute
+/// of range queries per design at 1 KB. They run one after another on one database (the paper
+/// does not say it recreates it), so each one's SSD bytes since the database was created
+/// include the compactions the earlier ones caused; the table gives ops/s, mean µs per
+/// operation (Table 2) and those bytes.
+fn slmdb_ops() -> Preset {
+    Preset {
+        benchmarks: Some("fillrandom,readrandom,seekrandom,readseq"),
+        seek_nexts: Some(100),
+        read_fraction: Some(SLMDB_READ_FRACTION),
+        scan_whole_db: true,
+        variants: Some(&["leveled", "slmdb"]),
+        ..slmdb_writes()
+    }
+}
+
+/// SLM-DB's Fig. 7 (section 6.4), scaled: at each value size of [`slmdb_writes`], YCSB loads
+/// N records (the same 2 GiB; YCSB's own `user…` keys of about 23 bytes, not 20) and waits for
+/// compaction, then runs A, B, C, F and D in that order, 0.2 × N operations each; then, as the
+/// paper, a new database is loaded again for E. Updates are SLM-DB's "insert if exists" on
+/// both designs (`leveled` checks existence with a lookup, `slmdb` in its B+-tree); the table
+/// gives throughput, mean latency and SSD bytes since each database was created per workload.
+fn slmdb_ycsb() -> Preset {
+    Preset {
+        benchmarks: Some("ycsba,ycsbb,ycsbc,ycsbf,ycsbd,freshdb,ycsbe"),
+        read_fraction: Some(SLMDB_READ_FRACTION),
+        ycsb_update_if_present: true,
+        variants: Some(&["leveled", "slmdb"]),
+        ..slmdb_writes()
+    }
+}
+
 /// matrixkv's container for the 8 GiB runs: 2 GiB (eight 256 MiB write buffers; the paper's
 /// 8 GB held 128 of its 64 MB ones), L1 as large, columns of 40–80 MiB (½·AF·S_sst..AF·S_sst
 /// with 8 MiB units).
@@ -404,6 +460,52 @@ mod tests {
             (t.benchmarks, t.rate_limit_ops),
             (Some("ycsba"), Some(20_000.0))
         );
+    }
+
+    /// SLM-DB's Fig. 6: LevelDB's and SLM-DB's designs, the fill then the three reads at every
+    /// value size of Fig. 4's writes, 0.2 reads per write, range queries of a seek and 100 nexts.
+    #[test]
+    fn slmdb_ops_reads_the_database_of_the_write_preset() {
+        let (p, w) = (
+            lookup("slmdb-ops").unwrap(),
+            lookup("slmdb-writes").unwrap(),
+        );
+        assert_eq!(p.variants, Some(&["leveled", "slmdb"][..]));
+        assert_eq!(
+            p.benchmarks,
+            Some("fillrandom,readrandom,seekrandom,readseq")
+        );
+        assert_eq!(p.value_sizes, Some(&[1024, 4096, 16384, 65536][..]));
+        assert_eq!(
+            (p.value_sizes, p.sweep_bytes),
+            (w.value_sizes, Some(2 << 30))
+        );
+        assert_eq!((p.key_size, p.pmtable_size), (Some(20), Some(64 << 20)));
+        assert_eq!(
+            (p.pm_write_latency_ns, p.seek_nexts),
+            (Some(500), Some(100))
+        );
+        assert_eq!(p.read_fraction, Some(0.2));
+        assert!(p.scan_whole_db && p.needs_pm_path && !p.ycsb_update_if_present);
+        assert_eq!(p.compare, Some("profiles"));
+    }
+
+    /// SLM-DB's Fig. 7: A, B, C, F, D on one loaded database, E on a reloaded one, updates
+    /// only of existing keys, 0.2 operations per loaded record.
+    #[test]
+    fn slmdb_ycsb_runs_the_papers_workload_order() {
+        let p = lookup("slmdb-ycsb").unwrap();
+        assert_eq!(p.variants, Some(&["leveled", "slmdb"][..]));
+        assert_eq!(
+            p.benchmarks,
+            Some("ycsba,ycsbb,ycsbc,ycsbf,ycsbd,freshdb,ycsbe")
+        );
+        assert_eq!(p.value_sizes, Some(&[1024, 4096, 16384, 65536][..]));
+        assert_eq!((p.sweep_bytes, p.key_size), (Some(2 << 30), Some(20)));
+        assert_eq!(p.pm_write_latency_ns, Some(500));
+        assert_eq!(p.read_fraction, Some(0.2));
+        assert!(p.ycsb_update_if_present && !p.scan_whole_db);
+        assert_eq!((p.compare, p.seek_nexts), (Some("profiles"), None));
     }
 
     #[test]

@@ -6,11 +6,13 @@
 //! PM directory and enlarged to the container's size), with `novelsm` given two memtables of
 //! half the container, as that paper runs NoveLSM — then RocksDB when this build has it in
 //! process; one table per benchmark with every engine and the ratios of FlatLSM to each, and
-//! one timeline figure.
+//! one timeline figure. A preset's sweep (value sizes, PM write latencies) runs all that per
+//! point, then prints one table per benchmark: ops/s, mean µs and SSD bytes by point and design.
 
 use super::compare;
-use super::config::BenchConfig;
+use super::config::{self, BenchConfig};
 use super::outcome::Outcome;
+use super::suite;
 use super::workdir::WorkDir;
 use flatlsm::Profile;
 use serde_json::{json, Value};
@@ -49,21 +51,22 @@ pub fn run(cfg: &BenchConfig, work: &WorkDir) -> Result<(Vec<Outcome>, Value), S
     let points = latencies
         .iter()
         .flat_map(|&latency| sizes.iter().map(move |&size| Point { size, latency }));
-    let (mut all, mut summaries, mut rows) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut runs, mut summaries) = (Vec::new(), Vec::new());
     for point in points {
-        let (mut outcomes, summary) = run_point(cfg, work, point)?;
-        let first = outcomes.first().map(|o| o.name.clone()).unwrap_or_default();
-        let firsts = outcomes.iter().filter(|o| o.name == first);
-        let per_engine = firsts.map(|o| (o.engine.clone(), o.ops_per_sec(), o.latency.average));
-        rows.push((point.label(), per_engine.collect()));
-        for o in &mut outcomes {
-            o.engine = format!("{} {}", o.engine, point.label());
-        }
-        all.extend(outcomes);
+        let (outcomes, summary) = run_point(cfg, work, point)?;
+        runs.push((point.label(), outcomes));
         summaries.push(summary);
     }
-    print!("{}", sweep_table(&rows));
-    Ok((all, json!({ "by_value_size": summaries })))
+    for bench in cfg.benchmarks.iter().filter(|b| *b != suite::FRESH_DB) {
+        print!("{}", sweep_table(bench, &runs));
+    }
+    let all = runs.into_iter().flat_map(|(label, outcomes)| {
+        outcomes.into_iter().map(move |mut o| {
+            o.engine = format!("{} {label}", o.engine);
+            o
+        })
+    });
+    Ok((all.collect(), json!({ "by_value_size": summaries })))
 }
 
 /// The comparison at one point of the sweep, with its figures.
@@ -83,8 +86,8 @@ fn run_point(cfg: &BenchConfig, work: &WorkDir, p: Point) -> Result<(Vec<Outcome
     Ok((outcomes, summary))
 }
 
-/// One row of the sweep table: the point's label, and per design its ops/s and mean µs.
-type SweepRow = (String, Vec<(String, f64, f64)>);
+/// The runs of one sweep point: its label, and every design's outcomes.
+type PointRuns = (String, Vec<Outcome>);
 
 /// The configuration of sweep point `p`.
 fn point_config(cfg: &BenchConfig, p: Point) -> BenchConfig {
@@ -97,27 +100,43 @@ fn point_config(cfg: &BenchConfig, p: Point) -> BenchConfig {
     }
     if cfg.args.num.is_none() {
         one.num = cfg.sweep_bytes / (cfg.key_size + p.size) as u64;
-        one.reads = one.num;
+        let scaled = config::reads_for(one.num, cfg.read_fraction);
+        one.reads = cfg.args.reads.unwrap_or(scaled);
     }
     one
 }
 
-/// Throughput and mean latency by sweep point and design (the first benchmark of each run).
-fn sweep_table(rows: &[SweepRow]) -> String {
-    let mut out = String::from(
-        "\n=== By value size (ops/s, mean µs; ratio of the first design's ops/s to each) ===\n",
+/// Throughput, mean latency and SSD bytes of benchmark `bench` by sweep point and design.
+fn sweep_table(bench: &str, points: &[PointRuns]) -> String {
+    let mut out = format!(
+        "\n=== By value size, {bench} (ops/s, mean µs per op, MiB written to SSD since the \
+         database was created; ratio of the first design's ops/s to each) ===\n"
     );
-    for (label, runs) in rows {
-        let first = runs.first().map_or(0.0, |r| r.1);
-        out += &format!("{label:>16}");
-        for (engine, ops, mean) in runs {
-            let ratio = if *ops > 0.0 { first / ops } else { 0.0 };
-            out += &format!(" | {engine} {ops:.0} {mean:.1} µs ({ratio:.2}x)");
-        }
-        out += "\n";
+    for (label, outcomes) in points {
+        let cells: Vec<&Outcome> = outcomes.iter().filter(|o| o.name == bench).collect();
+        out += &sweep_row(label, &cells);
     }
     out
 }
+
+/// One point's row: per design its ops/s, mean µs, SSD MiB and the first design's ratio to it.
+fn sweep_row(label: &str, cells: &[&Outcome]) -> String {
+    let first = cells.first().map_or(0.0, |o| o.ops_per_sec());
+    let mut out = format!("{label:>16}");
+    for o in cells {
+        let (ops, ssd) = (o.ops_per_sec(), o.stats.ssd_bytes as f64 / MIB);
+        let ratio = if ops > 0.0 { first / ops } else { 0.0 };
+        let mean = o.latency.average;
+        out += &format!(
+            " | {} {ops:.0} {mean:.1} µs {ssd:.0} MiB ({ratio:.2}x)",
+            o.engine
+        );
+    }
+    out + "\n"
+}
+
+/// Bytes in a MiB.
+const MIB: f64 = 1_048_576.0;
 
 /// Runs every profile (FlatLSM's first, the reference of the ratios); returns the outcomes,
 /// engines labelled by profile, and the comparison summary.
@@ -264,6 +283,85 @@ mod tests {
     struct Wrapper {
         #[command(flatten)]
         args: super::super::flags::BenchFlags,
+    }
+
+    fn resolve(args: &[&str]) -> BenchConfig {
+        let argv = std::iter::once("bench").chain(args.iter().copied());
+        BenchConfig::resolve(Wrapper::try_parse_from(argv).unwrap().args).unwrap()
+    }
+
+    /// slmdb-ops and slmdb-ycsb: `leveled` (no value separation) against `slmdb`, each point
+    /// writing 2 GiB and reading 0.2 of its writes; `--sweep_bytes` and `--reads` override.
+    #[test]
+    fn slmdb_read_presets_compare_leveled_and_slmdb_at_a_fifth_of_the_writes() {
+        for preset in ["slmdb-ops", "slmdb-ycsb"] {
+            let cfg = resolve(&["--preset", preset, "--pm_path", "/dev/shm/x"]);
+            assert_eq!(cfg.variants, ["leveled", "slmdb"]);
+            assert_eq!(cfg.value_sizes, [1024, 4096, 16384, 65536]);
+            let one = point_config(
+                &cfg,
+                Point {
+                    size: 4096,
+                    latency: None,
+                },
+            );
+            assert_eq!(one.num, (2u64 << 30) / 4116);
+            assert_eq!(one.reads, (one.num as f64 * 0.2).round() as u64);
+            let chosen = VARIANTS
+                .iter()
+                .filter(|v| cfg.variants.iter().any(|l| l == v.label));
+            let profiles: Vec<Profile> = chosen.map(|v| v.profile).collect();
+            assert_eq!(profiles, [Profile::Leveled, Profile::SlmDb]);
+            let small = ["--sweep_bytes", "1044000", "--reads", "7"];
+            let cfg = resolve(&[&["--preset", preset, "--pm_path", "/x"][..], &small].concat());
+            let one = point_config(
+                &cfg,
+                Point {
+                    size: 1024,
+                    latency: None,
+                },
+            );
+            assert_eq!((one.num, one.reads), (1000, 7));
+        }
+        let ycsb = resolve(&["--preset", "slmdb-ycsb", "--pm_path", "/dev/shm/x"]);
+        assert!(ycsb.ycsb_update_if_present && !ycsb.scan_whole_db);
+        let ops = resolve(&["--preset", "slmdb-ops", "--pm_path", "/dev/shm/x"]);
+        assert!(ops.scan_whole_db && !ops.ycsb_update_if_present);
+        assert_eq!(ops.seek_nexts, 100);
+    }
+
+    /// `engine` ran `bench`: `ops` operations in 1 s, `ssd` MiB on SSD since creation.
+    fn outcome(engine: &str, bench: &str, ops: u64, ssd: u64) -> Outcome {
+        let m = super::super::runner::Measured {
+            ops,
+            wall_seconds: 1.0,
+            ..Default::default()
+        };
+        let stats = super::super::engine::EngineStats {
+            ssd_bytes: ssd << 20,
+            ..Default::default()
+        };
+        Outcome::new(engine, bench, m, String::new(), stats)
+    }
+
+    /// One table per benchmark: a row per point, per design its ops/s, SSD MiB and ratio.
+    #[test]
+    fn the_sweep_table_of_a_benchmark_shows_every_design_at_every_point() {
+        let point = |label: &str, k: u64| {
+            let runs = ["fillrandom", "readrandom"].iter().flat_map(|b| {
+                [
+                    outcome("leveled", b, 400 * k, 30),
+                    outcome("slmdb", b, 200 * k, 10),
+                ]
+            });
+            (label.to_string(), runs.collect::<Vec<_>>())
+        };
+        let points = [point("1024 B", 1), point("4096 B", 2)];
+        let t = sweep_table("readrandom", &points);
+        assert!(t.contains("=== By value size, readrandom"), "{t}");
+        let row = t.lines().find(|l| l.contains("4096 B")).unwrap();
+        assert!(row.contains("| slmdb 400 0.0 µs 10 MiB (2.00x)"), "{row}");
+        assert_eq!(t.matches("leveled").count(), 2, "{t}");
     }
 
     /// Regression: the PM latency sweep set the latency in the options it then rebuilt per

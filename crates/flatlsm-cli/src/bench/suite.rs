@@ -1,4 +1,6 @@
-//! Runs the `--benchmarks` list, in order, on one engine, printing each result as db_bench does.
+//! Runs the `--benchmarks` list, in order, on one engine, printing each result as db_bench does;
+//! `freshdb` in the list splits it into parts, each run on a new, empty database
+//! ([`run_parts`]).
 
 use super::config::BenchConfig;
 use super::engine::{Direction, Engine, EngineStats};
@@ -28,16 +30,69 @@ const OWN_NAMES: &[&str] = &[
     "ycsba", "ycsbb", "ycsbc", "ycsbd", "ycsbe", "ycsbf", "reopen", "flush",
 ];
 
+/// The pseudo-benchmark that starts the benchmarks after it on a new, empty database (the
+/// SLM-DB paper deletes and reloads its database before YCSB E).
+pub const FRESH_DB: &str = "freshdb";
+
+/// Opens the engine for one part of the benchmark list, given the part's configuration.
+pub type Opener<'a> = dyn FnMut(&BenchConfig) -> Result<Box<dyn Engine>, String> + 'a;
+
+/// Runs the benchmark list part by part (split at each `freshdb`), each part on the engine
+/// `open` gives for its configuration; every part after the first has `use_existing_db` off,
+/// so the opener starts it on an empty database.
+pub fn run_parts(cfg: &BenchConfig, open: &mut Opener<'_>) -> Result<Vec<Outcome>, String> {
+    check_names(&cfg.benchmarks, true)?;
+    let mut all = Vec::new();
+    for part in fresh_db_parts(cfg) {
+        let mut engine = open(&part)?;
+        let result = run_suite(&part, &mut *engine);
+        let closed = engine.close();
+        all.extend(result?);
+        closed?;
+    }
+    Ok(all)
+}
+
+/// The configuration of each part of the benchmark list split at `freshdb`, in order.
+fn fresh_db_parts(cfg: &BenchConfig) -> Vec<BenchConfig> {
+    let (mut parts, mut start) = (Vec::new(), 0);
+    for chunk in cfg.benchmarks.split(|b| b == FRESH_DB) {
+        if !chunk.is_empty() {
+            parts.push(part_config(cfg, chunk, start, parts.is_empty()));
+        }
+        start += chunk.len() + 1;
+    }
+    parts
+}
+
+/// One part: its benchmarks, with the seeds their places in the whole list (from `start`) give
+/// them, on the existing database only if it is the first part and the flag asks for it.
+fn part_config(cfg: &BenchConfig, chunk: &[String], start: usize, first: bool) -> BenchConfig {
+    let mut one = cfg.clone();
+    one.benchmarks = chunk.to_vec();
+    one.args.seed = benchmark_seed(cfg, start);
+    one.args.use_existing_db &= first;
+    one
+}
+
+/// Refuses a name that is no benchmark (`freshdb` only where the list is split at it).
+fn check_names(names: &[String], fresh_db: bool) -> Result<(), String> {
+    let mut known = [DB_BENCH_NAMES, OWN_NAMES].concat();
+    if fresh_db {
+        known.push(FRESH_DB);
+    }
+    match names.iter().find(|n| !known.contains(&n.as_str())) {
+        Some(name) => Err(format!(
+            "unknown benchmark {name:?}; known: {}",
+            known.join(", ")
+        )),
+        None => Ok(()),
+    }
+}
+
 /// Runs every benchmark of `cfg` on `engine`; prints and returns the outcomes.
 pub fn run_suite(cfg: &BenchConfig, engine: &mut dyn Engine) -> Result<Vec<Outcome>, String> {
-    for name in &cfg.benchmarks {
-        if !DB_BENCH_NAMES.contains(&name.as_str()) && !OWN_NAMES.contains(&name.as_str()) {
-            return Err(format!(
-                "unknown benchmark {name:?}; known: {}",
-                [DB_BENCH_NAMES, OWN_NAMES].concat().join(", ")
-            ));
-        }
-    }
+    check_names(&cfg.benchmarks, false)?;
     println!("{}", engine.describe());
     let mut table: Option<ycsb_workload::Table> = None;
     let mut outcomes = Vec::new();
@@ -113,6 +168,7 @@ fn run_one(
         ops_per_thread: cfg.reads,
         ..plan
     };
+    let scans = scan_plan(cfg, reads);
     let (num, ks) = (cfg.num, cfg.key_size);
     let e: &dyn Engine = &*engine;
     let (m, extra, writes) = match name {
@@ -128,19 +184,16 @@ fn run_one(
         ),
         "readrandom" => with_extra(read::read_random(e, reads, num, ks)?, false),
         "readseq" => (
-            read::read_ordered(name, e, reads, Direction::Forward)?,
+            read::read_ordered(name, e, scans, Direction::Forward)?,
             String::new(),
             false,
         ),
         "readreverse" => (
-            read::read_ordered(name, e, reads, Direction::Reverse)?,
+            read::read_ordered(name, e, scans, Direction::Reverse)?,
             String::new(),
             false,
         ),
-        "seekrandom" => with_extra(
-            read::seek_random(e, reads, num, ks, cfg.args.seek_nexts)?,
-            false,
-        ),
+        "seekrandom" => with_extra(read::seek_random(e, reads, num, ks, cfg.seek_nexts)?, false),
         "readrandomwriterandom" => with_extra(
             mixed::read_random_write_random(e, reads, num, ks, cfg.args.readwritepercent)?,
             true,
@@ -150,13 +203,29 @@ fn run_one(
         "flush" => with_extra(flush_cost(e)?, false),
         ycsb => {
             let table = table.ok_or("YCSB table not loaded")?;
-            with_extra(ycsb_workload::run(ycsb, e, reads, table)?, true)
+            let conditional = cfg.ycsb_update_if_present;
+            with_extra(
+                ycsb_workload::run(ycsb, e, reads, table, conditional)?,
+                true,
+            )
         }
     };
     if writes {
         settled(e, name, m, extra)
     } else {
         Ok(Outcome::new(&e.name(), name, m, extra, e.stats()))
+    }
+}
+
+/// The plan of readseq and readreverse: `reads` entries, or with `scan_whole_db` up to `num`
+/// (every key a fill of `num` writes can have made: one pass over the whole database).
+fn scan_plan(cfg: &BenchConfig, reads: Plan) -> Plan {
+    match cfg.scan_whole_db {
+        true => Plan {
+            ops_per_thread: cfg.num,
+            ..reads
+        },
+        false => reads,
     }
 }
 
@@ -207,5 +276,91 @@ fn print_tickers(engine: &dyn Engine) {
     println!("STATISTICS:");
     for (k, v) in engine.tickers() {
         println!("{k} COUNT : {v}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::engine::MemEngine;
+    use crate::bench::flags::BenchFlags;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        flags: BenchFlags,
+    }
+
+    /// A configuration from flags, its interval CSV in `dir`.
+    fn resolve(dir: &std::path::Path, args: &[&str]) -> BenchConfig {
+        let csv = dir.join("intervals.csv").display().to_string();
+        let fixed = ["bench", "--report_file", &csv];
+        let cli = Cli::try_parse_from(fixed.iter().chain(args).copied()).unwrap();
+        BenchConfig::resolve(cli.flags).unwrap()
+    }
+
+    /// Runs `cfg` on in-memory engines, a new one per part; returns the outcomes' names and
+    /// how many engines were opened.
+    fn run_on_mem(cfg: &BenchConfig) -> (Vec<(String, u64)>, usize) {
+        let mut opened = 0;
+        let mut open = |_: &BenchConfig| -> Result<Box<dyn Engine>, String> {
+            opened += 1;
+            Ok(Box::new(MemEngine::default()))
+        };
+        let outcomes = run_parts(cfg, &mut open).unwrap();
+        let names = outcomes.iter().map(|o| (o.name.clone(), o.measured.ops));
+        (names.collect(), opened)
+    }
+
+    /// The error of running `cfg` on in-memory engines (empty if it ran).
+    fn run_on_mem_err(cfg: &BenchConfig) -> String {
+        let mut open = |_: &BenchConfig| -> Result<Box<dyn Engine>, String> {
+            Ok(Box::new(MemEngine::default()))
+        };
+        run_parts(cfg, &mut open).err().unwrap_or_default()
+    }
+
+    /// SLM-DB's YCSB order: E runs on a new database, loaded again, with the seed of its place.
+    #[test]
+    fn freshdb_starts_the_rest_of_the_list_on_a_new_loaded_database() {
+        let dir = tempfile::tempdir().unwrap();
+        let args = ["--benchmarks", "ycsbc,ycsbd,freshdb,ycsbe", "--num", "300"];
+        let cfg = resolve(dir.path(), &[&args[..], &["--reads", "50"]].concat());
+        let parts = fresh_db_parts(&cfg);
+        assert_eq!(parts[1].benchmarks, ["ycsbe"]);
+        assert_eq!(parts[1].args.seed, benchmark_seed(&cfg, 3));
+        let (names, opened) = run_on_mem(&cfg);
+        let loads = names
+            .iter()
+            .filter(|(n, ops)| n == "ycsb_load" && *ops == 300);
+        assert_eq!((opened, loads.count(), names.len()), (2, 2, 5), "{names:?}");
+        assert!(check_names(&cfg.benchmarks, false).is_err());
+        let typo = resolve(dir.path(), &["--benchmarks", "ycsbc,freshd"]);
+        assert!(run_on_mem_err(&typo).contains("unknown benchmark \"freshd\""));
+    }
+
+    /// slmdb-ops at a tiny scale: 0.2 reads per write, range queries of 1 + 100 entries, and a
+    /// sequential read of every key the fill made (about 63 % of `num`), not 0.2 × num.
+    #[test]
+    fn slmdb_ops_reads_a_fifth_of_the_writes_and_scans_the_whole_database() {
+        let dir = tempfile::tempdir().unwrap();
+        let flags = [
+            "--preset",
+            "slmdb-ops",
+            "--pm_path",
+            "/dev/shm/x",
+            "--num",
+            "1000",
+        ];
+        let cfg = resolve(dir.path(), &flags);
+        assert_eq!((cfg.reads, cfg.seek_nexts), (200, 100));
+        let (names, opened) = run_on_mem(&cfg);
+        let ops = |name: &str| names.iter().find(|(n, _)| n == name).unwrap().1;
+        assert_eq!(
+            (opened, ops("readrandom"), ops("seekrandom")),
+            (1, 200, 200)
+        );
+        assert!((500..1000).contains(&ops("readseq")), "{names:?}");
     }
 }

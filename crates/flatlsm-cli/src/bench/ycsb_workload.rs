@@ -3,7 +3,8 @@
 //! Load phase: records 0..num are inserted (keys `user` + fnvhash64(n)), split across threads.
 //! Run phase: each thread performs `reads` operations with the workload's mix; record choice is
 //! scrambled Zipfian (0.99), or 'latest' for D; inserts take the next record number, shared by
-//! all threads and all workloads of the run so D and E keep growing the same table.
+//! all threads and all workloads of the run so D and E keep growing the same table. Updates are
+//! plain puts, or (SLM-DB's evaluation) writes of existing keys only.
 
 use super::engine::{Direction, Engine};
 use super::runner::{run_workers, Measured, OpKind, Plan, ThreadCtx};
@@ -21,6 +22,8 @@ pub struct Mix {
     scan: f64,
     /// Reads follow 'latest' instead of scrambled Zipfian (workload D).
     latest: bool,
+    /// Updates write only keys that exist (SLM-DB's "insert if exists").
+    update_if_present: bool,
 }
 
 /// The mix of `ycsba`..`ycsbf`, or `None` for another name.
@@ -31,6 +34,7 @@ pub fn mix(name: &str) -> Option<Mix> {
         insert,
         scan,
         latest,
+        update_if_present: false,
     };
     Some(match name {
         "ycsba" => m(0.5, 0.5, 0.0, 0.0, false),
@@ -121,14 +125,19 @@ struct OpCounts {
     rmws: AtomicU64,
 }
 
-/// Run phase of workload `name`.
+/// Run phase of workload `name`; updates write only existing keys if `update_if_present`.
 pub fn run(
     name: &str,
     engine: &dyn Engine,
     plan: Plan,
     table: &Table,
+    update_if_present: bool,
 ) -> Result<(Measured, String), String> {
     let mix = mix(name).ok_or_else(|| format!("unknown YCSB workload {name:?}"))?;
+    let mix = Mix {
+        update_if_present,
+        ..mix
+    };
     let counts = OpCounts::default();
     let zipf = ScrambledZipfian::default();
     let m = run_workers(name, plan, |ctx| {
@@ -199,7 +208,7 @@ fn one_op(
         ctx.found += u64::from(found);
         counts.reads.fetch_add(1, Ordering::Relaxed);
     } else if p < mix.insert + mix.scan + mix.read + mix.update {
-        engine.put(&key, ctx.values.next_value())?;
+        update(engine, &key, ctx.values.next_value(), mix.update_if_present)?;
         ctx.record(OpKind::Write, start);
         counts.updates.fetch_add(1, Ordering::Relaxed);
     } else {
@@ -210,6 +219,14 @@ fn one_op(
         counts.rmws.fetch_add(1, Ordering::Relaxed);
     }
     Ok(())
+}
+
+/// A workload's update: a put, or a write of an existing key only.
+fn update(engine: &dyn Engine, key: &[u8], value: &[u8], if_present: bool) -> Result<(), String> {
+    match if_present {
+        true => engine.update_if_present(key, value).map(|_| ()),
+        false => engine.put(key, value),
+    }
 }
 
 #[cfg(test)]
@@ -253,10 +270,26 @@ mod tests {
             crate::bench::engine::MemEngine::with_put_delay(std::time::Duration::from_micros(200));
         let table = Table::with_records(0);
         load(&engine, plan(2, 100), 200, &table).unwrap();
-        let (m, extra) = run("ycsbd", &engine, plan(3, 400), &table).unwrap();
+        let (m, extra) = run("ycsbd", &engine, plan(3, 400), &table, false).unwrap();
         let reads = m.hists.get(&OpKind::Read).map_or(0, |h| h.count());
         assert_eq!(m.found, reads, "{extra}");
         assert!(table.records() > 200, "inserts grew the table");
+    }
+
+    /// SLM-DB's workload A: an update of a key that does not exist writes nothing.
+    #[test]
+    fn conditional_updates_write_only_existing_keys() {
+        let engine = crate::bench::engine::MemEngine::default();
+        let table = Table::with_records(0);
+        load(&engine, plan(1, 100), 100, &table).unwrap();
+        // The table claims 200 records: half of the keys chosen were never loaded.
+        let claimed = Table::with_records(200);
+        run("ycsba", &engine, plan(1, 2000), &claimed, true).unwrap();
+        let keys = engine.scan(None, Direction::Forward, u64::MAX, &mut |_| true);
+        assert_eq!(keys.unwrap(), 100, "no update inserted a key");
+        run("ycsba", &engine, plan(1, 2000), &claimed, false).unwrap();
+        let keys = engine.scan(None, Direction::Forward, u64::MAX, &mut |_| true);
+        assert!(keys.unwrap() > 100, "plain updates insert missing keys");
     }
 
     #[test]
@@ -265,7 +298,7 @@ mod tests {
         let table = Table::with_records(0);
         load(&engine, plan(2, 500), 1000, &table).unwrap();
         for name in ["ycsba", "ycsbb", "ycsbc", "ycsbd", "ycsbe", "ycsbf"] {
-            let (m, extra) = run(name, &engine, plan(2, 500), &table).unwrap();
+            let (m, extra) = run(name, &engine, plan(2, 500), &table, false).unwrap();
             assert_eq!(m.ops, 1000, "{name}");
             // Every read and read-modify-write hits a loaded or acknowledged record.
             let reads_and_rmws = m.hists.get(&OpKind::Read).map_or(0, |h| h.count())

@@ -1,6 +1,7 @@
 //! RocksDB's own db_bench (Debian's rocksdb-tools, 7.8.3, built with assertions on) run as a
 //! subprocess with flags equivalent to ours, one invocation per benchmark so each has its own
-//! report CSV and statistics.
+//! report CSV and statistics; after `freshdb` the next invocation starts a new database
+//! (`--use_existing_db=0`, which has db_bench destroy the old one).
 //!
 //! Write benchmarks get a second invocation, `--use_existing_db=1 --benchmarks=waitforcompaction`,
 //! whose statistics give the bytes written while settling. db_bench's waitforcompaction first
@@ -14,7 +15,7 @@ use super::super::engine::EngineStats;
 use super::super::histogram::Summary;
 use super::super::outcome::{Outcome, Settle};
 use super::super::runner::Measured;
-use super::super::suite::{benchmark_seed, DB_BENCH_NAMES};
+use super::super::suite::{benchmark_seed, DB_BENCH_NAMES, FRESH_DB};
 use super::parse::{parse_output, parse_report_csv, DbBenchOutput};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -75,7 +76,7 @@ pub fn db_bench_args(
             a.report_interval_seconds.round().max(1.0) as u64
         ),
         format!("--report_file={}", report.display()),
-        format!("--seek_nexts={}", a.seek_nexts),
+        format!("--seek_nexts={}", cfg.seek_nexts),
         format!("--readwritepercent={}", a.readwritepercent),
         "--compression_type=none".into(),
         "--bloom_bits=10".into(),
@@ -141,6 +142,10 @@ pub fn run(cfg: &BenchConfig, dirs: &DbBenchDirs) -> Result<(Vec<Outcome>, Strin
     let mut existing = cfg.args.use_existing_db;
     for (index, bench) in cfg.benchmarks.iter().enumerate() {
         let seed = benchmark_seed(cfg, index);
+        if bench == FRESH_DB {
+            existing = false; // the next invocation recreates the database
+            continue;
+        }
         if !DB_BENCH_NAMES.contains(&bench.as_str()) {
             println!("db_bench: {bench} has no db_bench equivalent; skipped");
             continue;

@@ -149,9 +149,6 @@ fn run_rocksdb(
     use super::engine::{Engine, RocksDbEngine, RocksDbSetup};
     let db = work.sibling(name);
     let wal = pm_sibling(cfg, &format!("{name}-wal"));
-    if !cfg.args.use_existing_db {
-        clear(&db, wal.as_ref())?;
-    }
     let o = &cfg.options;
     let setup = RocksDbSetup {
         write_buffer_size: o.pmtable_size,
@@ -160,10 +157,15 @@ fn run_rocksdb(
         background_jobs: o.flush_threads,
         min_blob_size,
     };
-    let mut engine = RocksDbEngine::open(&db, wal.as_deref(), &setup, cfg.args.sync)?;
-    let result = super::suite::run_suite(cfg, &mut engine);
-    engine.close()?;
-    let outcomes = result?;
+    // Each part of the benchmark list (split at `freshdb`) on its own database.
+    let mut open = |part: &BenchConfig| -> Result<Box<dyn Engine>, String> {
+        if !part.args.use_existing_db {
+            clear(&db, wal.as_ref())?;
+        }
+        let engine = RocksDbEngine::open(&db, wal.as_deref(), &setup, part.args.sync)?;
+        Ok(Box::new(engine))
+    };
+    let outcomes = super::suite::run_parts(cfg, &mut open)?;
     if !cfg.args.keep_db {
         clear(&db, wal.as_ref())?;
     }

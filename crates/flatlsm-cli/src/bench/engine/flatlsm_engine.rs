@@ -71,6 +71,12 @@ impl Engine for FlatLsmEngine {
         self.db()?.get(&ReadOptions::default(), key).map_err(err)
     }
 
+    /// The engine's own check (`slmdb`: the B+-tree alone; the others: a lookup).
+    fn update_if_present(&self, key: &[u8], value: &[u8]) -> Result<bool, String> {
+        let db = self.db()?;
+        db.update_if_present(&self.write, key, value).map_err(err)
+    }
+
     fn scan(
         &self,
         start: Option<&[u8]>,

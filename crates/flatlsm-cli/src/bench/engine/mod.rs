@@ -172,6 +172,15 @@ pub trait Engine: Sync {
     fn put(&self, key: &[u8], value: &[u8]) -> Result<(), String>;
     /// Reads one key.
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, String>;
+    /// Writes `key` only if it holds a value (SLM-DB's "insert if exists"); returns whether it
+    /// did. By default a lookup, then a put (not atomic: a benchmark's updates only).
+    fn update_if_present(&self, key: &[u8], value: &[u8]) -> Result<bool, String> {
+        let present = self.get(key)?.is_some();
+        if present {
+            self.put(key, value)?;
+        }
+        Ok(present)
+    }
     /// Walks up to `limit` entries from `start` (or the first/last key), calling `visit` with
     /// each entry's size in bytes until it returns false; returns the entries visited.
     fn scan(
