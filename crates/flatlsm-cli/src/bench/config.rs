@@ -39,6 +39,9 @@ pub struct BenchConfig {
     /// `--compare profiles` configures the peers as the MatrixKV paper does (the MatrixKV
     /// presets: `Preset::matrixkv_peers`).
     pub matrixkv_peers: bool,
+    /// `--compare profiles` gives `leveled` and `novelsm` LevelDB's defaults (the SLM-DB
+    /// presets: `Preset::leveldb_peers`).
+    pub leveldb_peers: bool,
     /// The designs `--compare profiles` runs, by label (empty: the default set).
     pub variants: Vec<String>,
     /// Emulated PM write latencies a `--compare profiles` preset sweeps (ns per line).
@@ -171,6 +174,7 @@ impl BenchConfig {
             value_sizes,
             sweep_bytes: sweep_bytes.unwrap_or(super::preset::PM_MEMTABLES_BYTES),
             matrixkv_peers: p.matrixkv_peers,
+            leveldb_peers: p.leveldb_peers,
             variants: p
                 .variants
                 .unwrap_or_default()

@@ -79,6 +79,9 @@ pub struct Preset {
     /// `leveled-L0-PM` (RocksDB-L0-NVM) and gives `novelsm` two memtables of half the
     /// container each (the paper's 2 × 4 GB in 8 GB of NVM).
     pub matrixkv_peers: bool,
+    /// `--compare profiles` configures the peers as the SLM-DB paper does: `leveled` and
+    /// `novelsm` (LevelDB and LevelDB+PM) with LevelDB 1.20's defaults.
+    pub leveldb_peers: bool,
     /// The designs `--compare profiles` runs, by label (default: its default set).
     pub variants: Option<&'static [&'static str]>,
     /// Emulated PM write latencies to sweep (ns per line), each with every value size.
@@ -318,6 +321,7 @@ fn slmdb_writes() -> Preset {
         needs_pm_path: true,
         compare: Some("profiles"),
         variants: Some(&["leveled", "novelsm", "slmdb"]),
+        leveldb_peers: true,
         ..Preset::default()
     }
 }

@@ -224,6 +224,20 @@ fn halve_container_into_memtables(o: &mut flatlsm::Options) {
     o.flush_immutable_num = 1;
 }
 
+/// LevelDB 1.20's defaults, as the SLM-DB paper runs LevelDB ("default values for all
+/// parameters except the MemTable size"): 2 MiB files, level 1 of 10 MiB growing tenfold,
+/// level-0 compaction at 4 files, slowdown at 8, stop at 12, one flush thread.
+fn leveldb_defaults(o: &mut flatlsm::Options) {
+    o.target_file_size = 2 << 20;
+    o.flush_threads = 1;
+    let l = &mut o.leveled;
+    l.max_bytes_for_level_base = 10 << 20;
+    l.max_bytes_for_level_multiplier = 10.0;
+    l.level0_file_num_compaction_trigger = 4;
+    l.level0_slowdown_writes_trigger = 8;
+    l.level0_stop_writes_trigger = 12;
+}
+
 /// ` (values >= N B in value logs)` when the variant separates values.
 fn separation_note(cfg: &BenchConfig) -> String {
     match cfg.options.kv_separation_threshold {
@@ -241,6 +255,9 @@ fn variant_config(cfg: &BenchConfig, v: &Variant) -> Result<BenchConfig, String>
     }
     if cfg.matrixkv_peers && v.profile == Profile::NoveLsm {
         halve_container_into_memtables(&mut one.options);
+    }
+    if cfg.leveldb_peers && matches!(v.profile, Profile::Leveled | Profile::NoveLsm) {
+        leveldb_defaults(&mut one.options);
     }
     let default = flatlsm::Options::default().kv_separation_threshold;
     match v.separate {
@@ -288,6 +305,27 @@ mod tests {
     fn resolve(args: &[&str]) -> BenchConfig {
         let argv = std::iter::once("bench").chain(args.iter().copied());
         BenchConfig::resolve(Wrapper::try_parse_from(argv).unwrap().args).unwrap()
+    }
+
+    /// The SLM-DB presets give LevelDB's roles LevelDB's defaults and leave `slmdb` its own.
+    #[test]
+    fn slmdb_presets_run_leveled_and_novelsm_with_leveldb_defaults() {
+        let cfg = resolve(&["--preset", "slmdb-writes", "--pm_path", "/dev/shm/x"]);
+        let of = |label: &str| VARIANTS.iter().find(|v| v.label == label).unwrap();
+        for label in ["leveled", "novelsm"] {
+            let o = variant_config(&cfg, of(label)).unwrap().options;
+            assert_eq!(o.target_file_size, 2 << 20, "{label}");
+            assert_eq!(o.leveled.max_bytes_for_level_base, 10 << 20, "{label}");
+            assert_eq!(o.leveled.level0_stop_writes_trigger, 12, "{label}");
+        }
+        let slmdb = variant_config(&cfg, of("slmdb")).unwrap().options;
+        assert_eq!(
+            slmdb.target_file_size,
+            flatlsm::Options::default().target_file_size
+        );
+        let other = resolve(&["--preset", "designs-4k", "--pm_path", "/dev/shm/x"]);
+        let leveled = variant_config(&other, of("leveled")).unwrap().options;
+        assert_ne!(leveled.leveled.level0_stop_writes_trigger, 12);
     }
 
     /// slmdb-ops and slmdb-ycsb: `leveled` (no value separation) against `slmdb`, each point
