@@ -27,6 +27,10 @@ pub struct DbArgs {
     /// Create the database if it does not exist.
     #[arg(long = "create-if-missing")]
     pub create_if_missing: bool,
+    /// Bytes of PM for the B+-tree of an `slmdb` database being created (default 1 GiB: about
+    /// 8 million keys of up to 32 bytes). An existing tree keeps its size.
+    #[arg(long = "btree-size", alias = "btree_size")]
+    pub btree_size: Option<u64>,
     /// Open even though the PM directory lost its contents, accepting the loss of the writes
     /// that were only in PM (e.g. emulated PM after a reboot).
     #[arg(long = "allow-missing-pm")]
@@ -57,14 +61,18 @@ impl DbArgs {
     }
 
     fn options(&self) -> Result<Options, String> {
-        Ok(Options {
-            profile: self.profile()?,
-            wal_dir: self.wal_dir.clone(),
-            pm_path: self.pm_path.clone(),
-            pm_mode: parse_pm_mode(&self.pm_mode)?,
-            create_if_missing: self.create_if_missing,
-            allow_missing_pm: self.allow_missing_pm,
-            ..Options::default()
+        let mut slmdb = flatlsm::SlmDbOptions::default();
+        slmdb.btree_size = self.btree_size.unwrap_or(slmdb.btree_size);
+        Ok({
+            let mut o = Options::default();
+            o.profile = self.profile()?;
+            o.slmdb = slmdb;
+            o.wal_dir = self.wal_dir.clone();
+            o.pm_path = self.pm_path.clone();
+            o.pm_mode = parse_pm_mode(&self.pm_mode)?;
+            o.create_if_missing = self.create_if_missing;
+            o.allow_missing_pm = self.allow_missing_pm;
+            o
         })
     }
 

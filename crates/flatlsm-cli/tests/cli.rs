@@ -93,3 +93,38 @@ fn tmpfs_pm_directory_without_emulation_is_refused_with_a_clear_message() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("reboot"), "{err}");
 }
+
+/// `--btree-size` sizes the B+-tree of an `slmdb` database being created; later commands open
+/// it as it is. Regression: a command without the flag, run before the first flush, made the
+/// tree afresh at the default size (1 GiB) because no SST was recorded yet.
+#[test]
+fn an_slmdb_database_is_created_with_the_btree_size_given() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db");
+    let put = flatlsm()
+        .args(["put", "--create-if-missing", "--profile", "slmdb"])
+        .args(["--pm-mode", "msync", "--btree-size", "2097152", "--db"])
+        .arg(&db)
+        .args(["hello", "world"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&put.stderr);
+    assert!(put.status.success(), "{err}");
+    let flush = flatlsm().args(["flush", "--db"]).arg(&db).output().unwrap();
+    assert!(
+        flush.status.success(),
+        "{}",
+        String::from_utf8_lossy(&flush.stderr)
+    );
+    let tree = std::fs::metadata(db.join("pm").join("index.pmbt")).unwrap();
+    assert_eq!(tree.len(), 2 << 20);
+    let get = flatlsm()
+        .args(["get", "--db"])
+        .arg(&db)
+        .arg("hello")
+        .output();
+    assert_eq!(
+        String::from_utf8_lossy(&get.unwrap().stdout).trim(),
+        "world"
+    );
+}

@@ -75,11 +75,12 @@ fn small_db(dir: &Path) -> PathBuf {
     let d = flatlsm::Db::open(&db, flatlsm::Options::default()).unwrap();
     let w = flatlsm::WriteOptions::default();
     for i in 1..10 {
-        d.put(&w, format!("a{i}").as_bytes(), format!("v{i}").as_bytes())
+        d.put_opt(format!("a{i}").as_bytes(), format!("v{i}").as_bytes(), &w)
             .unwrap();
     }
     for i in 0..5 {
-        d.put(&w, format!("b{i}").as_bytes(), &[b'x'; 600]).unwrap();
+        d.put_opt(format!("b{i}").as_bytes(), [b'x'; 600], &w)
+            .unwrap();
     }
     d.close().unwrap();
     db
@@ -323,10 +324,7 @@ fn locked_database_is_refused_while_another_handle_has_it_open() {
     let db = small_db(t.path());
     // No background threads: the holder's own work (spare PM Logs prepared at start) would
     // change the directory while the refused commands are checked for touching nothing.
-    let quiet = flatlsm::Options {
-        background_work: false,
-        ..flatlsm::Options::default()
-    };
+    let quiet = flatlsm::Options::default().background_work(false);
     let holder = flatlsm::Db::open(&db, quiet).unwrap();
     let before = snapshot(&db);
     refused(&["get", "--db", s(&db), "a1"], "locked by another process");

@@ -4,12 +4,26 @@
 //! find the damage (`flatlsm dump`/`check` take the same coordinates).
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 /// Result alias used throughout the crate.
 pub type Result<T> = std::result::Result<T, Error>;
 
-/// Everything that can go wrong in FlatLSM.
+/// Everything that can go wrong in FlatLSM. New variants may be added (`#[non_exhaustive]`):
+/// match the ones you handle and keep a catch-all arm.
+///
+/// ```
+/// # fn main() {
+/// let e = flatlsm_core::error::Error::corruption("/db/000012.sst", 4096, "bad block checksum");
+/// assert!(e.is_corruption());
+/// assert_eq!(
+///     e.to_string(),
+///     "corruption in /db/000012.sst at offset 4096: bad block checksum"
+/// );
+/// # }
+/// ```
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum Error {
     /// An operating-system I/O call failed.
     #[error("I/O error while {context}: {source}")]
@@ -37,8 +51,18 @@ pub enum Error {
     #[error("{0}")]
     InvalidState(String),
     /// A background flush, compaction or GC failed earlier; writes are refused until reopen.
+    /// The failure keeps its kind: match on the inner error (e.g. an `Io` error with
+    /// `ErrorKind::StorageFull`, or a `Corruption` naming the file).
     #[error("database is in error state after a background failure (reads still work): {0}")]
-    Background(String),
+    Background(Arc<Error>),
+    /// Another process, or another handle in this one, holds the database's `LOCK` file.
+    #[error("{detail}")]
+    Locked {
+        /// The database directory.
+        path: PathBuf,
+        /// The whole message: the database, who holds it, and what to do.
+        detail: String,
+    },
     /// The database was closed.
     #[error("database is closed")]
     Closed,

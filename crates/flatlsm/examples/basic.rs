@@ -9,30 +9,30 @@ fn main() -> flatlsm::Result<()> {
     let dir = std::env::temp_dir().join(format!("flatlsm-example-{}", std::process::id()));
     let db = Db::open(&dir, Options::default())?;
 
-    db.put(
+    db.put_opt(
+        b"apple",
+        b"red",
         &WriteOptions {
             sync: true,
             ..WriteOptions::default()
         },
-        b"apple",
-        b"red",
     )?;
-    db.put(&WriteOptions::default(), b"banana", b"yellow")?;
+    db.put(b"banana", b"yellow")?;
 
     let mut batch = WriteBatch::new();
     batch.put(b"cherry", b"dark red").delete(b"banana");
-    db.write(&WriteOptions::default(), &batch)?;
+    db.write(&batch)?;
 
     let snapshot = db.snapshot();
-    db.put(&WriteOptions::default(), b"apple", b"green")?;
+    db.put(b"apple", b"green")?;
 
-    let latest = db.get(&ReadOptions::default(), b"apple")?;
-    let before = db.get(
+    let latest = db.get(b"apple")?;
+    let before = db.get_opt(
+        b"apple",
         &ReadOptions {
             snapshot: Some(&snapshot),
             ..Default::default()
         },
-        b"apple",
     )?;
     println!(
         "apple now {:?}, at the snapshot {:?}",
@@ -40,7 +40,7 @@ fn main() -> flatlsm::Result<()> {
         before.map(String::from_utf8)
     );
 
-    for entry in db.iter(&ReadOptions::default())? {
+    for entry in db.iter()? {
         let (k, v) = entry?;
         println!(
             "{} = {}",

@@ -45,32 +45,33 @@ fn main() -> Res<()> {
 
 /// A database with every file kind: L2 (compact_range), L1 (flush), unflushed PM Logs, value logs.
 fn build_database(path: &Path) -> Res<()> {
-    let opts = Options {
-        pm_path: Some(path.join("pm")),
-        pm_mode: PmModeOption::Msync,
-        pmtable_size: 64 << 10,
-        flush_immutable_num: 1,
-        max_write_buffer_number: 3,
-        target_file_size: 8 << 10,
-        block_size: 1024,
-        ..Options::default()
+    let opts = {
+        let mut o = Options::default();
+        o.pm_path = Some(path.join("pm"));
+        o.pm_mode = PmModeOption::Msync;
+        o.pmtable_size = 64 << 10;
+        o.flush_immutable_num = 1;
+        o.max_write_buffer_number = 3;
+        o.target_file_size = 8 << 10;
+        o.block_size = 1024;
+        o
     };
     let db = Db::open(path, opts)?;
     let w = WriteOptions::default();
     let value = |i: usize| vec![b'a' + (i % 26) as u8; if i.is_multiple_of(3) { 700 } else { 40 }];
     for i in 0..300 {
-        db.put(&w, format!("key{i:05}").as_bytes(), &value(i))?;
+        db.put_opt(format!("key{i:05}").as_bytes(), value(i), &w)?;
     }
     db.compact_range(None, None)?;
     for i in (0..300).step_by(5) {
         let mut b = WriteBatch::new();
         b.put(format!("key{i:05}"), value(i + 1))
             .delete(format!("key{:05}", i + 1));
-        db.write(&w, &b)?;
+        db.write_opt(&b, &w)?;
     }
     db.flush()?;
     for i in 300..340 {
-        db.put(&w, format!("key{i:05}").as_bytes(), &value(i))?;
+        db.put_opt(format!("key{i:05}").as_bytes(), value(i), &w)?;
     }
     db.close()?;
     Ok(())

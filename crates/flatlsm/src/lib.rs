@@ -8,8 +8,8 @@
 //! let mut opts = Options::default();
 //! opts.pm_path = Some(dir.path().join("pm")); // ordinary files, persisted with msync
 //! let db = Db::open(dir.path().join("db"), opts)?;
-//! db.put(&WriteOptions::default(), b"key", b"value")?;
-//! assert_eq!(db.get(&ReadOptions::default(), b"key")?, Some(b"value".to_vec()));
+//! db.put(b"key", b"value")?;
+//! assert_eq!(db.get(b"key")?, Some(b"value".to_vec()));
 //! db.close()?;
 //! # Ok(())
 //! # }

@@ -3,6 +3,8 @@
 //! Defaults follow the FlatLSM paper scaled to an embedded default (64 MiB PMTables instead of
 //! 2 GiB); see docs/design-decisions.md for the reasoning behind each.
 
+mod builder;
+
 use crate::designs::leveled::LeveledOptions;
 use crate::designs::matrixkv::MatrixKvOptions;
 use crate::designs::slmdb::SlmDbOptions;
@@ -63,8 +65,20 @@ pub enum PmModeOption {
     Emulated,
 }
 
-/// Options for [`crate::db::Db::open`].
+/// Options for [`crate::db::Db::open`]. Build them from the defaults with the setters
+/// (`options/builder.rs`), or set fields on a default value; new fields may be added
+/// (`#[non_exhaustive]`).
+///
+/// ```
+/// use flatlsm::{Options, Profile};
+/// let opts = Options::default()
+///     .profile(Profile::SlmDb)
+///     .pm_path("/mnt/pmem/flatlsm")
+///     .pmtable_size(64 << 20);
+/// assert_eq!(opts.pmtable_size, 64 << 20);
+/// ```
 #[derive(Clone)]
+#[non_exhaustive]
 pub struct Options {
     /// The design: chosen when the database is created and recorded in it; opening it under
     /// another profile is refused (default [`Profile::FlatLsm`]).

@@ -6,15 +6,16 @@ use flatlsm::{Db, Error, Options, PmModeOption, ReadOptions, WriteBatch, WriteOp
 use std::path::Path;
 
 fn options(dir: &Path) -> Options {
-    Options {
-        pm_path: Some(dir.join("pm")),
-        pm_mode: PmModeOption::Msync,
-        pmtable_size: 256 << 10,
-        flush_immutable_num: 1,
-        max_write_buffer_number: 3,
-        flush_threads: 1,
-        block_cache_size: 1 << 20,
-        ..Options::default()
+    {
+        let mut o = Options::default();
+        o.pm_path = Some(dir.join("pm"));
+        o.pm_mode = PmModeOption::Msync;
+        o.pmtable_size = 256 << 10;
+        o.flush_immutable_num = 1;
+        o.max_write_buffer_number = 3;
+        o.flush_threads = 1;
+        o.block_cache_size = 1 << 20;
+        o
     }
 }
 
@@ -32,12 +33,12 @@ fn empty_key_is_an_ordinary_key_in_pm_sst_and_after_reopen() {
     let w = WriteOptions::default();
     let r = ReadOptions::default();
     let db = Db::open(&path, options(&path)).unwrap();
-    db.put(&w, b"", b"empty").unwrap();
-    db.put(&w, b"a", b"1").unwrap();
-    assert_eq!(db.get(&r, b"").unwrap().as_deref(), Some(&b"empty"[..]));
+    db.put_opt(b"", b"empty", &w).unwrap();
+    db.put_opt(b"a", b"1", &w).unwrap();
+    assert_eq!(db.get_opt(b"", &r).unwrap().as_deref(), Some(&b"empty"[..]));
     db.flush().unwrap();
-    assert_eq!(db.get(&r, b"").unwrap().as_deref(), Some(&b"empty"[..]));
-    let it = db.iter(&r).unwrap();
+    assert_eq!(db.get_opt(b"", &r).unwrap().as_deref(), Some(&b"empty"[..]));
+    let it = db.iter_opt(&r).unwrap();
     assert!(
         it.valid() && it.key().is_empty(),
         "the empty key sorts first"
@@ -46,10 +47,10 @@ fn empty_key_is_an_ordinary_key_in_pm_sst_and_after_reopen() {
     db.close().unwrap();
     drop(db);
     let db = Db::open(&path, options(&path)).unwrap();
-    assert_eq!(db.get(&r, b"").unwrap().as_deref(), Some(&b"empty"[..]));
-    db.delete(&w, b"").unwrap();
-    assert_eq!(db.get(&r, b"").unwrap(), None);
-    assert_eq!(db.get(&r, b"a").unwrap().as_deref(), Some(&b"1"[..]));
+    assert_eq!(db.get_opt(b"", &r).unwrap().as_deref(), Some(&b"empty"[..]));
+    db.delete_opt(b"", &w).unwrap();
+    assert_eq!(db.get_opt(b"", &r).unwrap(), None);
+    assert_eq!(db.get_opt(b"a", &r).unwrap().as_deref(), Some(&b"1"[..]));
 }
 
 #[test]
@@ -59,23 +60,16 @@ fn key_over_the_limit_is_rejected_and_the_limit_itself_accepted() {
     let db = Db::open(&path, options(&path)).unwrap();
     let w = WriteOptions::default();
     let big = vec![b'k'; MAX_KEY_SIZE + 1];
-    invalid_argument(db.put(&w, &big, b"v"), "key of 65537 bytes");
-    invalid_argument(db.delete(&w, &big), "exceeds the limit");
+    invalid_argument(db.put_opt(&big, b"v", &w), "key of 65537 bytes");
+    invalid_argument(db.delete_opt(&big, &w), "exceeds the limit");
     let mut b = WriteBatch::new();
     b.put(b"ok", b"v").put(&big, b"v");
-    invalid_argument(db.write(&w, &b), "key");
-    assert_eq!(
-        db.get(&ReadOptions::default(), b"ok").unwrap(),
-        None,
-        "batch not applied"
-    );
+    invalid_argument(db.write_opt(&b, &w), "key");
+    assert_eq!(db.get(b"ok").unwrap(), None, "batch not applied");
     let max = vec![b'k'; MAX_KEY_SIZE];
-    db.put(&w, &max, b"v").unwrap();
+    db.put_opt(&max, b"v", &w).unwrap();
     db.flush().unwrap();
-    assert_eq!(
-        db.get(&ReadOptions::default(), &max).unwrap().as_deref(),
-        Some(&b"v"[..])
-    );
+    assert_eq!(db.get(&max).unwrap().as_deref(), Some(&b"v"[..]));
 }
 
 #[test]
@@ -87,14 +81,9 @@ fn value_over_the_limit_is_rejected() {
     assert!(limit <= MAX_VALUE_SIZE);
     let db = Db::open(&path, opts).unwrap();
     let w = WriteOptions::default();
-    invalid_argument(db.put(&w, b"k", &vec![0; limit + 1]), "value of");
-    db.put(&w, b"k", &vec![7; limit - 100]).unwrap();
-    assert_eq!(
-        db.get(&ReadOptions::default(), b"k")
-            .unwrap()
-            .map(|v| v.len()),
-        Some(limit - 100)
-    );
+    invalid_argument(db.put_opt(b"k", vec![0; limit + 1], &w), "value of");
+    db.put_opt(b"k", vec![7; limit - 100], &w).unwrap();
+    assert_eq!(db.get(b"k").unwrap().map(|v| v.len()), Some(limit - 100));
 }
 
 #[test]
@@ -104,7 +93,7 @@ fn every_operation_after_close_is_an_error() {
     let db = Db::open(&path, options(&path)).unwrap();
     let w = WriteOptions::default();
     let r = ReadOptions::default();
-    db.put(&w, b"k", b"v").unwrap();
+    db.put_opt(b"k", b"v", &w).unwrap();
     db.close().unwrap();
     db.close().unwrap(); // idempotent
     let closed = |what: &str, e: Option<Error>| {
@@ -113,21 +102,21 @@ fn every_operation_after_close_is_an_error() {
             "{what} after close: {e:?}"
         );
     };
-    closed("put", db.put(&w, b"k", b"v").err());
-    closed("delete", db.delete(&w, b"k").err());
-    closed("write", db.write(&w, &WriteBatch::new()).err());
-    closed("get", db.get(&r, b"k").err());
-    closed("iter", db.iter(&r).err());
-    closed("range", db.range(&r, None, None).err());
+    closed("put", db.put_opt(b"k", b"v", &w).err());
+    closed("delete", db.delete_opt(b"k", &w).err());
+    closed("write", db.write_opt(&WriteBatch::new(), &w).err());
+    closed("get", db.get_opt(b"k", &r).err());
+    closed("iter", db.iter_opt(&r).err());
+    closed("range", db.range_opt::<&[u8]>(.., &r).err());
     closed("flush", db.flush().err());
     closed("compact_range", db.compact_range(None, None).err());
     closed(
         "insert_if_absent",
-        db.insert_if_absent(&w, b"n", b"v").err(),
+        db.put_if_opt(b"n", b"v", false, &w).err(),
     );
     closed(
         "update_if_present",
-        db.update_if_present(&w, b"k", b"v").err(),
+        db.put_if_opt(b"k", b"v", true, &w).err(),
     );
     closed(
         "wait_for_background_work",
@@ -135,7 +124,7 @@ fn every_operation_after_close_is_an_error() {
     );
     drop(db);
     let db = Db::open(&path, options(&path)).unwrap();
-    assert_eq!(db.get(&r, b"k").unwrap().as_deref(), Some(&b"v"[..]));
+    assert_eq!(db.get_opt(b"k", &r).unwrap().as_deref(), Some(&b"v"[..]));
 }
 
 /// Changes one option to a bad value.
@@ -199,9 +188,10 @@ fn out_of_range_options_are_rejected_naming_the_option() {
 /// PMTable GC trigger meaningless.
 #[test]
 fn nan_pmtable_gc_ratio_is_rejected() {
-    let o = Options {
-        pmtable_gc_ratio: f64::NAN,
-        ..Options::default()
+    let o = {
+        let mut o = Options::default();
+        o.pmtable_gc_ratio = f64::NAN;
+        o
     };
     invalid_argument(o.validate(), "pmtable_gc_ratio");
 }
@@ -210,9 +200,10 @@ fn nan_pmtable_gc_ratio_is_rejected() {
 /// while allocating the PM region.
 #[test]
 fn huge_pmtable_size_is_invalid_argument_not_an_io_error() {
-    let o = Options {
-        pmtable_size: usize::MAX,
-        ..Options::default()
+    let o = {
+        let mut o = Options::default();
+        o.pmtable_size = usize::MAX;
+        o
     };
     invalid_argument(o.validate(), "pmtable_size");
 }
@@ -221,9 +212,10 @@ fn huge_pmtable_size_is_invalid_argument_not_an_io_error() {
 /// `keys * bits_per_key` bits (overflowing for large values).
 #[test]
 fn huge_bloom_bits_per_key_is_rejected() {
-    let o = Options {
-        bloom_bits_per_key: 1 << 40,
-        ..Options::default()
+    let o = {
+        let mut o = Options::default();
+        o.bloom_bits_per_key = 1 << 40;
+        o
     };
     invalid_argument(o.validate(), "bloom_bits_per_key");
 }
@@ -364,12 +356,12 @@ fn options_accepting_any_value_work_at_both_ends() {
         set(&mut o);
         let db = Db::open(&path, o).unwrap();
         for i in 0..200u32 {
-            db.put(&w, &i.to_be_bytes(), &vec![i as u8; i as usize % 3 * 350])
+            db.put_opt(i.to_be_bytes(), vec![i as u8; i as usize % 3 * 350], &w)
                 .unwrap();
         }
         db.compact_range(None, None).unwrap();
         for i in [0u32, 1, 2, 199] {
-            let got = db.get(&ReadOptions::default(), &i.to_be_bytes()).unwrap();
+            let got = db.get(i.to_be_bytes()).unwrap();
             assert_eq!(got, Some(vec![i as u8; i as usize % 3 * 350]));
         }
     }
@@ -422,10 +414,11 @@ fn slowdown_options_are_validated_naming_the_range() {
     // Default: as soon as more tables wait than one flush takes, below the stop.
     let d = Options::default();
     assert_eq!(d.slowdown_trigger(), d.flush_immutable_num + 1);
-    let tight = Options {
-        flush_immutable_num: 4,
-        max_write_buffer_number: 5,
-        ..Options::default()
+    let tight = {
+        let mut o = Options::default();
+        o.flush_immutable_num = 4;
+        o.max_write_buffer_number = 5;
+        o
     };
     assert_eq!(tight.slowdown_trigger(), 4);
 }

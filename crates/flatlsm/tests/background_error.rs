@@ -5,7 +5,7 @@ mod common;
 
 use flatlsm::fs::FaultFs;
 use flatlsm::pm::simulated::SimulatedPmDevice;
-use flatlsm::{Db, Error, ReadOptions, WriteOptions};
+use flatlsm::{Db, Error, WriteOptions};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
@@ -26,7 +26,7 @@ fn disk_full_during_flush_refuses_writes_keeps_reads_and_recovers_on_reopen() {
         ..WriteOptions::default()
     };
     for i in 0..100u32 {
-        db.put(&w, format!("k{i:03}").as_bytes(), &[i as u8; 300])
+        db.put_opt(format!("k{i:03}").as_bytes(), [i as u8; 300], &w)
             .unwrap();
     }
     fs.disk_full.store(true, Ordering::SeqCst);
@@ -36,16 +36,18 @@ fn disk_full_during_flush_refuses_writes_keeps_reads_and_recovers_on_reopen() {
         "{err}"
     );
     // Reads keep working from the PMTables.
-    assert_eq!(
-        db.get(&ReadOptions::default(), b"k042").unwrap(),
-        Some(vec![42; 300])
-    );
+    assert_eq!(db.get(b"k042").unwrap(), Some(vec![42; 300]));
     // Later writes report the failure instead of losing data silently.
     let mut saw_error = false;
     for i in 0..2000u32 {
-        match db.put(&w, format!("x{i:04}").as_bytes(), &[1; 300]) {
+        match db.put_opt(format!("x{i:04}").as_bytes(), [1; 300], &w) {
             Ok(()) => {}
-            Err(Error::Background(msg)) => {
+            Err(Error::Background(cause)) => {
+                // The failure keeps its kind: an I/O error, out of space.
+                let Error::Io { source, .. } = &*cause else {
+                    panic!("the cause lost its kind: {cause:?}");
+                };
+                let msg = source.to_string();
                 assert!(
                     msg.contains("No space") || msg.contains("os error 28"),
                     "{msg}"
@@ -62,14 +64,10 @@ fn disk_full_during_flush_refuses_writes_keeps_reads_and_recovers_on_reopen() {
     let db = Db::open(dir.path(), opts).unwrap();
     for i in 0..100u32 {
         assert_eq!(
-            db.get(&ReadOptions::default(), format!("k{i:03}").as_bytes())
-                .unwrap(),
+            db.get(format!("k{i:03}").as_bytes()).unwrap(),
             Some(vec![i as u8; 300])
         );
     }
     db.flush().unwrap();
-    assert_eq!(
-        db.get(&ReadOptions::default(), b"k099").unwrap(),
-        Some(vec![99; 300])
-    );
+    assert_eq!(db.get(b"k099").unwrap(), Some(vec![99; 300]));
 }

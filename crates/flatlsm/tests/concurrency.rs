@@ -2,7 +2,7 @@
 
 mod common;
 
-use flatlsm::{Db, ReadOptions, WriteOptions};
+use flatlsm::{Db, ReadOptions};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
@@ -38,12 +38,7 @@ fn readers_see_monotonic_values_while_writers_flush_and_compact() {
                 for round in 0..ROUNDS {
                     for k in 0..KEYS {
                         let key = format!("w{w}-k{k:04}");
-                        db.put(
-                            &WriteOptions::default(),
-                            key.as_bytes(),
-                            &value(w, k, round),
-                        )
-                        .unwrap();
+                        db.put(key.as_bytes(), value(w, k, round)).unwrap();
                     }
                 }
             })
@@ -59,9 +54,7 @@ fn readers_see_monotonic_values_while_writers_flush_and_compact() {
                     for w in 0..WRITERS {
                         for k in (r..KEYS).step_by(7) {
                             let key = format!("w{w}-k{k:04}");
-                            if let Some(v) =
-                                db.get(&ReadOptions::default(), key.as_bytes()).unwrap()
-                            {
+                            if let Some(v) = db.get(key.as_bytes()).unwrap() {
                                 let round = round_of(&v);
                                 let slot = &mut last[(w * KEYS + k) as usize];
                                 assert!(round >= *slot, "value went back in time for {key}");
@@ -78,7 +71,7 @@ fn readers_see_monotonic_values_while_writers_flush_and_compact() {
                         ..ReadOptions::default()
                     };
                     let mut prev: Option<Vec<u8>> = None;
-                    for item in db.iter(&ro).unwrap() {
+                    for item in db.iter_opt(&ro).unwrap() {
                         let (k, v) = item.unwrap();
                         assert!(
                             prev.as_ref().is_none_or(|p| p < &k),
@@ -107,7 +100,7 @@ fn readers_see_monotonic_values_while_writers_flush_and_compact() {
     for w in 0..WRITERS {
         for k in 0..KEYS {
             let key = format!("w{w}-k{k:04}");
-            let v = db.get(&ReadOptions::default(), key.as_bytes()).unwrap();
+            let v = db.get(key.as_bytes()).unwrap();
             assert_eq!(v, Some(value(w, k, ROUNDS - 1)), "final value of {key}");
         }
     }

@@ -15,19 +15,20 @@ type Model = BTreeMap<Vec<u8>, Vec<u8>>;
 
 /// Options of the fixture: small PMTables and files so every file kind exists several times.
 fn options(dir: &Path, background: bool) -> Options {
-    Options {
-        pm_path: Some(dir.join("pm")),
-        pm_mode: PmModeOption::Msync,
-        pmtable_size: 64 << 10,
-        flush_immutable_num: 1,
-        max_write_buffer_number: 3,
-        l1_capacity: 1 << 30,
-        target_file_size: 16 << 10,
-        block_size: 1024,
-        flush_threads: 2,
-        block_cache_size: 0,
-        background_work: background,
-        ..Options::default()
+    {
+        let mut o = Options::default();
+        o.pm_path = Some(dir.join("pm"));
+        o.pm_mode = PmModeOption::Msync;
+        o.pmtable_size = 64 << 10;
+        o.flush_immutable_num = 1;
+        o.max_write_buffer_number = 3;
+        o.l1_capacity = 1 << 30;
+        o.target_file_size = 16 << 10;
+        o.block_size = 1024;
+        o.flush_threads = 2;
+        o.block_cache_size = 0;
+        o.background_work = background;
+        o
     }
 }
 
@@ -66,29 +67,29 @@ fn build_fixture() -> Fixture {
     let db = Db::open(&path, options(&path, true)).unwrap();
     let w = WriteOptions::default();
     for i in 0..500 {
-        db.put(&w, &key(i), &value(i, 0)).unwrap();
+        db.put_opt(key(i), value(i, 0), &w).unwrap();
         model.insert(key(i), value(i, 0));
     }
     db.compact_range(None, None).unwrap();
     for i in (0..500).step_by(4) {
         let mut b = WriteBatch::new();
         b.put(key(i), value(i, 1)).delete(key(i + 1));
-        db.write(&w, &b).unwrap();
+        db.write_opt(&b, &w).unwrap();
         model.insert(key(i), value(i, 1));
         model.remove(&key(i + 1));
     }
     db.flush().unwrap();
     for i in 500..560 {
-        db.put(&w, &key(i), &value(i, 2)).unwrap();
+        db.put_opt(key(i), value(i, 2), &w).unwrap();
         model.insert(key(i), value(i, 2));
     }
-    db.put(
+    db.put_opt(
+        b"zz-last",
+        b"x",
         &WriteOptions {
             sync: true,
             ..WriteOptions::default()
         },
-        b"zz-last",
-        b"x",
     )
     .unwrap();
     model.insert(b"zz-last".to_vec(), b"x".to_vec());
@@ -162,7 +163,7 @@ fn read_everything(path: &Path, model: &Model) -> Result<(), ReadFailure> {
         ..ReadOptions::default()
     };
     for i in 0..570 {
-        let got = db.get(&ro, &key(i)).map_err(ReadFailure::Engine)?;
+        let got = db.get_opt(key(i), &ro).map_err(ReadFailure::Engine)?;
         if got.as_ref() != model.get(&key(i)) {
             return Err(ReadFailure::Wrong(format!(
                 "get key{i:05}: {:?} bytes, expected {:?}",
@@ -171,7 +172,7 @@ fn read_everything(path: &Path, model: &Model) -> Result<(), ReadFailure> {
             )));
         }
     }
-    let mut it = db.iter(&ro).map_err(ReadFailure::Engine)?;
+    let mut it = db.iter_opt(&ro).map_err(ReadFailure::Engine)?;
     let mut expected = model.iter();
     while it.valid() {
         match expected.next() {

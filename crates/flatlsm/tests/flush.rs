@@ -3,7 +3,7 @@
 mod common;
 
 use flatlsm::pm::simulated::SimulatedPmDevice;
-use flatlsm::{Db, Options, ReadOptions, WriteOptions};
+use flatlsm::{Db, Options, WriteOptions};
 
 fn controlled(flush_threads: usize) -> Options {
     let mut o = common::tiny_options(flush_threads);
@@ -13,7 +13,7 @@ fn controlled(flush_threads: usize) -> Options {
 }
 
 fn get(db: &Db, k: &[u8]) -> Option<Vec<u8>> {
-    db.get(&ReadOptions::default(), k).unwrap()
+    db.get(k).unwrap()
 }
 
 /// Regression: Algorithm 5 as printed gives each thread only the L1 files overlapping its own
@@ -28,13 +28,13 @@ fn flush_keeps_l1_keys_between_thread_ranges() {
     let db = Db::open(dir.path(), opts).unwrap();
     let w = WriteOptions::default();
     for c in b'a'..=b'z' {
-        db.put(&w, &[c], &[c; 200]).unwrap();
+        db.put_opt([c], [c; 200], &w).unwrap();
     }
     db.flush().unwrap();
     let st = db.stats();
     assert!(st.levels[0].files >= 3, "need a run of several files: {st}");
     for k in [&b"b1"[..], b"c1", b"x1", b"y1"] {
-        db.put(&w, k, b"new").unwrap();
+        db.put_opt(k, b"new", &w).unwrap();
     }
     db.flush().unwrap();
     db.compact_range(None, None).unwrap(); // merges both runs into the ordered L1, then L2
@@ -53,7 +53,7 @@ fn flush_separates_large_values_into_value_logs_and_keeps_small_ones_inline() {
     let w = WriteOptions::default();
     for i in 0..300u32 {
         let len = if i % 2 == 0 { 20 } else { 500 };
-        db.put(&w, format!("k{i:04}").as_bytes(), &vec![i as u8; len])
+        db.put_opt(format!("k{i:04}").as_bytes(), vec![i as u8; len], &w)
             .unwrap();
     }
     db.flush().unwrap();
@@ -76,7 +76,7 @@ fn value_log_gc_reclaims_overwritten_values_and_deletes_empty_logs() {
     let w = WriteOptions::default();
     for round in 0..6u8 {
         for i in 0..100u32 {
-            db.put(&w, format!("k{i:04}").as_bytes(), &vec![round; 400])
+            db.put_opt(format!("k{i:04}").as_bytes(), vec![round; 400], &w)
                 .unwrap();
         }
         db.flush().unwrap();
@@ -116,7 +116,7 @@ fn value_log_files_stay_while_an_iterator_can_reach_them() {
     let db = Db::open(dir.path(), controlled(1)).unwrap();
     let w = WriteOptions::default();
     for i in 0..50u32 {
-        db.put(&w, format!("k{i:04}").as_bytes(), &[1; 400])
+        db.put_opt(format!("k{i:04}").as_bytes(), [1; 400], &w)
             .unwrap();
     }
     db.flush().unwrap();
@@ -125,9 +125,9 @@ fn value_log_files_stay_while_an_iterator_can_reach_them() {
         snapshot: Some(&snap),
         ..Default::default()
     };
-    let mut it = db.iter(&ro).unwrap();
+    let mut it = db.iter_opt(&ro).unwrap();
     for i in 0..50u32 {
-        db.put(&w, format!("k{i:04}").as_bytes(), &[2; 400])
+        db.put_opt(format!("k{i:04}").as_bytes(), [2; 400], &w)
             .unwrap();
     }
     db.flush().unwrap();
@@ -152,10 +152,10 @@ fn l1_over_capacity_compacts_into_l2() {
     let db = Db::open(dir.path(), opts).unwrap();
     let w = WriteOptions::default();
     for i in 0..3000u32 {
-        db.put(
-            &w,
+        db.put_opt(
             format!("k{:05}", (i * 7919) % 3000).as_bytes(),
-            &[i as u8; 60],
+            [i as u8; 60],
+            &w,
         )
         .unwrap();
     }
@@ -167,7 +167,7 @@ fn l1_over_capacity_compacts_into_l2() {
         st.levels[1].bytes <= 16 << 10 || st.levels[1].files <= 1,
         "L1 still over capacity: {st}"
     );
-    assert_eq!(db.iter(&ReadOptions::default()).unwrap().count(), 3000);
+    assert_eq!(db.iter().unwrap().count(), 3000);
 }
 
 #[test]
@@ -177,12 +177,12 @@ fn deletes_hide_keys_across_levels_and_reopen() {
     let db = Db::open(dir.path(), opts.clone()).unwrap();
     let w = WriteOptions::default();
     for i in 0..200u32 {
-        db.put(&w, format!("k{i:04}").as_bytes(), &[3; 150])
+        db.put_opt(format!("k{i:04}").as_bytes(), [3; 150], &w)
             .unwrap();
     }
     db.compact_range(None, None).unwrap();
     for i in (0..200u32).step_by(2) {
-        db.delete(&w, format!("k{i:04}").as_bytes()).unwrap();
+        db.delete_opt(format!("k{i:04}").as_bytes(), &w).unwrap();
     }
     db.flush().unwrap();
     db.close().unwrap();
@@ -192,7 +192,7 @@ fn deletes_hide_keys_across_levels_and_reopen() {
         let want = (i % 2 == 1).then(|| vec![3; 150]);
         assert_eq!(get(&db, format!("k{i:04}").as_bytes()), want);
     }
-    assert_eq!(db.iter(&ReadOptions::default()).unwrap().count(), 100);
+    assert_eq!(db.iter().unwrap().count(), 100);
 }
 
 /// A flush merges every immutable PMTable in one job (one pass over L1 instead of one per
@@ -211,12 +211,12 @@ fn one_flush_merges_every_immutable_table_keeping_the_newest_versions() {
     while db.stats().pmtables < 4 {
         for i in 0..50u32 {
             let value = format!("v{round}-{i}").repeat(8);
-            db.put(&w, format!("k{i:03}").as_bytes(), value.as_bytes())
+            db.put_opt(format!("k{i:03}").as_bytes(), value.as_bytes(), &w)
                 .unwrap();
-            db.put(
-                &w,
+            db.put_opt(
                 format!("r{round:05}-{i:03}").as_bytes(),
                 value.as_bytes(),
+                &w,
             )
             .unwrap();
         }

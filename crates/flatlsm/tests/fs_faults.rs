@@ -16,7 +16,7 @@ use crash_harness::{
 };
 use flatlsm::fs::{CrashFs, FaultKind, FaultPlan};
 use flatlsm::pm::simulated::SimulatedPmDevice;
-use flatlsm::{Db, Error, ReadOptions, WriteOptions};
+use flatlsm::{Db, Error, WriteOptions};
 use std::path::Path;
 
 const KINDS: [FaultKind; 3] = [FaultKind::NoSpace, FaultKind::Io, FaultKind::ShortWrite];
@@ -110,13 +110,13 @@ fn check_refuses_writes_keeps_reads(db: &Db, s: &Scenario, failure: &str) {
     let refused = (0..3).any(|i| {
         let key = format!("after-fault-{i}");
         matches!(
-            db.put(
+            db.put_opt(
+                key.as_bytes(),
+                b"v",
                 &WriteOptions {
                     sync: true,
                     ..WriteOptions::default()
-                },
-                key.as_bytes(),
-                b"v"
+                }
             ),
             Err(Error::Background(_)) | Err(Error::InvalidState(_)) | Err(Error::Io { .. })
         )
@@ -127,7 +127,7 @@ fn check_refuses_writes_keeps_reads(db: &Db, s: &Scenario, failure: &str) {
         s.name
     );
     for k in crash_harness::universe(&s.ops).iter().take(20) {
-        db.get(&ReadOptions::default(), k)
+        db.get(k)
             .unwrap_or_else(|e| panic!("read failed after a job failure: {e}"));
     }
 }
@@ -310,13 +310,13 @@ fn crash_after_flush_install_keeps_sst_directory_entry() {
     let db = Db::open(dir.path(), options(device.clone(), fs.clone(), s.tweak)).unwrap();
     for i in 0..200u32 {
         let key = format!("k{i:04}");
-        db.put(
+        db.put_opt(
+            key.as_bytes(),
+            [i as u8; 300],
             &WriteOptions {
                 sync: true,
                 ..WriteOptions::default()
             },
-            key.as_bytes(),
-            &[i as u8; 300],
         )
         .unwrap();
     }
@@ -327,7 +327,7 @@ fn crash_after_flush_install_keeps_sst_directory_entry() {
     let db = open_image(dir.path(), &s, &pm, &files, "after flush");
     for i in 0..200u32 {
         let key = format!("k{i:04}");
-        let got = db.get(&ReadOptions::default(), key.as_bytes());
+        let got = db.get(key.as_bytes());
         assert_eq!(got.unwrap(), Some(vec![i as u8; 300]), "{key}");
     }
 }
@@ -353,7 +353,7 @@ fn failed_compact_range_refuses_later_writes() {
         kind: FaultKind::Io,
     });
     assert!(db.compact_range(None, None).is_err());
-    let err = db.put(&WriteOptions::default(), b"k", b"v").unwrap_err();
+    let err = db.put(b"k", b"v").unwrap_err();
     assert!(matches!(err, Error::Background(_)), "{err}");
 }
 
@@ -375,13 +375,13 @@ fn failing_disk_under_background_flush_refuses_writes_and_loses_nothing() {
         let mut error = None;
         for i in 0..20_000u32 {
             let key = format!("k{i:05}");
-            match db.put(
+            match db.put_opt(
+                key.as_bytes(),
+                [7; 200],
                 &WriteOptions {
                     sync: true,
                     ..WriteOptions::default()
                 },
-                key.as_bytes(),
-                &[7; 200],
             ) {
                 Ok(()) => acked.push(key),
                 Err(e) => {
@@ -404,7 +404,7 @@ fn failing_disk_under_background_flush_refuses_writes_and_loses_nothing() {
         };
         let db = open_image(dir.path(), &s, &pm, &files, "failing disk");
         for key in &acked {
-            let got = db.get(&ReadOptions::default(), key.as_bytes()).unwrap();
+            let got = db.get(key.as_bytes()).unwrap();
             assert_eq!(got, Some(vec![7; 200]), "{kind:?}: lost {key}");
         }
     }

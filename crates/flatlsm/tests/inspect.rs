@@ -4,16 +4,17 @@
 mod common;
 
 use flatlsm::inspect::{check_database, dump_file, DumpFormat, FileKind};
-use flatlsm::{Db, Options, WriteOptions};
+use flatlsm::{Db, WriteOptions};
 use std::path::{Path, PathBuf};
 
 /// A database in `dir/db` with its PM in `dir/db/pm`: SSTs in L1 and L2, value logs, a
 /// manifest, and writes still in PM Logs.
 fn build_db(dir: &Path) -> PathBuf {
     let db = dir.join("db");
-    let opts = Options {
-        pm_mode: flatlsm::PmModeOption::Msync,
-        ..common::tiny_options(2)
+    let opts = {
+        let mut o = common::tiny_options(2);
+        o.pm_mode = flatlsm::PmModeOption::Msync;
+        o
     };
     let d = Db::open(&db, opts).unwrap();
     let w = WriteOptions::default();
@@ -23,11 +24,12 @@ fn build_db(dir: &Path) -> PathBuf {
         } else {
             format!("small-{i}").into_bytes()
         };
-        d.put(&w, format!("key{i:05}").as_bytes(), &value).unwrap();
+        d.put_opt(format!("key{i:05}").as_bytes(), &value, &w)
+            .unwrap();
     }
     d.compact_range(None, None).unwrap();
     for i in 0..200u32 {
-        d.put(&w, format!("late{i:04}").as_bytes(), b"in-pm")
+        d.put_opt(format!("late{i:04}").as_bytes(), b"in-pm", &w)
             .unwrap();
     }
     d.close().unwrap();

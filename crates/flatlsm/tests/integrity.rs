@@ -8,7 +8,7 @@ mod common;
 use flatlsm::fs::{CrashFs, FaultKind, FaultPlan, FsCall, OsFileSystem};
 use flatlsm::inspect::check_database;
 use flatlsm::pm::simulated::SimulatedPmDevice;
-use flatlsm::{Db, Error, Options, PmModeOption, ReadOptions, WriteOptions};
+use flatlsm::{Db, Error, Options, PmModeOption, WriteOptions};
 use flatlsm_core::version::{read_manifest_records, Manifest, ManifestState};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -38,16 +38,16 @@ fn build(db: &Path) {
     let d = Db::open(db, opts(db)).unwrap();
     let w = WriteOptions::default();
     for i in 0..300 {
-        d.put(&w, &key(i), &value(i, 0)).unwrap();
+        d.put_opt(key(i), value(i, 0), &w).unwrap();
     }
     d.flush().unwrap();
     for i in (0..300).step_by(3) {
-        d.put(&w, &key(i), &value(i, 1)).unwrap();
-        d.delete(&w, &key(i + 1)).unwrap();
+        d.put_opt(key(i), value(i, 1), &w).unwrap();
+        d.delete_opt(key(i + 1), &w).unwrap();
     }
     d.flush().unwrap();
     for i in (0..300).step_by(2) {
-        d.put(&w, &key(i), &value(i, 2)).unwrap();
+        d.put_opt(key(i), value(i, 2), &w).unwrap();
     }
     d.close().unwrap();
 }
@@ -120,7 +120,7 @@ fn check_names(db: &Path, file: &Path) {
 }
 
 fn get(d: &Db, i: usize) -> Option<Vec<u8>> {
-    d.get(&ReadOptions::default(), &key(i)).unwrap()
+    d.get(key(i)).unwrap()
 }
 
 #[test]
@@ -223,13 +223,13 @@ fn crash_opts(device: &Arc<SimulatedPmDevice>, fs: &Arc<CrashFs>) -> Options {
 
 fn write_keys(d: &Db) {
     for i in 0..200 {
-        d.put(
+        d.put_opt(
+            key(i),
+            value(i, 0),
             &WriteOptions {
                 sync: true,
                 ..WriteOptions::default()
             },
-            &key(i),
-            &value(i, 0),
         )
         .unwrap();
     }
@@ -284,8 +284,7 @@ fn open_refuses_pm_log_the_manifest_does_not_record() {
     let current = std::fs::read(db.join("CURRENT")).unwrap();
     let d = Db::open(&db, opts(&db)).unwrap();
     for i in 0..300 {
-        d.put(&WriteOptions::default(), &key(i), &value(i, 3))
-            .unwrap();
+        d.put(key(i), value(i, 3)).unwrap();
     }
     d.close().unwrap();
     std::fs::remove_file(manifest_of(&db)).unwrap();

@@ -3,7 +3,7 @@
 
 mod common;
 
-use flatlsm::{Db, WriteOptions};
+use flatlsm::Db;
 
 #[test]
 fn l1_of_separated_values_compacts_into_l2_once_its_data_exceeds_the_capacity() {
@@ -16,8 +16,7 @@ fn l1_of_separated_values_compacts_into_l2_once_its_data_exceeds_the_capacity() 
     let db = Db::open(dir.path(), o).unwrap();
     for i in 0..400u32 {
         let key = format!("key{i:05}");
-        db.put(&WriteOptions::default(), key.as_bytes(), &[i as u8; 2000])
-            .unwrap();
+        db.put(key.as_bytes(), [i as u8; 2000]).unwrap();
     }
     db.flush().unwrap();
     let before = db.stats();

@@ -5,7 +5,7 @@
 mod common;
 
 use flatlsm::pm::simulated::SimulatedPmDevice;
-use flatlsm::{Db, Options, ReadOptions, WriteOptions};
+use flatlsm::{Db, Options, WriteOptions};
 use std::sync::Arc;
 
 fn options(device: &Arc<SimulatedPmDevice>, trigger: usize) -> Options {
@@ -17,7 +17,7 @@ fn options(device: &Arc<SimulatedPmDevice>, trigger: usize) -> Options {
 }
 
 fn get(db: &Db, k: &str) -> Option<Vec<u8>> {
-    db.get(&ReadOptions::default(), k.as_bytes()).unwrap()
+    db.get(k.as_bytes()).unwrap()
 }
 
 /// Writes `round`'s version of keys k000..k039 (k000..k009 deleted in odd rounds), then
@@ -27,12 +27,12 @@ fn write_round(db: &Db, round: u32) {
     for i in 0..40u32 {
         let key = format!("k{i:03}");
         if round % 2 == 1 && i < 10 {
-            db.delete(&w, key.as_bytes()).unwrap();
+            db.delete_opt(key.as_bytes(), &w).unwrap();
         } else {
-            db.put(
-                &w,
+            db.put_opt(
                 key.as_bytes(),
                 format!("r{round}-{i}").repeat(20).as_bytes(),
+                &w,
             )
             .unwrap();
         }
@@ -64,7 +64,7 @@ fn reads_find_the_newest_run_and_tombstones_in_newer_runs_hide_older_values() {
     }
     let st = db.stats();
     assert_eq!((st.l1_runs, st.levels[1].files), (4, 0), "{st}");
-    let keys = db.iter(&ReadOptions::default()).unwrap().count();
+    let keys = db.iter().unwrap().count();
     assert_eq!(keys, 30, "the odd round's deletes hide k000..k009");
 }
 

@@ -4,7 +4,7 @@
 
 mod common;
 
-use flatlsm::{Db, Error, Options, Profile, ReadOptions, WriteOptions};
+use flatlsm::{Db, Error, Options, Profile};
 use std::path::Path;
 
 fn put_range(db: &Db, range: std::ops::Range<u32>, tag: &str) {
@@ -13,8 +13,7 @@ fn put_range(db: &Db, range: std::ops::Range<u32>, tag: &str) {
             format!("key{i:06}"),
             format!("{tag}-{i}-{}", "v".repeat(i as usize % 90)),
         );
-        db.put(&WriteOptions::default(), k.as_bytes(), v.as_bytes())
-            .unwrap();
+        db.put(k.as_bytes(), v.as_bytes()).unwrap();
     }
 }
 
@@ -22,7 +21,7 @@ fn check_range(db: &Db, range: std::ops::Range<u32>, tag: &str) {
     for i in range {
         let k = format!("key{i:06}");
         let want = format!("{tag}-{i}-{}", "v".repeat(i as usize % 90));
-        let got = db.get(&ReadOptions::default(), k.as_bytes()).unwrap();
+        let got = db.get(k.as_bytes()).unwrap();
         assert_eq!(got.as_deref(), Some(want.as_bytes()), "{k}");
     }
 }
@@ -161,13 +160,10 @@ fn regression_a_log_left_by_a_crashed_creation_does_not_block_the_next_open() {
     std::fs::write(dir.path().join("000002.log"), b"FLSMWAL").unwrap();
     std::fs::write(dir.path().join("MANIFEST-000001"), b"").unwrap();
     let db = Db::open(dir.path(), common::leveled(1, false)).unwrap();
-    db.put(&WriteOptions::default(), b"k", b"v").unwrap();
+    db.put(b"k", b"v").unwrap();
     drop(db);
     let db = Db::open(dir.path(), common::leveled(1, false)).unwrap();
-    assert_eq!(
-        db.get(&ReadOptions::default(), b"k").unwrap().as_deref(),
-        Some(&b"v"[..])
-    );
+    assert_eq!(db.get(b"k").unwrap().as_deref(), Some(&b"v"[..]));
 }
 
 /// `Options::for_profile` gives the leveled defaults: no value separation, RocksDB's triggers.
@@ -265,14 +261,13 @@ fn a_purge_never_deletes_the_log_of_a_memtable_sealed_while_it_runs() {
         for i in 0..4000u32 {
             let key = format!("k{:05}", (i * 7919) % 4000);
             let value = format!("{round}-{}", "v".repeat(100));
-            db.put(&WriteOptions::default(), key.as_bytes(), value.as_bytes())
-                .unwrap();
+            db.put(key.as_bytes(), value.as_bytes()).unwrap();
         }
         db.wait_for_background_work().unwrap();
     }
     drop(db);
     let db = Db::open(dir.path().join("db"), o).unwrap();
-    let got = db.get(&ReadOptions::default(), b"k00042").unwrap().unwrap();
+    let got = db.get(b"k00042").unwrap().unwrap();
     assert!(got.starts_with(b"2-"));
 }
 

@@ -3,7 +3,7 @@
 
 mod common;
 
-use flatlsm::{Db, ReadOptions, WriteOptions};
+use flatlsm::Db;
 use std::collections::BTreeMap;
 
 fn value(i: u32, round: u32) -> Vec<u8> {
@@ -21,8 +21,7 @@ fn rows_fill_the_container_and_columns_drain_it_without_losing_a_write() {
     for round in 0..4u32 {
         for i in (0..3000u32).map(|i| (i * 7919) % 3000) {
             let key = format!("key{i:06}").into_bytes();
-            db.put(&WriteOptions::default(), &key, &value(i, round))
-                .unwrap();
+            db.put(&key, value(i, round)).unwrap();
             model.insert(key, value(i, round));
         }
     }
@@ -38,14 +37,11 @@ fn rows_fill_the_container_and_columns_drain_it_without_losing_a_write() {
         "{stats:?}"
     );
     for (k, v) in model.iter().step_by(7) {
-        assert_eq!(
-            db.get(&ReadOptions::default(), k).unwrap().as_ref(),
-            Some(v)
-        );
+        assert_eq!(db.get(k).unwrap().as_ref(), Some(v));
     }
     drop(db);
     let db = Db::open(dir.path(), opts).unwrap();
-    let it = db.iter(&ReadOptions::default()).unwrap();
+    let it = db.iter().unwrap();
     let scanned: Vec<(Vec<u8>, Vec<u8>)> = it.map(|r| r.unwrap()).collect();
     assert_eq!(scanned.len(), model.len());
     assert!(scanned
@@ -72,8 +68,7 @@ fn a_container_is_reopened_only_with_its_own_geometry_and_profile() {
     let db = Db::open(dir.path().join("db"), opts.clone()).unwrap();
     for i in 0..3000u32 {
         let key = format!("key{i:06}");
-        db.put(&WriteOptions::default(), key.as_bytes(), &value(i, 0))
-            .unwrap();
+        db.put(key.as_bytes(), value(i, 0)).unwrap();
     }
     db.flush().unwrap();
     drop(db);
@@ -94,10 +89,7 @@ fn a_container_is_reopened_only_with_its_own_geometry_and_profile() {
         .to_string();
     assert!(err.contains("'matrixkv'"), "{err}");
     let db = Db::open(dir.path().join("db"), opts).unwrap();
-    assert_eq!(
-        db.get(&ReadOptions::default(), b"key000042").unwrap(),
-        Some(value(42, 0))
-    );
+    assert_eq!(db.get(b"key000042").unwrap(), Some(value(42, 0)));
 }
 
 /// Write buffers whose rows the container pages cannot list, or a container that cannot hold

@@ -27,19 +27,12 @@ fn value(rng: &mut StdRng) -> Vec<u8> {
 }
 
 fn check_all(db: &Db, model: &Model) {
-    let got: Vec<(Vec<u8>, Vec<u8>)> = db
-        .iter(&ReadOptions::default())
-        .unwrap()
-        .map(|r| r.unwrap())
-        .collect();
+    let got: Vec<(Vec<u8>, Vec<u8>)> = db.iter().unwrap().map(|r| r.unwrap()).collect();
     let want: Vec<(Vec<u8>, Vec<u8>)> = model.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
     assert_eq!(got.len(), want.len(), "iterator length");
     assert!(got == want, "iterator content differs from the model");
     for (k, v) in model.iter().step_by(7) {
-        assert_eq!(
-            db.get(&ReadOptions::default(), k).unwrap().as_ref(),
-            Some(v)
-        );
+        assert_eq!(db.get(k).unwrap().as_ref(), Some(v));
     }
 }
 
@@ -54,12 +47,12 @@ fn run_model(seed: u64, steps: usize, opts: Options, dir: &Path) {
         match rng.gen_range(0..100) {
             0..=54 => {
                 let (k, v) = (key(&mut rng, 400), value(&mut rng));
-                db.put(&w, &k, &v).unwrap();
+                db.put_opt(&k, &v, &w).unwrap();
                 model.insert(k, v);
             }
             55..=69 => {
                 let k = key(&mut rng, 400);
-                db.delete(&w, &k).unwrap();
+                db.delete_opt(&k, &w).unwrap();
                 model.remove(&k);
             }
             70..=79 => {
@@ -75,15 +68,11 @@ fn run_model(seed: u64, steps: usize, opts: Options, dir: &Path) {
                         model.remove(&k);
                     }
                 }
-                db.write(&w, &b).unwrap();
+                db.write_opt(&b, &w).unwrap();
             }
             80..=89 => {
                 let k = key(&mut rng, 400);
-                assert_eq!(
-                    db.get(&ReadOptions::default(), &k).unwrap(),
-                    model.get(&k).cloned(),
-                    "step {step}"
-                );
+                assert_eq!(db.get(&k).unwrap(), model.get(&k).cloned(), "step {step}");
             }
             90..=92 if snaps.len() < 3 => snaps.push((db.snapshot(), model.clone())),
             93 => snaps.clear(),
@@ -110,7 +99,7 @@ fn run_model(seed: u64, steps: usize, opts: Options, dir: &Path) {
                     snapshot: Some(snap),
                     ..ReadOptions::default()
                 };
-                let got: Vec<_> = db.iter(&ro).unwrap().map(|r| r.unwrap()).collect();
+                let got: Vec<_> = db.iter_opt(&ro).unwrap().map(|r| r.unwrap()).collect();
                 let want: Vec<_> = m.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
                 assert!(got == want, "snapshot view changed at step {step}");
             }
@@ -161,7 +150,7 @@ fn model_matches_btreemap_with_heavy_overwrites_triggering_pmtable_gc() {
     for i in 0..4000u32 {
         let k = format!("hot{}", i % 5).into_bytes();
         let v = vec![(i % 251) as u8; 200];
-        db.put(&WriteOptions::default(), &k, &v).unwrap();
+        db.put(&k, &v).unwrap();
         model.insert(k, v);
     }
     assert!(db.stats().pmtable_gcs > 0, "PMTable GC never ran");

@@ -4,7 +4,7 @@
 
 mod common;
 
-use flatlsm::{Db, Profile, ReadOptions, WriteOptions};
+use flatlsm::{Db, Profile};
 use std::path::Path;
 
 fn opts(dir: &Path) -> flatlsm::Options {
@@ -35,12 +35,7 @@ fn skiplists_are_recovered_in_place_and_deleted_after_their_flush() {
     let db = Db::open(dir.path().join("db"), o.clone()).unwrap();
     for i in 0..2000u32 {
         let v = format!("value-{i}-{}", "x".repeat(i as usize % 200));
-        db.put(
-            &WriteOptions::default(),
-            format!("k{i:05}").as_bytes(),
-            v.as_bytes(),
-        )
-        .unwrap();
+        db.put(format!("k{i:05}").as_bytes(), v.as_bytes()).unwrap();
     }
     assert!(
         regions(&dir.path().join("pm")).len() > 1,
@@ -49,9 +44,7 @@ fn skiplists_are_recovered_in_place_and_deleted_after_their_flush() {
     drop(db);
     let db = Db::open(dir.path().join("db"), o.clone()).unwrap();
     for i in (0..2000u32).step_by(37) {
-        let got = db
-            .get(&ReadOptions::default(), format!("k{i:05}").as_bytes())
-            .unwrap();
+        let got = db.get(format!("k{i:05}").as_bytes()).unwrap();
         assert!(got.unwrap().starts_with(format!("value-{i}-").as_bytes()));
     }
     db.flush().unwrap();
@@ -73,7 +66,7 @@ fn a_missing_skiplist_is_refused_unless_its_loss_is_accepted() {
     let mut o = opts(dir.path());
     o.background_work = false;
     let db = Db::open(dir.path().join("db"), o.clone()).unwrap();
-    db.put(&WriteOptions::default(), b"k", b"v").unwrap();
+    db.put(b"k", b"v").unwrap();
     drop(db);
     for name in regions(&dir.path().join("pm")) {
         std::fs::remove_file(dir.path().join("pm").join(name)).unwrap();
@@ -85,7 +78,7 @@ fn a_missing_skiplist_is_refused_unless_its_loss_is_accepted() {
     );
     o.allow_missing_pm = true;
     let db = Db::open(dir.path().join("db"), o).unwrap();
-    assert_eq!(db.get(&ReadOptions::default(), b"k").unwrap(), None);
+    assert_eq!(db.get(b"k").unwrap(), None);
 }
 
 #[test]
@@ -112,12 +105,12 @@ fn batch_larger_than_an_empty_skiplist_is_refused_before_anything_is_sealed() {
     o.background_work = false;
     o.pmtable_size = 64 << 10;
     let db = Db::open(dir.path().join("db"), o).unwrap();
-    db.put(&WriteOptions::default(), b"before", b"1").unwrap();
+    db.put(b"before", b"1").unwrap();
     let mut batch = flatlsm::WriteBatch::new();
     for i in 0..1500u32 {
         batch.put(format!("{i:06}").as_bytes(), b"v"); // ~23 log bytes, ~130 node bytes each
     }
-    let err = db.write(&WriteOptions::default(), &batch).unwrap_err();
+    let err = db.write(&batch).unwrap_err();
     assert!(
         matches!(err, flatlsm::Error::InvalidArgument(ref m) if m.contains("write buffer")),
         "{err}"
@@ -127,9 +120,6 @@ fn batch_larger_than_an_empty_skiplist_is_refused_before_anything_is_sealed() {
         1,
         "a skiplist was sealed"
     );
-    db.put(&WriteOptions::default(), b"after", b"2").unwrap();
-    assert_eq!(
-        db.get(&ReadOptions::default(), b"before").unwrap(),
-        Some(b"1".to_vec())
-    );
+    db.put(b"after", b"2").unwrap();
+    assert_eq!(db.get(b"before").unwrap(), Some(b"1".to_vec()));
 }

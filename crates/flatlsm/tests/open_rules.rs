@@ -32,13 +32,13 @@ fn tree(dir: &Path) -> BTreeSet<PathBuf> {
 fn create(db: &Path, pm: &Path, keys: &[&str]) {
     let d = Db::open(db, opts(pm)).unwrap();
     for k in keys {
-        d.put(
+        d.put_opt(
+            k.as_bytes(),
+            b"v",
             &WriteOptions {
                 sync: true,
                 ..WriteOptions::default()
             },
-            k.as_bytes(),
-            b"v",
         )
         .unwrap();
     }
@@ -67,10 +67,7 @@ fn opening_with_another_databases_pm_dir_is_refused_and_modifies_nothing() {
     );
     assert_eq!(tree(t.path()), before);
     let d = Db::open(&a, opts(&pm_a)).unwrap();
-    assert_eq!(
-        d.get(&ReadOptions::default(), b"ka").unwrap(),
-        Some(b"v".to_vec())
-    );
+    assert_eq!(d.get(b"ka").unwrap(), Some(b"v".to_vec()));
 }
 
 #[test]
@@ -82,23 +79,23 @@ fn opening_with_an_empty_pm_dir_is_refused_unless_allow_missing_pm() {
         t.path().join("new-pm"),
     );
     let d = Db::open(&db, opts(&pm)).unwrap();
-    d.put(
+    d.put_opt(
+        b"flushed",
+        b"1",
         &WriteOptions {
             sync: true,
             ..WriteOptions::default()
         },
-        b"flushed",
-        b"1",
     )
     .unwrap();
     d.flush().unwrap();
-    d.put(
+    d.put_opt(
+        b"only-in-pm",
+        b"2",
         &WriteOptions {
             sync: true,
             ..WriteOptions::default()
         },
-        b"only-in-pm",
-        b"2",
     )
     .unwrap();
     d.close().unwrap();
@@ -117,8 +114,12 @@ fn opening_with_an_empty_pm_dir_is_refused_unless_allow_missing_pm() {
     o.allow_missing_pm = true;
     let d = Db::open(&db, o).unwrap();
     let r = ReadOptions::default();
-    assert_eq!(d.get(&r, b"flushed").unwrap(), Some(b"1".to_vec()));
-    assert_eq!(d.get(&r, b"only-in-pm").unwrap(), None, "the accepted loss");
+    assert_eq!(d.get_opt(b"flushed", &r).unwrap(), Some(b"1".to_vec()));
+    assert_eq!(
+        d.get_opt(b"only-in-pm", &r).unwrap(),
+        None,
+        "the accepted loss"
+    );
     d.close().unwrap();
     Db::open(&db, opts(&elsewhere)).expect("the new PM directory is now this database's");
 }
@@ -168,7 +169,12 @@ fn second_open_in_one_process_is_refused_with_what_to_do() {
     let t = tempfile::tempdir().unwrap();
     let (db, pm) = (t.path().join("db"), t.path().join("pm"));
     let first = Db::open(&db, opts(&pm)).unwrap();
-    let msg = Db::open(&db, opts(&pm)).err().expect("refused").to_string();
+    let err = Db::open(&db, opts(&pm)).err().expect("refused");
+    assert!(
+        matches!(&err, Error::Locked { path, .. } if *path == db),
+        "{err:?}"
+    );
+    let msg = err.to_string();
     assert!(
         msg.contains("already open in this process")
             && msg.contains("close the other handle first"),
@@ -185,25 +191,19 @@ fn close_releases_the_lock_so_the_same_process_can_reopen() {
     let (db, pm) = (t.path().join("db"), t.path().join("pm"));
     let first = Db::open(&db, opts(&pm)).unwrap();
     first
-        .put(
+        .put_opt(
+            b"k",
+            b"v",
             &WriteOptions {
                 sync: true,
                 ..WriteOptions::default()
             },
-            b"k",
-            b"v",
         )
         .unwrap();
     first.close().unwrap();
     let second = Db::open(&db, opts(&pm)).expect("reopen after close");
-    assert_eq!(
-        second.get(&ReadOptions::default(), b"k").unwrap(),
-        Some(b"v".to_vec())
-    );
-    assert!(matches!(
-        first.get(&ReadOptions::default(), b"k"),
-        Err(Error::Closed)
-    ));
+    assert_eq!(second.get(b"k").unwrap(), Some(b"v".to_vec()));
+    assert!(matches!(first.get(b"k"), Err(Error::Closed)));
 }
 
 #[test]
@@ -214,13 +214,13 @@ fn second_handle_in_the_same_process_is_refused_and_does_not_break_the_first() {
     let msg = Db::open(&db, opts(&pm)).err().expect("refused").to_string();
     assert!(msg.contains("already open in this process"), "{msg}");
     first
-        .put(
+        .put_opt(
+            b"k",
+            b"v",
             &WriteOptions {
                 sync: true,
                 ..WriteOptions::default()
             },
-            b"k",
-            b"v",
         )
         .unwrap();
     drop(first);

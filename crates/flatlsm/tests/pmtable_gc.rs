@@ -57,19 +57,20 @@ fn write_with_tiny_entries_and_default_ratio_completes() {
     let db = Arc::new(Db::open(dir.path(), options(&device, 8.0)).unwrap());
     completes(&db, "8,000 puts of 2-byte keys", |db| {
         for i in 0..8_000u32 {
-            db.put(&WriteOptions::default(), &two_byte_key(i), b"")
-                .unwrap();
+            db.put(two_byte_key(i), b"").unwrap();
         }
     });
     completes(&db, "8,000 deletes of 2-byte keys", |db| {
         for i in 8_000..16_000u32 {
-            db.delete(&WriteOptions::default(), &two_byte_key(i))
-                .unwrap();
+            db.delete(two_byte_key(i)).unwrap();
         }
     });
     let r = ReadOptions::default();
-    assert_eq!(db.get(&r, &two_byte_key(7_999)).unwrap(), Some(Vec::new()));
-    assert_eq!(db.get(&r, &two_byte_key(0)).unwrap(), Some(Vec::new()));
+    assert_eq!(
+        db.get_opt(two_byte_key(7_999), &r).unwrap(),
+        Some(Vec::new())
+    );
+    assert_eq!(db.get_opt(two_byte_key(0), &r).unwrap(), Some(Vec::new()));
     assert_eq!(db.stats().pmtable_gcs, 0, "no table had garbage to collect");
 }
 
@@ -85,13 +86,12 @@ fn gc_of_table_without_garbage_does_not_livelock() {
     let db = Arc::new(Db::open(dir.path(), o).unwrap());
     completes(&db, "120,000 puts of distinct 8-byte keys", |db| {
         for i in 0..120_000u64 {
-            db.put(&WriteOptions::default(), &i.to_be_bytes(), &i.to_le_bytes())
-                .unwrap();
+            db.put(i.to_be_bytes(), i.to_le_bytes()).unwrap();
         }
     });
     let r = ReadOptions::default();
     for i in (0..120_000u64).step_by(9_973) {
-        let got = db.get(&r, &i.to_be_bytes()).unwrap();
+        let got = db.get_opt(i.to_be_bytes(), &r).unwrap();
         assert_eq!(got.as_deref(), Some(&i.to_le_bytes()[..]));
     }
     let stats = db.stats();
@@ -108,14 +108,13 @@ fn table_of_overwrites_is_garbage_collected_in_place() {
     let db = Arc::new(Db::open(dir.path(), options(&device, 8.0)).unwrap());
     completes(&db, "5,000 overwrites of one key", |db| {
         for i in 0..5_000u32 {
-            db.put(&WriteOptions::default(), b"hot", &i.to_le_bytes())
-                .unwrap();
+            db.put(b"hot", i.to_le_bytes()).unwrap();
         }
     });
     let stats = db.stats();
     assert!(stats.pmtable_gcs > 0, "{stats:?}");
     assert_eq!((stats.pmtables, stats.flushes), (1, 0), "{stats:?}");
-    let got = db.get(&ReadOptions::default(), b"hot").unwrap();
+    let got = db.get(b"hot").unwrap();
     assert_eq!(got.as_deref(), Some(&4_999u32.to_le_bytes()[..]));
 }
 
@@ -126,21 +125,20 @@ fn gc_blocked_by_a_snapshot_still_makes_progress() {
     let dir = tempfile::tempdir().unwrap();
     let device = SimulatedPmDevice::new();
     let db = Arc::new(Db::open(dir.path(), options(&device, 8.0)).unwrap());
-    db.put(&WriteOptions::default(), b"hot", b"before").unwrap();
+    db.put(b"hot", b"before").unwrap();
     let snapshot = db.snapshot();
     completes(&db, "5,000 overwrites under a snapshot", |db| {
         for i in 0..5_000u32 {
-            db.put(&WriteOptions::default(), b"hot", &i.to_le_bytes())
-                .unwrap();
+            db.put(b"hot", i.to_le_bytes()).unwrap();
         }
     });
     let at_snapshot = ReadOptions {
         snapshot: Some(&snapshot),
         ..ReadOptions::default()
     };
-    let got = db.get(&at_snapshot, b"hot").unwrap();
+    let got = db.get_opt(b"hot", &at_snapshot).unwrap();
     assert_eq!(got.as_deref(), Some(&b"before"[..]));
-    let got = db.get(&ReadOptions::default(), b"hot").unwrap();
+    let got = db.get(b"hot").unwrap();
     assert_eq!(got.as_deref(), Some(&4_999u32.to_le_bytes()[..]));
 }
 
@@ -152,16 +150,16 @@ fn failed_pmtable_gc_leaves_no_region_across_retries() {
     let device = SimulatedPmDevice::new();
     let db = Db::open(dir.path(), options(&device, 8.0)).unwrap();
     let w = WriteOptions::default();
-    db.put(&w, b"a", &[1; 300]).unwrap(); // 256 bytes or more: written to PM at once
+    db.put_opt(b"a", [1; 300], &w).unwrap(); // 256 bytes or more: written to PM at once
     let regions = device.region_names();
     assert_eq!(regions.len(), 1, "{regions:?}");
     // Damage a value byte of the live entry of "a", the first entry (offset 64) of the log.
     device.corrupt(&regions[0], 64 + 21 + 1 + 10, b"X").unwrap();
-    let failure = (0..1_000).find_map(|_| db.put(&w, b"b", &[2; 300]).err());
+    let failure = (0..1_000).find_map(|_| db.put_opt(b"b", [2; 300], &w).err());
     let failure = failure.expect("the table filled up and its GC read the damaged entry");
     assert!(failure.is_corruption(), "{failure}");
     for retry in 0..3 {
-        assert!(db.put(&w, b"b", &[2; 300]).is_err(), "retry {retry}");
+        assert!(db.put_opt(b"b", [2; 300], &w).is_err(), "retry {retry}");
         assert_eq!(device.region_names(), regions, "retry {retry}");
     }
 }

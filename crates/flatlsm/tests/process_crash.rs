@@ -5,7 +5,7 @@
 mod common;
 
 use flatlsm::pm::simulated::SimulatedPmDevice;
-use flatlsm::{Db, Error, Options, ReadOptions, WriteOptions};
+use flatlsm::{Db, Error, Options, WriteOptions};
 use std::sync::Arc;
 
 fn options(device: Arc<SimulatedPmDevice>) -> Options {
@@ -17,7 +17,7 @@ fn options(device: Arc<SimulatedPmDevice>) -> Options {
 }
 
 fn get(db: &Db, key: &[u8]) -> Option<Vec<u8>> {
-    db.get(&ReadOptions::default(), key).unwrap()
+    db.get(key).unwrap()
 }
 
 const SYNC: WriteOptions = WriteOptions {
@@ -30,15 +30,15 @@ fn failed_sync_commit_stops_writes_and_never_reuses_sequence_numbers() {
     let dir = tempfile::tempdir().unwrap();
     let device = SimulatedPmDevice::with_group_commit();
     let db = Db::open(dir.path(), options(device.clone())).unwrap();
-    db.put(&SYNC, b"k", b"v1").unwrap();
+    db.put_opt(b"k", b"v1", &SYNC).unwrap();
     device.fail_persists_after(Some(device.persist_count()));
-    assert!(db.put(&SYNC, b"k", b"v2").is_err(), "the commit failed");
+    assert!(db.put_opt(b"k", b"v2", &SYNC).is_err(), "the commit failed");
     assert_eq!(
         get(&db, b"k"),
         Some(b"v1".to_vec()),
         "a failed write is invisible"
     );
-    let later = db.put(&SYNC, b"k", b"v3").unwrap_err();
+    let later = db.put_opt(b"k", b"v3", &SYNC).unwrap_err();
     assert!(matches!(later, Error::Background(_)), "{later}");
     assert_eq!(get(&db, b"k"), Some(b"v1".to_vec()));
     drop(db);
@@ -50,7 +50,7 @@ fn failed_sync_commit_stops_writes_and_never_reuses_sequence_numbers() {
         recovered == Some(b"v1".to_vec()) || recovered == Some(b"v2".to_vec()),
         "{recovered:?}"
     );
-    db.put(&SYNC, b"k", b"v4").unwrap();
+    db.put_opt(b"k", b"v4", &SYNC).unwrap();
     drop(db);
     let db = Db::open(dir.path(), options(after)).unwrap();
     assert_eq!(
@@ -72,7 +72,7 @@ fn interrupted_creation_with_a_manifest_but_no_current_opens_as_a_new_database()
     let mut o = common::tiny_options(2);
     o.pm_mode = flatlsm::PmModeOption::Msync;
     let db = Db::open(&db_dir, o.clone()).unwrap();
-    db.put(&SYNC, b"a", b"1").unwrap();
+    db.put_opt(b"a", b"1", &SYNC).unwrap();
     drop(db);
     let db = Db::open(&db_dir, o).unwrap();
     assert_eq!(get(&db, b"a"), Some(b"1".to_vec()));

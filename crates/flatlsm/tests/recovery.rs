@@ -4,7 +4,7 @@
 mod common;
 
 use flatlsm::pm::simulated::SimulatedPmDevice;
-use flatlsm::{Db, Error, Options, ReadOptions, WriteBatch, WriteOptions};
+use flatlsm::{Db, Error, Options, WriteBatch, WriteOptions};
 use std::sync::Arc;
 
 /// One step of the workload: a batch of `(key, value)` puts, written with or without sync.
@@ -63,12 +63,12 @@ fn run_until_freeze(
         for (k, v) in &step.batch {
             b.put(k, v);
         }
-        db.write(
+        db.write_opt(
+            &b,
             &WriteOptions {
                 sync: step.sync,
                 ..WriteOptions::default()
             },
-            &b,
         )
         .unwrap();
         done = i + 1;
@@ -92,10 +92,7 @@ fn state_after(n: usize) -> std::collections::BTreeMap<Vec<u8>, Vec<u8>> {
 }
 
 fn read_all(db: &Db) -> std::collections::BTreeMap<Vec<u8>, Vec<u8>> {
-    db.iter(&ReadOptions::default())
-        .unwrap()
-        .map(|r| r.unwrap())
-        .collect()
+    db.iter().unwrap().map(|r| r.unwrap()).collect()
 }
 
 #[test]
@@ -123,10 +120,7 @@ fn crash_at_every_persist_point_keeps_a_prefix_of_whole_batches_and_every_sync_w
             "crash at persist {freeze_at}: state is not a prefix of whole batches >= {durable} steps"
         );
         for (k, v) in &got {
-            assert_eq!(
-                db.get(&ReadOptions::default(), k).unwrap().as_ref(),
-                Some(v)
-            );
+            assert_eq!(db.get(k).unwrap().as_ref(), Some(v));
         }
         crash_points += 1;
     }
@@ -138,13 +132,13 @@ fn corrupted_pm_log_entry_is_reported_with_file_and_offset() {
     let dir = tempfile::tempdir().unwrap();
     let device = SimulatedPmDevice::new();
     let db = Db::open(dir.path(), crash_options(device.clone())).unwrap();
-    db.put(
+    db.put_opt(
+        b"key",
+        [7u8; 300],
         &WriteOptions {
             sync: true,
             ..WriteOptions::default()
         },
-        b"key",
-        &[7u8; 300],
     )
     .unwrap();
     drop(db);
@@ -175,13 +169,13 @@ fn bad_pm_log_magic_is_reported_with_file_and_offset() {
     let dir = tempfile::tempdir().unwrap();
     let device = SimulatedPmDevice::new();
     let db = Db::open(dir.path(), crash_options(device.clone())).unwrap();
-    db.put(
+    db.put_opt(
+        b"key",
+        b"value",
         &WriteOptions {
             sync: true,
             ..WriteOptions::default()
         },
-        b"key",
-        b"value",
     )
     .unwrap();
     drop(db);
@@ -205,7 +199,7 @@ fn orphan_files_of_an_interrupted_job_are_removed_at_open() {
     let dir = tempfile::tempdir().unwrap();
     let device = SimulatedPmDevice::new();
     let db = Db::open(dir.path(), crash_options(device.clone())).unwrap();
-    db.put(&WriteOptions::default(), b"a", b"1").unwrap();
+    db.put(b"a", b"1").unwrap();
     db.flush().unwrap();
     drop(db);
     std::fs::write(dir.path().join("999999.sst"), b"half-written").unwrap();
@@ -213,10 +207,7 @@ fn orphan_files_of_an_interrupted_job_are_removed_at_open() {
     let db = Db::open(dir.path(), crash_options(device)).unwrap();
     assert!(!dir.path().join("999999.sst").exists());
     assert!(!dir.path().join("999998.vlog").exists());
-    assert_eq!(
-        db.get(&ReadOptions::default(), b"a").unwrap(),
-        Some(b"1".to_vec())
-    );
+    assert_eq!(db.get(b"a").unwrap(), Some(b"1".to_vec()));
 }
 
 #[test]
@@ -225,12 +216,8 @@ fn recovery_after_flush_reads_from_sst_and_remaining_pmtables() {
     let device = SimulatedPmDevice::new();
     let db = Db::open(dir.path(), crash_options(device.clone())).unwrap();
     for i in 0..2000u32 {
-        db.put(
-            &WriteOptions::default(),
-            format!("k{i:05}").as_bytes(),
-            &[i as u8; 150],
-        )
-        .unwrap();
+        db.put(format!("k{i:05}").as_bytes(), [i as u8; 150])
+            .unwrap();
     }
     let before = read_all(&db);
     db.close().unwrap();
@@ -259,26 +246,16 @@ fn use_after_close_is_a_clear_error() {
     let dir = tempfile::tempdir().unwrap();
     let db = Db::open(dir.path(), crash_options(SimulatedPmDevice::new())).unwrap();
     db.close().unwrap();
-    assert!(matches!(
-        db.put(&WriteOptions::default(), b"k", b"v"),
-        Err(Error::Closed)
-    ));
-    assert!(matches!(
-        db.get(&ReadOptions::default(), b"k"),
-        Err(Error::Closed)
-    ));
+    assert!(matches!(db.put(b"k", b"v"), Err(Error::Closed)));
+    assert!(matches!(db.get(b"k"), Err(Error::Closed)));
 }
 
 #[test]
 fn oversized_key_and_value_are_refused_with_the_limit() {
     let dir = tempfile::tempdir().unwrap();
     let db = Db::open(dir.path(), crash_options(SimulatedPmDevice::new())).unwrap();
-    let err = db
-        .put(&WriteOptions::default(), &vec![1u8; 70_000], b"v")
-        .unwrap_err();
+    let err = db.put(vec![1u8; 70_000], b"v").unwrap_err();
     assert!(err.to_string().contains("limit"), "{err}");
-    let err = db
-        .put(&WriteOptions::default(), b"k", &vec![1u8; 40 << 10])
-        .unwrap_err();
+    let err = db.put(b"k", vec![1u8; 40 << 10]).unwrap_err();
     assert!(err.to_string().contains("limit"), "{err}");
 }

@@ -10,6 +10,7 @@ use flatlsm::{Db, ReadOptions, Snapshot, WriteBatch, WriteOptions};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use std::collections::BTreeMap;
+use std::ops::Bound;
 
 type Model = BTreeMap<Vec<u8>, Vec<u8>>;
 type Entries = Vec<(Vec<u8>, Vec<u8>)>;
@@ -37,12 +38,12 @@ fn write_random(db: &Db, model: &mut Model, rng: &mut StdRng, n: usize) {
         match rng.gen_range(0..10) {
             0..=5 => {
                 let (k, v) = (key(rng), value(rng));
-                db.put(&w, &k, &v).unwrap();
+                db.put_opt(&k, &v, &w).unwrap();
                 model.insert(k, v);
             }
             6..=7 => {
                 let k = key(rng);
-                db.delete(&w, &k).unwrap();
+                db.delete_opt(&k, &w).unwrap();
                 model.remove(&k);
             }
             _ => {
@@ -58,7 +59,7 @@ fn write_random(db: &Db, model: &mut Model, rng: &mut StdRng, n: usize) {
                         model.remove(&k);
                     }
                 }
-                db.write(&w, &b).unwrap();
+                db.write_opt(&b, &w).unwrap();
             }
         }
     }
@@ -145,8 +146,15 @@ fn check_view(db: &Db, snap: Option<&Snapshot>, model: &Model, rng: &mut StdRng,
     };
     let (lower, upper) = (random_bound(rng), random_bound(rng));
     let want = view(model, lower.as_deref(), upper.as_deref());
-    let range = |db: &Db| db.range(&ro, lower.as_deref(), upper.as_deref()).unwrap();
-    let backward: Entries = range(db).rev_entries().map(|r| r.unwrap()).collect();
+    let range = |db: &Db| {
+        {
+            let lo = lower.as_deref().map_or(Bound::Unbounded, Bound::Included);
+            let hi = upper.as_deref().map_or(Bound::Unbounded, Bound::Excluded);
+            db.range_opt::<&[u8]>((lo, hi), &ro)
+        }
+        .unwrap()
+    };
+    let backward: Entries = range(db).rev().map(|r| r.unwrap()).collect();
     let mut reversed = want.clone();
     reversed.reverse();
     assert!(
@@ -204,7 +212,7 @@ fn reverse_iterator_keeps_its_view_while_writes_flushes_and_compactions_run() {
     db.flush().unwrap();
     write_random(&db, &mut model, &mut rng, 200);
     let want: Entries = model.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
-    let mut it = db.iter(&ReadOptions::default()).unwrap();
+    let mut it = db.iter().unwrap();
     it.seek_to_last();
     let mut got = Vec::new();
     let mut later = model.clone();
@@ -220,11 +228,7 @@ fn reverse_iterator_keeps_its_view_while_writes_flushes_and_compactions_run() {
     it.status().unwrap();
     got.reverse();
     assert!(got == want, "the iterator's view changed under it");
-    let now: Entries = db
-        .iter(&ReadOptions::default())
-        .unwrap()
-        .map(|r| r.unwrap())
-        .collect();
+    let now: Entries = db.iter().unwrap().map(|r| r.unwrap()).collect();
     assert!(now == later.into_iter().collect::<Entries>());
     db.close().unwrap();
 }
@@ -251,7 +255,7 @@ fn damaged_sst_block_reports_corruption_through_the_db_iterator_in_both_directio
     std::fs::write(&sst, bytes).unwrap();
     let db = Db::open(dir.path(), opts).unwrap();
     for backward in [false, true] {
-        let mut it = db.iter(&ReadOptions::default()).unwrap();
+        let mut it = db.iter().unwrap();
         if backward {
             it.seek_to_last();
         }

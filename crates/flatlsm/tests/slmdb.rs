@@ -25,10 +25,10 @@ fn flushed_keys_are_found_through_the_index_across_reopens() {
         for i in (0..2000u32).map(|i| (i * 7919) % 2000) {
             let key = format!("key{i:06}").into_bytes();
             if (i + round) % 7 == 0 {
-                db.delete(&w, &key).unwrap();
+                db.delete_opt(&key, &w).unwrap();
                 model.remove(&key);
             } else {
-                db.put(&w, &key, &value(i, round)).unwrap();
+                db.put_opt(&key, value(i, round), &w).unwrap();
                 model.insert(key, value(i, round));
             }
         }
@@ -45,14 +45,10 @@ fn flushed_keys_are_found_through_the_index_across_reopens() {
     let check = |db: &Db| {
         for i in 0..2100u32 {
             let key = format!("key{i:06}").into_bytes();
-            let got = db.get(&ReadOptions::default(), &key).unwrap();
+            let got = db.get(&key).unwrap();
             assert_eq!(got.as_ref(), model.get(&key), "key{i:06}");
         }
-        let scanned: Vec<_> = db
-            .iter(&ReadOptions::default())
-            .unwrap()
-            .map(|r| r.unwrap())
-            .collect();
+        let scanned: Vec<_> = db.iter().unwrap().map(|r| r.unwrap()).collect();
         let want: Vec<_> = model.clone().into_iter().collect();
         assert_eq!(scanned, want);
     };
@@ -71,24 +67,21 @@ fn a_snapshot_reads_an_overwritten_value_from_an_older_sst() {
     opts.background_work = false;
     let db = Db::open(dir.path(), opts).unwrap();
     let w = WriteOptions::default();
-    db.put(&w, b"k", b"old").unwrap();
+    db.put_opt(b"k", b"old", &w).unwrap();
     db.flush().unwrap();
     let snap = db.snapshot();
-    db.put(&w, b"k", b"new").unwrap();
+    db.put_opt(b"k", b"new", &w).unwrap();
     db.flush().unwrap();
     let at_snap = ReadOptions {
         snapshot: Some(&snap),
         ..ReadOptions::default()
     };
     assert_eq!(
-        db.get(&at_snap, b"k").unwrap().as_deref(),
+        db.get_opt(b"k", &at_snap).unwrap().as_deref(),
         Some(&b"old"[..])
     );
-    assert_eq!(
-        db.get(&ReadOptions::default(), b"k").unwrap().as_deref(),
-        Some(&b"new"[..])
-    );
-    assert_eq!(db.get(&ReadOptions::default(), b"nope").unwrap(), None);
+    assert_eq!(db.get(b"k").unwrap().as_deref(), Some(&b"new"[..]));
+    assert_eq!(db.get(b"nope").unwrap(), None);
 }
 
 /// The index is part of the database: once SSTs exist, a missing B+-tree is refused at open.
@@ -98,7 +91,7 @@ fn a_missing_index_is_refused_once_ssts_exist() {
     let opts = common::slmdb();
     let device = opts.pm_device.clone().unwrap();
     let db = Db::open(dir.path(), opts.clone()).unwrap();
-    db.put(&WriteOptions::default(), b"a", b"1").unwrap();
+    db.put(b"a", b"1").unwrap();
     db.flush().unwrap();
     drop(db);
     device.remove_region("index.pmbt").unwrap();
@@ -119,8 +112,7 @@ fn eager_compaction() -> flatlsm::Options {
 fn put_hundred(db: &Db, prefix: &str, tag: &[u8]) {
     for i in 0..100u32 {
         let key = format!("{prefix}{i:03}");
-        db.put(&WriteOptions::default(), key.as_bytes(), tag)
-            .unwrap();
+        db.put(key.as_bytes(), tag).unwrap();
     }
 }
 
@@ -137,7 +129,7 @@ fn a_deleted_key_stays_deleted_after_its_tombstones_file_is_compacted_alone() {
     let put_all = |prefix: &str, tag: &[u8]| put_hundred(&db, prefix, tag);
     put_all("k", b"a");
     db.flush().unwrap(); // file A
-    db.delete(&w, b"k005").unwrap();
+    db.delete_opt(b"k005", &w).unwrap();
     put_all("f", b"b");
     db.flush().unwrap(); // file B: the tombstone and the fillers
     put_all("f", b"c");
@@ -149,12 +141,8 @@ fn a_deleted_key_stays_deleted_after_its_tombstones_file_is_compacted_alone() {
     let settled = rx.recv_timeout(std::time::Duration::from_secs(60));
     assert_eq!(settled, Ok(true), "compactions never settled");
     assert!(db.stats().compactions >= 1, "{:?}", db.stats());
-    assert_eq!(db.get(&ReadOptions::default(), b"k005").unwrap(), None);
-    let keys: Vec<Vec<u8>> = db
-        .iter(&ReadOptions::default())
-        .unwrap()
-        .map(|r| r.unwrap().0)
-        .collect();
+    assert_eq!(db.get(b"k005").unwrap(), None);
+    let keys: Vec<Vec<u8>> = db.iter().unwrap().map(|r| r.unwrap().0).collect();
     assert!(
         !keys.contains(&b"k005".to_vec()),
         "the deleted key came back in a scan"
@@ -175,12 +163,7 @@ fn check_verifies_the_index_and_names_a_damaged_slot() {
     opts.slmdb.btree_size = 1 << 20;
     let db = Db::open(&db_dir, opts).unwrap();
     for i in 0..300u32 {
-        db.put(
-            &WriteOptions::default(),
-            format!("k{i:04}").as_bytes(),
-            b"v",
-        )
-        .unwrap();
+        db.put(format!("k{i:04}").as_bytes(), b"v").unwrap();
     }
     db.flush().unwrap();
     drop(db);
@@ -211,14 +194,14 @@ fn a_snapshot_read_takes_the_newest_version_not_the_last_written_file() {
     let db = Db::open(dir.path(), eager_compaction()).unwrap();
     let w = WriteOptions::default();
     let fill = |prefix: &str, tag: &[u8]| put_hundred(&db, prefix, tag);
-    db.put(&w, b"k", b"1").unwrap();
+    db.put_opt(b"k", b"1", &w).unwrap();
     fill("f", b"a");
     db.flush().unwrap(); // A: k=1 and fillers
-    db.put(&w, b"k", b"2").unwrap();
+    db.put_opt(b"k", b"2", &w).unwrap();
     fill("g", b"x");
     db.flush().unwrap(); // B: k=2 and keys that stay live
     let snap = db.snapshot();
-    db.put(&w, b"k", b"3").unwrap();
+    db.put_opt(b"k", b"3", &w).unwrap();
     fill("f", b"b");
     db.flush().unwrap(); // C: k=3, A's fillers overwritten: A alone is a candidate
     db.wait_for_background_work().unwrap();
@@ -227,11 +210,11 @@ fn a_snapshot_read_takes_the_newest_version_not_the_last_written_file() {
         snapshot: Some(&snap),
         ..ReadOptions::default()
     };
-    assert_eq!(db.get(&at_snap, b"k").unwrap().as_deref(), Some(&b"2"[..]));
     assert_eq!(
-        db.get(&ReadOptions::default(), b"k").unwrap().as_deref(),
-        Some(&b"3"[..])
+        db.get_opt(b"k", &at_snap).unwrap().as_deref(),
+        Some(&b"2"[..])
     );
+    assert_eq!(db.get(b"k").unwrap().as_deref(), Some(&b"3"[..]));
 }
 
 /// Insert-if-absent and update-if-present answer from the index alone: with the SST's data
@@ -242,7 +225,7 @@ fn conditional_writes_answer_existence_from_the_index_without_reading_a_block() 
     let opts = common::slmdb();
     let db = Db::open(dir.path(), opts.clone()).unwrap();
     let w = WriteOptions::default();
-    db.put(&w, b"present", b"v1").unwrap();
+    db.put_opt(b"present", b"v1", &w).unwrap();
     db.flush().unwrap();
     drop(db);
     let sst = std::fs::read_dir(dir.path())
@@ -254,16 +237,11 @@ fn conditional_writes_answer_existence_from_the_index_without_reading_a_block() 
     bytes[10] ^= 0x55; // inside the only data block
     std::fs::write(&sst, bytes).unwrap();
     let db = Db::open(dir.path(), opts).unwrap();
-    let err = db.get(&ReadOptions::default(), b"present").unwrap_err();
+    let err = db.get(b"present").unwrap_err();
     assert!(err.is_corruption(), "{err}");
-    assert!(!db.insert_if_absent(&w, b"present", b"x").unwrap());
-    assert!(db.update_if_present(&w, b"present", b"v2").unwrap());
-    assert!(db.insert_if_absent(&w, b"absent", b"a").unwrap());
-    assert!(!db.update_if_present(&w, b"missing", b"m").unwrap());
-    assert_eq!(
-        db.get(&ReadOptions::default(), b"present")
-            .unwrap()
-            .as_deref(),
-        Some(&b"v2"[..])
-    );
+    assert!(!db.put_if_opt(b"present", b"x", false, &w).unwrap());
+    assert!(db.put_if_opt(b"present", b"v2", true, &w).unwrap());
+    assert!(db.put_if_opt(b"absent", b"a", false, &w).unwrap());
+    assert!(!db.put_if_opt(b"missing", b"m", true, &w).unwrap());
+    assert_eq!(db.get(b"present").unwrap().as_deref(), Some(&b"v2"[..]));
 }

@@ -20,7 +20,7 @@ fn interleaved(db: &Db, n: u32, files: u32, tag: &str) -> Model {
     for f in 0..files {
         for i in (f..n).step_by(files as usize) {
             let v = format!("{tag}-{i}").into_bytes();
-            db.put(&WriteOptions::default(), &key(i), &v).unwrap();
+            db.put(key(i), &v).unwrap();
             model.insert(key(i), v);
         }
         db.flush().unwrap();
@@ -29,7 +29,7 @@ fn interleaved(db: &Db, n: u32, files: u32, tag: &str) -> Model {
 }
 
 fn scan_all(db: &Db) -> Vec<(Vec<u8>, Vec<u8>)> {
-    let it = db.iter(&ReadOptions::default()).unwrap();
+    let it = db.iter().unwrap();
     it.map(|r| r.unwrap()).collect()
 }
 
@@ -46,19 +46,19 @@ fn a_scan_sees_its_start_state_when_a_flush_changes_the_index_mid_scan() {
     let dir = tempfile::tempdir().unwrap();
     let db = Db::open(dir.path(), quiet()).unwrap();
     let before = interleaved(&db, 600, 3, "a");
-    let mut it = db.iter(&ReadOptions::default()).unwrap();
+    let mut it = db.iter().unwrap();
     let mut seen: Vec<_> = it.by_ref().take(100).map(|r| r.unwrap()).collect();
     let w = WriteOptions::default();
     let mut after = before.clone();
     for i in 200..300 {
-        db.put(&w, &key(i), b"new").unwrap();
+        db.put_opt(key(i), b"new", &w).unwrap();
         after.insert(key(i), b"new".to_vec());
     }
     for i in 300..350 {
-        db.delete(&w, &key(i)).unwrap();
+        db.delete_opt(key(i), &w).unwrap();
         after.remove(&key(i));
     }
-    db.put(&w, b"key00400x", b"added").unwrap();
+    db.put_opt(b"key00400x", b"added", &w).unwrap();
     after.insert(b"key00400x".to_vec(), b"added".to_vec());
     db.flush().unwrap();
     seen.extend(it.map(|r| r.unwrap()));
@@ -75,17 +75,17 @@ fn seeks_and_scans_through_the_index_answer_the_model() {
     let mut model = interleaved(&db, 500, 4, "a");
     let w = WriteOptions::default();
     for i in (0..500).step_by(7) {
-        db.delete(&w, &key(i)).unwrap();
+        db.delete_opt(key(i), &w).unwrap();
         model.remove(&key(i));
     }
     db.flush().unwrap();
     for i in (0..500).step_by(5) {
-        db.put(&w, &key(i), b"buffered").unwrap();
+        db.put_opt(key(i), b"buffered", &w).unwrap();
         model.insert(key(i), b"buffered".to_vec());
     }
     assert_eq!(scan_all(&db), model.clone().into_iter().collect::<Vec<_>>());
     for start in [0u32, 7, 133, 498, 700] {
-        let mut it = db.iter(&ReadOptions::default()).unwrap();
+        let mut it = db.iter().unwrap();
         it.seek(&key(start));
         let got: Vec<_> = it.take(20).map(|r| r.unwrap()).collect();
         let want = model.range(key(start)..).take(20);
@@ -101,15 +101,10 @@ fn backward_scans_and_direction_changes_answer_the_model() {
     let dir = tempfile::tempdir().unwrap();
     let db = Db::open(dir.path(), quiet()).unwrap();
     let model = interleaved(&db, 300, 3, "a");
-    let rev: Vec<_> = db
-        .iter(&ReadOptions::default())
-        .unwrap()
-        .rev_entries()
-        .map(|r| r.unwrap())
-        .collect();
+    let rev: Vec<_> = db.iter().unwrap().rev().map(|r| r.unwrap()).collect();
     let want: Vec<_> = model.clone().into_iter().rev().collect();
     assert_eq!(rev, want);
-    let mut it = db.iter(&ReadOptions::default()).unwrap();
+    let mut it = db.iter().unwrap();
     it.seek(&key(150));
     it.advance();
     it.advance();
@@ -136,7 +131,7 @@ fn a_snapshot_scan_reads_overwritten_values() {
         snapshot: Some(&snap),
         ..ReadOptions::default()
     };
-    let got: Vec<_> = db.iter(&at).unwrap().map(|r| r.unwrap()).collect();
+    let got: Vec<_> = db.iter_opt(&at).unwrap().map(|r| r.unwrap()).collect();
     assert_eq!(got, old.into_iter().collect::<Vec<_>>());
 }
 
@@ -153,7 +148,7 @@ fn a_scan_over_scattered_files_makes_them_compaction_candidates() {
     let model = interleaved(&db, 360, 12, "a");
     db.wait_for_background_work().unwrap();
     assert_eq!(db.stats().compactions, 0, "{:?}", db.stats());
-    let mut it = db.iter(&ReadOptions::default()).unwrap();
+    let mut it = db.iter().unwrap();
     it.seek(&key(100));
     let got: Vec<_> = it.take(100).map(|r| r.unwrap()).collect();
     assert_eq!(got.len(), 100);

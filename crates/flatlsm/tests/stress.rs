@@ -71,23 +71,24 @@ fn value(w: usize, k: u32, op: u64, rng: &mut StdRng) -> Vec<u8> {
 }
 
 fn stress_options(device: Arc<SimulatedPmDevice>) -> Options {
-    Options {
-        pmtable_size: 64 << 10,
-        flush_immutable_num: 2,
-        max_write_buffer_number: 4,
-        l1_capacity: 8 << 10,
-        target_file_size: 8 << 10,
-        block_size: 1024,
-        flush_threads: 2,
-        kv_separation_threshold: 100,
-        block_cache_size: 256 << 10,
-        pm_persist_interval_ms: 10,
+    {
+        let mut o = Options::default();
+        o.pmtable_size = 64 << 10;
+        o.flush_immutable_num = 2;
+        o.max_write_buffer_number = 4;
+        o.l1_capacity = 8 << 10;
+        o.target_file_size = 8 << 10;
+        o.block_size = 1024;
+        o.flush_threads = 2;
+        o.kv_separation_threshold = 100;
+        o.block_cache_size = 256 << 10;
+        o.pm_persist_interval_ms = 10;
         // Log bytes / live bytes of a full table here is about 1.8 to 2.6 (live bytes count
         // entry headers, as the log does), so 1.5 lets most full tables be collected.
-        pmtable_gc_ratio: 1.5,
-        vlog_gc_garbage_ratio: 0.3,
-        pm_device: Some(device),
-        ..Options::default()
+        o.pmtable_gc_ratio = 1.5;
+        o.vlog_gc_garbage_ratio = 0.3;
+        o.pm_device = Some(device);
+        o
     }
 }
 
@@ -133,12 +134,12 @@ fn run_writer(db: &Db, w: usize, me: &Writer, deadline: Instant, stop_on_error: 
             }
         }
         let sync = rng.gen_bool(0.1);
-        match db.write(
+        match db.write_opt(
+            &batch,
             &WriteOptions {
                 sync,
                 ..WriteOptions::default()
             },
-            &batch,
         ) {
             Ok(()) => {}
             Err(e) if stop_on_error => return (oracle, Some(e)),
@@ -153,7 +154,7 @@ fn run_writer(db: &Db, w: usize, me: &Writer, deadline: Instant, stop_on_error: 
             };
         }
         let probe = key(w, rng.gen_range(0..KEYS_PER_WRITER));
-        let got = db.get(&ReadOptions::default(), &probe).unwrap();
+        let got = db.get(&probe).unwrap();
         assert_eq!(
             got.as_ref(),
             oracle.get(&probe),
@@ -178,7 +179,7 @@ fn check_snapshot(db: &Db, writers: &[Writer], rng: &mut StdRng) -> usize {
         snapshot: Some(&snap),
         ..ReadOptions::default()
     };
-    let seen: BTreeMap<Vec<u8>, Vec<u8>> = db.iter(&ro).unwrap().map(|r| r.unwrap()).collect();
+    let seen: BTreeMap<Vec<u8>, Vec<u8>> = db.iter_opt(&ro).unwrap().map(|r| r.unwrap()).collect();
     for (w, writer) in writers.iter().enumerate() {
         let h = writer.history.lock();
         // The snapshot may include the operation in flight when it was taken (`after` + 1).
@@ -195,12 +196,12 @@ fn check_snapshot(db: &Db, writers: &[Writer], rng: &mut StdRng) -> usize {
             after[w] + 1
         );
     }
-    let again: BTreeMap<Vec<u8>, Vec<u8>> = db.iter(&ro).unwrap().map(|r| r.unwrap()).collect();
+    let again: BTreeMap<Vec<u8>, Vec<u8>> = db.iter_opt(&ro).unwrap().map(|r| r.unwrap()).collect();
     assert!(again == seen, "iterating the same snapshot twice differed");
     for _ in 0..20 {
         let k = key(rng.gen_range(0..WRITERS), rng.gen_range(0..KEYS_PER_WRITER));
         assert_eq!(
-            db.get(&ro, &k).unwrap().as_ref(),
+            db.get_opt(&k, &ro).unwrap().as_ref(),
             seen.get(&k),
             "snapshot get"
         );
@@ -254,10 +255,7 @@ fn writers_and_snapshot_readers_agree_with_per_thread_oracles_under_background_w
     db.wait_for_background_work().unwrap();
     let expected: BTreeMap<_, _> = oracles.into_iter().flatten().collect();
     let all = |db: &Db| -> BTreeMap<Vec<u8>, Vec<u8>> {
-        db.iter(&ReadOptions::default())
-            .unwrap()
-            .map(|r| r.unwrap())
-            .collect()
+        db.iter().unwrap().map(|r| r.unwrap()).collect()
     };
     assert!(all(&db) == expected, "final state differs from the oracles");
     let st = db.stats();
@@ -279,10 +277,7 @@ fn writers_and_snapshot_readers_agree_with_per_thread_oracles_under_background_w
         "state after reopen differs from the oracles"
     );
     for (k, v) in &expected {
-        assert_eq!(
-            db.get(&ReadOptions::default(), k).unwrap().as_ref(),
-            Some(v)
-        );
+        assert_eq!(db.get(k).unwrap().as_ref(), Some(v));
     }
 }
 
@@ -340,7 +335,7 @@ fn faults_under_concurrency(kind: FaultKind, seed: u64) -> u64 {
         let matches = |n: u64| {
             (0..KEYS_PER_WRITER).all(|k| {
                 let k = key(w, k);
-                db.get(&ReadOptions::default(), &k).unwrap().as_ref() == h.value_after(&k, n)
+                db.get(&k).unwrap().as_ref() == h.value_after(&k, n)
             })
         };
         assert!(

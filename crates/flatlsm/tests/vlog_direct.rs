@@ -8,7 +8,7 @@ mod common;
 use flatlsm::fs::{CallHook, CrashFs, FaultKind, FaultPlan, FileSystem, FsCall, FsImage};
 use flatlsm::inspect::check_database;
 use flatlsm::pm::simulated::SimulatedPmDevice;
-use flatlsm::{Db, Error, Options, ReadOptions, WriteOptions};
+use flatlsm::{Db, Error, Options, WriteOptions};
 use flatlsm_core::vlog::parse_vlog_file_name;
 use parking_lot::Mutex;
 use std::collections::BTreeMap;
@@ -23,10 +23,7 @@ fn value(i: usize, len: usize) -> Vec<u8> {
 }
 
 fn read_all(db: &Db) -> BTreeMap<Vec<u8>, Vec<u8>> {
-    db.iter(&ReadOptions::default())
-        .unwrap()
-        .map(|r| r.unwrap())
-        .collect()
+    db.iter().unwrap().map(|r| r.unwrap()).collect()
 }
 
 /// One flush per value length, each leaving a value log whose size ends at another offset
@@ -41,8 +38,7 @@ fn direct_value_logs_with_every_kind_of_tail_read_back_after_reopen() {
     let mut want = BTreeMap::new();
     for (i, len) in (100..4200).step_by(137).enumerate() {
         let key = format!("key{i:05}").into_bytes();
-        db.put(&WriteOptions::default(), &key, &value(i, len))
-            .unwrap();
+        db.put(&key, value(i, len)).unwrap();
         want.insert(key, value(i, len));
         db.flush().unwrap();
     }
@@ -88,13 +84,13 @@ fn crash_with_a_padded_direct_tail_leaves_an_unfinished_log_that_open_removes() 
     let mut want = BTreeMap::new();
     for i in 0..40 {
         let key = format!("key{i:03}").into_bytes();
-        db.put(
+        db.put_opt(
+            &key,
+            value(i, 333),
             &WriteOptions {
                 sync: true,
                 ..WriteOptions::default()
             },
-            &key,
-            &value(i, 333),
         )
         .unwrap();
         want.insert(key, value(i, 333));
@@ -141,8 +137,7 @@ fn a_write_failing_on_the_io_thread_fails_the_flush_and_loses_nothing() {
     let mut want = BTreeMap::new();
     for i in 0..1500 {
         let key = format!("key{i:05}").into_bytes();
-        db.put(&WriteOptions::default(), &key, &value(i, 3000))
-            .unwrap();
+        db.put(&key, value(i, 3000)).unwrap();
         want.insert(key, value(i, 3000));
     }
     // The hook runs before the fault plan is consulted: it arms a fault for the first call the
@@ -168,7 +163,7 @@ fn a_write_failing_on_the_io_thread_fails_the_flush_and_loses_nothing() {
     assert!(*armed.lock(), "the value log used the I/O thread");
     assert_eq!(fs.injected_faults(), 1);
     assert!(matches!(err, Error::Io { .. }), "{err}");
-    assert!(db.put(&WriteOptions::default(), b"after", b"x").is_err());
+    assert!(db.put(b"after", b"x").is_err());
     drop(db);
     let db = Db::open(dir, opts).unwrap();
     assert_eq!(read_all(&db), want);

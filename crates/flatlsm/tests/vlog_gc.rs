@@ -5,7 +5,7 @@
 mod common;
 
 use flatlsm::inspect::{check_database, dump_file, DumpFormat};
-use flatlsm::{Db, Error, Options, ReadOptions, WriteOptions};
+use flatlsm::{Db, Error, Options, ReadOptions};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -38,20 +38,19 @@ fn value(round: u8, i: u32) -> Vec<u8> {
 
 fn put_round(db: &Db, model: &mut Model, round: u8, keys: std::ops::Range<u32>) {
     for i in keys {
-        db.put(&WriteOptions::default(), &key(i), &value(round, i))
-            .unwrap();
+        db.put(key(i), value(round, i)).unwrap();
         model.insert(key(i), value(round, i));
     }
 }
 
 fn read_all(db: &Db, opts: &ReadOptions<'_>) -> Model {
-    db.iter(opts).unwrap().map(|r| r.unwrap()).collect()
+    db.iter_opt(opts).unwrap().map(|r| r.unwrap()).collect()
 }
 
 fn check(db: &Db, want: &Model) {
     assert!(&read_all(db, &ReadOptions::default()) == want, "iterator");
     for (k, v) in want {
-        let got = db.get(&ReadOptions::default(), k).unwrap();
+        let got = db.get(k).unwrap();
         assert_eq!(got.as_ref(), Some(v), "{}", String::from_utf8_lossy(k));
     }
 }
@@ -106,7 +105,7 @@ fn reads_through_a_redirect_return_the_right_values_also_from_a_snapshot_taken_b
     db.flush().unwrap(); // keeps a's versions for the snapshot, rewritten to the new log
     assert!(read_all(&db, &at_snapshot) == before);
     for i in 60..100 {
-        let got = db.get(&at_snapshot, &key(i)).unwrap();
+        let got = db.get_opt(key(i), &at_snapshot).unwrap();
         assert_eq!(got, Some(value(b'a', i)));
     }
     check(&db, &now);
@@ -131,7 +130,7 @@ fn compaction_drops_the_redirect_once_no_sst_names_the_victim_and_its_files_are_
     assert!(!vlog_path(dir.path(), victim).exists());
     // An L1 file spanning every key: its compaction into L2 rewrites every L2 file.
     for k in [&b"k"[..], b"l"] {
-        db.put(&WriteOptions::default(), k, b"end").unwrap();
+        db.put(k, b"end").unwrap();
         want.insert(k.to_vec(), b"end".to_vec());
     }
     db.compact_range(None, None).unwrap();

@@ -266,50 +266,52 @@ fn engine_options(
         name.push("-wal");
         Some(pm_path?.with_file_name(name))
     });
-    Ok(Options {
-        wal_dir,
-        pm_path: pm_path.cloned(),
-        pm_mode,
-        pm_write_latency_ns: args
+    Ok({
+        let mut o = d.clone();
+        o.wal_dir = wal_dir;
+        o.pm_path = pm_path.cloned();
+        o.pm_mode = pm_mode;
+        o.pm_write_latency_ns = args
             .pm_write_latency_ns
             .or(p.pm_write_latency_ns)
-            .unwrap_or(d.pm_write_latency_ns),
-        pm_read_latency_ns: args
+            .unwrap_or(d.pm_write_latency_ns);
+        o.pm_read_latency_ns = args
             .pm_read_latency_ns
             .or(p.pm_read_latency_ns)
-            .unwrap_or(d.pm_read_latency_ns),
-        memtable_placement: placement(&args.memtable_placement, d.memtable_placement)?,
-        block_cache_placement: placement(&args.block_cache_placement, d.block_cache_placement)?,
-        pmtable_size: args
+            .unwrap_or(d.pm_read_latency_ns);
+        o.memtable_placement = placement(&args.memtable_placement, d.memtable_placement)?;
+        o.block_cache_placement = placement(&args.block_cache_placement, d.block_cache_placement)?;
+        o.pmtable_size = args
             .pmtable_size
             .or(p.pmtable_size)
-            .unwrap_or(d.pmtable_size),
-        flush_immutable_num: args
+            .unwrap_or(d.pmtable_size);
+        o.flush_immutable_num = args
             .flush_immutable_num
             .or(p.flush_immutable_num)
-            .unwrap_or(d.flush_immutable_num),
-        max_write_buffer_number: args
+            .unwrap_or(d.flush_immutable_num);
+        o.max_write_buffer_number = args
             .max_write_buffer_number
             .or(p.max_write_buffer_number)
-            .unwrap_or(d.max_write_buffer_number),
-        l1_capacity: args.l1_capacity.or(p.l1_capacity).unwrap_or(d.l1_capacity),
-        flush_threads: args.flush_threads.unwrap_or(d.flush_threads),
-        background_nice: args.background_nice.unwrap_or(d.background_nice),
-        l1_merge_trigger: args.l1_merge_trigger.unwrap_or(d.l1_merge_trigger),
-        kv_separation_threshold: args
+            .unwrap_or(d.max_write_buffer_number);
+        o.l1_capacity = args.l1_capacity.or(p.l1_capacity).unwrap_or(d.l1_capacity);
+        o.flush_threads = args.flush_threads.unwrap_or(d.flush_threads);
+        o.background_nice = args.background_nice.unwrap_or(d.background_nice);
+        o.l1_merge_trigger = args.l1_merge_trigger.unwrap_or(d.l1_merge_trigger);
+        o.kv_separation_threshold = args
             .kv_separation_threshold
-            .unwrap_or(d.kv_separation_threshold),
-        slowdown_immutable_num: args.slowdown_immutable_num,
-        delayed_write_rate: args.delayed_write_rate,
-        vlog_direct_writes: args.vlog_direct_writes.unwrap_or(d.vlog_direct_writes),
-        vlog_cache_written: args.vlog_cache_written.unwrap_or(d.vlog_cache_written),
-        block_cache_size: args
+            .unwrap_or(d.kv_separation_threshold);
+        o.slowdown_immutable_num = args.slowdown_immutable_num;
+        o.delayed_write_rate = args.delayed_write_rate;
+        o.vlog_direct_writes = args.vlog_direct_writes.unwrap_or(d.vlog_direct_writes);
+        o.vlog_cache_written = args.vlog_cache_written.unwrap_or(d.vlog_cache_written);
+        o.block_cache_size = args
             .cache_size
             .or(p.cache_size)
-            .unwrap_or(d.block_cache_size),
-        matrixkv: matrixkv_options(args, p),
-        leveled: leveled_options(args, d.leveled),
-        ..d
+            .unwrap_or(d.block_cache_size);
+        o.matrixkv = matrixkv_options(args, p);
+        o.leveled = leveled_options(args, o.leveled);
+        o.slmdb = slmdb_options(args, o.slmdb);
+        o
     })
 }
 
@@ -318,6 +320,17 @@ fn leveled_options(args: &BenchFlags, d: flatlsm::LeveledOptions) -> flatlsm::Le
     let mut l = d;
     l.level0_in_pm = args.level0_in_pm.unwrap_or(l.level0_in_pm);
     l
+}
+
+/// The `slmdb` options: flags, else SLM-DB's defaults.
+fn slmdb_options(args: &BenchFlags, d: flatlsm::SlmDbOptions) -> flatlsm::SlmDbOptions {
+    let mut o = d;
+    o.btree_size = args.btree_size.unwrap_or(o.btree_size);
+    o.live_key_threshold = args.live_key_threshold.unwrap_or(o.live_key_threshold);
+    o.leaf_node_threshold = args.leaf_node_threshold.unwrap_or(o.leaf_node_threshold);
+    let seq = args.sequentiality_threshold;
+    o.sequentiality_threshold = seq.unwrap_or(o.sequentiality_threshold);
+    o
 }
 
 /// The `matrixkv` options: flags, else the preset's, else the defaults.

@@ -168,6 +168,18 @@ pub struct BenchFlags {
     /// matrixkv: ... and at most about this many (default 80 MiB).
     #[arg(long = "column_upper_bound")]
     pub column_upper_bound: Option<u64>,
+    /// slmdb: bytes of PM for the B+-tree (default 1 GiB; fixed when the database is made).
+    #[arg(long = "btree_size")]
+    pub btree_size: Option<u64>,
+    /// slmdb: an SST whose live keys fall below this share is a compaction candidate (0.7).
+    #[arg(long = "live_key_threshold")]
+    pub live_key_threshold: Option<f64>,
+    /// slmdb: a leaf scan flags more files than this behind two SSTs' worth of keys (10).
+    #[arg(long = "leaf_node_threshold")]
+    pub leaf_node_threshold: Option<usize>,
+    /// slmdb: a range query flags more files than this behind one 30-key sub-range (8).
+    #[arg(long = "sequentiality_threshold")]
+    pub sequentiality_threshold: Option<usize>,
     /// FlatLSM: immutable PMTables from which writes are slowed down (default
     /// max_write_buffer_number - 1; max_write_buffer_number turns the slowdown off).
     #[arg(long = "slowdown_immutable_num")]

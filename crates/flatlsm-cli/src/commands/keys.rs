@@ -1,7 +1,7 @@
 //! `put`, `get` and `delete`: one key at a time. Writes are synced before the command returns.
 
 use crate::db_args::{DbArgs, Encoding};
-use flatlsm::{ReadOptions, WriteOptions};
+use flatlsm::WriteOptions;
 
 /// Flags of `flatlsm put`.
 #[derive(clap::Args, Debug)]
@@ -32,13 +32,13 @@ pub fn put(a: PutArgs) -> Result<(), String> {
     let key = a.enc.decode("key", &a.key)?;
     let value = a.enc.decode("value", &a.value)?;
     let db = a.db.open()?;
-    db.put(
+    db.put_opt(
+        &key,
+        &value,
         &WriteOptions {
             sync: true,
             ..WriteOptions::default()
         },
-        &key,
-        &value,
     )
     .map_err(|e| e.to_string())?;
     db.close().map_err(|e| e.to_string())
@@ -48,10 +48,7 @@ pub fn put(a: PutArgs) -> Result<(), String> {
 pub fn get(a: KeyArgs) -> Result<(), String> {
     let key = a.enc.decode("key", &a.key)?;
     let db = a.db.open()?;
-    match db
-        .get(&ReadOptions::default(), &key)
-        .map_err(|e| e.to_string())?
-    {
+    match db.get(&key).map_err(|e| e.to_string())? {
         Some(v) => {
             crate::emit(&a.enc.encode(&v));
             Ok(())
@@ -64,12 +61,12 @@ pub fn get(a: KeyArgs) -> Result<(), String> {
 pub fn delete(a: KeyArgs) -> Result<(), String> {
     let key = a.enc.decode("key", &a.key)?;
     let db = a.db.open()?;
-    db.delete(
+    db.delete_opt(
+        &key,
         &WriteOptions {
             sync: true,
             ..WriteOptions::default()
         },
-        &key,
     )
     .map_err(|e| e.to_string())?;
     db.close().map_err(|e| e.to_string())

@@ -1,8 +1,8 @@
 //! `scan`: prints keys and values in key order, over a range or a prefix, up to a limit.
 
 use crate::db_args::{DbArgs, Encoding};
-use flatlsm::ReadOptions;
 use std::io::Write;
+use std::ops::Bound;
 
 /// Flags of `flatlsm scan`.
 #[derive(clap::Args, Debug)]
@@ -79,10 +79,10 @@ pub fn scan(a: ScanArgs) -> Result<(), String> {
     let (lower, upper) = bounds(&a)?;
     let db = a.db.open()?;
     let it = db
-        .range(&ReadOptions::default(), lower.as_deref(), upper.as_deref())
+        .range::<&[u8]>(half_open(lower.as_deref(), upper.as_deref()))
         .map_err(|e| e.to_string())?;
     let entries: Box<dyn Iterator<Item = Entry>> = if a.reverse {
-        Box::new(it.rev_entries())
+        Box::new(it.rev())
     } else {
         Box::new(it)
     };
@@ -107,6 +107,15 @@ pub fn scan(a: ScanArgs) -> Result<(), String> {
     let _ = out.flush();
     eprintln!("{n} entries");
     Ok(())
+}
+
+/// `[lower, upper)` as range bounds (each end optional).
+fn half_open<'k>(
+    lower: Option<&'k [u8]>,
+    upper: Option<&'k [u8]>,
+) -> (Bound<&'k [u8]>, Bound<&'k [u8]>) {
+    let lo = lower.map_or(Bound::Unbounded, Bound::Included);
+    (lo, upper.map_or(Bound::Unbounded, Bound::Excluded))
 }
 
 #[cfg(test)]

@@ -47,12 +47,12 @@ fn write_loop(db: &Db, cfg: &Config, run: u32, thread: u32, start: Instant) -> R
         let (updates, sync) = random_op(&mut rng, &shape);
         let batch = build_batch(&updates, Version { run, op }, thread);
         journal.begin(op, sync, &updates)?;
-        db.write(
+        db.write_opt(
+            &batch,
             &WriteOptions {
                 sync,
                 ..WriteOptions::default()
             },
-            &batch,
         )
         .map_err(|e| format!("thread {thread} operation {op}: {e}"))?;
         journal.ack(op)?;

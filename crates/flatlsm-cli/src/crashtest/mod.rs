@@ -143,23 +143,24 @@ impl Config {
         matrixkv.column_upper_bound = (self.pmtable_size as u64).max(8192);
         let mut slmdb = flatlsm::SlmDbOptions::default();
         slmdb.btree_size = 64 << 20;
-        let o = Options {
-            profile: self.profile,
-            leveled,
-            matrixkv,
-            slmdb,
-            pm_path: self.pm_path.clone(),
-            pm_mode: self.pm_mode,
-            pm_persist_interval_ms: 200,
-            pmtable_size: self.pmtable_size,
-            flush_immutable_num: 2,
-            max_write_buffer_number: 4,
-            l1_capacity: 4 * self.pmtable_size as u64,
-            target_file_size: (self.pmtable_size as u64 / 2).max(4096),
-            flush_threads: 2,
-            block_cache_size: 1 << 20,
-            vlog_gc_garbage_ratio: 0.3,
-            ..Options::default()
+        let o = {
+            let mut o = Options::default();
+            o.profile = self.profile;
+            o.leveled = leveled;
+            o.matrixkv = matrixkv;
+            o.slmdb = slmdb;
+            o.pm_path = self.pm_path.clone();
+            o.pm_mode = self.pm_mode;
+            o.pm_persist_interval_ms = 200;
+            o.pmtable_size = self.pmtable_size;
+            o.flush_immutable_num = 2;
+            o.max_write_buffer_number = 4;
+            o.l1_capacity = 4 * self.pmtable_size as u64;
+            o.target_file_size = (self.pmtable_size as u64 / 2).max(4096);
+            o.flush_threads = 2;
+            o.block_cache_size = 1 << 20;
+            o.vlog_gc_garbage_ratio = 0.3;
+            o
         };
         o.validate().map_err(|e| e.to_string())?;
         Ok(o)

@@ -222,7 +222,7 @@ fn read_all_keys(db: &Db, cfg: &Config) -> Result<Vec<Vec<KeyState>>, String> {
         let mut keys = Vec::with_capacity(cfg.keys_per_thread as usize);
         for k in 0..cfg.keys_per_thread {
             let v = db
-                .get(&ro, &user_key(t, k))
+                .get_opt(user_key(t, k), &ro)
                 .map_err(|e| format!("get thread {t} key {k}: {e}"))?;
             keys.push(match v {
                 None => None,
@@ -244,9 +244,7 @@ fn read_all_keys(db: &Db, cfg: &Config) -> Result<Vec<Vec<KeyState>>, String> {
 
 /// A full scan must return exactly the keys `get` found, with the same values, in order.
 fn check_scan_agrees(db: &Db, cfg: &Config, recovered: &[Vec<KeyState>]) -> Result<(), String> {
-    let mut it = db
-        .iter(&ReadOptions::default())
-        .map_err(|e| e.to_string())?;
+    let mut it = db.iter().map_err(|e| e.to_string())?;
     let mut seen = 0usize;
     let mut last: Option<Vec<u8>> = None;
     while it.valid() {

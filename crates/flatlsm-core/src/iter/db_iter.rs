@@ -9,6 +9,11 @@
 //!   (invalid if there is none), so `key`/`value` are copies saved during the backward scan.
 //!
 //! Direction switches restore the other invariant first, then scan as usual.
+//!
+//! As a Rust iterator it is double-ended: `next` walks this cursor forward, `next_back` a
+//! second cursor over the same pinned sources ([`DbIterator::with_back`]) backward from the
+//! last key; the walk ends where the two meet (a key yielded from one end is never yielded
+//! from the other).
 
 use super::{copy_error, InternalIterator};
 use crate::error::{Error, Result};
@@ -47,6 +52,11 @@ pub struct DbIterator {
     error_yielded: bool,
     // Keeps the snapshot (and what it pins) alive for the iterator's lifetime.
     _pins: Vec<Box<dyn std::any::Any + Send>>,
+    /// The cursor `next_back` walks, and whether it has been positioned at the last key.
+    back: Option<(Box<DbIterator>, bool)>,
+    /// The last keys yielded by `next` and by `next_back`: the ends meet between them.
+    front_yielded: Option<Vec<u8>>,
+    back_yielded: Option<Vec<u8>>,
 }
 
 impl DbIterator {
@@ -72,7 +82,17 @@ impl DbIterator {
             error: None,
             error_yielded: false,
             _pins: pins,
+            back: None,
+            front_yielded: None,
+            back_yielded: None,
         }
+    }
+
+    /// Gives the iterator the cursor `next_back` walks: one over the same pinned sources,
+    /// sequence and bounds, unpositioned.
+    pub fn with_back(mut self, back: DbIterator) -> Self {
+        self.back = Some((Box::new(back), false));
+        self
     }
 
     /// True if positioned on an entry.
@@ -171,17 +191,15 @@ impl DbIterator {
         }
     }
 
-    /// Consumes the iterator into a Rust iterator walking backward from the last key within
-    /// the bounds (it calls [`DbIterator::seek_to_last`]). Yields an error at most once, then
-    /// ends.
-    pub fn rev_entries(mut self) -> RevEntries {
-        self.seek_to_last();
-        RevEntries { it: self }
-    }
-
+    /// Every positioning call starts a new walk: the back end starts again from the last key.
     fn start_positioning(&mut self, direction: Direction) {
         self.direction = direction;
         self.error_yielded = false;
+        self.front_yielded = None;
+        self.back_yielded = None;
+        if let Some((_, started)) = &mut self.back {
+            *started = false;
+        }
     }
 
     /// Puts the inner cursor on the last entry whose user key is < `user_key`.
@@ -321,6 +339,15 @@ impl DbIterator {
         }
     }
 
+    fn missing_back(&mut self) -> Option<Result<(Vec<u8>, Vec<u8>)>> {
+        if self.error_yielded {
+            return None;
+        }
+        self.error_yielded = true;
+        let e = "this iterator has no back cursor (build it with DbIterator::with_back)";
+        Some(Err(Error::InvalidState(e.into())))
+    }
+
     /// The `Iterator` adapters' end: the error once, then nothing.
     fn end_of_entries(&mut self) -> Option<Result<(Vec<u8>, Vec<u8>)>> {
         if self.error_yielded {
@@ -344,28 +371,40 @@ impl Iterator for DbIterator {
         if !self.valid {
             return self.end_of_entries();
         }
+        if self.back_yielded.as_ref().is_some_and(|b| self.key >= *b) {
+            return None; // met the back end
+        }
         let item = (self.key.clone(), self.value.clone());
+        self.front_yielded = Some(item.0.clone());
         self.advance();
         Some(Ok(item))
     }
 }
 
-/// A [`DbIterator`] walking backward as a Rust iterator; see [`DbIterator::rev_entries`].
-pub struct RevEntries {
-    it: DbIterator,
-}
-
-impl Iterator for RevEntries {
-    type Item = Result<(Vec<u8>, Vec<u8>)>;
-
-    /// Yields the current entry and steps back; after the first key, yields the error (if
-    /// any) once, then `None`.
-    fn next(&mut self) -> Option<Self::Item> {
-        if !self.it.valid {
-            return self.it.end_of_entries();
+/// Walks the second cursor backward from the last key within the bounds; ends where the
+/// front end has been. An iterator built without a back cursor yields an error once.
+impl DoubleEndedIterator for DbIterator {
+    fn next_back(&mut self) -> Option<Self::Item> {
+        let Some((cursor, started)) = &mut self.back else {
+            return self.missing_back();
+        };
+        if !*started {
+            cursor.seek_to_last();
+            *started = true;
         }
-        let item = (self.it.key.clone(), self.it.value.clone());
-        self.it.prev();
+        if !cursor.valid {
+            return cursor.end_of_entries();
+        }
+        if self
+            .front_yielded
+            .as_ref()
+            .is_some_and(|f| cursor.key <= *f)
+        {
+            return None; // met the front end
+        }
+        let item = (cursor.key.clone(), cursor.value.clone());
+        cursor.prev();
+        self.back_yielded = Some(item.0.clone());
         Some(Ok(item))
     }
 }

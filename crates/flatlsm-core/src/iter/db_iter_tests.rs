@@ -72,6 +72,15 @@ fn db_iter(
     )
 }
 
+/// A double-ended iterator over `versions`: a front cursor and a back one.
+fn both_ends(versions: &[Version], lower: Option<&str>, upper: Option<&str>) -> DbIterator {
+    let cursor = || Box::new(VecIterator::new(sorted(versions)));
+    let back = db_iter(cursor(), MAX_SEQUENCE, lower, upper);
+    let mut it = db_iter(cursor(), MAX_SEQUENCE, lower, upper).with_back(back);
+    it.seek_to_first();
+    it
+}
+
 fn over(versions: &[Version], read_seq: SequenceNumber) -> DbIterator {
     db_iter(
         Box::new(VecIterator::new(sorted(versions))),
@@ -203,12 +212,49 @@ fn db_iterator_reverse_honours_lower_inclusive_and_upper_exclusive_bounds() {
     assert_eq!(current(&it), None);
     it.seek_for_prev(b"a");
     assert_eq!(current(&it), None);
-    let rev: Vec<_> = {
-        let inner = Box::new(VecIterator::new(sorted(&scenario())));
-        let it = db_iter(inner, MAX_SEQUENCE, Some("b"), Some("e"));
-        it.rev_entries().map(|r| r.unwrap().0).collect()
-    };
+    let rev: Vec<_> = both_ends(&scenario(), Some("b"), Some("e"))
+        .rev()
+        .map(|r| r.unwrap().0)
+        .collect();
     assert_eq!(rev, [b"d".to_vec(), b"b".to_vec()]);
+}
+
+/// `next` and `next_back` meet in the middle: every key once, none twice, from either end.
+#[test]
+fn a_double_ended_walk_yields_each_key_once_from_either_end() {
+    let versions: Vec<Version> = (0..9)
+        .map(|i| (format!("k{i}"), 1, ValueKind::Value, i))
+        .collect();
+    for fronts in 0..=10 {
+        let mut it = both_ends(&versions, None, None);
+        let mut seen: Vec<Vec<u8>> = it.by_ref().take(fronts).map(|r| r.unwrap().0).collect();
+        let mut back: Vec<Vec<u8>> = it.by_ref().rev().map(|r| r.unwrap().0).collect();
+        back.reverse();
+        seen.extend(back);
+        assert!(it.next().is_none() && it.next_back().is_none(), "{fronts}");
+        let want: Vec<Vec<u8>> = (0..9).map(|i| format!("k{i}").into_bytes()).collect();
+        assert_eq!(seen, want, "{fronts} from the front");
+    }
+    let mut alternating = both_ends(&versions, None, None);
+    let mut keys = Vec::new();
+    while let Some(r) = alternating.next() {
+        keys.push(r.unwrap().0);
+        if let Some(b) = alternating.next_back() {
+            keys.push(b.unwrap().0);
+        }
+    }
+    keys.sort();
+    assert_eq!(keys.len(), 9);
+    keys.dedup();
+    assert_eq!(keys.len(), 9, "no key twice");
+}
+
+/// Without a back cursor, `next_back` says so once instead of walking nothing silently.
+#[test]
+fn next_back_without_a_back_cursor_is_an_error_once() {
+    let mut it = over(&[("a".to_string(), 1, ValueKind::Value, 0)], MAX_SEQUENCE);
+    assert!(it.next_back().unwrap().is_err());
+    assert!(it.next_back().is_none());
 }
 
 #[test]
@@ -245,10 +291,10 @@ fn db_iterator_yields_its_error_once_then_ends() {
     assert_eq!(items.len(), 2, "one entry, then the error once");
     assert!(items[1].as_ref().unwrap_err().is_corruption());
     assert!(it.next().is_none());
-    let rev: Vec<_> = over(&versions, MAX_SEQUENCE)
-        .rev_entries()
-        .take(10)
-        .collect();
+    let cursor = || Box::new(VecIterator::new(sorted(&versions)));
+    let back = db_iter(cursor(), MAX_SEQUENCE, None, None);
+    let it = db_iter(cursor(), MAX_SEQUENCE, None, None).with_back(back);
+    let rev: Vec<_> = it.rev().take(10).collect();
     assert_eq!(rev.len(), 1);
     assert!(rev[0].as_ref().unwrap_err().is_corruption());
 }

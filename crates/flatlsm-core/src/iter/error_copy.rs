@@ -21,7 +21,11 @@ pub fn copy_error(e: &Error) -> Error {
         } => Error::corruption(file.clone(), *offset, detail.clone()),
         Error::InvalidArgument(s) => Error::InvalidArgument(s.clone()),
         Error::InvalidState(s) => Error::InvalidState(s.clone()),
-        Error::Background(s) => Error::Background(s.clone()),
+        Error::Background(e) => Error::Background(e.clone()),
+        Error::Locked { path, detail } => Error::Locked {
+            path: path.clone(),
+            detail: detail.clone(),
+        },
         Error::Closed => Error::Closed,
         Error::WriteStall(s) => Error::WriteStall(s.clone()),
     }

@@ -473,7 +473,7 @@ pub(crate) fn stats(db: &DbInner) -> Stats {
         vlog_redirects: sv.version.redirects.len(),
         snapshots: db.snapshots.count(),
         last_sequence: db.visible(),
-        background_error: db.bg_error.lock().clone(),
+        background_error: db.bg_error.lock().as_ref().map(|e| e.to_string()),
     }
 }
 

@@ -7,7 +7,7 @@
 
 use super::Db;
 use crate::designs::Profile;
-use crate::options::{Options, ReadOptions, WriteOptions};
+use crate::options::{Options, WriteOptions};
 use crate::pm::simulated::SimulatedPmDevice;
 use std::time::Duration;
 
@@ -29,12 +29,12 @@ fn a_tombstone_flushed_behind_an_older_flush_in_flight_is_kept() {
     let dir = tempfile::tempdir().unwrap();
     let db = open(dir.path());
     let w = WriteOptions::default();
-    db.put(&w, b"k", b"v").unwrap();
+    db.put_opt(b"k", b"v", &w).unwrap();
     let pause = db.inner.sync_points.pause_once("flush:inputs_reserved");
     std::thread::scope(|s| {
         let older = s.spawn(|| db.flush());
         pause.wait_reached(Duration::from_secs(10));
-        db.delete(&w, b"k").unwrap();
+        db.delete_opt(b"k", &w).unwrap();
         let younger = s.spawn(|| db.flush());
         // The younger job writes its SST, then waits for the older one's turn.
         std::thread::sleep(Duration::from_millis(200));
@@ -43,7 +43,7 @@ fn a_tombstone_flushed_behind_an_older_flush_in_flight_is_kept() {
         younger.join().unwrap().unwrap();
     });
     assert_eq!(db.stats().flushes, 2);
-    assert_eq!(db.get(&ReadOptions::default(), b"k").unwrap(), None);
-    let keys: Vec<_> = db.iter(&ReadOptions::default()).unwrap().collect();
+    assert_eq!(db.get(b"k").unwrap(), None);
+    let keys: Vec<_> = db.iter().unwrap().collect();
     assert!(keys.is_empty(), "{keys:?}");
 }

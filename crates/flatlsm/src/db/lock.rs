@@ -32,7 +32,7 @@ pub struct DirLock {
 impl DirLock {
     /// Locks the database in `dir`. With `create` false, a missing `LOCK` file gives `Ok(None)`
     /// (a database never opened needs no lock, and nothing is created). A database held by
-    /// another process or another handle of this one is [`Error::InvalidState`].
+    /// another process or another handle of this one is [`Error::Locked`].
     pub fn acquire(dir: &Path, create: bool) -> Result<Option<DirLock>> {
         let key = dir
             .canonicalize()
@@ -41,10 +41,13 @@ impl DirLock {
         let mut held = HELD.lock();
         let set = held.get_or_insert_with(HashSet::new);
         if set.contains(&key) {
-            return Err(Error::InvalidState(format!(
-                "database {} is already open in this process (close the other handle first)",
-                dir.display()
-            )));
+            return Err(Error::Locked {
+                path: dir.to_path_buf(),
+                detail: format!(
+                    "database {} is already open in this process (close the other handle first)",
+                    dir.display()
+                ),
+            });
         }
         let path = dir.join(LOCK_FILE);
         let opened = std::fs::OpenOptions::new()
@@ -60,10 +63,13 @@ impl DirLock {
         let locked =
             crate::pm::try_lock_posix(&file).context(|| format!("locking {}", path.display()))?;
         if !locked {
-            return Err(Error::InvalidState(format!(
-                "database {} is locked by another process (close it first)",
-                dir.display()
-            )));
+            return Err(Error::Locked {
+                path: dir.to_path_buf(),
+                detail: format!(
+                    "database {} is locked by another process (close it first)",
+                    dir.display()
+                ),
+            });
         }
         set.insert(key.clone());
         Ok(Some(DirLock {

@@ -6,6 +6,7 @@
 
 mod background;
 mod batch;
+mod bounds;
 mod compact;
 pub(crate) mod consistency;
 mod dirs;
@@ -46,13 +47,29 @@ use crate::error::{Error, Result};
 use crate::iter::DbIterator;
 use crate::options::{Options, ReadOptions, Snapshot, WriteOptions};
 use state::DbInner;
+use std::ops::RangeBounds;
 use std::path::Path;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
 /// An open FlatLSM database.
+///
+/// Cheap to clone: every clone is a handle to the same open database (an `Arc` inside), as
+/// fjall's handles are. [`Db::close`] on any handle closes the database for all of them (later
+/// calls return [`Error::Closed`]); dropping the last handle closes it too. Closing persists
+/// the write buffer, then waits for the background threads to stop: a running flush or
+/// compaction ends at its next output file (it checks for shutdown between files), so a drop
+/// may block for up to one SST write — call `close` from a blocking context (e.g. tokio's
+/// `spawn_blocking`) rather than dropping the last handle on an async executor thread.
+#[derive(Clone)]
 pub struct Db {
+    inner: Arc<DbInner>,
+    handle: Arc<Handle>,
+}
+
+/// What the handles share; closed when the last one is dropped.
+struct Handle {
     inner: Arc<DbInner>,
     threads: parking_lot::Mutex<Vec<JoinHandle<()>>>,
     /// The locked `LOCK` file; dropped by [`Db::close`] so the database can be reopened.
@@ -64,32 +81,79 @@ impl Db {
     pub fn open(path: impl AsRef<Path>, opts: Options) -> Result<Db> {
         let (inner, lock) = open::open(path.as_ref(), opts)?;
         let threads = background::start(&inner);
-        Ok(Db {
-            inner,
+        let handle = Handle {
+            inner: inner.clone(),
             threads: parking_lot::Mutex::new(threads),
             lock: parking_lot::Mutex::new(Some(lock)),
+        };
+        Ok(Db {
+            inner,
+            handle: Arc::new(handle),
         })
     }
 
-    /// Sets `key` to `value`.
-    pub fn put(&self, opts: &WriteOptions, key: &[u8], value: &[u8]) -> Result<()> {
+    /// Sets `key` to `value` (default [`WriteOptions`]).
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let mut opts = flatlsm::Options::default();
+    /// # opts.pm_path = Some(dir.path().join("pm"));
+    /// let db = flatlsm::Db::open(dir.path().join("db"), opts)?;
+    /// db.put("user:1", "ada")?;
+    /// db.put(String::from("user:2"), vec![b'b'; 3])?;
+    /// assert_eq!(db.get("user:1")?.as_deref(), Some(&b"ada"[..]));
+    /// # Ok::<(), flatlsm::Error>(())
+    /// ```
+    pub fn put(&self, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) -> Result<()> {
+        self.put_opt(key, value, &WriteOptions::default())
+    }
+
+    /// [`Db::put`] with explicit options (e.g. `sync`).
+    pub fn put_opt(
+        &self,
+        key: impl AsRef<[u8]>,
+        value: impl AsRef<[u8]>,
+        opts: &WriteOptions,
+    ) -> Result<()> {
         let mut b = WriteBatch::new();
         b.put(key, value);
-        self.write(opts, &b)
+        self.write_opt(&b, opts)
     }
 
     /// Deletes `key` (not an error if it is absent).
-    pub fn delete(&self, opts: &WriteOptions, key: &[u8]) -> Result<()> {
+    pub fn delete(&self, key: impl AsRef<[u8]>) -> Result<()> {
+        self.delete_opt(key, &WriteOptions::default())
+    }
+
+    /// [`Db::delete`] with explicit options.
+    pub fn delete_opt(&self, key: impl AsRef<[u8]>, opts: &WriteOptions) -> Result<()> {
         let mut b = WriteBatch::new();
         b.delete(key);
-        self.write(opts, &b)
+        self.write_opt(&b, opts)
     }
 
     /// Applies every update of `batch` atomically: after a crash either all or none survive,
     /// and readers see all or none. While flushes lag behind, the write is delayed (slowdown)
     /// or waits for a free PMTable (stop), or fails with [`Error::WriteStall`] under
     /// [`WriteOptions::no_slowdown`].
-    pub fn write(&self, opts: &WriteOptions, batch: &WriteBatch) -> Result<()> {
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let mut opts = flatlsm::Options::default();
+    /// # opts.pm_path = Some(dir.path().join("pm"));
+    /// # let db = flatlsm::Db::open(dir.path().join("db"), opts)?;
+    /// let mut batch = flatlsm::WriteBatch::new();
+    /// batch.put("a", "1").put("b", "2").delete("c");
+    /// db.write(&batch)?;
+    /// # Ok::<(), flatlsm::Error>(())
+    /// ```
+    pub fn write(&self, batch: &WriteBatch) -> Result<()> {
+        self.write_opt(batch, &WriteOptions::default())
+    }
+
+    /// [`Db::write`] with explicit options.
+    pub fn write_opt(&self, batch: &WriteBatch, opts: &WriteOptions) -> Result<()> {
+        self.check_open()?;
         let bytes = self.inner.validate_batch(batch)?;
         self.inner.admit_write(opts, bytes)?;
         let _w = self.inner.write_lock.lock();
@@ -98,23 +162,42 @@ impl Db {
 
     /// Puts `value` only if `key` has no live value; returns whether it was inserted
     /// (SLM-DB's insert-if-absent).
-    pub fn insert_if_absent(&self, opts: &WriteOptions, key: &[u8], value: &[u8]) -> Result<bool> {
-        self.conditional_put(opts, key, value, false)
+    pub fn insert_if_absent(&self, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) -> Result<bool> {
+        let w = WriteOptions::default();
+        self.conditional_put(key.as_ref(), value.as_ref(), false, &w)
     }
 
     /// Puts `value` only if `key` has a live value; returns whether it was updated
     /// (SLM-DB's update-if-present).
-    pub fn update_if_present(&self, opts: &WriteOptions, key: &[u8], value: &[u8]) -> Result<bool> {
-        self.conditional_put(opts, key, value, true)
+    pub fn update_if_present(
+        &self,
+        key: impl AsRef<[u8]>,
+        value: impl AsRef<[u8]>,
+    ) -> Result<bool> {
+        let w = WriteOptions::default();
+        self.conditional_put(key.as_ref(), value.as_ref(), true, &w)
+    }
+
+    /// [`Db::insert_if_absent`] (`present` false) or [`Db::update_if_present`] (true) with
+    /// explicit options.
+    pub fn put_if_opt(
+        &self,
+        key: impl AsRef<[u8]>,
+        value: impl AsRef<[u8]>,
+        present: bool,
+        opts: &WriteOptions,
+    ) -> Result<bool> {
+        self.conditional_put(key.as_ref(), value.as_ref(), present, opts)
     }
 
     fn conditional_put(
         &self,
-        opts: &WriteOptions,
         key: &[u8],
         value: &[u8],
         want_present: bool,
+        opts: &WriteOptions,
     ) -> Result<bool> {
+        self.check_open()?;
         let mut b = WriteBatch::new();
         b.put(key, value);
         let bytes = self.inner.validate_batch(&b)?;
@@ -129,30 +212,147 @@ impl Db {
     }
 
     /// The value of `key`, or `None` if it is absent or deleted.
-    pub fn get(&self, opts: &ReadOptions<'_>, key: &[u8]) -> Result<Option<Vec<u8>>> {
+    pub fn get(&self, key: impl AsRef<[u8]>) -> Result<Option<Vec<u8>>> {
+        self.get_opt(key, &ReadOptions::default())
+    }
+
+    /// [`Db::get`] with explicit options (e.g. a snapshot).
+    pub fn get_opt(
+        &self,
+        key: impl AsRef<[u8]>,
+        opts: &ReadOptions<'_>,
+    ) -> Result<Option<Vec<u8>>> {
         self.check_open()?;
-        self.inner.get_at(key, opts.snapshot.map(|s| s.seq))
+        self.inner
+            .get_at(key.as_ref(), opts.snapshot.map(|s| s.seq))
     }
 
-    /// An iterator over all keys in ascending order, positioned at the first key.
-    pub fn iter(&self, opts: &ReadOptions<'_>) -> Result<DbIterator> {
-        self.range(opts, None, None)
+    /// The values of `keys`, in order, all as of one moment (RocksDB's `MultiGet`): each
+    /// result is the key's value, `None`, or the error reading it.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let mut opts = flatlsm::Options::default();
+    /// # opts.pm_path = Some(dir.path().join("pm"));
+    /// # let db = flatlsm::Db::open(dir.path().join("db"), opts)?;
+    /// db.put("a", "1")?;
+    /// let got: Vec<_> = db.multi_get(["a", "b"]).into_iter().collect::<Result<_, _>>()?;
+    /// assert_eq!(got, vec![Some(b"1".to_vec()), None]);
+    /// # Ok::<(), flatlsm::Error>(())
+    /// ```
+    pub fn multi_get<K: AsRef<[u8]>>(
+        &self,
+        keys: impl IntoIterator<Item = K>,
+    ) -> Vec<Result<Option<Vec<u8>>>> {
+        self.multi_get_opt(keys, &ReadOptions::default())
     }
 
-    /// An iterator over keys in `[lower, upper)` (each bound optional), positioned at the
-    /// first key of the range. Use `seek` to move within it.
-    pub fn range(
+    /// [`Db::multi_get`] with explicit options.
+    pub fn multi_get_opt<K: AsRef<[u8]>>(
+        &self,
+        keys: impl IntoIterator<Item = K>,
+        opts: &ReadOptions<'_>,
+    ) -> Vec<Result<Option<Vec<u8>>>> {
+        let keys: Vec<K> = keys.into_iter().collect();
+        if let Err(e) = self.check_open() {
+            let closed = |_: &K| Err(crate::iter::copy_error(&e));
+            return keys.iter().map(closed).collect();
+        }
+        let refs: Vec<&[u8]> = keys.iter().map(|k| k.as_ref()).collect();
+        self.inner.multi_get_at(&refs, opts.snapshot.map(|s| s.seq))
+    }
+
+    /// Every key in ascending order. The [`DbIterator`] also walks backward
+    /// (`next_back`, `rev`) and seeks.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let mut opts = flatlsm::Options::default();
+    /// # opts.pm_path = Some(dir.path().join("pm"));
+    /// # let db = flatlsm::Db::open(dir.path().join("db"), opts)?;
+    /// for k in ["b", "a", "c"] {
+    ///     db.put(k, "v")?;
+    /// }
+    /// let keys: Vec<Vec<u8>> = db.iter()?.map(|r| r.map(|(k, _)| k)).collect::<Result<_, _>>()?;
+    /// assert_eq!(keys, [b"a", b"b", b"c"]);
+    /// let last = db.iter()?.next_back().transpose()?;
+    /// assert_eq!(last.map(|(k, _)| k), Some(b"c".to_vec()));
+    /// # Ok::<(), flatlsm::Error>(())
+    /// ```
+    pub fn iter(&self) -> Result<DbIterator> {
+        self.iter_opt(&ReadOptions::default())
+    }
+
+    /// [`Db::iter`] with explicit options (e.g. a snapshot).
+    pub fn iter_opt(&self, opts: &ReadOptions<'_>) -> Result<DbIterator> {
+        self.bounded(opts, None, None)
+    }
+
+    /// The keys within `range`, ascending (`..`, `"a".."m"`, `"a"..="m"` and so on).
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let mut opts = flatlsm::Options::default();
+    /// # opts.pm_path = Some(dir.path().join("pm"));
+    /// # let db = flatlsm::Db::open(dir.path().join("db"), opts)?;
+    /// for k in ["a", "b", "c", "d"] {
+    ///     db.put(k, "v")?;
+    /// }
+    /// assert_eq!(db.range("b"..="c")?.count(), 2);
+    /// assert_eq!(db.range("b"..)?.rev().count(), 3);
+    /// # Ok::<(), flatlsm::Error>(())
+    /// ```
+    pub fn range<K: AsRef<[u8]>>(&self, range: impl RangeBounds<K>) -> Result<DbIterator> {
+        self.range_opt(range, &ReadOptions::default())
+    }
+
+    /// [`Db::range`] with explicit options.
+    pub fn range_opt<K: AsRef<[u8]>>(
+        &self,
+        range: impl RangeBounds<K>,
+        opts: &ReadOptions<'_>,
+    ) -> Result<DbIterator> {
+        let (lower, upper) = bounds::half_open(&range);
+        self.bounded(opts, lower, upper)
+    }
+
+    /// The keys starting with `prefix`, ascending.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let mut opts = flatlsm::Options::default();
+    /// # opts.pm_path = Some(dir.path().join("pm"));
+    /// # let db = flatlsm::Db::open(dir.path().join("db"), opts)?;
+    /// db.put("user:1", "ada")?;
+    /// db.put("user:2", "bob")?;
+    /// db.put("video:1", "x")?;
+    /// assert_eq!(db.prefix("user:")?.count(), 2);
+    /// # Ok::<(), flatlsm::Error>(())
+    /// ```
+    pub fn prefix(&self, prefix: impl AsRef<[u8]>) -> Result<DbIterator> {
+        self.prefix_opt(prefix, &ReadOptions::default())
+    }
+
+    /// [`Db::prefix`] with explicit options.
+    pub fn prefix_opt(
+        &self,
+        prefix: impl AsRef<[u8]>,
+        opts: &ReadOptions<'_>,
+    ) -> Result<DbIterator> {
+        let p = prefix.as_ref();
+        self.bounded(opts, Some(p.to_vec()), bounds::prefix_end(p))
+    }
+
+    /// A double-ended iterator over `[lower, upper)`, positioned at the first key.
+    fn bounded(
         &self,
         opts: &ReadOptions<'_>,
-        lower: Option<&[u8]>,
-        upper: Option<&[u8]>,
+        lower: Option<Vec<u8>>,
+        upper: Option<Vec<u8>>,
     ) -> Result<DbIterator> {
         self.check_open()?;
-        let mut it = self.inner.db_iter(
-            opts.snapshot.map(|s| s.seq),
-            lower.map(<[u8]>::to_vec),
-            upper.map(<[u8]>::to_vec),
-        );
+        let seq = opts.snapshot.map(|s| s.seq);
+        let mut it = self.inner.db_iter(seq, lower, upper);
         it.seek_to_first();
         Ok(it)
     }
@@ -190,8 +390,21 @@ impl Db {
     }
 
     /// Makes every write durable, stops background work and closes the database.
-    /// Later calls on this handle return [`Error::Closed`].
+    /// Later calls on this handle and on all its clones return [`Error::Closed`].
     pub fn close(&self) -> Result<()> {
+        self.handle.close()
+    }
+
+    fn check_open(&self) -> Result<()> {
+        if self.inner.closed.load(Ordering::Acquire) {
+            return Err(Error::Closed);
+        }
+        Ok(())
+    }
+}
+
+impl Handle {
+    fn close(&self) -> Result<()> {
         if self.inner.closed.swap(true, Ordering::AcqRel) {
             return Ok(());
         }
@@ -213,16 +426,9 @@ impl Db {
         drop(self.lock.lock().take());
         persisted.and(pooled)
     }
-
-    fn check_open(&self) -> Result<()> {
-        if self.inner.closed.load(Ordering::Acquire) {
-            return Err(Error::Closed);
-        }
-        Ok(())
-    }
 }
 
-impl Drop for Db {
+impl Drop for Handle {
     fn drop(&mut self) {
         if let Err(e) = self.close() {
             log::error!("closing the database failed: {e}");

@@ -26,7 +26,7 @@ fn open(dir: &std::path::Path) -> Db {
         ..Options::default()
     };
     let db = Db::open(dir, o).unwrap();
-    db.put(&WriteOptions::default(), KEY, b"old").unwrap();
+    db.put(KEY, b"old").unwrap();
     db
 }
 
@@ -53,13 +53,13 @@ fn read_across_job(
 /// when a snapshot keeps every version, by a seal.
 fn overwrite_then_gc(db: &Db) {
     let w = WriteOptions::default();
-    db.put(&w, KEY, b"new").unwrap();
+    db.put_opt(KEY, b"new", &w).unwrap();
     let mem = db.inner.sv.load().mem.number();
     for i in 0..10_000u32 {
         if db.inner.sv.load().mem.number() != mem {
             return;
         }
-        db.put(&w, b"filler", &[i as u8; 100]).unwrap();
+        db.put_opt(b"filler", [i as u8; 100], &w).unwrap();
     }
     panic!("the mutable PMTable was never replaced");
 }
@@ -67,12 +67,12 @@ fn overwrite_then_gc(db: &Db) {
 /// Overwrites `KEY`, then flushes every PMTable (the flush drops the old `KEY` unless a reader
 /// is known to need it).
 fn overwrite_then_flush(db: &Db) {
-    db.put(&WriteOptions::default(), KEY, b"new").unwrap();
+    db.put(KEY, b"new").unwrap();
     db.flush().unwrap();
 }
 
 fn latest_read(db: &Db) -> Option<Vec<u8>> {
-    db.get(&ReadOptions::default(), KEY).unwrap()
+    db.get(KEY).unwrap()
 }
 
 fn snapshot_read(db: &Db) -> Option<Vec<u8>> {
@@ -81,7 +81,7 @@ fn snapshot_read(db: &Db) -> Option<Vec<u8>> {
         snapshot: Some(&snapshot),
         ..ReadOptions::default()
     };
-    db.get(&at, KEY).unwrap()
+    db.get_opt(KEY, &at).unwrap()
 }
 
 #[test]

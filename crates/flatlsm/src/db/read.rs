@@ -68,19 +68,47 @@ impl DbInner {
         snapshot_seq: Option<SequenceNumber>,
     ) -> Result<Option<Vec<u8>>> {
         let (seq, sv) = self.pin(snapshot_seq);
-        match in_buffers(&sv, key, seq)? {
+        let read = ReadAt {
+            seq,
+            snapshot: snapshot_seq.is_some(),
+        };
+        self.get_pinned(&sv, read, key)
+    }
+
+    /// The values of `keys` as of one moment: at the snapshot's sequence, else at the latest
+    /// one with every source pinned once. A design index that changed meanwhile (SLM-DB's
+    /// tree follows newer flushes) makes it read again at a registered snapshot.
+    pub(crate) fn multi_get_at(
+        &self,
+        keys: &[&[u8]],
+        snapshot_seq: Option<SequenceNumber>,
+    ) -> Vec<Result<Option<Vec<u8>>>> {
+        let mark = self.design.scan_mark();
+        let (seq, sv) = self.pin(snapshot_seq);
+        let read = ReadAt {
+            seq,
+            snapshot: snapshot_seq.is_some(),
+        };
+        let got: Vec<_> = keys.iter().map(|k| self.get_pinned(&sv, read, k)).collect();
+        if read.snapshot || self.design.scan_mark() == mark {
+            return got;
+        }
+        let at = self.snapshots.acquire(|| self.visible());
+        let again = self.multi_get_at(keys, Some(at));
+        self.snapshots.release(at);
+        again
+    }
+
+    /// Newest value of `key` visible to `read` in the pinned sources `sv`.
+    fn get_pinned(&self, sv: &SuperVersion, read: ReadAt, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        let seq = read.seq;
+        match in_buffers(sv, key, seq)? {
             Some(MemLookup::Value(v)) => return Ok(Some(v)),
             Some(MemLookup::Deleted) => return Ok(None),
             None => {}
         }
         let in_store = match &sv.level0 {
-            Some(store) => {
-                let read = ReadAt {
-                    seq,
-                    snapshot: snapshot_seq.is_some(),
-                };
-                store.get(key, read, &self.table_cache)?
-            }
+            Some(store) => store.get(key, read, &self.table_cache)?,
             None => StoreLookup::SearchBelow,
         };
         match in_store {
@@ -171,9 +199,23 @@ impl DbInner {
             seq,
             snapshot: snapshot_seq.is_some(),
         };
-        let inner = Box::new(self.internal_iter(&sv, ScanAt { read, mark }));
+        let scan = ScanAt { read, mark };
         let resolver: Arc<dyn ValueResolver> = Arc::new(self.locator(sv.version.clone()));
-        DbIterator::new(inner, resolver, seq, lower, upper, vec![Box::new(sv)])
+        // Two cursors over the same pinned sources: the front one and the one `next_back`
+        // walks (it reads nothing until it is used).
+        let cursor = |pin: Arc<SuperVersion>| {
+            let inner = Box::new(self.internal_iter(&pin, scan));
+            let (lower, upper) = (lower.clone(), upper.clone());
+            DbIterator::new(
+                inner,
+                resolver.clone(),
+                seq,
+                lower,
+                upper,
+                vec![Box::new(pin)],
+            )
+        };
+        cursor(sv.clone()).with_back(cursor(sv))
     }
 }
 

@@ -6,7 +6,7 @@
 
 use super::{Db, WriteBatch};
 use crate::error::Error;
-use crate::options::{Options, ReadOptions, WriteOptions};
+use crate::options::{Options, WriteOptions};
 use crate::pm::simulated::SimulatedPmDevice;
 use std::path::Path;
 use std::sync::{Mutex, OnceLock};
@@ -44,7 +44,7 @@ fn key(i: usize) -> Vec<u8> {
 }
 
 fn put(db: &Db, i: usize) {
-    db.put(&WriteOptions::default(), &key(i), &VALUE).unwrap();
+    db.put(key(i), VALUE).unwrap();
 }
 
 /// Writes new keys from `*next` on while `more` holds.
@@ -59,12 +59,12 @@ fn put_while(db: &Db, next: &mut usize, more: impl Fn(&Db) -> bool) {
 /// A `no_slowdown` write of a new key fails with `WriteStall` and writes nothing.
 fn assert_refused(db: &Db, i: usize) -> String {
     let writes = db.stats().user_writes;
-    let msg = match db.put(&NO_SLOWDOWN, &key(i), &VALUE) {
+    let msg = match db.put_opt(key(i), VALUE, &NO_SLOWDOWN) {
         Err(Error::WriteStall(msg)) => msg,
         other => panic!("expected a write stall, got {other:?}"),
     };
     assert_eq!(db.stats().user_writes, writes);
-    assert_eq!(db.get(&ReadOptions::default(), &key(i)).unwrap(), None);
+    assert_eq!(db.get(key(i)).unwrap(), None);
     msg
 }
 
@@ -125,7 +125,7 @@ fn slowdown_delays_writes_then_stop_flushes_and_logs_each_episode_once() {
     assert_eq!(s.delayed_write_rate, RATE);
     assert!(assert_refused(&db, 9999).contains("slowed down"));
     // An empty batch writes nothing, so it is never refused or delayed.
-    db.write(&NO_SLOWDOWN, &WriteBatch::new()).unwrap();
+    db.write_opt(&WriteBatch::new(), &NO_SLOWDOWN).unwrap();
     assert_eq!(db.stats().delayed_writes, 5);
     // The stop: with background work off the writer flushes the oldest table itself.
     put_while(&db, &mut next, |db| db.stats().stall_count == 0);
@@ -133,7 +133,7 @@ fn slowdown_delays_writes_then_stop_flushes_and_logs_each_episode_once() {
     assert_eq!((s.stall_count, s.flushes, s.slowdown_count), (1, 1, 1));
     assert!(!s.writes_stopped);
     for i in 0..next {
-        assert!(db.get(&ReadOptions::default(), &key(i)).unwrap().is_some());
+        assert!(db.get(key(i)).unwrap().is_some());
     }
     // The flush ended the slowdown, the next switch restarted it at once: one episode, whose
     // end line comes at close (no second has passed without the condition).
@@ -155,7 +155,7 @@ fn no_slowdown_write_fails_at_the_stop_without_writing() {
     put_while(&db, &mut next, |db| db.stats().pmtables < 3);
     // Fill the last mutable table with no_slowdown writes until one would need a new table.
     let refused = loop {
-        match db.put(&NO_SLOWDOWN, &key(next), &VALUE) {
+        match db.put_opt(key(next), VALUE, &NO_SLOWDOWN) {
             Ok(()) => next += 1,
             Err(Error::WriteStall(msg)) => break msg,
             Err(e) => panic!("{e}"),

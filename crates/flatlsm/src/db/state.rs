@@ -87,7 +87,7 @@ pub(crate) struct DbInner {
     pub bg_signal: Mutex<BgSignal>,
     /// Wakes background threads (new work) and waiting foreground threads (work done).
     pub bg_cv: Condvar,
-    pub bg_error: Mutex<Option<String>>,
+    pub bg_error: Mutex<Option<Arc<Error>>>,
     /// SST files an ongoing flush or L1 → L2 compaction reads and will delete (value-log GC
     /// reserves nothing).
     pub compacting: Mutex<HashSet<u64>>,
@@ -208,7 +208,7 @@ impl DbInner {
         log::error!("background work failed, database is read-only until reopened: {e}");
         let mut g = self.bg_error.lock();
         if g.is_none() {
-            *g = Some(e.to_string());
+            *g = Some(Arc::new(crate::iter::copy_error(e)));
         }
         drop(g);
         self.wake_all();
@@ -237,7 +237,7 @@ impl DbInner {
         };
         if let Err(e) = self.versions.lock().manifest.append(&edit) {
             self.set_bg_error(&e);
-            return Err(Error::Background(e.to_string()));
+            return Err(Error::Background(Arc::new(e)));
         }
         let bytes = edit.encode().len() as u64 + 8;
         Counters::add(&self.counters.manifest_bytes, bytes);

@@ -82,6 +82,7 @@ pub struct StoreCompactionStat {
 
 /// A point-in-time report of the engine's work.
 #[derive(Clone, Debug, Default)]
+#[non_exhaustive]
 pub struct Stats {
     /// The design of the database.
     pub profile: crate::Profile,

@@ -5,7 +5,7 @@
 use super::background::vlog_gc_one;
 use super::compact::compact_one;
 use super::Db;
-use crate::options::{Options, ReadOptions, WriteOptions};
+use crate::options::Options;
 use crate::pm::simulated::SimulatedPmDevice;
 use std::path::Path;
 use std::time::Duration;
@@ -44,8 +44,7 @@ fn key(i: u32) -> Vec<u8> {
 
 fn put_round(db: &Db, round: u8, keys: std::ops::Range<u32>) {
     for i in keys {
-        db.put(&WriteOptions::default(), &key(i), &value(round, i))
-            .unwrap();
+        db.put(key(i), value(round, i)).unwrap();
     }
 }
 
@@ -75,17 +74,10 @@ fn model(rounds: &[(u8, std::ops::Range<u32>)]) -> Model {
 }
 
 fn check(db: &Db, want: &Model) {
-    let got: Model = db
-        .iter(&ReadOptions::default())
-        .unwrap()
-        .map(|r| r.unwrap())
-        .collect();
+    let got: Model = db.iter().unwrap().map(|r| r.unwrap()).collect();
     assert!(&got == want, "iterator differs from the model");
     for (k, v) in want {
-        assert_eq!(
-            db.get(&ReadOptions::default(), k).unwrap().as_ref(),
-            Some(v)
-        );
+        assert_eq!(db.get(k).unwrap().as_ref(), Some(v));
     }
 }
 
@@ -118,7 +110,7 @@ fn gc_across(db: &Db, point: &'static str, job: impl FnOnce(&Db)) -> bool {
 fn rewrite_all_ssts(db: &Db) -> Model {
     let ends = [b"k".to_vec(), b"l".to_vec()];
     for k in &ends {
-        db.put(&WriteOptions::default(), k, b"end").unwrap();
+        db.put(k, b"end").unwrap();
     }
     db.flush().unwrap();
     db.compact_range(None, None).unwrap();
@@ -224,7 +216,7 @@ fn iterator_from_before_the_gc_keeps_the_victim_file_until_dropped() {
     let db = Db::open(dir.path(), options(SimulatedPmDevice::new())).unwrap();
     let victim = log_with_garbage(&db);
     let file = dir.path().join(format!("{victim:06}.vlog"));
-    let mut it = db.iter(&ReadOptions::default()).unwrap();
+    let mut it = db.iter().unwrap();
     assert!(vlog_gc_one(&db.inner).unwrap());
     assert!(file.exists(), "a live iterator's version names the victim");
     let mut n = 0;

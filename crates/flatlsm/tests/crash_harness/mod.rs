@@ -20,7 +20,7 @@ pub mod leveled;
 use flatlsm::fs::{CrashFs, FsCall, FsImage};
 use flatlsm::inspect::{encoded_entry_len, BUFFER_FLUSH_BYTES, SMALL_ENTRY_LIMIT};
 use flatlsm::pm::simulated::{CaptureHook, CrashKind, PmCrashImage, SimulatedPmDevice};
-use flatlsm::{Db, Options, ReadOptions, WriteBatch, WriteOptions};
+use flatlsm::{Db, Options, WriteBatch, WriteOptions};
 use parking_lot::Mutex;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -130,20 +130,21 @@ pub struct Scenario {
 /// Base options: tiny PMTables and files, no background threads (the test drives every job,
 /// so runs are deterministic), no timer commits.
 pub fn options(pm: Arc<SimulatedPmDevice>, fs: Arc<CrashFs>, tweak: fn(&mut Options)) -> Options {
-    let mut o = Options {
-        pmtable_size: 64 << 10,
-        flush_immutable_num: 2,
-        max_write_buffer_number: 4,
-        l1_capacity: 24 << 10,
-        target_file_size: 8 << 10,
-        block_size: 1024,
-        flush_threads: 2,
-        kv_separation_threshold: 100,
-        block_cache_size: 256 << 10,
-        pm_persist_interval_ms: 3_600_000,
-        background_work: false,
-        vlog_gc_garbage_ratio: 0.3,
-        ..Options::default()
+    let mut o = {
+        let mut o = Options::default();
+        o.pmtable_size = 64 << 10;
+        o.flush_immutable_num = 2;
+        o.max_write_buffer_number = 4;
+        o.l1_capacity = 24 << 10;
+        o.target_file_size = 8 << 10;
+        o.block_size = 1024;
+        o.flush_threads = 2;
+        o.kv_separation_threshold = 100;
+        o.block_cache_size = 256 << 10;
+        o.pm_persist_interval_ms = 3_600_000;
+        o.background_work = false;
+        o.vlog_gc_garbage_ratio = 0.3;
+        o
     };
     o.pm_device = Some(pm);
     o.file_system = Some(fs);
@@ -228,12 +229,12 @@ pub fn apply(db: &Db, op: &Op) -> flatlsm::Result<()> {
                     None => b.delete(k),
                 };
             }
-            db.write(
+            db.write_opt(
+                &b,
                 &WriteOptions {
                     sync: *sync,
                     ..WriteOptions::default()
                 },
-                &b,
             )
         }
         Op::Flush => db.flush(),
@@ -371,10 +372,7 @@ pub fn open_image(
 
 /// Everything the iterator returns.
 pub fn read_all(db: &Db) -> State {
-    db.iter(&ReadOptions::default())
-        .unwrap()
-        .map(|r| r.unwrap())
-        .collect()
+    db.iter().unwrap().map(|r| r.unwrap()).collect()
 }
 
 /// The fewest operations whose effects must survive a crash while operation `in_flight` ran:
@@ -431,7 +429,7 @@ pub fn check_state(
         );
     }
     for k in universe(ops) {
-        let g = db.get(&ReadOptions::default(), &k).unwrap();
+        let g = db.get(&k).unwrap();
         assert_eq!(
             g.as_ref(),
             got.get(&k),
@@ -473,10 +471,10 @@ fn check_writes_after_recovery(dir: &Path, db: Db, opts: Options, state: &State,
         sync: true,
         ..WriteOptions::default()
     };
-    db.put(&sync, &overwrite, b"written after recovery")
+    db.put_opt(&overwrite, b"written after recovery", &sync)
         .unwrap();
     if let Some(d) = &deleted {
-        db.delete(&sync, d).unwrap();
+        db.delete_opt(d, &sync).unwrap();
     }
     let mut want = state.clone();
     want.insert(overwrite, b"written after recovery".to_vec());

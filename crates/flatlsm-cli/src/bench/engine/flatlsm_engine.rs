@@ -64,17 +64,17 @@ impl Engine for FlatLsmEngine {
     }
 
     fn put(&self, key: &[u8], value: &[u8]) -> Result<(), String> {
-        self.db()?.put(&self.write, key, value).map_err(err)
+        self.db()?.put_opt(key, value, &self.write).map_err(err)
     }
 
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, String> {
-        self.db()?.get(&ReadOptions::default(), key).map_err(err)
+        self.db()?.get(key).map_err(err)
     }
 
     /// The engine's own check (`slmdb`: the B+-tree alone; the others: a lookup).
     fn update_if_present(&self, key: &[u8], value: &[u8]) -> Result<bool, String> {
         let db = self.db()?;
-        db.update_if_present(&self.write, key, value).map_err(err)
+        db.put_if_opt(key, value, true, &self.write).map_err(err)
     }
 
     fn scan(
@@ -89,8 +89,8 @@ impl Engine for FlatLsmEngine {
         // `range` returns an iterator already positioned at its lower bound, so a forward scan
         // from `k` costs exactly one seek (seekrandom and YCSB E time that seek).
         let mut it = match start {
-            Some(k) if dir == Direction::Forward => db.range(&opts, Some(k), None),
-            _ => db.iter(&opts),
+            Some(k) if dir == Direction::Forward => db.range_opt(k.., &opts),
+            _ => db.iter_opt(&opts),
         }
         .map_err(err)?;
         match (start, dir) {

@@ -16,33 +16,42 @@ use crate::version::{FileMeta, Version};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-/// The tree of a database whose `version` is recovered. With no SST recorded the tree indexes
-/// nothing (entries of a first flush a crash interrupted are redone by its reflush): it is made
-/// afresh. Otherwise it must exist and is recovered.
+/// The tree of a database whose `version` is recovered. An existing tree is recovered and
+/// keeps its size (`btree_size` applies when the tree is made). With no SST recorded the tree
+/// indexes nothing a reader needs (entries of a first flush a crash interrupted are redone by
+/// its reflush), so a tree that is missing or fails recovery there (a crash while it was being
+/// formatted) is made afresh. With SSTs recorded it must exist and recover.
 pub(super) fn open_btree(
     device: &dyn PmDevice,
     options: SlmDbOptions,
     version: &Version,
 ) -> Result<PmBtree> {
     let exists = device.list_regions()?.iter().any(|n| n == BTREE_REGION);
-    if version.num_files(0) == 0 {
-        if exists {
-            device.remove_region(BTREE_REGION)?;
+    if version.num_files(0) > 0 {
+        return match exists {
+            true => PmBtree::recover(device.open_region(BTREE_REGION)?),
+            false => Err(missing_tree(device, version)),
+        };
+    }
+    if exists {
+        if let Ok(tree) = PmBtree::recover(device.open_region(BTREE_REGION)?) {
+            return Ok(tree);
         }
-        let region = device.create_region(BTREE_REGION, options.btree_size as usize)?;
-        return PmBtree::create(region);
+        device.remove_region(BTREE_REGION)?;
     }
-    if !exists {
-        return Err(Error::corruption(
-            device.dir().join(BTREE_REGION),
-            0,
-            format!(
-                "missing: the B+-tree indexing the {} SSTs the manifest names",
-                version.num_files(0)
-            ),
-        ));
-    }
-    PmBtree::recover(device.open_region(BTREE_REGION)?)
+    let region = device.create_region(BTREE_REGION, options.btree_size as usize)?;
+    PmBtree::create(region)
+}
+
+fn missing_tree(device: &dyn PmDevice, version: &Version) -> Error {
+    Error::corruption(
+        device.dir().join(BTREE_REGION),
+        0,
+        format!(
+            "missing: the B+-tree indexing the {} SSTs the manifest names",
+            version.num_files(0)
+        ),
+    )
 }
 
 /// How the keys of one file moved in the tree: how many now point at it, and the file each
