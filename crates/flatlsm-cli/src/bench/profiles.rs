@@ -59,6 +59,9 @@ pub fn run(cfg: &BenchConfig, work: &WorkDir) -> Result<(Vec<Outcome>, Value), S
     }
     for bench in cfg.benchmarks.iter().filter(|b| *b != suite::FRESH_DB) {
         print!("{}", sweep_table(bench, &runs));
+        if let Some(dir) = super::plot_dir(cfg) {
+            println!("plot: {}", sweep_figure(&dir, bench, &runs)?.display());
+        }
     }
     let all = runs.into_iter().flat_map(|(label, outcomes)| {
         outcomes.into_iter().map(move |mut o| {
@@ -117,6 +120,39 @@ fn sweep_table(bench: &str, points: &[PointRuns]) -> String {
         out += &sweep_row(label, &cells);
     }
     out
+}
+
+/// `by_value_size_<bench>.png` in `dir`: per point, each design's ops/s over the first
+/// design's (SLM-DB's Figs. 6 and 7 normalize to LevelDB the same way).
+fn sweep_figure(
+    dir: &std::path::Path,
+    bench: &str,
+    points: &[PointRuns],
+) -> Result<std::path::PathBuf, String> {
+    let groups: Vec<super::plot::BarGroup> = points
+        .iter()
+        .map(|(label, outcomes)| {
+            let cells: Vec<&Outcome> = outcomes.iter().filter(|o| o.name == bench).collect();
+            let first = cells.first().map_or(0.0, |o| o.ops_per_sec());
+            let ratio = |o: &&Outcome| match first > 0.0 {
+                true => o.ops_per_sec() / first,
+                false => 0.0,
+            };
+            (
+                label.clone(),
+                cells.iter().map(|o| (o.engine.clone(), ratio(o))).collect(),
+            )
+        })
+        .collect();
+    std::fs::create_dir_all(dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
+    let path = dir.join(format!("by_value_size_{bench}.png"));
+    let first = groups
+        .first()
+        .and_then(|g| g.1.first())
+        .map_or("the first design", |b| b.0.as_str());
+    let y = format!("ops/s over {first}'s");
+    super::plot::grouped_bars(&path, &format!("{bench}, by value size"), &y, &groups)?;
+    Ok(path)
 }
 
 /// One point's row: per design its ops/s, mean µs, SSD MiB and the first design's ratio to it.

@@ -5,7 +5,9 @@
 //!   (like the FlatLSM paper's Fig. 20/21);
 //! - `latency_cdf.png`: latency CDF per run, logarithmic latency axis;
 //! - `column_compactions.png` (runs with column compactions): one segment per compaction from
-//!   its start to its end at the height of the row data it merged (MatrixKV's Fig. 14).
+//!   its start to its end at the height of the row data it merged (MatrixKV's Fig. 14);
+//! - `by_value_size_<benchmark>.png` (value-size sweeps): per value size, each design's
+//!   throughput normalized to the first design's, as grouped bars (SLM-DB's Figs. 6 and 7).
 
 use plotters::prelude::*;
 use plotters::style::FontStyle;
@@ -196,6 +198,73 @@ pub fn compaction_spans(path: &Path, title: &str, runs: &[Spans]) -> Result<(), 
     root.present().map_err(&err)
 }
 
+/// One group of bars: its label (a value size) and each design's (name, value).
+pub type BarGroup = (String, Vec<(String, f64)>);
+
+/// Draws grouped bars (one group per point, one bar per design, colours by design) into
+/// `path`, with the y axis from 0 to just above the tallest bar.
+pub fn grouped_bars(
+    path: &Path,
+    title: &str,
+    y_desc: &str,
+    groups: &[BarGroup],
+) -> Result<(), String> {
+    register_font()?;
+    let err = draw_err(path);
+    let root = BitMapBackend::new(path, (1000, 500)).into_drawing_area();
+    root.fill(&WHITE).map_err(&err)?;
+    let width = groups.iter().map(|g| g.1.len()).max().unwrap_or(1).max(1) as f64;
+    let y_max = groups
+        .iter()
+        .flat_map(|g| g.1.iter().map(|b| b.1))
+        .fold(0.0, f64::max)
+        * 1.15;
+    let labels: Vec<String> = groups.iter().map(|g| g.0.clone()).collect();
+    let mut chart = ChartBuilder::on(&root)
+        .caption(title, (FAMILY, 24))
+        .margin(15)
+        .x_label_area_size(45)
+        .y_label_area_size(70)
+        .build_cartesian_2d(0.0..groups.len() as f64, 0.0..y_max.max(0.1))
+        .map_err(&err)?;
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .x_labels(groups.len().max(1) * 2 + 1)
+        .x_label_formatter(&|x| group_label(&labels, *x))
+        .y_desc(y_desc)
+        .label_style((FAMILY, 14))
+        .draw()
+        .map_err(&err)?;
+    let names: Vec<String> = groups
+        .first()
+        .map_or(Vec::new(), |g| g.1.iter().map(|b| b.0.clone()).collect());
+    for (d, name) in names.iter().enumerate() {
+        let color = COLORS[d % COLORS.len()];
+        let bar = |(g, group): (usize, &BarGroup)| {
+            let x0 = g as f64 + 0.1 + 0.8 * d as f64 / width;
+            let v = group.1.get(d).map_or(0.0, |b| b.1);
+            Rectangle::new([(x0, 0.0), (x0 + 0.8 / width, v)], color.filled())
+        };
+        chart
+            .draw_series(groups.iter().enumerate().map(bar))
+            .map_err(&err)?
+            .label(name.clone())
+            .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 15, y + 5)], color.filled()));
+    }
+    legend(&mut chart).map_err(&err)?;
+    root.present().map_err(&err)
+}
+
+/// The label of the group whose centre is at `x` (labels sit at half positions).
+fn group_label(labels: &[String], x: f64) -> String {
+    let centre = x - 0.5;
+    match centre >= 0.0 && centre.fract().abs() < 1e-6 {
+        true => labels.get(centre as usize).cloned().unwrap_or_default(),
+        false => String::new(),
+    }
+}
+
 fn legend<'a, DB: DrawingBackend + 'a, CT: plotters::coord::CoordTranslate>(
     chart: &mut ChartContext<'a, DB, CT>,
 ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
@@ -249,6 +318,22 @@ mod tests {
             let bytes = std::fs::read(&f).unwrap();
             assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n", "{}", f.display());
         }
+    }
+
+    #[test]
+    fn grouped_bars_are_a_png_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("bars.png");
+        let group = |size: &str, r: f64| {
+            let bars = vec![("leveled".to_string(), 1.0), ("slmdb".to_string(), r)];
+            (size.to_string(), bars)
+        };
+        let groups = [group("1024 B", 0.6), group("4096 B", 1.3)];
+        grouped_bars(&path, "readrandom", "ops/s over leveled's", &groups).unwrap();
+        let bytes = std::fs::read(&path).unwrap();
+        assert_eq!(&bytes[1..4], b"PNG");
+        assert_eq!(group_label(&["a".into(), "b".into()], 1.5), "b");
+        assert_eq!(group_label(&["a".into()], 1.0), "");
     }
 
     #[test]
