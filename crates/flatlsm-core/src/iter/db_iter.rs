@@ -52,8 +52,9 @@ pub struct DbIterator {
     error_yielded: bool,
     // Keeps the snapshot (and what it pins) alive for the iterator's lifetime.
     _pins: Vec<Box<dyn std::any::Any + Send>>,
-    /// The cursor `next_back` walks, and whether it has been positioned at the last key.
-    back: Option<(Box<DbIterator>, bool)>,
+    /// The cursor `next_back` walks (made on its first use), and whether it has been
+    /// positioned at the last key.
+    back: Option<(BackCursor, bool)>,
     /// The last keys yielded by `next` and by `next_back`: the ends meet between them.
     front_yielded: Option<Vec<u8>>,
     back_yielded: Option<Vec<u8>>,
@@ -91,7 +92,22 @@ impl DbIterator {
     /// Gives the iterator the cursor `next_back` walks: one over the same pinned sources,
     /// sequence and bounds, unpositioned.
     pub fn with_back(mut self, back: DbIterator) -> Self {
-        self.back = Some((Box::new(back), false));
+        let cursor = BackCursor {
+            made: Some(Box::new(back)),
+            make: None,
+        };
+        self.back = Some((cursor, false));
+        self
+    }
+
+    /// As [`DbIterator::with_back`], the cursor made by `make` when `next_back` first needs
+    /// it (a forward-only walk never builds it).
+    pub fn with_back_fn(mut self, make: impl FnOnce() -> DbIterator + Send + 'static) -> Self {
+        let cursor = BackCursor {
+            made: None,
+            make: Some(Box::new(make)),
+        };
+        self.back = Some((cursor, false));
         self
     }
 
@@ -381,13 +397,30 @@ impl Iterator for DbIterator {
     }
 }
 
+/// The back end's cursor: made, or still the function that makes it.
+struct BackCursor {
+    made: Option<Box<DbIterator>>,
+    make: Option<Box<dyn FnOnce() -> DbIterator + Send>>,
+}
+
+impl BackCursor {
+    fn get(&mut self) -> &mut DbIterator {
+        if self.made.is_none() {
+            let make = self.make.take().expect("a back cursor is made or makeable");
+            self.made = Some(Box::new(make()));
+        }
+        self.made.as_mut().expect("made above")
+    }
+}
+
 /// Walks the second cursor backward from the last key within the bounds; ends where the
 /// front end has been. An iterator built without a back cursor yields an error once.
 impl DoubleEndedIterator for DbIterator {
     fn next_back(&mut self) -> Option<Self::Item> {
-        let Some((cursor, started)) = &mut self.back else {
+        let Some((back, started)) = &mut self.back else {
             return self.missing_back();
         };
+        let cursor = back.get();
         if !*started {
             cursor.seek_to_last();
             *started = true;

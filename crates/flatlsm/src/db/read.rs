@@ -10,6 +10,7 @@ use crate::designs::{ReadAt, ScanAt, StoreLookup};
 use crate::error::{Error, Result};
 use crate::iter::{DbIterator, InternalIterator, LevelIterator, MergingIterator, ValueResolver};
 use crate::pmtable::MemLookup;
+use crate::sst::TableCache;
 use crate::types::{make_internal_key, parse_internal_key, SequenceNumber, ValueKind};
 use crate::types::{ValuePointer, KIND_FOR_SEEK};
 use crate::version::{Version, MAX_LEVELS};
@@ -154,37 +155,6 @@ impl DbInner {
         }
     }
 
-    /// A merged cursor over every source of `sv` as a scan at `scan` sees them, newest first.
-    pub(crate) fn internal_iter(
-        &self,
-        sv: &SuperVersion,
-        scan: ScanAt,
-    ) -> MergingIterator<'static> {
-        let mut children: Vec<Box<dyn InternalIterator>> = Vec::new();
-        children.push(sv.mem.clone().iter());
-        for t in &sv.imms {
-            children.push(t.clone().iter());
-        }
-        if let Some(store) = &sv.level0 {
-            children.extend(store.iterators(scan, &self.table_cache));
-        }
-        let level0_covered = sv.level0.as_ref().is_some_and(|s| s.covers_level0_files());
-        for f in sv.version.levels[0].iter().filter(|_| !level0_covered) {
-            let file = vec![f.clone()];
-            children.push(Box::new(LevelIterator::new(file, self.table_cache.clone())));
-        }
-        for level in 1..MAX_LEVELS {
-            let files = sv.version.levels[level].clone();
-            if !files.is_empty() {
-                children.push(Box::new(LevelIterator::new(
-                    files,
-                    self.table_cache.clone(),
-                )));
-            }
-        }
-        MergingIterator::new(children)
-    }
-
     /// The user iterator, unpositioned.
     pub(crate) fn db_iter(
         &self,
@@ -201,11 +171,11 @@ impl DbInner {
         };
         let scan = ScanAt { read, mark };
         let resolver: Arc<dyn ValueResolver> = Arc::new(self.locator(sv.version.clone()));
-        // Two cursors over the same pinned sources: the front one and the one `next_back`
-        // walks (it reads nothing until it is used).
-        let cursor = |pin: Arc<SuperVersion>| {
-            let inner = Box::new(self.internal_iter(&pin, scan));
-            let (lower, upper) = (lower.clone(), upper.clone());
+        let tables = self.table_cache.clone();
+        // Two cursors over the same pinned sources: the front one, and the one `next_back`
+        // walks, made on its first use.
+        let cursor = move |pin: Arc<SuperVersion>, lower, upper| {
+            let inner = Box::new(internal_iter(&pin, scan, &tables));
             DbIterator::new(
                 inner,
                 resolver.clone(),
@@ -215,7 +185,8 @@ impl DbInner {
                 vec![Box::new(pin)],
             )
         };
-        cursor(sv.clone()).with_back(cursor(sv))
+        let front = cursor(sv.clone(), lower.clone(), upper.clone());
+        front.with_back_fn(move || cursor(sv, lower, upper))
     }
 }
 
@@ -228,4 +199,33 @@ fn in_buffers(sv: &SuperVersion, key: &[u8], seq: SequenceNumber) -> Result<Opti
         }
     }
     Ok(None)
+}
+
+/// A merged cursor over every source of `sv` as a scan at `scan` sees them, newest first
+/// (blocks read through `tables`).
+fn internal_iter(
+    sv: &SuperVersion,
+    scan: ScanAt,
+    tables: &Arc<TableCache>,
+) -> MergingIterator<'static> {
+    let mut children: Vec<Box<dyn InternalIterator>> = Vec::new();
+    children.push(sv.mem.clone().iter());
+    for t in &sv.imms {
+        children.push(t.clone().iter());
+    }
+    if let Some(store) = &sv.level0 {
+        children.extend(store.iterators(scan, tables));
+    }
+    let level0_covered = sv.level0.as_ref().is_some_and(|s| s.covers_level0_files());
+    for f in sv.version.levels[0].iter().filter(|_| !level0_covered) {
+        let file = vec![f.clone()];
+        children.push(Box::new(LevelIterator::new(file, tables.clone())));
+    }
+    for level in 1..MAX_LEVELS {
+        let files = sv.version.levels[level].clone();
+        if !files.is_empty() {
+            children.push(Box::new(LevelIterator::new(files, tables.clone())));
+        }
+    }
+    MergingIterator::new(children)
 }

@@ -112,15 +112,21 @@ pub(super) struct TreeScan {
 }
 
 impl TreeScan {
+    /// An unpositioned cursor (it reads nothing, and builds no merge, until positioned).
     pub fn new(index: SlmIndex, scan: ScanAt, tables: Arc<TableCache>) -> Self {
-        let merged = Mode::Merged(Box::new(merge(&index, &tables)));
+        let unpositioned = Mode::Tree {
+            entries: Vec::new(),
+            pos: 0,
+            next: None,
+            current: None,
+        };
         TreeScan {
             index,
             tables,
             seq: scan.read.seq,
             mark: scan.mark,
             snapshot: scan.read.snapshot,
-            mode: merged,
+            mode: unpositioned,
             error: None,
             sequentiality: Sequentiality::default(),
         }
@@ -131,8 +137,10 @@ impl TreeScan {
         !self.snapshot && self.index.tree().changes() == self.mark
     }
 
-    /// Starts reading the tree at the page holding keys from `from`.
+    /// Starts reading the tree at the page holding keys from `from`: a new range query (the
+    /// one before it, if any, is done).
     fn start_tree(&mut self, from: Bound<&[u8]>) {
+        self.finish_range_query();
         self.error = None;
         self.mode = Mode::Tree {
             entries: Vec::new(),
@@ -358,14 +366,21 @@ impl InternalIterator for TreeScan {
     }
 }
 
-/// The scan's most scattered sub-range flags its files (SLM-DB's sequentiality degree).
-impl Drop for TreeScan {
-    fn drop(&mut self) {
-        let s = &mut self.sequentiality;
+impl TreeScan {
+    /// A range query is done (a new seek, or the cursor dropped): its most scattered
+    /// sub-range flags its files (SLM-DB's sequentiality degree), and the count starts again.
+    fn finish_range_query(&mut self) {
+        let mut s = std::mem::take(&mut self.sequentiality);
         s.close_window();
         let scattered = self.index.scattered();
         if s.worst.len() > scattered.threshold {
-            scattered.files.lock().extend(std::mem::take(&mut s.worst));
+            scattered.files.lock().extend(s.worst);
         }
+    }
+}
+
+impl Drop for TreeScan {
+    fn drop(&mut self) {
+        self.finish_range_query();
     }
 }
