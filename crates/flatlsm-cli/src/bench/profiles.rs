@@ -51,16 +51,21 @@ pub fn run(cfg: &BenchConfig, work: &WorkDir) -> Result<(Vec<Outcome>, Value), S
     let points = latencies
         .iter()
         .flat_map(|&latency| sizes.iter().map(move |&size| Point { size, latency }));
-    let (mut runs, mut summaries) = (Vec::new(), Vec::new());
+    let (mut runs, mut ran, mut summaries) = (Vec::new(), Vec::new(), Vec::new());
     for point in points {
         let (outcomes, summary) = run_point(cfg, work, point)?;
         runs.push((point.label(), outcomes));
+        ran.push(point);
         summaries.push(summary);
     }
     for bench in cfg.benchmarks.iter().filter(|b| *b != suite::FRESH_DB) {
         print!("{}", sweep_table(bench, &runs));
         if let Some(dir) = super::plot_dir(cfg) {
-            println!("plot: {}", sweep_figure(&dir, bench, &runs)?.display());
+            let path = match cfg.pm_write_latencies.is_empty() {
+                true => sweep_figure(&dir, bench, &runs)?,
+                false => latency_figure(&dir, bench, &ran, &runs)?,
+            };
+            println!("plot: {}", path.display());
         }
     }
     let all = runs.into_iter().flat_map(|(label, outcomes)| {
@@ -152,6 +157,42 @@ fn sweep_figure(
         .map_or("the first design", |b| b.0.as_str());
     let y = format!("ops/s over {first}'s");
     super::plot::grouped_bars(&path, &format!("{bench}, by value size"), &y, &groups)?;
+    Ok(path)
+}
+
+/// `by_pm_latency_<bench>.png` in `dir`: per value size, the first design's mean latency at
+/// each emulated PM write latency over its latency at the first one (SLM-DB's Fig. 5
+/// normalizes to DRAM's the same way).
+fn latency_figure(
+    dir: &std::path::Path,
+    bench: &str,
+    points: &[Point],
+    runs: &[PointRuns],
+) -> Result<std::path::PathBuf, String> {
+    let mean = |i: usize| {
+        let first = runs[i].1.iter().find(|o| o.name == bench);
+        first.map_or(0.0, |o| o.latency.average)
+    };
+    let mut sizes: Vec<usize> = Vec::new();
+    for p in points {
+        if !sizes.contains(&p.size) {
+            sizes.push(p.size);
+        }
+    }
+    let group = |size: usize| -> super::plot::BarGroup {
+        let at: Vec<usize> = (0..points.len())
+            .filter(|&i| points[i].size == size)
+            .collect();
+        let base = at.first().map_or(0.0, |&i| mean(i));
+        let ratio = |i: usize| if base > 0.0 { mean(i) / base } else { 0.0 };
+        let bar = |&i: &usize| (format!("{} ns", points[i].latency.unwrap_or(0)), ratio(i));
+        (format!("{size} B"), at.iter().map(bar).collect())
+    };
+    let groups: Vec<_> = sizes.iter().map(|&s| group(s)).collect();
+    std::fs::create_dir_all(dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
+    let path = dir.join(format!("by_pm_latency_{bench}.png"));
+    let title = format!("{bench}, mean latency by PM write latency");
+    super::plot::grouped_bars(&path, &title, "latency over the first's", &groups)?;
     Ok(path)
 }
 

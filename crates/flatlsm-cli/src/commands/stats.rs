@@ -35,59 +35,17 @@ fn garbage_bytes(s: &Stats) -> u64 {
         .sum()
 }
 
-/// The statistics as a JSON object (field names are stable; sizes in bytes).
+/// The statistics as a JSON object: `Stats` as serde writes it (field names are stable; sizes
+/// in bytes), plus the figures derived from it under `derived`.
 pub fn to_json(s: &Stats) -> Value {
-    let runs = s.levels.first().map(|l| {
-        json!({"runs": s.l1_runs, "files": l.files, "bytes": l.bytes, "data_bytes": l.data_bytes})
+    let mut v = serde_json::to_value(s).unwrap_or_else(|e| json!({ "error": e.to_string() }));
+    v["derived"] = json!({
+        "ssd_bytes_written": s.ssd_bytes_written(),
+        "write_amplification": s.write_amplification(),
+        "flush_bytes": s.flush_bytes(),
+        "vlog_garbage_bytes": garbage_bytes(s),
     });
-    let levels: Vec<Value> = s
-        .levels
-        .iter()
-        .enumerate()
-        .skip(1)
-        .map(|(i, l)| json!({"level": i, "name": l.name, "files": l.files, "bytes": l.bytes, "data_bytes": l.data_bytes}))
-        .collect();
-    let vlogs: Vec<Value> = s
-        .vlogs
-        .iter()
-        .map(|v| json!({"number": v.number, "total_bytes": v.total_bytes, "live_bytes": v.live_bytes}))
-        .collect();
-    json!({
-        "profile": s.profile.name(),
-        "pm_mode": s.pm_mode.map(|m| m.to_string()),
-        "pmtables": {"count": s.pmtables, "bytes": s.pmtable_bytes},
-        "l1_runs": runs,
-        "levels": levels,
-        "value_logs": {
-            "files": vlogs,
-            "garbage_bytes": garbage_bytes(s),
-            "redirects": s.vlog_redirects,
-        },
-        "last_sequence": s.last_sequence,
-        "since_open": {
-            "user_bytes": s.user_bytes,
-            "user_writes": s.user_writes,
-            "pm_bytes_written": s.pm_bytes_written,
-            "pm_gc_bytes": s.pm_gc_bytes,
-            "flush_pm_bytes": s.flush_pm_bytes,
-            "ssd_bytes_written": s.ssd_bytes_written(),
-            "write_amplification": s.write_amplification(),
-            "stall_micros": s.stall_micros,
-            "stall_count": s.stall_count,
-            "delayed_writes": s.delayed_writes,
-            "delayed_write_micros": s.delayed_write_micros,
-            "slowdown_count": s.slowdown_count,
-            "flush_bytes": s.flush_bytes(),
-            "flush_micros": s.flush_micros,
-            "flushes": s.flushes,
-            "compactions": s.compactions,
-            "vlog_gcs": s.vlog_gcs,
-            "pmtable_gcs": s.pmtable_gcs,
-            "vlog_direct_files": s.vlog_direct_files,
-            "vlog_buffered_files": s.vlog_buffered_files,
-        },
-        "background_error": s.background_error,
-    })
+    v
 }
 
 fn human(s: &Stats) -> String {

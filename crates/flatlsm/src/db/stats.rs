@@ -43,7 +43,7 @@ impl Counters {
 }
 
 /// Size and file count of one level.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct LevelStats {
     /// The level's name in its design (FlatLSM: `L1 runs`, `L1`, `L2`; leveled: `L0`..).
     pub name: String,
@@ -56,7 +56,7 @@ pub struct LevelStats {
 }
 
 /// A value-log file and how much of it is garbage.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct VlogStats {
     /// File number.
     pub number: u64,
@@ -68,7 +68,7 @@ pub struct VlogStats {
 
 /// One compaction out of a design's level-0 store (MatrixKV's column compaction; its Fig. 14
 /// plots these).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct StoreCompactionStat {
     /// When it finished, in milliseconds since the Unix epoch.
     pub finished_ms: u64,
@@ -80,13 +80,16 @@ pub struct StoreCompactionStat {
     pub written_bytes: u64,
 }
 
-/// A point-in-time report of the engine's work.
-#[derive(Clone, Debug, Default)]
+/// A point-in-time report of the engine's work. Serializable with serde (field names are
+/// stable; the profile and PM mode as their names), e.g. `serde_json::to_string(&db.stats())`.
+#[derive(Clone, Debug, Default, serde::Serialize)]
 #[non_exhaustive]
 pub struct Stats {
     /// The design of the database.
+    #[serde(serialize_with = "by_name")]
     pub profile: crate::Profile,
     /// How PM is persisted.
+    #[serde(serialize_with = "by_display")]
     pub pm_mode: Option<PmMode>,
     /// Key + value bytes the user wrote.
     pub user_bytes: u64,
@@ -165,6 +168,17 @@ pub struct Stats {
     pub last_sequence: u64,
     /// Set when background work failed and writes are refused.
     pub background_error: Option<String>,
+}
+
+fn by_name<S: serde::Serializer>(p: &crate::Profile, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(p.name())
+}
+
+fn by_display<S: serde::Serializer>(m: &Option<PmMode>, s: S) -> Result<S::Ok, S::Error> {
+    match m {
+        Some(m) => s.serialize_some(&m.to_string()),
+        None => s.serialize_none(),
+    }
 }
 
 impl Stats {

@@ -97,6 +97,18 @@ enum Mode {
     Merged(Box<MergingIterator<'static>>),
 }
 
+impl Mode {
+    /// In the tree, on nothing (invalid).
+    fn unpositioned() -> Mode {
+        Mode::Tree {
+            entries: Vec::new(),
+            pos: 0,
+            next: None,
+            current: None,
+        }
+    }
+}
+
 /// The B+-tree cursor (see the module documentation).
 pub(super) struct TreeScan {
     index: SlmIndex,
@@ -114,19 +126,13 @@ pub(super) struct TreeScan {
 impl TreeScan {
     /// An unpositioned cursor (it reads nothing, and builds no merge, until positioned).
     pub fn new(index: SlmIndex, scan: ScanAt, tables: Arc<TableCache>) -> Self {
-        let unpositioned = Mode::Tree {
-            entries: Vec::new(),
-            pos: 0,
-            next: None,
-            current: None,
-        };
         TreeScan {
             index,
             tables,
             seq: scan.read.seq,
             mark: scan.mark,
             snapshot: scan.read.snapshot,
-            mode: unpositioned,
+            mode: Mode::unpositioned(),
             error: None,
             sequentiality: Sequentiality::default(),
         }
@@ -142,12 +148,7 @@ impl TreeScan {
     fn start_tree(&mut self, from: Bound<&[u8]>) {
         self.finish_range_query();
         self.error = None;
-        self.mode = Mode::Tree {
-            entries: Vec::new(),
-            pos: 0,
-            next: None,
-            current: None,
-        };
+        self.mode = Mode::unpositioned();
         self.load_page(from);
     }
 
@@ -245,12 +246,7 @@ impl TreeScan {
 
     fn fail(&mut self, e: Error) {
         self.error = Some(e);
-        self.mode = Mode::Tree {
-            entries: Vec::new(),
-            pos: 0,
-            next: None,
-            current: None,
-        };
+        self.mode = Mode::unpositioned();
     }
 
     /// The merge, positioned at the tree cursor's entry (if it is on one).
