@@ -242,6 +242,22 @@ pub fn parse_flag_bool(s: &str) -> Result<bool, String> {
     }
 }
 
+/// The flags `bench` would parse from `args` (the command name not included): tests build
+/// configurations with it.
+#[cfg(test)]
+pub fn parse_for_test(args: &[&str]) -> Result<BenchFlags, String> {
+    use clap::Parser;
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        flags: BenchFlags,
+    }
+    let argv = std::iter::once("bench").chain(args.iter().copied());
+    Cli::try_parse_from(argv)
+        .map(|c| c.flags)
+        .map_err(|e| e.to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -371,17 +371,9 @@ fn print_tables(cfg: &BenchConfig, all: &[Outcome], note: Option<String>) -> Val
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::Parser;
-
-    #[derive(Parser)]
-    struct Wrapper {
-        #[command(flatten)]
-        args: super::super::flags::BenchFlags,
-    }
 
     fn resolve(args: &[&str]) -> BenchConfig {
-        let argv = std::iter::once("bench").chain(args.iter().copied());
-        BenchConfig::resolve(Wrapper::try_parse_from(argv).unwrap().args).unwrap()
+        BenchConfig::resolve(crate::bench::flags::parse_for_test(args).unwrap()).unwrap()
     }
 
     /// The SLM-DB presets give LevelDB's roles LevelDB's defaults and leave `slmdb` its own.
@@ -483,15 +475,13 @@ mod tests {
     /// design from the preset, so every point ran at the preset's 500 ns.
     #[test]
     fn each_point_of_a_latency_sweep_runs_every_design_at_its_latency() {
-        let args = Wrapper::try_parse_from([
-            "bench",
+        let args = crate::bench::flags::parse_for_test(&[
             "--preset",
             "slmdb-pm-latency",
             "--pm_path",
             "/dev/shm/flatlsm-test-pm",
         ])
-        .unwrap()
-        .args;
+        .unwrap();
         let cfg = BenchConfig::resolve(args).unwrap();
         assert_eq!(cfg.pm_write_latencies, vec![0, 300, 500, 900]);
         for ns in [0, 300, 900] {

@@ -283,21 +283,15 @@ fn print_tickers(engine: &dyn Engine) {
 mod tests {
     use super::*;
     use crate::bench::engine::MemEngine;
-    use crate::bench::flags::BenchFlags;
-    use clap::Parser;
-
-    #[derive(Parser)]
-    struct Cli {
-        #[command(flatten)]
-        flags: BenchFlags,
-    }
 
     /// A configuration from flags, its interval CSV in `dir`.
     fn resolve(dir: &std::path::Path, args: &[&str]) -> BenchConfig {
         let csv = dir.join("intervals.csv").display().to_string();
-        let fixed = ["bench", "--report_file", &csv];
-        let cli = Cli::try_parse_from(fixed.iter().chain(args).copied()).unwrap();
-        BenchConfig::resolve(cli.flags).unwrap()
+        let all: Vec<&str> = ["--report_file", &csv]
+            .into_iter()
+            .chain(args.iter().copied())
+            .collect();
+        BenchConfig::resolve(crate::bench::flags::parse_for_test(&all).unwrap()).unwrap()
     }
 
     /// Runs `cfg` on in-memory engines, a new one per part; returns the outcomes' names and

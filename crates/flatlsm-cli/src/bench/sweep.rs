@@ -63,19 +63,9 @@ fn table(rows: &[String]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::flags::BenchFlags;
-    use clap::Parser;
-
-    #[derive(Parser)]
-    struct Cli {
-        #[command(flatten)]
-        flags: BenchFlags,
-    }
 
     fn resolve(args: &[&str]) -> Result<BenchConfig, String> {
-        let cli = Cli::try_parse_from(std::iter::once("bench").chain(args.iter().copied()))
-            .map_err(|e| e.to_string())?;
-        BenchConfig::resolve(cli.flags)
+        BenchConfig::resolve(crate::bench::flags::parse_for_test(args)?)
     }
 
     #[test]

@@ -261,25 +261,16 @@ fn outcome(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::flags::BenchFlags;
-    use clap::Parser;
-
-    #[derive(Parser)]
-    struct Wrapper {
-        #[command(flatten)]
-        flags: BenchFlags,
-    }
 
     #[test]
     fn db_bench_args_give_each_benchmark_its_own_seed() {
         // One db_bench process per benchmark: with one seed, readrandom replayed fillrandom's
         // keys and found every key.
-        let flags = Wrapper::parse_from([
-            "b",
+        let flags = crate::bench::flags::parse_for_test(&[
             "--benchmarks=fillrandom,readrandom",
             "--pmtable_size=1024",
         ])
-        .flags;
+        .unwrap();
         let cfg = BenchConfig::resolve(flags).unwrap();
         let dirs = DbBenchDirs {
             db: "/x/db".into(),

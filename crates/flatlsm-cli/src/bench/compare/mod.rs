@@ -188,19 +188,10 @@ fn run_in_process(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::flags::BenchFlags;
-    use clap::Parser;
     use flatlsm::PmModeOption;
 
-    #[derive(Parser)]
-    struct Wrapper {
-        #[command(flatten)]
-        flags: BenchFlags,
-    }
-
     fn resolve(args: &[&str]) -> BenchConfig {
-        let argv = std::iter::once("bench").chain(args.iter().copied());
-        BenchConfig::resolve(Wrapper::parse_from(argv).flags).unwrap()
+        BenchConfig::resolve(crate::bench::flags::parse_for_test(args).unwrap()).unwrap()
     }
 
     #[test]
