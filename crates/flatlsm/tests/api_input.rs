@@ -6,17 +6,15 @@ use flatlsm::{Db, Error, Options, PmModeOption, ReadOptions, WriteBatch, WriteOp
 use std::path::Path;
 
 fn options(dir: &Path) -> Options {
-    {
-        let mut o = Options::default();
-        o.pm_path = Some(dir.join("pm"));
-        o.pm_mode = PmModeOption::Msync;
-        o.pmtable_size = 256 << 10;
-        o.flush_immutable_num = 1;
-        o.max_write_buffer_number = 3;
-        o.flush_threads = 1;
-        o.block_cache_size = 1 << 20;
-        o
-    }
+    let mut o = Options::default();
+    o.pm_path = Some(dir.join("pm"));
+    o.pm_mode = PmModeOption::Msync;
+    o.pmtable_size = 256 << 10;
+    o.flush_immutable_num = 1;
+    o.max_write_buffer_number = 3;
+    o.flush_threads = 1;
+    o.block_cache_size = 1 << 20;
+    o
 }
 
 fn invalid_argument(r: flatlsm::Result<impl std::fmt::Debug>, mentions: &str) {

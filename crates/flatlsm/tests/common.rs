@@ -8,20 +8,18 @@ use std::path::Path;
 /// Options with tiny PMTables and files so a few thousand writes exercise flush, L1 → L2
 /// compaction and value-log GC.
 pub fn tiny_options(flush_threads: usize) -> Options {
-    {
-        let mut o = Options::default();
-        o.pmtable_size = 64 << 10;
-        o.flush_immutable_num = 2;
-        o.max_write_buffer_number = 4;
-        o.l1_capacity = 256 << 10;
-        o.target_file_size = 32 << 10;
-        o.block_size = 1024;
-        o.flush_threads = flush_threads;
-        o.kv_separation_threshold = 100;
-        o.block_cache_size = 1 << 20;
-        o.pm_persist_interval_ms = 20;
-        o
-    }
+    let mut o = Options::default();
+    o.pmtable_size = 64 << 10;
+    o.flush_immutable_num = 2;
+    o.max_write_buffer_number = 4;
+    o.l1_capacity = 256 << 10;
+    o.target_file_size = 32 << 10;
+    o.block_size = 1024;
+    o.flush_threads = flush_threads;
+    o.kv_separation_threshold = 100;
+    o.block_cache_size = 1 << 20;
+    o.pm_persist_interval_ms = 20;
+    o
 }
 
 /// Tiny options on a simulated PM device (kept across reopen by the shared `Arc`).

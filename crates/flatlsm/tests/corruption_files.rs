@@ -15,21 +15,19 @@ type Model = BTreeMap<Vec<u8>, Vec<u8>>;
 
 /// Options of the fixture: small PMTables and files so every file kind exists several times.
 fn options(dir: &Path, background: bool) -> Options {
-    {
-        let mut o = Options::default();
-        o.pm_path = Some(dir.join("pm"));
-        o.pm_mode = PmModeOption::Msync;
-        o.pmtable_size = 64 << 10;
-        o.flush_immutable_num = 1;
-        o.max_write_buffer_number = 3;
-        o.l1_capacity = 1 << 30;
-        o.target_file_size = 16 << 10;
-        o.block_size = 1024;
-        o.flush_threads = 2;
-        o.block_cache_size = 0;
-        o.background_work = background;
-        o
-    }
+    let mut o = Options::default();
+    o.pm_path = Some(dir.join("pm"));
+    o.pm_mode = PmModeOption::Msync;
+    o.pmtable_size = 64 << 10;
+    o.flush_immutable_num = 1;
+    o.max_write_buffer_number = 3;
+    o.l1_capacity = 1 << 30;
+    o.target_file_size = 16 << 10;
+    o.block_size = 1024;
+    o.flush_threads = 2;
+    o.block_cache_size = 0;
+    o.background_work = background;
+    o
 }
 
 fn value(i: usize, round: usize) -> Vec<u8> {

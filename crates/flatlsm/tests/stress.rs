@@ -71,25 +71,23 @@ fn value(w: usize, k: u32, op: u64, rng: &mut StdRng) -> Vec<u8> {
 }
 
 fn stress_options(device: Arc<SimulatedPmDevice>) -> Options {
-    {
-        let mut o = Options::default();
-        o.pmtable_size = 64 << 10;
-        o.flush_immutable_num = 2;
-        o.max_write_buffer_number = 4;
-        o.l1_capacity = 8 << 10;
-        o.target_file_size = 8 << 10;
-        o.block_size = 1024;
-        o.flush_threads = 2;
-        o.kv_separation_threshold = 100;
-        o.block_cache_size = 256 << 10;
-        o.pm_persist_interval_ms = 10;
-        // Log bytes / live bytes of a full table here is about 1.8 to 2.6 (live bytes count
-        // entry headers, as the log does), so 1.5 lets most full tables be collected.
-        o.pmtable_gc_ratio = 1.5;
-        o.vlog_gc_garbage_ratio = 0.3;
-        o.pm_device = Some(device);
-        o
-    }
+    let mut o = Options::default();
+    o.pmtable_size = 64 << 10;
+    o.flush_immutable_num = 2;
+    o.max_write_buffer_number = 4;
+    o.l1_capacity = 8 << 10;
+    o.target_file_size = 8 << 10;
+    o.block_size = 1024;
+    o.flush_threads = 2;
+    o.kv_separation_threshold = 100;
+    o.block_cache_size = 256 << 10;
+    o.pm_persist_interval_ms = 10;
+    // Log bytes / live bytes of a full table here is about 1.8 to 2.6 (live bytes count
+    // entry headers, as the log does), so 1.5 lets most full tables be collected.
+    o.pmtable_gc_ratio = 1.5;
+    o.vlog_gc_garbage_ratio = 0.3;
+    o.pm_device = Some(device);
+    o
 }
 
 /// What a writer thread ends with: its oracle, and the error that stopped it (if allowed).

@@ -130,22 +130,19 @@ pub struct Scenario {
 /// Base options: tiny PMTables and files, no background threads (the test drives every job,
 /// so runs are deterministic), no timer commits.
 pub fn options(pm: Arc<SimulatedPmDevice>, fs: Arc<CrashFs>, tweak: fn(&mut Options)) -> Options {
-    let mut o = {
-        let mut o = Options::default();
-        o.pmtable_size = 64 << 10;
-        o.flush_immutable_num = 2;
-        o.max_write_buffer_number = 4;
-        o.l1_capacity = 24 << 10;
-        o.target_file_size = 8 << 10;
-        o.block_size = 1024;
-        o.flush_threads = 2;
-        o.kv_separation_threshold = 100;
-        o.block_cache_size = 256 << 10;
-        o.pm_persist_interval_ms = 3_600_000;
-        o.background_work = false;
-        o.vlog_gc_garbage_ratio = 0.3;
-        o
-    };
+    let mut o = Options::default();
+    o.pmtable_size = 64 << 10;
+    o.flush_immutable_num = 2;
+    o.max_write_buffer_number = 4;
+    o.l1_capacity = 24 << 10;
+    o.target_file_size = 8 << 10;
+    o.block_size = 1024;
+    o.flush_threads = 2;
+    o.kv_separation_threshold = 100;
+    o.block_cache_size = 256 << 10;
+    o.pm_persist_interval_ms = 3_600_000;
+    o.background_work = false;
+    o.vlog_gc_garbage_ratio = 0.3;
     o.pm_device = Some(pm);
     o.file_system = Some(fs);
     tweak(&mut o);
