@@ -11,7 +11,7 @@ pub struct DbArgs {
     /// Database directory.
     #[arg(long)]
     pub db: PathBuf,
-    /// PM directory (default: <db>/pm). Must be the one the database was created with.
+    /// PM directory (default: pm inside the --db directory). Must be the one the database was created with.
     #[arg(long = "pm-path", alias = "pm_path")]
     pub pm_path: Option<PathBuf>,
     /// PM mode: auto, msync or emulated (DRAM; lost at reboot).

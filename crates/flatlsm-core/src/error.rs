@@ -66,7 +66,7 @@ pub enum Error {
     /// The database was closed.
     #[error("database is closed")]
     Closed,
-    /// A write with [`crate::WriteOptions::no_slowdown`] would have been delayed or would have
+    /// A write with `WriteOptions::no_slowdown` (flatlsm) would have been delayed or would have
     /// waited for a free PMTable; nothing was written (RocksDB's `Status::Incomplete("Write
     /// stall")`). The message names the cause. Retrying later is safe.
     #[error("write stall: {0}")]

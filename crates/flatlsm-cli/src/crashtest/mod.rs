@@ -23,7 +23,7 @@ pub struct CrashtestArgs {
     /// Database directory (must not exist yet, unless --child).
     #[arg(long)]
     db: PathBuf,
-    /// PM directory (default: <db>/pm).
+    /// PM directory (default: pm inside the --db directory).
     #[arg(long = "pm-path")]
     pm_path: Option<PathBuf>,
     /// PM mode: auto, msync or emulated.
@@ -62,7 +62,7 @@ pub struct CrashtestArgs {
     /// Random seed (default: from the clock; printed).
     #[arg(long)]
     seed: Option<u64>,
-    /// Where the journals live (default: <db>.crashtest).
+    /// Where the journals live (default: the --db path with .crashtest appended).
     #[arg(long = "state-dir")]
     state_dir: Option<PathBuf>,
     /// Internal: run as the child for this run number.
