@@ -183,6 +183,10 @@ pub struct Options {
     pub bloom_bits_per_key: usize,
     /// DRAM block cache capacity in bytes (0 disables it).
     pub block_cache_size: usize,
+    /// Most SSTs kept open (RocksDB's `max_open_files`); beyond it the least recently used
+    /// table is closed and reopened when next read. `None` (default): no bound, as RocksDB's
+    /// -1. Accepted: at least 1.
+    pub max_open_files: Option<usize>,
     /// Rewrite a value-log file's live values once this fraction of it is garbage.
     pub vlog_gc_garbage_ratio: f64,
     /// Run background work (flush, compaction, GC) automatically (default true).
@@ -235,6 +239,7 @@ impl Default for Options {
             block_size: 4096,
             bloom_bits_per_key: 10,
             block_cache_size: 64 << 20,
+            max_open_files: None,
             vlog_gc_garbage_ratio: 0.5,
             background_work: true,
             background_nice: 5,
@@ -374,6 +379,9 @@ impl Options {
     /// value / disables the cache, and values past any size simply never separate / never evict.
     fn validate_ssd(&self) -> Result<()> {
         in_range("l1_capacity", self.l1_capacity, 1..=u64::MAX)?;
+        if let Some(n) = self.max_open_files {
+            in_range("max_open_files", n, 1..=usize::MAX)?;
+        }
         let block = self.block_size;
         in_range("block_size", block, MIN_BLOCK_SIZE..=MAX_BLOCK_SIZE)?;
         in_range(

@@ -142,3 +142,32 @@ fn close_on_one_clone_closes_the_database_for_every_clone() {
         Some(&b"v"[..])
     );
 }
+
+/// With `max_open_files` far below the SSTs there are, every read still succeeds (tables
+/// closed and opened again), and 0 is refused by name.
+#[test]
+fn reads_work_with_fewer_open_files_than_ssts() {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = common::simulated(1).max_open_files(2usize);
+    let db = Db::open(dir.path(), opts).unwrap();
+    for round in 0..6u32 {
+        for i in 0..300u32 {
+            let filler = "x".repeat(60);
+            db.put(format!("k{i:04}"), format!("{round}-{i}")).unwrap();
+            db.put(format!("f{round}-{i:04}"), &filler).unwrap();
+        }
+        db.flush().unwrap();
+    }
+    let ssts: usize = db.stats().levels.iter().map(|l| l.files).sum();
+    assert!(ssts > 2, "{ssts} SSTs: the bound is not exercised");
+    for _ in 0..2 {
+        for i in (0..300u32).step_by(7) {
+            let v = db.get(format!("k{i:04}")).unwrap();
+            assert_eq!(v, Some(format!("5-{i}").into_bytes()));
+        }
+    }
+    assert_eq!(db.prefix("k").unwrap().count(), 300);
+    let zero = tempfile::tempdir().unwrap();
+    let err = Db::open(zero.path(), common::simulated(1).max_open_files(0usize)).err();
+    assert!(err.unwrap().to_string().contains("max_open_files"));
+}

@@ -311,6 +311,7 @@ fn engine_options(
         o.matrixkv = matrixkv_options(args, p);
         o.leveled = leveled_options(args, o.leveled);
         o.slmdb = slmdb_options(args, o.slmdb);
+        o.max_open_files = args.open_files.filter(|&n| n > 0).map(|n| n as usize);
         o
     })
 }
@@ -355,6 +356,16 @@ mod tests {
         assert_eq!(parse_sizes("256, 1024").unwrap(), vec![256, 1024]);
         assert!(parse_sizes("0").unwrap_err().contains("--value_sizes"));
         assert!(parse_sizes("4k").is_err());
+    }
+
+    /// `--open_files` bounds the open SSTs as db_bench's does; -1 leaves them unbounded.
+    #[test]
+    fn open_files_sets_max_open_files_and_minus_one_leaves_it_unbounded() {
+        let cfg = |n: &str| {
+            let flags = crate::bench::flags::parse_for_test(&["--open_files", n]).unwrap();
+            BenchConfig::resolve(flags).unwrap().options.max_open_files
+        };
+        assert_eq!((cfg("64"), cfg("-1")), (Some(64), None));
     }
 
     #[test]

@@ -168,6 +168,9 @@ pub struct BenchFlags {
     /// matrixkv: ... and at most about this many (default 80 MiB).
     #[arg(long = "column_upper_bound")]
     pub column_upper_bound: Option<u64>,
+    /// Most SSTs kept open (db_bench's `--open_files`; -1 or absent: no bound).
+    #[arg(long = "open_files", allow_hyphen_values = true)]
+    pub open_files: Option<i64>,
     /// slmdb: bytes of PM for the B+-tree (default 1 GiB; fixed when the database is made).
     #[arg(long = "btree_size")]
     pub btree_size: Option<u64>,

@@ -4,6 +4,10 @@
 //! being opened, so two threads may open the same file concurrently, in which case the first
 //! inserted table wins and the other is dropped. Invariant: a cached table was opened with the
 //! file size given by the first `get`; callers evict a table when its file is deleted.
+//!
+//! Bounded (RocksDB's `max_open_files`): beyond `capacity` open tables, the least recently used
+//! one is dropped from the cache; a reader still holding it keeps it (and its descriptor) until
+//! it is done, and the next `get` opens the file again.
 
 use super::cache::BlockCache;
 use super::table::Table;
@@ -19,11 +23,45 @@ pub struct TableCache {
     fs: Arc<dyn FileSystem>,
     dirs: SstDirs,
     block_cache: Option<Arc<BlockCache>>,
-    tables: Mutex<HashMap<u64, Arc<Table>>>,
+    /// Open tables and the tick of their last use.
+    tables: Mutex<Tables>,
+    /// Most tables kept open (`usize::MAX`: no bound).
+    capacity: usize,
+}
+
+#[derive(Default)]
+struct Tables {
+    open: HashMap<u64, (Arc<Table>, u64)>,
+    tick: u64,
+}
+
+impl Tables {
+    fn touch(&mut self, number: u64) -> Option<Arc<Table>> {
+        self.tick += 1;
+        let tick = self.tick;
+        let (table, used) = self.open.get_mut(&number)?;
+        *used = tick;
+        Some(Arc::clone(table))
+    }
+
+    /// Keeps `table` (or the one another thread put first), then drops the least recently used
+    /// tables beyond `capacity`.
+    fn insert(&mut self, number: u64, table: Arc<Table>, capacity: usize) -> Arc<Table> {
+        self.tick += 1;
+        let tick = self.tick;
+        let kept = Arc::clone(&self.open.entry(number).or_insert((table, tick)).0);
+        while self.open.len() > capacity.max(1) {
+            let oldest = self.open.iter().min_by_key(|(_, (_, used))| *used);
+            let Some((&victim, _)) = oldest else { break };
+            self.open.remove(&victim);
+        }
+        kept
+    }
 }
 
 impl TableCache {
     /// Tables live in `dirs` as `sst_file_name(number)`; data blocks go through `block_cache`.
+    /// No bound on open tables (see [`TableCache::with_capacity`]).
     pub fn new(
         fs: Arc<dyn FileSystem>,
         dirs: SstDirs,
@@ -33,8 +71,15 @@ impl TableCache {
             fs,
             dirs,
             block_cache,
-            tables: Mutex::new(HashMap::new()),
+            tables: Mutex::new(Tables::default()),
+            capacity: usize::MAX,
         }
+    }
+
+    /// Keeps at most `capacity` tables open (at least one).
+    pub fn with_capacity(mut self, capacity: usize) -> Self {
+        self.capacity = capacity.max(1);
+        self
     }
 
     /// The directories tables live in.
@@ -45,8 +90,8 @@ impl TableCache {
     /// The open table `file_number` (of `file_size` bytes, kept in `dir`), opening and
     /// verifying it if needed.
     pub fn get(&self, file_number: u64, file_size: u64, dir: SstDir) -> Result<Arc<Table>> {
-        if let Some(t) = self.tables.lock().get(&file_number) {
-            return Ok(Arc::clone(t));
+        if let Some(t) = self.tables.lock().touch(file_number) {
+            return Ok(t);
         }
         let path = self.dirs.path(file_number, dir);
         let file = self
@@ -55,12 +100,12 @@ impl TableCache {
             .context(|| format!("opening {}", path.display()))?;
         let table = Table::open(file, path, file_number, file_size, self.block_cache.clone())?;
         let mut tables = self.tables.lock();
-        Ok(Arc::clone(tables.entry(file_number).or_insert(table)))
+        Ok(tables.insert(file_number, table, self.capacity))
     }
 
     /// Forgets table `file_number` and its cached blocks (call when the file is deleted).
     pub fn evict(&self, file_number: u64) {
-        self.tables.lock().remove(&file_number);
+        self.tables.lock().open.remove(&file_number);
         if let Some(c) = &self.block_cache {
             c.erase_file(file_number);
         }
@@ -68,7 +113,7 @@ impl TableCache {
 
     /// Number of open tables.
     pub fn len(&self) -> usize {
-        self.tables.lock().len()
+        self.tables.lock().open.len()
     }
 
     /// True if no table is open.

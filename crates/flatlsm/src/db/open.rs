@@ -389,11 +389,11 @@ fn build_inner(
     last_seq: u64,
     next_file: u64,
 ) -> DbInner {
-    let table_cache = Arc::new(TableCache::new(
-        fs.clone(),
-        sst_dirs(path, &opts),
-        block_cache,
-    ));
+    let tables = TableCache::new(fs.clone(), sst_dirs(path, &opts), block_cache);
+    let table_cache = Arc::new(match opts.max_open_files {
+        Some(n) => tables.with_capacity(n),
+        None => tables,
+    });
     let vlogs = Arc::new(VlogSet::new(fs.clone(), path.to_path_buf()));
     let vlog_redirects = Arc::new(RedirectSet::new(fs.clone(), path.to_path_buf()));
     DbInner {

@@ -62,6 +62,7 @@ setters! {
     pm_path?: PathBuf,
     slowdown_immutable_num?: usize,
     delayed_write_rate?: u64,
+    max_open_files?: usize,
     file_system?: FsRef,
     pm_device?: PmDeviceRef,
 }

@@ -128,6 +128,35 @@ fn table_cache_opens_on_demand_shares_and_evicts() {
     assert!(matches!(missing, Err(crate::Error::Io { .. })));
 }
 
+/// With a capacity, the least recently used table leaves the cache; a reader holding it keeps
+/// reading, and the next `get` opens the file again.
+#[test]
+fn a_bounded_table_cache_drops_the_least_recently_used_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let fs: Arc<dyn FileSystem> = Arc::new(OsFileSystem);
+    let mut sizes = Vec::new();
+    for n in 1..=3u64 {
+        let path = dir.path().join(sst_file_name(n));
+        let mut b = TableBuilder::new(fs.create(&path).unwrap(), path, Default::default());
+        for (k, v) in entries(20) {
+            b.add(&k, &v).unwrap();
+        }
+        sizes.push(b.finish().unwrap().file_size);
+    }
+    let dirs = SstDirs::data_only(dir.path().to_path_buf());
+    let cache = TableCache::new(fs, dirs, None).with_capacity(2);
+    let get = |n: u64| cache.get(n, sizes[n as usize - 1], SstDir::Data).unwrap();
+    let first = get(1);
+    get(2);
+    get(1); // 2 is now the least recently used
+    get(3);
+    assert_eq!(cache.len(), 2);
+    assert!(Arc::ptr_eq(&first, &get(1)), "1 stayed open");
+    assert_eq!(first.verify().unwrap(), 20);
+    let two = get(2); // opened again; 3 leaves
+    assert_eq!((two.verify().unwrap(), cache.len()), (20, 2));
+}
+
 /// A table recorded in the PM directory is opened from there, not from the data directory.
 #[test]
 fn a_table_kept_in_the_pm_directory_is_opened_there() {
