@@ -49,7 +49,7 @@ use flatlsm_core::{
     error, file_names, iter, pmbtree, pmskiplist, rowtable, sst, types, version, vlog, wal,
 };
 
-pub use db::{Db, LevelStats, Stats, StoreCompactionStat, VlogStats, WriteBatch};
+pub use db::{Db, LevelStats, Stats, StoreCompactionStat, VlogStats, WriteBatch, PROPERTY_NAMES};
 pub use designs::leveled::LeveledOptions;
 pub use designs::matrixkv::MatrixKvOptions;
 pub use designs::slmdb::SlmDbOptions;

@@ -18,6 +18,7 @@ mod jobs;
 mod lock;
 mod open;
 mod open_stores;
+mod properties;
 #[cfg(test)]
 mod race_tests;
 mod read;
@@ -41,6 +42,7 @@ pub use batch::WriteBatch;
 pub use lock::DirLock;
 pub(crate) use open::open_pm_device;
 pub use open::{is_database_file_name, is_pm_dir_file_name};
+pub use properties::PROPERTY_NAMES;
 pub use stats::{LevelStats, Stats, StoreCompactionStat, VlogStats};
 
 use crate::error::{Error, Result};
@@ -382,6 +384,31 @@ impl Db {
     /// A report of sizes, bytes written, write amplification and stalls.
     pub fn stats(&self) -> Stats {
         background::stats(&self.inner)
+    }
+
+    /// The property `name` (RocksDB's `GetProperty`): `flatlsm.stats` (the whole report as
+    /// text) or any name in [`PROPERTY_NAMES`] as its number; `None` for an unknown name.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let mut opts = flatlsm::Options::default();
+    /// # opts.pm_path = Some(dir.path().join("pm"));
+    /// # let db = flatlsm::Db::open(dir.path().join("db"), opts)?;
+    /// db.put("k", "v")?;
+    /// db.flush()?;
+    /// assert!(db.property_int("flatlsm.num-files").unwrap() >= 1);
+    /// assert!(db.property("flatlsm.stats").unwrap().contains("write amplification"));
+    /// assert_eq!(db.property("no.such.property"), None);
+    /// # Ok::<(), flatlsm::Error>(())
+    /// ```
+    pub fn property(&self, name: &str) -> Option<String> {
+        properties::property(&self.stats(), name)
+    }
+
+    /// The integer property `name` (RocksDB's `GetIntProperty`); `None` for an unknown name
+    /// or `flatlsm.stats`.
+    pub fn property_int(&self, name: &str) -> Option<u64> {
+        properties::int_property(&self.stats(), name)
     }
 
     /// Waits until no flush, compaction or value-log GC is due (for benchmarks' "settled").
