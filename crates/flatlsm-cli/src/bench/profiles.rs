@@ -149,7 +149,6 @@ fn sweep_figure(
             )
         })
         .collect();
-    std::fs::create_dir_all(dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
     let path = dir.join(format!("by_value_size_{bench}.png"));
     let first = groups
         .first()
@@ -189,7 +188,6 @@ fn latency_figure(
         (format!("{size} B"), at.iter().map(bar).collect())
     };
     let groups: Vec<_> = sizes.iter().map(|&s| group(s)).collect();
-    std::fs::create_dir_all(dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
     let path = dir.join(format!("by_pm_latency_{bench}.png"));
     let title = format!("{bench}, mean latency by PM write latency");
     super::plot::grouped_bars(&path, &title, "latency over the first's", &groups)?;

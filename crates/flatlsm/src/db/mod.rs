@@ -155,11 +155,26 @@ impl Db {
 
     /// [`Db::write`] with explicit options.
     pub fn write_opt(&self, batch: &WriteBatch, opts: &WriteOptions) -> Result<()> {
+        self.write_if(batch, opts, |_| Ok(true)).map(drop)
+    }
+
+    /// The one write path: `batch` checked and admitted (slowdown, stop), then written under
+    /// the writer lock if `condition`, checked under that lock, holds; returns whether it was.
+    fn write_if(
+        &self,
+        batch: &WriteBatch,
+        opts: &WriteOptions,
+        condition: impl FnOnce(&DbInner) -> Result<bool>,
+    ) -> Result<bool> {
         self.check_open()?;
         let bytes = self.inner.validate_batch(batch)?;
         self.inner.admit_write(opts, bytes)?;
         let _w = self.inner.write_lock.lock();
-        self.inner.write_locked(opts, batch)
+        if !condition(&self.inner)? {
+            return Ok(false);
+        }
+        self.inner.write_locked(opts, batch)?;
+        Ok(true)
     }
 
     /// Puts `value` only if `key` has no live value; returns whether it was inserted
@@ -199,18 +214,9 @@ impl Db {
         want_present: bool,
         opts: &WriteOptions,
     ) -> Result<bool> {
-        self.check_open()?;
         let mut b = WriteBatch::new();
         b.put(key, value);
-        let bytes = self.inner.validate_batch(&b)?;
-        self.inner.admit_write(opts, bytes)?;
-        let _w = self.inner.write_lock.lock();
-        let present = self.inner.exists_now(key)?;
-        if present != want_present {
-            return Ok(false);
-        }
-        self.inner.write_locked(opts, &b)?;
-        Ok(true)
+        self.write_if(&b, opts, |db| Ok(db.exists_now(key)? == want_present))
     }
 
     /// The value of `key`, or `None` if it is absent or deleted.

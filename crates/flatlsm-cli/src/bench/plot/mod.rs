@@ -202,13 +202,17 @@ pub fn compaction_spans(path: &Path, title: &str, runs: &[Spans]) -> Result<(), 
 pub type BarGroup = (String, Vec<(String, f64)>);
 
 /// Draws grouped bars (one group per point, one bar per design, colours by design) into
-/// `path`, with the y axis from 0 to just above the tallest bar.
+/// `path` (its directory made if missing), with the y axis from 0 to just above the tallest
+/// bar.
 pub fn grouped_bars(
     path: &Path,
     title: &str,
     y_desc: &str,
     groups: &[BarGroup],
 ) -> Result<(), String> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
+    }
     register_font()?;
     let err = draw_err(path);
     let root = BitMapBackend::new(path, (1000, 500)).into_drawing_area();
@@ -323,7 +327,7 @@ mod tests {
     #[test]
     fn grouped_bars_are_a_png_file() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("bars.png");
+        let path = dir.path().join("figures").join("bars.png");
         let group = |size: &str, r: f64| {
             let bars = vec![("leveled".to_string(), 1.0), ("slmdb".to_string(), r)];
             (size.to_string(), bars)
