@@ -100,6 +100,11 @@ impl BloomFilter {
     pub fn size(&self) -> usize {
         self.bits.len()
     }
+
+    /// Number of bit probes per key (1..=30).
+    pub fn probes(&self) -> usize {
+        self.k
+    }
 }
 
 #[cfg(test)]

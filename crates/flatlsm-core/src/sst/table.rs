@@ -125,6 +125,27 @@ impl Table {
         Ok(count)
     }
 
+    /// The footer: where the filter and index blocks lie, the entry count, the format version.
+    pub fn footer(&self) -> Footer {
+        self.footer
+    }
+
+    /// The bloom filter's probe count, `None` for a table without a filter.
+    pub fn filter_probes(&self) -> Option<usize> {
+        self.filter.as_ref().map(BloomFilter::probes)
+    }
+
+    /// Approximately where the entries at or after internal key `key` start (RocksDB's
+    /// `ApproximateOffsetOf`): the offset of the data block holding the first such entry, or
+    /// the end of the data blocks ([`Footer::data_end`]) if every entry is before `key`. Block
+    /// granularity; reads nothing (the index is in memory).
+    pub fn approximate_offset_of(&self, key: &[u8]) -> u64 {
+        match self.handles.get(self.index.seek(key)) {
+            Some(h) => h.offset,
+            None => self.footer.data_end(),
+        }
+    }
+
     /// Number of data blocks.
     pub fn num_blocks(&self) -> usize {
         self.handles.len()

@@ -4,6 +4,7 @@
 mod cache;
 mod corruption;
 mod model;
+mod offsets;
 mod reverse;
 mod roundtrip;
 mod seek_get;
