@@ -4,6 +4,7 @@
 //! threads. Writers are serialized internally; readers never wait for writers or background
 //! work. Background threads flush PMTables, compact L1 into L2 and collect value-log garbage.
 
+mod approximate;
 mod background;
 mod batch;
 mod bounds;
