@@ -1,6 +1,12 @@
 //! `dump`: prints one database file record by record (an SST, a PM Log, a manifest, a value
 //! log, a value-log redirect table or `CURRENT`), as LevelDB's `leveldbutil dump` does. The file
 //! kind comes from its name.
+//!
+//! [`DumpOptions`] selects records by user key (`[from, to)`) and caps their number, for the
+//! files that hold keys (SSTs, PM Logs, value logs, write-ahead logs; an SST is entered at
+//! `from` by its index, the logs are walked whole and filtered), and adds an SST's properties
+//! (RocksDB's `sst_dump --show_properties`). Options a file kind cannot honour are refused
+//! before anything is printed.
 
 use super::{escape_bytes, hex_bytes, FileKind};
 use crate::designs::Profile;
@@ -8,7 +14,8 @@ use crate::error::{Error, IoContext, Result};
 use crate::fs::{FileSystem, OsFileSystem};
 use crate::iter::InternalIterator;
 use crate::pmtable::log::{decode_header, for_each_entry_in};
-use crate::types::{parse_internal_key, ValueKind, ValuePointer};
+use crate::types::{make_internal_key, parse_internal_key, ValueKind, ValuePointer};
+use crate::types::{KIND_FOR_SEEK, MAX_SEQUENCE};
 use crate::version::{read_manifest_records, VersionEdit};
 use crate::vlog::{RedirectTable, VlogReader};
 use std::io::Write;
@@ -25,7 +32,7 @@ pub enum DumpFormat {
 }
 
 impl DumpFormat {
-    fn bytes(self, b: &[u8]) -> String {
+    pub(super) fn bytes(self, b: &[u8]) -> String {
         match self {
             DumpFormat::Text => format!("'{}'", escape_bytes(b)),
             DumpFormat::Hex => hex_bytes(b),
@@ -33,10 +40,91 @@ impl DumpFormat {
     }
 }
 
+/// Which records [`dump_file_with`] prints, and how.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct DumpOptions {
+    /// How keys and values are printed.
+    pub format: DumpFormat,
+    /// Only records whose user key is at or after this one.
+    pub from: Option<Vec<u8>>,
+    /// Only records whose user key is before this one.
+    pub to: Option<Vec<u8>>,
+    /// At most this many records.
+    pub limit: Option<u64>,
+    /// Print an SST's properties (entries, block sizes, filter, smallest and largest key,
+    /// file size) before its records.
+    pub show_properties: bool,
+}
+
+impl DumpOptions {
+    /// Every record, printed in `format`.
+    pub fn new(format: DumpFormat) -> DumpOptions {
+        DumpOptions {
+            format,
+            ..DumpOptions::default()
+        }
+    }
+
+    /// True if records are selected by key or counted.
+    fn selects(&self) -> bool {
+        self.from.is_some() || self.to.is_some() || self.limit.is_some()
+    }
+
+    /// True if `user_key` is in `[from, to)`.
+    fn in_range(&self, user_key: &[u8]) -> bool {
+        let after_from = self.from.as_deref().is_none_or(|f| user_key >= f);
+        after_from && !self.past_end(user_key)
+    }
+
+    /// True if `user_key` is at or after `to`.
+    fn past_end(&self, user_key: &[u8]) -> bool {
+        self.to.as_deref().is_some_and(|t| user_key >= t)
+    }
+
+    /// True once `printed` records reach the limit.
+    fn full(&self, printed: u64) -> bool {
+        self.limit.is_some_and(|l| printed >= l)
+    }
+}
+
 /// Prints every record of the file at `path` to `out`; returns the number of records printed.
 /// A damaged record stops the dump with [`Error::Corruption`] naming the file and offset (the
 /// records before it are already printed).
 pub fn dump_file(path: &Path, format: DumpFormat, out: &mut dyn Write) -> Result<u64> {
+    dump_file_with(path, &DumpOptions::new(format), out)
+}
+
+/// [`dump_file`] with a key range, a record limit or an SST's properties. A range or limit on a
+/// file without keys (manifest, redirect table, `CURRENT`), or properties of a file that is not
+/// an SST, is [`Error::InvalidArgument`] before anything is printed.
+///
+/// ```
+/// # let dir = tempfile::tempdir().unwrap();
+/// # let mut opts = flatlsm::Options::default();
+/// # opts.pm_path = Some(dir.path().join("pm"));
+/// # let db = flatlsm::Db::open(dir.path().join("db"), opts)?;
+/// for k in ["a", "b", "c", "d"] {
+///     db.put(k, "v")?;
+/// }
+/// db.flush()?;
+/// # db.close()?;
+/// let mut options = flatlsm::inspect::DumpOptions::default();
+/// options.from = Some(b"b".to_vec());
+/// options.to = Some(b"d".to_vec());
+/// options.show_properties = true;
+/// let (mut printed, mut out) = (0, Vec::new());
+/// for file in std::fs::read_dir(dir.path().join("db"))? {
+///     let path = file?.path();
+///     if path.extension().is_some_and(|e| e == "sst") {
+///         printed += flatlsm::inspect::dump_file_with(&path, &options, &mut out)?;
+///     }
+/// }
+/// assert_eq!(printed, 2, "b and c");
+/// assert!(String::from_utf8_lossy(&out).contains("smallest key: "));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn dump_file_with(path: &Path, opts: &DumpOptions, out: &mut dyn Write) -> Result<u64> {
     let kind = FileKind::of(path).ok_or_else(|| {
         Error::InvalidArgument(format!(
             "{}: not a FlatLSM file name (expected NNNNNN.sst, NNNNNN.vlog, NNNNNN.vredir, \
@@ -44,7 +132,14 @@ pub fn dump_file(path: &Path, format: DumpFormat, out: &mut dyn Write) -> Result
             path.display()
         ))
     })?;
-    let mut d = Dumper { out, format, path };
+    check_applicable(kind, opts, path)?;
+    let format = opts.format;
+    let mut d = Dumper {
+        out,
+        format,
+        path,
+        opts,
+    };
     match kind {
         FileKind::Sst(n) => d.sst(n),
         FileKind::Vlog(n) => d.vlog(n),
@@ -56,10 +151,47 @@ pub fn dump_file(path: &Path, format: DumpFormat, out: &mut dyn Write) -> Result
     }
 }
 
+/// Refuses options `kind` cannot honour: a key range or limit on a file without keys, and
+/// properties of anything but an SST.
+fn check_applicable(kind: FileKind, opts: &DumpOptions, path: &Path) -> Result<()> {
+    let keyed = matches!(
+        kind,
+        FileKind::Sst(_) | FileKind::PmLog(_) | FileKind::Vlog(_) | FileKind::Wal(_)
+    );
+    let refuse = |what: &str| {
+        Err(Error::InvalidArgument(format!(
+            "{}: {what} (this file is a {})",
+            path.display(),
+            kind_name(kind)
+        )))
+    };
+    if opts.selects() && !keyed {
+        return refuse("a key range or record limit applies only to SSTs, PM Logs, value logs and write-ahead logs");
+    }
+    if opts.show_properties && !matches!(kind, FileKind::Sst(_)) {
+        return refuse("properties are shown only for SSTs");
+    }
+    Ok(())
+}
+
+/// What a file of `kind` is, for messages.
+fn kind_name(kind: FileKind) -> &'static str {
+    match kind {
+        FileKind::Sst(_) => "SST",
+        FileKind::Vlog(_) => "value log",
+        FileKind::Redirect(_) => "value-log redirect table",
+        FileKind::PmLog(_) => "PM Log",
+        FileKind::Manifest(_) => "manifest",
+        FileKind::Wal(_) => "write-ahead log",
+        FileKind::Current => "CURRENT file",
+    }
+}
+
 struct Dumper<'a> {
     out: &'a mut dyn Write,
     format: DumpFormat,
     path: &'a Path,
+    opts: &'a DumpOptions,
 }
 
 impl Dumper<'_> {
@@ -95,18 +227,24 @@ impl Dumper<'_> {
             self.path.display(),
             table.num_entries()
         ))?;
+        if self.opts.show_properties {
+            for l in super::sst_properties::property_lines(&table, size, self.format)? {
+                self.line(&l)?;
+            }
+        }
         let mut it = table.iter();
-        it.seek_to_first();
+        match &self.opts.from {
+            Some(from) => it.seek(&make_internal_key(from, MAX_SEQUENCE, KIND_FOR_SEEK)),
+            None => it.seek_to_first(),
+        }
         let mut n = 0;
-        while it.valid() {
-            let text = match parse_internal_key(it.key()) {
-                Some(k) => format!(
-                    "{} @ {} : {:?} => {}",
-                    self.format.bytes(k.user_key),
-                    k.seq,
-                    k.kind,
-                    self.stored_value(k.kind, it.value())
-                ),
+        while it.valid() && !self.opts.full(n) {
+            let key = parse_internal_key(it.key());
+            if key.is_some_and(|k| self.opts.past_end(k.user_key)) {
+                break;
+            }
+            let text = match key {
+                Some(k) => self.sst_record(k, it.value()),
                 None => format!("(bad internal key {})", hex_bytes(it.key())),
             };
             self.line(&text)?;
@@ -117,13 +255,27 @@ impl Dumper<'_> {
         Ok(n)
     }
 
+    /// One SST entry: user key, sequence, kind and the value as stored.
+    fn sst_record(&self, k: crate::types::ParsedInternalKey<'_>, value: &[u8]) -> String {
+        format!(
+            "{} @ {} : {:?} => {}",
+            self.format.bytes(k.user_key),
+            k.seq,
+            k.kind,
+            self.stored_value(k.kind, value)
+        )
+    }
+
     fn vlog(&mut self, number: u64) -> Result<u64> {
         let dir = self.path.parent().unwrap_or(Path::new("."));
         let reader = VlogReader::open(&OsFileSystem, dir, number)?;
         self.line(&format!("value log {}", self.path.display()))?;
         let mut lines = Vec::new();
-        let format = self.format;
+        let (format, opts) = (self.format, self.opts);
         let result = reader.for_each_record(|ptr, key, value| {
+            if !opts.in_range(key) || opts.full(lines.len() as u64) {
+                return Ok(());
+            }
             lines.push(format!(
                 "@{} {} => {} ({} bytes)",
                 ptr.offset,
@@ -163,8 +315,11 @@ impl Dumper<'_> {
         let dir = self.path.parent().unwrap_or(Path::new("."));
         self.line(&format!("write-ahead log {}", self.path.display()))?;
         let mut lines = Vec::new();
-        let format = self.format;
+        let (format, opts) = (self.format, self.opts);
         let r = crate::wal::replay(&OsFileSystem, dir, number, |seq, kind, k, v| {
+            if !opts.in_range(k) || opts.full(lines.len() as u64) {
+                return Ok(());
+            }
             let value = match kind {
                 ValueKind::Deletion => "(deleted)".to_string(),
                 _ => format.bytes(v),
@@ -178,7 +333,7 @@ impl Dumper<'_> {
         if let Some(note) = r.torn_tail {
             self.line(&format!("torn tail: {note} (dropped at next open)"))?;
         }
-        Ok(r.entries)
+        Ok(lines.len() as u64)
     }
 
     fn pm_log(&mut self) -> Result<u64> {
@@ -197,6 +352,9 @@ impl Dumper<'_> {
         ))?;
         let mut n = 0;
         let extent = for_each_entry_in(&data, &h, self.path, |pos, e| {
+            if !self.opts.in_range(e.key) || self.opts.full(n) {
+                return Ok(());
+            }
             let text = format!(
                 "@{pos} {} @ {} : {:?} => {}",
                 self.format.bytes(e.key),

@@ -7,6 +7,7 @@
 mod check;
 mod check_buffers;
 mod dump;
+mod sst_properties;
 
 pub use crate::db::{is_database_file_name, is_pm_dir_file_name, DirLock};
 /// PM Log layout facts, for tools that size PM Logs or plan writes against their persist points
@@ -14,7 +15,7 @@ pub use crate::db::{is_database_file_name, is_pm_dir_file_name, DirLock};
 /// the DRAM Buffer Log, and how many buffered bytes trigger a Buffer Log write-back.
 pub use crate::pmtable::log::{encoded_entry_len, BUFFER_FLUSH_BYTES, SMALL_ENTRY_LIMIT};
 pub use check::{check_database, check_database_with_wal, CheckReport, Problem};
-pub use dump::{dump_file, DumpFormat};
+pub use dump::{dump_file, dump_file_with, DumpFormat, DumpOptions};
 
 use crate::error::{IoContext, Result};
 use crate::file_names::{parse_numbered_file, NumberedFile};
