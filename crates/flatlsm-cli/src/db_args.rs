@@ -89,7 +89,7 @@ impl DbArgs {
 pub fn require_database(db: &Path) -> Result<(), String> {
     if !db.exists() {
         return Err(format!(
-            "database {} does not exist (to create it, pass --create-if-missing to put)",
+            "database {} does not exist (to create it, pass --create-if-missing to put or import)",
             db.display()
         ));
     }

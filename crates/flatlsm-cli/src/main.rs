@@ -12,7 +12,7 @@ mod db_args;
 mod logger;
 
 use clap::{Parser, Subcommand};
-use commands::{check, dump, keys, maintenance, scan, stats};
+use commands::{approxsize, check, dump, export, import, keys, maintenance, scan, stats};
 use flatlsm::PmModeOption;
 use std::process::ExitCode;
 
@@ -52,6 +52,13 @@ enum Command {
     DeleteRange(keys::RangeArgs),
     /// Prints keys and values in order: a range, a prefix, a limit.
     Scan(scan::ScanArgs),
+    /// Writes every key-value pair of a range as lines (text or hex) to stdout or a file.
+    Export(export::ExportArgs),
+    /// Reads key-value pairs as `export` writes them and puts them in write batches.
+    Import(import::ImportArgs),
+    /// Prints about how many bytes a key range takes in table files and value logs.
+    #[command(alias = "approximate-size")]
+    Approxsize(approxsize::ApproxSizeArgs),
     /// Prints PMTables, levels, value logs and their garbage, write amplification, PM mode.
     Stats(stats::StatsArgs),
     /// Verifies every checksum in PM Logs, SSTs, manifest and value logs (exit 1 on damage).
@@ -75,6 +82,9 @@ fn run(cli: Cli) -> Result<(), String> {
         Command::Delete(a) => keys::delete(a),
         Command::DeleteRange(a) => keys::delete_range(a),
         Command::Scan(a) => scan::scan(a),
+        Command::Export(a) => export::export(a),
+        Command::Import(a) => import::import(a),
+        Command::Approxsize(a) => approxsize::approxsize(a),
         Command::Stats(a) => stats::stats(a),
         Command::Check(a) => check::check(a),
         Command::Dump(a) => dump::dump(a),

@@ -1,7 +1,8 @@
 //! End-to-end runs of the database subcommands of `flatlsm`, including every refusal: a missing
 //! database, a directory that is not one, a locked database, a PM directory that is not the
 //! database's (each: one-line message, exit code 1, nothing modified), and `check` finding
-//! planted damage.
+//! planted damage, and dump's key ranges, limits and SST properties. Export, import and
+//! approxsize are in `transfer.rs`.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -217,6 +218,84 @@ fn dump_prints_sst_pm_log_manifest_and_current() {
     );
 }
 
+/// Every file of `dir` whose name ends with `suffix`, sorted.
+fn files_ending(dir: &Path, suffix: &str) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_str().unwrap().ends_with(suffix))
+        .collect();
+    v.sort();
+    v
+}
+
+/// The records `dump` printed (its stderr count) and its stdout, over every file.
+fn dump_all(files: &[PathBuf], flags: &[&str]) -> (u64, String) {
+    let (mut n, mut text) = (0, String::new());
+    for f in files {
+        let o = flatlsm(&[&["dump", s(f)], flags].concat());
+        assert!(o.ok, "{}", o.stderr);
+        n += o
+            .stderr
+            .trim()
+            .trim_end_matches(" records")
+            .parse::<u64>()
+            .unwrap();
+        text += &o.stdout;
+    }
+    (n, text)
+}
+
+#[test]
+fn dump_selects_a_key_range_and_a_limit_and_shows_sst_properties() {
+    let t = tempfile::tempdir().unwrap();
+    let db = small_db(t.path());
+    ok(&["flush", "--db", s(&db)]);
+    ok(&["put", "--db", s(&db), "late", "in-pm"]);
+    let ssts = files_ending(&db, ".sst");
+    let (n, text) = dump_all(&ssts, &["--from", "a2", "--to", "a5"]);
+    assert_eq!(n, 3, "{text}");
+    for (k, present) in [("a1", false), ("a2", true), ("a4", true), ("a5", false)] {
+        assert_eq!(text.contains(&format!("'{k}' @ ")), present, "{k}: {text}");
+    }
+    assert_eq!(dump_all(&ssts, &["--limit", "1"]).0, ssts.len() as u64);
+    let (n, b) = dump_all(&ssts, &["--from", "b", "--limit", "1"]);
+    let records: Vec<&str> = b.lines().filter(|l| l.contains(" @ ")).collect();
+    assert!(n >= 1 && records.iter().all(|l| l.starts_with("'b")), "{b}");
+    let hex = dump_all(&ssts, &["--hex", "--from", "6233"]).1;
+    assert!(hex.contains("6233 @ ") && !hex.contains("6232 @ "), "{hex}");
+    let (n, props) = dump_all(&ssts[..1], &["--show-properties", "--limit", "0"]);
+    assert_eq!(n, 0);
+    for field in [
+        "file size: ",
+        "entries: ",
+        "data blocks: ",
+        "index block: ",
+        "filter block: ",
+        "bits per entry",
+        "smallest key: '",
+        "largest key: '",
+    ] {
+        assert!(props.contains(field), "{field} missing: {props}");
+    }
+    let pm = files_ending(&db.join("pm"), ".pmlog");
+    assert_eq!(dump_all(&pm, &["--from", "late", "--to", "latf"]).0, 1);
+    assert_eq!(dump_all(&pm, &["--from", "m"]).0, 0);
+    assert_eq!(
+        dump_all(&files_ending(&db, ".vlog"), &["--limit", "1"]).0,
+        1
+    );
+    let manifest = first_named(&db, |n| n.starts_with("MANIFEST-"));
+    refused(
+        &["dump", s(&manifest), "--limit", "1"],
+        "applies only to SSTs",
+    );
+    refused(
+        &["dump", s(&db.join("CURRENT")), "--show-properties"],
+        "properties are shown only for SSTs",
+    );
+}
+
 #[test]
 fn check_passes_then_finds_a_planted_corruption_with_file_and_offset() {
     let t = tempfile::tempdir().unwrap();
@@ -304,7 +383,16 @@ fn missing_database_is_refused_and_not_created() {
     for cmd in ["get", "delete"] {
         refused(&[cmd, "--db", s(&db), "k"], "does not exist");
     }
-    for cmd in ["scan", "stats", "check", "flush", "compact"] {
+    for cmd in [
+        "scan",
+        "stats",
+        "check",
+        "flush",
+        "compact",
+        "export",
+        "import",
+        "approxsize",
+    ] {
         refused(&[cmd, "--db", s(&db)], "does not exist");
     }
     refused(&["put", "--db", s(&db), "k", "v"], "--create-if-missing");
@@ -396,6 +484,9 @@ fn every_subcommand_has_help() {
         "delete",
         "delete-range",
         "scan",
+        "export",
+        "import",
+        "approxsize",
         "stats",
         "check",
         "dump",

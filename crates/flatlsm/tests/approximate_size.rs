@@ -39,7 +39,10 @@ fn assert_about_half(db: &Db, what: &str) -> u64 {
     assert!((0.7..=1.3).contains(&ratio), "{what}: {half} of {all}");
     let rest = db.approximate_size(key(KEYS / 2)..).unwrap();
     let sum = (half + rest) as f64 / all as f64;
-    assert!((0.9..=1.1).contains(&sum), "{what}: halves {half} + {rest} of {all}");
+    assert!(
+        (0.9..=1.1).contains(&sum),
+        "{what}: halves {half} + {rest} of {all}"
+    );
     all
 }
 
@@ -49,7 +52,11 @@ fn half_the_keys_of_one_large_file_are_about_half_its_size() {
     let all = assert_about_half(&db, "one file");
     assert!(all >= (KEYS * 100) as u64, "{all}");
     assert!(all <= (KEYS * 200) as u64, "{all}");
-    assert_eq!(db.stats().levels[2].files, 1, "the bound straddles one file");
+    assert_eq!(
+        db.stats().levels[2].files,
+        1,
+        "the bound straddles one file"
+    );
 }
 
 #[test]

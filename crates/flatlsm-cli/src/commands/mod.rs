@@ -1,8 +1,13 @@
 //! The database subcommands of the `flatlsm` tool (one file per family).
 
+pub mod approxsize;
 pub mod check;
 pub mod dump;
+pub mod export;
+pub mod import;
 pub mod keys;
+mod kv_lines;
 pub mod maintenance;
 pub mod scan;
 pub mod stats;
+mod transfer_progress;

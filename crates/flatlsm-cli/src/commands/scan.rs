@@ -45,23 +45,31 @@ pub fn prefix_successor(prefix: &[u8]) -> Option<Vec<u8>> {
 
 /// Bounds of the scan: the intersection of `[from, to)` and the prefix range.
 /// A lower (inclusive) and an upper (exclusive) key bound; `None` is unbounded.
-type Bounds = (Option<Vec<u8>>, Option<Vec<u8>>);
+pub(crate) type Bounds = (Option<Vec<u8>>, Option<Vec<u8>>);
 
 /// A key and its value, or the error that ended the scan.
 type Entry = flatlsm::Result<(Vec<u8>, Vec<u8>)>;
 
 fn bounds(a: &ScanArgs) -> Result<Bounds, String> {
-    let mut lower = a
-        .from
-        .as_deref()
-        .map(|k| a.enc.decode("--from", k))
-        .transpose()?;
-    let mut upper =
-        a.to.as_deref()
-            .map(|k| a.enc.decode("--to", k))
-            .transpose()?;
-    if let Some(p) = a.prefix.as_deref() {
-        let p = a.enc.decode("--prefix", p)?;
+    key_bounds(
+        a.enc,
+        a.from.as_deref(),
+        a.to.as_deref(),
+        a.prefix.as_deref(),
+    )
+}
+
+/// `--from`, `--to` and `--prefix` (each optional, decoded by `enc`) as one `[lower, upper)`.
+pub(crate) fn key_bounds(
+    enc: Encoding,
+    from: Option<&str>,
+    to: Option<&str>,
+    prefix: Option<&str>,
+) -> Result<Bounds, String> {
+    let mut lower = from.map(|k| enc.decode("--from", k)).transpose()?;
+    let mut upper = to.map(|k| enc.decode("--to", k)).transpose()?;
+    if let Some(p) = prefix {
+        let p = enc.decode("--prefix", p)?;
         if lower.as_ref().is_none_or(|l| *l < p) {
             lower = Some(p.clone());
         }
@@ -110,7 +118,7 @@ pub fn scan(a: ScanArgs) -> Result<(), String> {
 }
 
 /// `[lower, upper)` as range bounds (each end optional).
-fn half_open<'k>(
+pub(crate) fn half_open<'k>(
     lower: Option<&'k [u8]>,
     upper: Option<&'k [u8]>,
 ) -> (Bound<&'k [u8]>, Bound<&'k [u8]>) {

@@ -157,7 +157,10 @@ mod tests {
         let f = file("c", "f");
         assert!(range(None, None).covers(&f));
         assert!(range(Some("c"), Some("f\0")).covers(&f));
-        assert!(!range(Some("c"), Some("f")).covers(&f), "upper is exclusive");
+        assert!(
+            !range(Some("c"), Some("f")).covers(&f),
+            "upper is exclusive"
+        );
         assert!(range(Some("f\0"), None).misses(&f));
         assert!(range(None, Some("c")).misses(&f));
         let straddling = range(Some("d"), Some("e"));

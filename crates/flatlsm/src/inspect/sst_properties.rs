@@ -29,7 +29,11 @@ pub(super) fn property_lines(
             table.num_blocks(),
             f.data_end()
         ),
-        format!("  index block: {} bytes, {} entries", f.index.size, table.num_blocks()),
+        format!(
+            "  index block: {} bytes, {} entries",
+            f.index.size,
+            table.num_blocks()
+        ),
         filter_line(table),
         format!("  smallest key: {smallest}"),
         format!("  largest key: {largest}"),

@@ -31,7 +31,10 @@ fn offsets_grow_with_the_key_and_end_at_the_data_end() {
     assert_eq!(t.approximate_offset_of(&seek("z")), end, "after every key");
     let half = t.approximate_offset_of(&seek("k0500")) as f64;
     let ratio = half / end as f64;
-    assert!((0.45..=0.55).contains(&ratio), "k0500 at {ratio} of the data");
+    assert!(
+        (0.45..=0.55).contains(&ratio),
+        "k0500 at {ratio} of the data"
+    );
     let offsets: Vec<u64> = (0..1000)
         .step_by(50)
         .map(|i| t.approximate_offset_of(&seek(&format!("k{i:04}"))))

@@ -1,0 +1,32 @@
+//! `approxsize`: about how many bytes a key range takes in table files and value logs
+//! (`Db::approximate_size`, RocksDB's `GetApproximateSizes`; `ldb approxsize`).
+
+use super::scan::{half_open, key_bounds};
+use crate::db_args::{DbArgs, Encoding};
+
+/// Flags of `flatlsm approxsize`.
+#[derive(clap::Args, Debug)]
+pub struct ApproxSizeArgs {
+    #[command(flatten)]
+    db: DbArgs,
+    #[command(flatten)]
+    enc: Encoding,
+    /// First key of the range (inclusive; default: the first key).
+    #[arg(long)]
+    from: Option<String>,
+    /// End key of the range (exclusive; default: past the last key).
+    #[arg(long)]
+    to: Option<String>,
+}
+
+/// Prints the approximate size of the range in bytes, a number alone on its line.
+pub fn approxsize(a: ApproxSizeArgs) -> Result<(), String> {
+    let (lower, upper) = key_bounds(a.enc, a.from.as_deref(), a.to.as_deref(), None)?;
+    let db = a.db.open()?;
+    let range = half_open(lower.as_deref(), upper.as_deref());
+    let bytes = db
+        .approximate_size::<&[u8]>(range)
+        .map_err(|e| e.to_string())?;
+    crate::emit(&bytes.to_string());
+    db.close().map_err(|e| e.to_string())
+}
