@@ -1,9 +1,9 @@
 //! The `flatlsm` command-line tool: operate, inspect and benchmark FlatLSM databases.
 //!
-//! Every command that takes `--db` refuses a missing directory (unless `put --create-if-missing`),
-//! a directory that is not a FlatLSM database, a database locked by another process and a PM
-//! directory that is not the database's, each with a one-line message and exit code 1, and
-//! without modifying anything.
+//! Every command that takes `--db` refuses a missing directory (unless `put` or `import` with
+//! `--create-if-missing`), a directory that is not a FlatLSM database, a database locked by
+//! another process and a PM directory that is not the database's, each with a one-line message
+//! and exit code 1, and without modifying anything.
 
 mod bench;
 mod commands;

@@ -52,16 +52,22 @@ struct Counts {
 
 /// Exports the range to the output; prints a summary on stderr unless `--quiet`.
 pub fn export(a: ExportArgs) -> Result<(), String> {
-    let (lower, upper) = key_bounds(
-        a.enc,
-        a.from.as_deref(),
-        a.to.as_deref(),
-        a.prefix.as_deref(),
-    )?;
+    let (from, to, prefix) = (a.from.as_deref(), a.to.as_deref(), a.prefix.as_deref());
+    let (lower, upper) = key_bounds(a.enc, from, to, prefix)?;
     let db = a.db.open()?;
     let pairs = db
         .range::<&[u8]>(half_open(lower.as_deref(), upper.as_deref()))
         .map_err(|e| e.to_string())?;
+    let counts = write_output(&a, pairs)?;
+    if !a.quiet {
+        let (n, bytes) = (counts.pairs, counts.bytes);
+        eprintln!("exported {n} pairs ({bytes} bytes of keys and values)");
+    }
+    db.close().map_err(|e| e.to_string())
+}
+
+/// Writes `pairs` to `--output` or stdout, with the progress bar.
+fn write_output(a: &ExportArgs, pairs: flatlsm::DbIterator) -> Result<Counts, String> {
     let format = LineFormat::new(a.enc.hex);
     let progress = TransferProgress::new("export", a.quiet, None);
     let counts = match &a.output {
@@ -69,14 +75,7 @@ pub fn export(a: ExportArgs) -> Result<(), String> {
         None => to_stdout(|out| write_pairs(pairs, format, out, &progress)),
     };
     progress.finish();
-    let counts = counts?;
-    if !a.quiet {
-        eprintln!(
-            "exported {} pairs ({} bytes of keys and values)",
-            counts.pairs, counts.bytes
-        );
-    }
-    db.close().map_err(|e| e.to_string())
+    counts
 }
 
 /// An error while writing the output, or while reading the database.

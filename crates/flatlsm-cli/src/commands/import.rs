@@ -106,23 +106,32 @@ impl<'a> Importer<'a> {
 
     /// Reads and batches every line; stops at the first malformed one or read error.
     fn read_all(&mut self, mut input: Box<dyn BufRead>) -> Result<(), String> {
-        let (mut line, mut number) = (Vec::new(), 0u64);
-        loop {
-            line.clear();
-            let n = input
-                .read_until(b'\n', &mut line)
-                .map_err(|e| format!("reading the input after line {number}: {e}"))?;
-            if n == 0 {
-                return Ok(());
+        let mut line = Vec::new();
+        for number in 1u64.. {
+            if !self.read_line(&mut input, &mut line, number)? {
+                break;
             }
-            (number, self.read) = (number + 1, self.read + n as u64);
             let body = line.strip_suffix(b"\n").unwrap_or(&line);
-            let (key, value) = self
-                .format
-                .parse_line(body)
-                .map_err(|e| format!("line {number}: {e}"))?;
+            let parsed = self.format.parse_line(body);
+            let (key, value) = parsed.map_err(|e| format!("line {number}: {e}"))?;
             self.add(number, &key, &value)?;
         }
+        Ok(())
+    }
+
+    /// Reads line `number` into `line`; false at the end of the input.
+    fn read_line(
+        &mut self,
+        input: &mut dyn BufRead,
+        line: &mut Vec<u8>,
+        number: u64,
+    ) -> Result<bool, String> {
+        line.clear();
+        let n = input
+            .read_until(b'\n', line)
+            .map_err(|e| format!("reading line {number} of the input: {e}"))?;
+        self.read += n as u64;
+        Ok(n > 0)
     }
 
     /// Adds the pair of line `number`; writes the batch once it is full.

@@ -14,12 +14,16 @@ use crate::error::{Error, IoContext, Result};
 use crate::fs::{FileSystem, OsFileSystem};
 use crate::iter::InternalIterator;
 use crate::pmtable::log::{decode_header, for_each_entry_in};
-use crate::types::{make_internal_key, parse_internal_key, ValueKind, ValuePointer};
+use crate::sst::Table;
+use crate::types::{
+    make_internal_key, parse_internal_key, ParsedInternalKey, ValueKind, ValuePointer,
+};
 use crate::types::{KIND_FOR_SEEK, MAX_SEQUENCE};
 use crate::version::{read_manifest_records, VersionEdit};
 use crate::vlog::{RedirectTable, VlogReader};
 use std::io::Write;
 use std::path::Path;
+use std::sync::Arc;
 
 /// How keys and values are printed.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -232,6 +236,11 @@ impl Dumper<'_> {
                 self.line(&l)?;
             }
         }
+        self.sst_records(&table)
+    }
+
+    /// The table's records with user keys in `[from, to)`, up to the limit.
+    fn sst_records(&mut self, table: &Arc<Table>) -> Result<u64> {
         let mut it = table.iter();
         match &self.opts.from {
             Some(from) => it.seek(&make_internal_key(from, MAX_SEQUENCE, KIND_FOR_SEEK)),
@@ -243,11 +252,7 @@ impl Dumper<'_> {
             if key.is_some_and(|k| self.opts.past_end(k.user_key)) {
                 break;
             }
-            let text = match key {
-                Some(k) => self.sst_record(k, it.value()),
-                None => format!("(bad internal key {})", hex_bytes(it.key())),
-            };
-            self.line(&text)?;
+            self.line(&self.sst_record(key, it.key(), it.value()))?;
             n += 1;
             it.next();
         }
@@ -255,15 +260,20 @@ impl Dumper<'_> {
         Ok(n)
     }
 
-    /// One SST entry: user key, sequence, kind and the value as stored.
-    fn sst_record(&self, k: crate::types::ParsedInternalKey<'_>, value: &[u8]) -> String {
-        format!(
-            "{} @ {} : {:?} => {}",
-            self.format.bytes(k.user_key),
-            k.seq,
-            k.kind,
-            self.stored_value(k.kind, value)
-        )
+    /// One SST entry: user key, sequence, kind and the value as stored (`key` parsed from
+    /// `internal_key`, if it could be).
+    fn sst_record(
+        &self,
+        key: Option<ParsedInternalKey<'_>>,
+        internal_key: &[u8],
+        value: &[u8],
+    ) -> String {
+        let Some(k) = key else {
+            return format!("(bad internal key {})", hex_bytes(internal_key));
+        };
+        let stored = self.stored_value(k.kind, value);
+        let user_key = self.format.bytes(k.user_key);
+        format!("{user_key} @ {} : {:?} => {stored}", k.seq, k.kind)
     }
 
     fn vlog(&mut self, number: u64) -> Result<u64> {

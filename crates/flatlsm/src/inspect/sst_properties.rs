@@ -30,9 +30,8 @@ pub(super) fn property_lines(
             f.data_end()
         ),
         format!(
-            "  index block: {} bytes, {} entries",
-            f.index.size,
-            table.num_blocks()
+            "  index block: {} bytes, one entry per data block",
+            f.index.size
         ),
         filter_line(table),
         format!("  smallest key: {smallest}"),
