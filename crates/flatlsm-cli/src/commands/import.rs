@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
     line, KEY, a tab, VALUE with \\\\ \\t \\n \\r \\xNN escapes, or with --hex HEXKEY, a space, \
     HEXVALUE. A malformed line stops the import with \"line N: what was expected\" and exit \
     code 1: the pairs of the lines before it are written and stay, nothing from that line on \
-    is written."
+    is written. Every write is synced at the end (the database is closed), as after `put`."
 )]
 pub struct ImportArgs {
     #[command(flatten)]
