@@ -83,6 +83,13 @@ impl DbArgs {
         }
         Db::open(&self.db, self.options()?).map_err(|e| e.to_string())
     }
+
+    /// Opens the existing database for reading only (`Db::open_read_only`): nothing in it or
+    /// its PM directory changes, and other readers may have it open too.
+    pub fn open_read_only(&self) -> Result<Db, String> {
+        require_database(&self.db)?;
+        Db::open_read_only(&self.db, self.options()?).map_err(|e| e.to_string())
+    }
 }
 
 /// A one-line error unless `db` is an existing FlatLSM database directory.

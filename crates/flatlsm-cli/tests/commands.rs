@@ -337,8 +337,8 @@ fn locked_database_is_refused_while_another_handle_has_it_open() {
     let quiet = flatlsm::Options::default().background_work(false);
     let holder = flatlsm::Db::open(&db, quiet).unwrap();
     let before = snapshot(&db);
-    refused(&["get", "--db", s(&db), "a1"], "locked by another process");
-    refused(&["check", "--db", s(&db)], "locked by another process");
+    refused(&["get", "--db", s(&db), "a1"], "by another process");
+    refused(&["check", "--db", s(&db)], "by another process");
     assert_eq!(snapshot(&db), before);
     drop(holder);
     assert_eq!(ok(&["get", "--db", s(&db), "a1"]).trim(), "v1");
@@ -407,4 +407,25 @@ fn every_subcommand_has_help() {
         let out = ok(&[cmd, "--help"]);
         assert!(out.contains("Usage: flatlsm "), "{cmd}: {out}");
     }
+}
+
+#[test]
+fn read_commands_open_read_only_and_change_nothing() {
+    let t = tempfile::tempdir().unwrap();
+    let db = small_db(t.path());
+    let db = s(&db);
+    let before = snapshot(t.path());
+    // A reader in this process beside the commands' own read-only opens.
+    let reader = flatlsm::Db::open_read_only(db, flatlsm::Options::default()).unwrap();
+    assert_eq!(ok(&["get", "--db", db, "a1"]).trim(), "v1");
+    assert!(ok(&["scan", "--db", db, "--keys-only"]).contains("b4"));
+    assert!(ok(&["stats", "--db", db, "--json"]).contains("\"levels\""));
+    assert!(ok(&["check", "--db", db]).contains("OK"));
+    refused(&["put", "--db", db, "k", "v"], "by another process");
+    drop(reader);
+    assert_eq!(
+        snapshot(t.path()),
+        before,
+        "a read command changed the database"
+    );
 }

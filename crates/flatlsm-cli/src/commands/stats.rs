@@ -17,7 +17,7 @@ pub struct StatsArgs {
 
 /// Prints the statistics of the database.
 pub fn stats(a: StatsArgs) -> Result<(), String> {
-    let db = a.db.open()?;
+    let db = a.db.open_read_only()?;
     let s = db.stats();
     if a.json {
         let text = serde_json::to_string_pretty(&to_json(&s)).map_err(|e| e.to_string())?;

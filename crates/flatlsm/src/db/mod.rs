@@ -82,7 +82,35 @@ struct Handle {
 impl Db {
     /// Opens (or creates) the database at `path`, recovering PMTables in place from PM.
     pub fn open(path: impl AsRef<Path>, opts: Options) -> Result<Db> {
-        let (inner, lock) = open::open(path.as_ref(), opts)?;
+        Self::open_with(path.as_ref(), opts, open::Access::ReadWrite)
+    }
+
+    /// Opens an existing database for reading only: nothing in its directory or its PM
+    /// directory is written (no new PM Log, no manifest record, no clean-up), and any number
+    /// of read-only handles, in any processes, may be open at once — but not beside a writer
+    /// ([`Error::Locked`]). It sees the database as a reopen after a crash would: recovery runs
+    /// against copy-on-write views whose changes stay in memory. Writes, `flush` and
+    /// `compact_range` return [`Error::ReadOnly`].
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let opts = flatlsm::Options::default().pm_path(dir.path().join("pm"));
+    /// # let path = dir.path().join("db");
+    /// let db = flatlsm::Db::open(&path, opts.clone())?;
+    /// db.put("k", "v")?;
+    /// db.close()?;
+    /// let reader = flatlsm::Db::open_read_only(&path, opts.clone())?;
+    /// let another = flatlsm::Db::open_read_only(&path, opts)?;
+    /// assert_eq!(reader.get("k")?.as_deref(), Some(&b"v"[..]));
+    /// assert!(matches!(another.put("k", "w"), Err(flatlsm::Error::ReadOnly(_))));
+    /// # Ok::<(), flatlsm::Error>(())
+    /// ```
+    pub fn open_read_only(path: impl AsRef<Path>, opts: Options) -> Result<Db> {
+        Self::open_with(path.as_ref(), opts, open::Access::ReadOnly)
+    }
+
+    fn open_with(path: &Path, opts: Options, access: open::Access) -> Result<Db> {
+        let (inner, lock) = open::open(path, opts, access)?;
         let threads = background::start(&inner);
         let handle = Handle {
             inner: inner.clone(),
@@ -379,6 +407,7 @@ impl Db {
     /// Seals the mutable PMTable and waits until every PMTable is flushed to the Ordered-L1.
     pub fn flush(&self) -> Result<()> {
         self.check_open()?;
+        self.inner.check_writable()?;
         background::flush_all(&self.inner)
     }
 
@@ -420,6 +449,9 @@ impl Db {
 
     /// Waits until no flush, compaction or value-log GC is due (for benchmarks' "settled").
     pub fn wait_for_background_work(&self) -> Result<()> {
+        if self.inner.read_only {
+            return self.check_open(); // no background work in a read-only database
+        }
         background::wait_idle(&self.inner)
     }
 

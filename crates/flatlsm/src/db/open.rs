@@ -87,7 +87,17 @@ pub fn is_pm_dir_file_name(name: &str) -> bool {
         || crate::pm::mmap::is_device_work_file(name)
 }
 
-pub(crate) fn open(path: &Path, opts: Options) -> Result<(Arc<DbInner>, DirLock)> {
+/// How a database is opened.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Access {
+    /// The one writer: an exclusive lock.
+    ReadWrite,
+    /// A reader: a shared lock, and the whole open run against copy-on-write views of the
+    /// directory and the PM directory, so nothing on disk or in PM changes.
+    ReadOnly,
+}
+
+pub(crate) fn open(path: &Path, opts: Options, access: Access) -> Result<(Arc<DbInner>, DirLock)> {
     opts.validate()?;
     let fs: FsRef = opts
         .file_system
@@ -97,7 +107,18 @@ pub(crate) fn open(path: &Path, opts: Options) -> Result<(Arc<DbInner>, DirLock)
     let design = crate::designs::design_of(&opts);
     let has_pm_dir = opts.pm_device.is_none() && design.uses_pm_dir();
     let pm_dir = has_pm_dir.then(|| pm_dir_of(path, &opts));
-    let locked = lock_and_load(&*fs, path, pm_dir.as_deref(), &opts, db_exists)?;
+    if access == Access::ReadOnly && !db_exists {
+        return Err(Error::InvalidArgument(format!(
+            "database {} does not exist (a read-only open creates nothing)",
+            path.display()
+        )));
+    }
+    // Reads only (for an existing database): the identity is judged on the real directories.
+    let locked = lock_and_load(&*fs, path, pm_dir.as_deref(), &opts, (db_exists, access))?;
+    let (opts, fs) = match access {
+        Access::ReadWrite => (opts, fs),
+        Access::ReadOnly => read_only_views(path, opts, fs)?,
+    };
     let pm = match &opts.pm_device {
         Some(d) => d.clone(),
         None => design.write_buffer_device(path, &opts)?,
@@ -116,8 +137,23 @@ pub(crate) fn open(path: &Path, opts: Options) -> Result<(Arc<DbInner>, DirLock)
             .context(|| format!("creating PM directory {}", dir.display()))?;
     }
     let id = locked.identity.map(|p| p.id().to_string());
-    let inner = commit_open(opts, design, path, fs, pm, recovered, id)?;
+    let mut inner = commit_open(opts, design, path, fs, pm, recovered, id)?;
+    inner.read_only = access == Access::ReadOnly;
     Ok((Arc::new(inner), locked.lock))
+}
+
+/// `opts` and `fs` for a read-only open of an existing database: copy-on-write views of the
+/// file system and of the PM directory (if the design has one), no background work.
+fn read_only_views(path: &Path, mut opts: Options, fs: FsRef) -> Result<(Options, FsRef)> {
+    let design = crate::designs::design_of(&opts);
+    if opts.pm_device.is_none() && design.uses_pm_dir() {
+        let dir = pm_dir_of(path, &opts);
+        opts.pm_device = Some(crate::pm::private::PrivatePmDevice::open(&dir)?);
+    }
+    let overlay: FsRef = crate::fs::OverlayFs::new(fs);
+    opts.file_system = Some(overlay.clone());
+    opts.background_work = false;
+    Ok((opts, overlay))
 }
 
 /// The lock, the recovered manifest (`None` for a new database) and the identity plan.
@@ -135,9 +171,14 @@ fn lock_and_load(
     path: &Path,
     pm_dir: Option<&Path>,
     opts: &Options,
-    db_exists: bool,
+    (db_exists, access): (bool, Access),
 ) -> Result<Locked> {
-    let acquire = || DirLock::acquire(path, true).map(|l| l.expect("LOCK is created when missing"));
+    let acquire = || match access {
+        Access::ReadWrite => {
+            DirLock::acquire(path, true).map(|l| l.expect("LOCK is created when missing"))
+        }
+        Access::ReadOnly => DirLock::acquire_shared(path),
+    };
     if !db_exists {
         let identity = plan_identity(fs, path, pm_dir, opts, false, None)?;
         fs.create_dir_all(path)
@@ -440,6 +481,7 @@ fn build_inner(
         vlog_gc_lock: Mutex::new(()),
         #[cfg(test)]
         sync_points: Default::default(),
+        read_only: false,
         opts,
     }
 }
@@ -491,8 +533,12 @@ fn is_creation_leftover(name: &str) -> bool {
         || name.ends_with(".tmp")
 }
 
-/// The PM device of the PM directory `opts` select (created if missing).
+/// The PM device `opts` inject, else that of the PM directory they select (created if
+/// missing).
 pub(crate) fn open_pm_device(path: &Path, opts: &Options) -> Result<PmDeviceRef> {
+    if let Some(device) = &opts.pm_device {
+        return Ok(device.clone()); // an injected device (a test's, a read-only view)
+    }
     let dir = pm_dir_of(path, opts);
     std::fs::create_dir_all(&dir).context(|| format!("creating PM directory {}", dir.display()))?;
     let request = match opts.pm_mode {

@@ -56,6 +56,9 @@ pub(crate) struct BgSignal;
 /// State shared by the handle and the background threads.
 pub(crate) struct DbInner {
     pub opts: Options,
+    /// Opened by `Db::open_read_only`: every write is refused, and the files and PM the
+    /// engine sees are copy-on-write views (`db/open.rs`).
+    pub read_only: bool,
     pub path: PathBuf,
     pub fs: FsRef,
     pub pm: PmDeviceRef,
@@ -165,6 +168,9 @@ impl DbInner {
     pub fn check_writable(&self) -> Result<()> {
         if self.closed.load(Ordering::Acquire) {
             return Err(Error::Closed);
+        }
+        if self.read_only {
+            return Err(Error::ReadOnly(self.path.clone()));
         }
         if let Some(e) = self.bg_error.lock().as_ref() {
             return Err(Error::Background(e.clone()));
