@@ -3,11 +3,12 @@
 //! reports (microseconds).
 //!
 //! What is timed, once per call of the public API (failed calls too, except those refused up
-//! front because the database is closed): `get` ([`crate::Db::get`]; not `multi_get`), `put`
-//! (single-key writes: put, delete, insert_if_absent, update_if_present), `write` (batches,
+//! front because the database is closed): `get` ([`crate::Db::get`]), `put` (single-key
+//! writes: put, delete, insert_if_absent, update_if_present), `write` (batches,
 //! [`crate::Db::write`]), `seek` (each positioning call of an iterator, including the one that
 //! places a new iterator on its first key) and `next` (each step of an iterator, either
-//! direction). Counts are since open; nothing is persisted.
+//! direction). `multi_get` and `delete_range` are not timed. Counts are since open; nothing is
+//! persisted.
 
 use crate::histogram::{Histogram, HistogramSnapshot};
 use crate::iter::IterLatency;
