@@ -149,9 +149,16 @@ fn stats_prints_levels_and_json_after_flush_and_compact() {
         "L2:",
         "value logs:",
         "write amplification",
+        "block cache:",
+        "bloom filters:",
+        "latency (us)",
     ] {
         assert!(human.contains(field), "{field} missing in {human}");
     }
+    let ops = ["get", "put", "write", "seek", "next"];
+    assert!(ops
+        .iter()
+        .all(|op| human.lines().any(|l| l.starts_with(op))));
     let json: serde_json::Value =
         serde_json::from_str(&ok(&["stats", "--db", db, "--json"])).unwrap();
     let l2 = &json["levels"][2];
@@ -159,6 +166,18 @@ fn stats_prints_levels_and_json_after_flush_and_compact() {
     assert!(l2["files"].as_u64().unwrap() >= 1, "{json}");
     assert!(!json["vlogs"].as_array().unwrap().is_empty(), "{json}");
     assert_eq!(json["profile"], "flatlsm");
+    for op in ops {
+        let l = &json["latency"][op];
+        assert!(
+            l["count"].as_u64().is_some() && l["p999_micros"].as_f64().is_some(),
+            "{json}"
+        );
+    }
+    assert!(
+        json["block_cache"]["capacity"].as_u64().unwrap() > 0,
+        "{json}"
+    );
+    assert!(json["bloom"]["useful"].as_u64().is_some(), "{json}");
     assert!(
         json["derived"]["write_amplification"].as_f64().is_some(),
         "{json}"

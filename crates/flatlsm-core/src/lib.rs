@@ -15,6 +15,7 @@
 //! - [`version`]: versions of the SSD tree (levels of files) and the manifest that records them.
 //! - [`wal`]: write-ahead logs of write buffers kept in DRAM.
 //! - [`iter`]: internal iterators (merging, level concatenation) and the user-facing iterator.
+//! - [`histogram`]: lock-free latency histograms (the engine's per-operation statistics).
 //!
 //! Test doubles (crash-simulating and fault-injecting file systems, the simulated PM device)
 //! are compiled only with the `test-support` feature.
@@ -22,6 +23,7 @@
 pub mod error;
 pub mod file_names;
 pub mod fs;
+pub mod histogram;
 pub mod iter;
 pub mod pm;
 pub mod pmbtree;

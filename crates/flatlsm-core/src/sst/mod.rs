@@ -31,7 +31,7 @@ mod tests;
 pub const MAX_BLOCK_SIZE: usize = 1 << 30;
 
 pub use block::Block;
-pub use bloom::BloomFilter;
+pub use bloom::{BloomFilter, FilterCounters};
 pub use builder::TableBuilder;
 pub use cache::BlockCache;
 pub use format::{

@@ -8,7 +8,7 @@
 //! the previous index key. Thread-safety: `Table` is immutable and `Send + Sync`.
 
 use super::block::Block;
-use super::bloom::BloomFilter;
+use super::bloom::{BloomFilter, FilterCounters};
 use super::cache::BlockCache;
 use super::format::{decode_footer, read_block, read_exact, BlockHandle, Footer, FOOTER_LEN};
 use super::iterator::TableIterator;
@@ -29,6 +29,8 @@ pub struct Table {
     handles: Vec<BlockHandle>,
     filter: Option<BloomFilter>,
     cache: Option<Arc<BlockCache>>,
+    /// Where [`Table::get`] counts its filter's answers (if anywhere).
+    filter_counters: Option<Arc<FilterCounters>>,
 }
 
 impl Table {
@@ -39,6 +41,18 @@ impl Table {
         file_number: u64,
         file_size: u64,
         cache: Option<Arc<BlockCache>>,
+    ) -> Result<Arc<Table>> {
+        Self::open_counted(file, path, file_number, file_size, cache, None)
+    }
+
+    /// [`Table::open`], counting the filter's answers to [`Table::get`] in `filter_counters`.
+    pub fn open_counted(
+        file: Arc<dyn RandomAccessFile>,
+        path: PathBuf,
+        file_number: u64,
+        file_size: u64,
+        cache: Option<Arc<BlockCache>>,
+        filter_counters: Option<Arc<FilterCounters>>,
     ) -> Result<Arc<Table>> {
         let footer = read_footer(file.as_ref(), &path, file_size)?;
         let index_bytes = read_block(file.as_ref(), &path, footer.index)?;
@@ -59,6 +73,7 @@ impl Table {
             handles,
             filter,
             cache,
+            filter_counters,
         }))
     }
 
@@ -70,9 +85,33 @@ impl Table {
     /// The first entry whose internal key is >= `lookup`, if its user key equals lookup's.
     pub fn get(&self, lookup: &[u8]) -> Result<Option<(Vec<u8>, Vec<u8>)>> {
         let user_key = user_key_of(lookup);
-        if !self.may_contain(user_key) {
+        if !self.filter_passes(user_key) {
             return Ok(None);
         }
+        let found = self.find(lookup, user_key)?;
+        if let (None, Some(c)) = (&found, self.counters()) {
+            c.count_false_positive();
+        }
+        Ok(found)
+    }
+
+    /// The filter's answer for `user_key` (true without a filter), counted.
+    fn filter_passes(&self, user_key: &[u8]) -> bool {
+        let passes = self.may_contain(user_key);
+        if let Some(c) = self.counters() {
+            c.count_check(passes);
+        }
+        passes
+    }
+
+    /// Where to count filter answers: nowhere if the table has no filter.
+    fn counters(&self) -> Option<&FilterCounters> {
+        self.filter.as_ref()?;
+        self.filter_counters.as_deref()
+    }
+
+    /// [`Table::get`] past the filter.
+    fn find(&self, lookup: &[u8], user_key: &[u8]) -> Result<Option<(Vec<u8>, Vec<u8>)>> {
         let i = self.index.seek(lookup);
         if i == self.index.len() {
             return Ok(None);

@@ -11,7 +11,7 @@
 
 use super::compact::compact_one;
 use super::state::DbInner;
-use super::stats::{Counters, LevelStats, Stats, VlogStats};
+use super::stats::{BlockCacheStats, BloomStats, Counters, LevelStats, Stats, VlogStats};
 use super::store_jobs::StoreFlushed;
 use super::vlog_gc_job;
 use crate::buffer::BufferRef;
@@ -475,6 +475,9 @@ pub(crate) fn stats(db: &DbInner) -> Stats {
         snapshots: db.snapshots.count(),
         last_sequence: db.visible(),
         background_error: db.bg_error.lock().as_ref().map(|e| e.to_string()),
+        latency: c.latency.stats(),
+        block_cache: BlockCacheStats::of(&db.table_cache),
+        bloom: BloomStats::of(&db.table_cache),
     }
 }
 

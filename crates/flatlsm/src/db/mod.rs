@@ -15,6 +15,7 @@ mod flush_pipeline_tests;
 mod flush_queue;
 pub(crate) mod identity;
 mod jobs;
+mod latency;
 mod lock;
 mod open;
 mod open_stores;
@@ -40,11 +41,12 @@ mod wal_recovery;
 mod write;
 
 pub use batch::WriteBatch;
+pub use latency::{LatencyStats, LatencySummary};
 pub use lock::DirLock;
 pub(crate) use open::open_pm_device;
 pub use open::{is_database_file_name, is_pm_dir_file_name};
-pub use properties::PROPERTY_NAMES;
-pub use stats::{LevelStats, Stats, StoreCompactionStat, VlogStats};
+pub use properties::{LATENCY_OPERATIONS, PROPERTY_NAMES};
+pub use stats::{BlockCacheStats, BloomStats, LevelStats, Stats, StoreCompactionStat, VlogStats};
 
 use crate::error::{Error, Result};
 use crate::iter::DbIterator;
@@ -148,7 +150,7 @@ impl Db {
     ) -> Result<()> {
         let mut b = WriteBatch::new();
         b.put(key, value);
-        self.write_opt(&b, opts)
+        self.latency().put.time(|| self.write_untimed(&b, opts))
     }
 
     /// Deletes `key` (not an error if it is absent).
@@ -160,7 +162,7 @@ impl Db {
     pub fn delete_opt(&self, key: impl AsRef<[u8]>, opts: &WriteOptions) -> Result<()> {
         let mut b = WriteBatch::new();
         b.delete(key);
-        self.write_opt(&b, opts)
+        self.latency().put.time(|| self.write_untimed(&b, opts))
     }
 
     /// Applies every update of `batch` atomically: after a crash either all or none survive,
@@ -184,6 +186,13 @@ impl Db {
 
     /// [`Db::write`] with explicit options.
     pub fn write_opt(&self, batch: &WriteBatch, opts: &WriteOptions) -> Result<()> {
+        self.latency()
+            .write
+            .time(|| self.write_untimed(batch, opts))
+    }
+
+    /// An unconditional write, not timed (the caller times it as a put or a write).
+    fn write_untimed(&self, batch: &WriteBatch, opts: &WriteOptions) -> Result<()> {
         self.write_if(batch, opts, |_| Ok(true)).map(drop)
     }
 
@@ -245,7 +254,8 @@ impl Db {
     ) -> Result<bool> {
         let mut b = WriteBatch::new();
         b.put(key, value);
-        self.write_if(&b, opts, |db| Ok(db.exists_now(key)? == want_present))
+        let write = || self.write_if(&b, opts, |db| Ok(db.exists_now(key)? == want_present));
+        self.latency().put.time(write)
     }
 
     /// The value of `key`, or `None` if it is absent or deleted.
@@ -260,8 +270,10 @@ impl Db {
         opts: &ReadOptions<'_>,
     ) -> Result<Option<Vec<u8>>> {
         self.check_open()?;
-        self.inner
-            .get_at(key.as_ref(), opts.snapshot.map(|s| s.seq))
+        let seq = opts.snapshot.map(|s| s.seq);
+        self.latency()
+            .get
+            .time(|| self.inner.get_at(key.as_ref(), seq))
     }
 
     /// The values of `keys`, in order, all as of one moment (RocksDB's `MultiGet`): each
@@ -389,7 +401,8 @@ impl Db {
     ) -> Result<DbIterator> {
         self.check_open()?;
         let seq = opts.snapshot.map(|s| s.seq);
-        let mut it = self.inner.db_iter(seq, lower, upper);
+        let timed = self.latency().iter.clone();
+        let mut it = self.inner.db_iter(seq, lower, upper).with_latency(timed);
         it.seek_to_first();
         Ok(it)
     }
@@ -417,13 +430,28 @@ impl Db {
         compact::compact_range(&self.inner, begin, end)
     }
 
-    /// A report of sizes, bytes written, write amplification and stalls.
+    /// A report of sizes, bytes written, write amplification and stalls, block-cache and
+    /// bloom-filter counters, and per-operation latencies.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let mut opts = flatlsm::Options::default();
+    /// # opts.pm_path = Some(dir.path().join("pm"));
+    /// # let db = flatlsm::Db::open(dir.path().join("db"), opts)?;
+    /// db.put("k", "v")?;
+    /// db.get("k")?;
+    /// let stats = db.stats();
+    /// assert_eq!((stats.latency.put.count, stats.latency.get.count), (1, 1));
+    /// assert!(stats.latency.get.p99_micros <= stats.latency.get.max_micros);
+    /// # Ok::<(), flatlsm::Error>(())
+    /// ```
     pub fn stats(&self) -> Stats {
         background::stats(&self.inner)
     }
 
     /// The property `name` (RocksDB's `GetProperty`): `flatlsm.stats` (the whole report as
-    /// text) or any name in [`PROPERTY_NAMES`] as its number; `None` for an unknown name.
+    /// text), `flatlsm.latency` (the latency table as text) or any name in [`PROPERTY_NAMES`]
+    /// as its number; `None` for an unknown name.
     ///
     /// ```
     /// # let dir = tempfile::tempdir().unwrap();
@@ -434,6 +462,7 @@ impl Db {
     /// db.flush()?;
     /// assert!(db.property_int("flatlsm.num-files").unwrap() >= 1);
     /// assert!(db.property("flatlsm.stats").unwrap().contains("write amplification"));
+    /// assert_eq!(db.property_int("flatlsm.latency-put-count"), Some(1));
     /// assert_eq!(db.property("no.such.property"), None);
     /// # Ok::<(), flatlsm::Error>(())
     /// ```
@@ -442,7 +471,7 @@ impl Db {
     }
 
     /// The integer property `name` (RocksDB's `GetIntProperty`); `None` for an unknown name
-    /// or `flatlsm.stats`.
+    /// or a text one (`flatlsm.stats`, `flatlsm.latency`).
     pub fn property_int(&self, name: &str) -> Option<u64> {
         properties::int_property(&self.stats(), name)
     }
@@ -459,6 +488,11 @@ impl Db {
     /// Later calls on this handle and on all its clones return [`Error::Closed`].
     pub fn close(&self) -> Result<()> {
         self.handle.close()
+    }
+
+    /// The live latency histograms.
+    fn latency(&self) -> &latency::Latency {
+        &self.inner.counters.latency
     }
 
     fn check_open(&self) -> Result<()> {
