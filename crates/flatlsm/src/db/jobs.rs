@@ -88,6 +88,7 @@ impl DbInner {
             oldest_snapshot: self.snapshots.oldest(self.visible()),
             locator: self.locator(self.sv.load().version.clone()),
             host: self,
+            info_log: &self.info_log,
         }
     }
 }

@@ -6,6 +6,7 @@
 //! [`SuperVersion`] together with their sequence (see `read.rs`); every swap of the super
 //! version holds it.
 
+use super::info_log::event;
 use super::snapshots::SnapshotRegistry;
 use super::stats::Counters;
 use crate::buffer::BufferRef;
@@ -57,6 +58,8 @@ pub(crate) struct BgSignal;
 pub(crate) struct DbInner {
     pub opts: Options,
     pub path: PathBuf,
+    /// The `LOG` file: options at open, jobs, stalls, errors (`info_log.rs`).
+    pub info_log: super::info_log::InfoLog,
     pub fs: FsRef,
     pub pm: PmDeviceRef,
     /// Retired PM Logs, recycled for new PMTables.
@@ -205,7 +208,8 @@ impl DbInner {
 
     /// Records a background failure: writes fail from now on; reads keep working.
     pub fn set_bg_error(&self, e: &Error) {
-        log::error!("background work failed, database is read-only until reopened: {e}");
+        let message = format!("background work failed, database is read-only until reopened: {e}");
+        event!(self.info_log, Error, message);
         let mut g = self.bg_error.lock();
         if g.is_none() {
             *g = Some(Arc::new(crate::iter::copy_error(e)));
