@@ -39,7 +39,9 @@ fn fill(db: &Db, n: u32) {
 
 /// The message of each LOG line (after the timestamp and the thread).
 fn messages(text: &str) -> Vec<&str> {
-    text.lines().map(|l| l.splitn(3, ' ').nth(2).unwrap_or("")).collect()
+    text.lines()
+        .map(|l| l.splitn(3, ' ').nth(2).unwrap_or(""))
+        .collect()
 }
 
 #[test]
@@ -56,12 +58,26 @@ fn log_records_options_at_open_then_a_flush_a_compaction_and_the_close() {
     assert_eq!(lines[1], format!("DB path: {}", path.display()));
     assert!(lines.contains(&"Options.pmtable_size: 98304"), "{text}");
     assert!(lines.contains(&"Options.profile: \"flatlsm\""), "{text}");
-    assert!(lines.contains(&"Options.slmdb.btree_size: 1073741824"), "{text}");
-    let flush = lines.iter().find(|l| l.starts_with("[flatlsm] flush: ")).expect(&text);
-    assert!(flush.contains(" SST bytes, ") && flush.contains(" -> SSTs ["), "{flush}");
-    let compactions = lines.iter().filter(|l| l.starts_with("[flatlsm] compaction: "));
+    assert!(
+        lines.contains(&"Options.slmdb.btree_size: 1073741824"),
+        "{text}"
+    );
+    let flush = lines
+        .iter()
+        .find(|l| l.starts_with("[flatlsm] flush: "))
+        .expect(&text);
+    assert!(
+        flush.contains(" SST bytes, ") && flush.contains(" -> SSTs ["),
+        "{flush}"
+    );
+    let compactions = lines
+        .iter()
+        .filter(|l| l.starts_with("[flatlsm] compaction: "));
     let into_l2: Vec<&&str> = compactions.filter(|l| l.contains(" + L2 [")).collect();
-    assert!(!into_l2.is_empty() && into_l2[0].contains(" bytes) -> SSTs ["), "{text}");
+    assert!(
+        !into_l2.is_empty() && into_l2[0].contains(" bytes) -> SSTs ["),
+        "{text}"
+    );
     assert!(lines.iter().any(|l| l.starts_with("opened ")), "{text}");
     assert_eq!(lines.last(), Some(&"database closed"));
     let line = text.lines().next().unwrap();
@@ -196,7 +212,10 @@ fn open_keeps_two_options_files_and_a_database_without_one_loads_none() {
         .filter(|n| n.starts_with("OPTIONS-"))
         .collect();
     assert_eq!(files, ["OPTIONS-000002", "OPTIONS-000003"]);
-    assert_eq!(load_options(&path).unwrap().unwrap().pmtable_size, 128 << 10);
+    assert_eq!(
+        load_options(&path).unwrap().unwrap().pmtable_size,
+        128 << 10
+    );
     for f in files {
         std::fs::remove_file(path.join(f)).unwrap();
     }
@@ -214,13 +233,21 @@ fn a_damaged_options_file_is_refused_and_reported_by_check() {
     let mut out = Vec::new();
     let printed = dump_file(&file, DumpFormat::Text, &mut out).unwrap();
     let out = String::from_utf8(out).unwrap();
-    assert!(printed > 40 && out.contains("pmtable_size = 65536\n"), "{out}");
+    assert!(
+        printed > 40 && out.contains("pmtable_size = 65536\n"),
+        "{out}"
+    );
     let text = std::fs::read_to_string(&file).unwrap();
     std::fs::write(&file, text.replacen("block_size = ", "block_size = 1", 1)).unwrap();
     match load_options(&path).unwrap_err() {
-        Error::Corruption { file: f, detail, .. } => {
+        Error::Corruption {
+            file: f, detail, ..
+        } => {
             assert_eq!(f, file);
-            assert!(detail.starts_with("line ") && detail.contains("checksum"), "{detail}");
+            assert!(
+                detail.starts_with("line ") && detail.contains("checksum"),
+                "{detail}"
+            );
         }
         other => panic!("expected corruption, got {other}"),
     }
