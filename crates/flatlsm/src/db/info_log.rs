@@ -64,14 +64,10 @@ impl InfoLog {
     /// rotated logs beyond `keep_log_file_num` deleted, and the header (version, `dir`, every
     /// option of `opts`) written. A failure is reported once and leaves the log disabled.
     pub fn open(fs: FsRef, dir: &Path, opts: &Options) -> InfoLog {
-        let keep = opts.keep_log_file_num;
-        let writer = match Writer::start(fs, dir, opts.max_log_file_size, keep) {
-            Ok(w) => Some(w),
-            Err(e) => {
-                report(dir, "creating", &e);
-                None
-            }
-        };
+        let (max_size, keep) = (opts.max_log_file_size, opts.keep_log_file_num);
+        let writer = Writer::start(fs, dir, max_size, keep)
+            .map_err(|e| report(dir, "creating", &e))
+            .ok();
         let log = InfoLog {
             writer: Mutex::new(writer),
         };
@@ -143,16 +139,10 @@ impl Writer {
 /// Renames `LOG` to a new `LOG.old.<micros>` (module docs), then deletes the oldest rotated
 /// logs beyond `keep`; returns the new name.
 fn retire(fs: &dyn FileSystem, dir: &Path, keep: usize) -> io::Result<String> {
-    let mut old: Vec<u64> = fs
-        .list_dir(dir)?
-        .iter()
-        .filter_map(|n| parse_old_info_log_file_name(n))
-        .collect();
-    old.sort_unstable();
-    let now = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap_or_default();
-    let micros = (now.as_micros() as u64).max(old.last().map_or(0, |m| m + 1));
+    let mut old = rotated_logs(fs, dir)?;
+    let now = SystemTime::now().duration_since(UNIX_EPOCH);
+    let now = now.unwrap_or_default().as_micros() as u64;
+    let micros = now.max(old.last().map_or(0, |m| m + 1));
     let name = old_info_log_file_name(micros);
     fs.rename(&dir.join(INFO_LOG_FILE), &dir.join(&name))?;
     old.push(micros);
@@ -160,6 +150,17 @@ fn retire(fs: &dyn FileSystem, dir: &Path, keep: usize) -> io::Result<String> {
         fs.remove_file(&dir.join(old_info_log_file_name(*m)))?;
     }
     Ok(name)
+}
+
+/// The numbers of the rotated logs in `dir`, oldest first.
+fn rotated_logs(fs: &dyn FileSystem, dir: &Path) -> io::Result<Vec<u64>> {
+    let names = fs.list_dir(dir)?;
+    let mut old: Vec<u64> = names
+        .iter()
+        .filter_map(|n| parse_old_info_log_file_name(n))
+        .collect();
+    old.sort_unstable();
+    Ok(old)
 }
 
 /// Reports the LOG's first failure; nothing more is written to it until the next open.

@@ -208,16 +208,8 @@ fn parse_body(text: &str, path: &Path) -> Result<Options> {
     let mut opts = Options::default();
     let (mut section, mut format_seen, mut offset) = ("", false, 0);
     for raw in text.split_inclusive('\n') {
-        let line = raw.trim();
         let at = |why: String| damaged(path, text.as_bytes(), offset, why);
-        if let Some(name) = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
-            section = name;
-        } else if !line.is_empty() && !line.starts_with('#') {
-            let (name, value) = line
-                .split_once(" = ")
-                .ok_or_else(|| at("expected `name = value`, `[section]` or a # comment".into()))?;
-            format_seen |= apply(&mut opts, section, name, value, path).map_err(at)?;
-        }
+        format_seen |= parse_line(&mut opts, &mut section, raw.trim(), path).map_err(at)?;
         offset += raw.len();
     }
     match format_seen {
@@ -229,6 +221,26 @@ fn parse_body(text: &str, path: &Path) -> Result<Options> {
             "no [version] format line".into(),
         )),
     }
+}
+
+/// Applies one line (a comment, a blank line, `[section]` or `name = value` of `section`);
+/// true for the format line.
+fn parse_line<'a>(
+    opts: &mut Options,
+    section: &mut &'a str,
+    line: &'a str,
+    path: &Path,
+) -> std::result::Result<bool, String> {
+    if let Some(name) = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
+        *section = name;
+        return Ok(false);
+    }
+    if line.is_empty() || line.starts_with('#') {
+        return Ok(false);
+    }
+    let expected = "expected `name = value`, `[section]` or a # comment";
+    let (name, value) = line.split_once('=').ok_or(expected)?;
+    apply(opts, section, name.trim(), value.trim(), path)
 }
 
 /// Applies one `name = value` of `section`; true for the format line. Unknown names are
