@@ -2,7 +2,8 @@
 //!
 //! Locking order (never take an earlier lock while holding a later one):
 //! `write_lock` → `versions` → `sv_lock`; `bg_signal`, `compacting`, the snapshot
-//! registry's mutex and the stall state (`stall.rs`) are leaf locks. Readers take only `sv_lock`, briefly, to pin the current
+//! registry's mutex and the stall state (`stall.rs`) are leaf locks, and the info log's mutex
+//! (`info_log.rs`) lies below all of them (taken under any, it takes none). Readers take only `sv_lock`, briefly, to pin the current
 //! [`SuperVersion`] together with their sequence (see `read.rs`); every swap of the super
 //! version holds it.
 
