@@ -393,8 +393,14 @@ fn pm_directory_of_another_database_or_an_empty_one_is_refused() {
         &["get", "--db", s(&a), "--pm-path", s(&pm_b), "k"],
         "belongs to another FlatLSM database",
     );
-    refused(&["get", "--db", s(&a), "k"], "is not the PM directory of");
+    let default_pm = a.join("pm");
+    refused(
+        &["get", "--db", s(&a), "--pm-path", s(&default_pm), "k"],
+        "is not the PM directory of",
+    );
     assert_eq!(snapshot(t.path()), before, "nothing modified");
+    // Without the flag the database's stored PM directory is used (its OPTIONS file).
+    assert_eq!(ok(&["get", "--db", s(&a), "k"]).trim(), "a");
     let o = flatlsm(&["check", "--db", s(&a), "--pm-path", s(&pm_b)]);
     assert!(
         !o.ok && o.stdout.contains("belongs to another FlatLSM database"),

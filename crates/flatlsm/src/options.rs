@@ -4,6 +4,13 @@
 //! 2 GiB); see docs/design-decisions.md for the reasoning behind each.
 
 mod builder;
+mod file;
+pub(crate) mod text;
+
+pub(crate) use file::write_options_file;
+pub use file::{
+    load_options, load_options_from, options_file_name, parse_options_file_name, read_options_file,
+};
 
 use crate::designs::leveled::LeveledOptions;
 use crate::designs::matrixkv::MatrixKvOptions;
@@ -197,6 +204,14 @@ pub struct Options {
     /// scheduler, decides how fast they go (docs/design-decisions.md). 0 leaves the threads at
     /// the process's priority. Accepted: `0..=19`; default 5. Linux only (ignored elsewhere).
     pub background_nice: i32,
+    /// The info log (`LOG` in the database directory: options at open, flushes, compactions,
+    /// GCs, stalls, background errors) is rotated to `LOG.old.<micros>` once it exceeds this
+    /// many bytes (RocksDB's `max_log_file_size`); 0 never rotates it by size (it is still
+    /// rotated at each open). Default 16 MiB.
+    pub max_log_file_size: u64,
+    /// Most rotated info logs (`LOG.old.*`) kept; older ones are deleted (RocksDB's
+    /// `keep_log_file_num`). 0 keeps none. Default 10.
+    pub keep_log_file_num: usize,
     /// File system for SSD files (default: the OS). Tests inject faults here.
     pub file_system: Option<FsRef>,
     /// PM device (default: derived from `pm_path` and `pm_mode`). Tests inject a simulated device.
@@ -243,6 +258,8 @@ impl Default for Options {
             vlog_gc_garbage_ratio: 0.5,
             background_work: true,
             background_nice: 5,
+            max_log_file_size: 16 << 20,
+            keep_log_file_num: 10,
             file_system: None,
             pm_device: None,
         }
@@ -454,6 +471,8 @@ impl fmt::Debug for Options {
             .field("vlog_direct_writes", &self.vlog_direct_writes)
             .field("vlog_cache_written", &self.vlog_cache_written)
             .field("background_nice", &self.background_nice)
+            .field("max_log_file_size", &self.max_log_file_size)
+            .field("keep_log_file_num", &self.keep_log_file_num)
             .field("custom_fs", &self.file_system.is_some())
             .field("custom_pm_device", &self.pm_device.is_some())
             .finish_non_exhaustive()

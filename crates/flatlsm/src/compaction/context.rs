@@ -1,13 +1,15 @@
 //! [`JobContext`]: everything a flush, compaction or value-log GC job may use, and nothing
 //! more. A job never sees the database: it gets the files (file system, directory, table
 //! cache), its options, the oldest sequence a reader may still need, a locator for copied value
-//! pointers, and a narrow [`JobHost`] to number its outputs and to learn when to stop. The
+//! pointers, a narrow [`JobHost`] to number its outputs and to learn when to stop, and the
+//! database's info log (`LOG`) for what it wants an operator to read. The
 //! database builds one per job (`db/jobs.rs`) and commits what the job returns through the one
 //! commit protocol (`db/background.rs`, `install`).
 //!
 //! So a job can be run, and tested, against any host: the designs share the jobs and differ in
 //! what they pick ([`super::policy`]) and when they run them.
 
+use crate::db::info_log::InfoLog;
 use crate::fs::FileSystem;
 use crate::range_del::RangeTombstones;
 use crate::sst::{SstDir, TableCache};
@@ -80,4 +82,6 @@ pub(crate) struct JobContext<'a> {
     pub locator: ValueLocator,
     /// Numbers outputs, says when to stop.
     pub host: &'a dyn JobHost,
+    /// The database's info log (a line never fails the job).
+    pub info_log: &'a InfoLog,
 }

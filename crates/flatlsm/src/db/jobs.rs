@@ -89,6 +89,7 @@ impl DbInner {
             range_dels: self.sv.load().version.range_dels.clone(),
             locator: self.locator(self.sv.load().version.clone()),
             host: self,
+            info_log: &self.info_log,
         }
     }
 }

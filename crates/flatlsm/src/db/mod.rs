@@ -10,10 +10,12 @@ mod bounds;
 mod compact;
 pub(crate) mod consistency;
 mod dirs;
+mod events;
 #[cfg(test)]
 mod flush_pipeline_tests;
 mod flush_queue;
 pub(crate) mod identity;
+pub(crate) mod info_log;
 mod jobs;
 mod latency;
 mod lock;
@@ -522,9 +524,13 @@ impl Handle {
             .pm_pool
             .clear()
             .and(self.inner.remove_volatile_pm());
+        let result = persisted.and(pooled);
+        let outcome = result.as_ref().err().map(|e| format!(": {e}"));
+        let closed = format!("database closed{}", outcome.unwrap_or_default());
+        self.inner.info_log.line(&closed);
         // Releasing the lock last: no thread of this handle writes any more.
         drop(self.lock.lock().take());
-        persisted.and(pooled)
+        result
     }
 }
 

@@ -6,8 +6,9 @@
 //! (`db/identity.rs`), plans which PM Logs to keep, verifies that the recovered state is
 //! consistent with the files present (`db/consistency.rs`) and rebuilds the PMTable indexes. Any
 //! refusal happens there, so a refused open deletes and rewrites nothing. The second phase
-//! writes, in this order: identity files, the new mutable PMTable's log, a new manifest whose
-//! snapshot records it (the commit point of open), then the removals.
+//! writes, in this order: the info log (`LOG`, rotated; diagnostics only, `info_log.rs`),
+//! identity files, the new mutable PMTable's log, a new manifest whose snapshot records it (the
+//! commit point of open), then the removals, then the OPTIONS file (`options/file.rs`).
 //!
 //! Recovery rules (the persist orders they rely on are stated where each structure is written):
 //! - Manifest: replayed from CURRENT (see `version::manifest`). It is the commit point of every
@@ -32,6 +33,8 @@
 use super::consistency::{self, plan_pm_logs, PmLogState, PmPlan, PmProblem};
 use super::dirs::{pm_dir_of, purge_orphans, sst_dirs};
 use super::identity;
+use super::info_log::event;
+use super::info_log::InfoLog;
 use super::lock::{DirLock, LOCK_FILE};
 use super::open_stores::{block_cache, create_wal, remove_unnamed_wals};
 use super::skiplist_recovery::recover_skiplists;
@@ -44,9 +47,9 @@ use crate::buffer::BufferRef;
 use crate::designs::check_profile;
 use crate::designs::{BufferKind, Design};
 use crate::error::{Error, IoContext, Result};
-use crate::file_names::{parse_numbered_file, NumberedFile};
+use crate::file_names::{is_info_log_file_name, parse_numbered_file, NumberedFile};
 use crate::fs::{FileSystem, FsRef, OsFileSystem};
-use crate::options::{Options, PmModeOption};
+use crate::options::{parse_options_file_name, write_options_file, Options, PmModeOption};
 use crate::pm::mmap::{MmapPmDevice, PmModeRequest};
 use crate::pm::PmDeviceRef;
 use crate::pmtable::log::{log_file_name, parse_log_file_name, PmLog};
@@ -62,13 +65,18 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::Arc;
 
-/// Files a FlatLSM directory may hold besides its numbered files.
-const KNOWN_NAMES: &[&str] = &[LOCK_FILE, "CURRENT", "pm", "LOG", identity::IDENTITY_FILE];
+/// Files a FlatLSM directory may hold besides its numbered files, info logs and OPTIONS files.
+const KNOWN_NAMES: &[&str] = &[LOCK_FILE, "CURRENT", "pm", identity::IDENTITY_FILE];
 
 /// True for every name FlatLSM itself writes in a database directory (for tools that clear or
-/// inspect one): numbered files, the fixed names, and temporary files of atomic writes.
+/// inspect one): numbered files, the fixed names, the info logs (`LOG`, `LOG.old.<micros>`),
+/// OPTIONS files and temporary files of atomic writes.
 pub fn is_database_file_name(name: &str) -> bool {
-    KNOWN_NAMES.contains(&name) || name.ends_with(".tmp") || parse_numbered_file(name).is_some()
+    KNOWN_NAMES.contains(&name)
+        || is_info_log_file_name(name)
+        || parse_options_file_name(name).is_some()
+        || name.ends_with(".tmp")
+        || parse_numbered_file(name).is_some()
 }
 
 /// True for every name FlatLSM itself writes in a PM directory: PM Logs, the identity file,
@@ -342,6 +350,7 @@ fn commit_open(
         emptied,
         redirects,
     } = recovered;
+    let info_log = InfoLog::open(fs.clone(), path, &opts);
     design.open_store(path, &opts, &state.version)?;
     let next = next_file_number(&*fs, path, &pm, &state)?;
     let tables_seq = tables.iter().map(|t| t.max_sequence()).max();
@@ -365,14 +374,16 @@ fn commit_open(
         t.persist_recovered_tail()?;
     }
     let manifest = Manifest::create(fs.clone(), path, next, &state)?;
-    remove_pm_logs(&pm, &remove)?;
+    remove_pm_logs(&pm, &remove, &info_log)?;
     let buffers: Vec<u64> = state.pm_logs.iter().flatten().copied().collect();
-    purge_orphans(&*fs, &sst_dirs(path, &opts), &state.version, &buffers)?;
+    let dirs = sst_dirs(path, &opts);
+    purge_orphans(&*fs, &dirs, &state.version, &buffers, &info_log)?;
     let wal_dir = opts.wal_dir_for(path);
     if design.uses_wal() && wal_dir != path {
         remove_unnamed_wals(&*fs, &wal_dir, &buffers)?;
     }
-    log::info!(
+    write_options_file(&*fs, path, &opts)?;
+    let opened = format!(
         "opened {} with PM at {} in mode {}; recovered {} PMTables, last sequence {}",
         path.display(),
         pm.dir().display(),
@@ -380,6 +391,7 @@ fn commit_open(
         tables.len(),
         state.last_sequence
     );
+    event!(info_log, Info, opened);
     let (last_seq, version) = (state.last_sequence, Arc::new(state.version));
     let parts = (
         manifest,
@@ -388,6 +400,7 @@ fn commit_open(
         tables,
         block_cache(path, &opts)?,
         design,
+        info_log,
     );
     let mut inner = build_inner(opts, path, fs, pm, parts, last_seq, next + 2);
     inner.wal = parking_lot::Mutex::new(wal);
@@ -410,8 +423,8 @@ fn next_file_number(
     Ok(state.next_file_number.max(max_file + 1))
 }
 
-/// The manifest, version, mutable and immutable write buffers, block cache and design a database
-/// starts with.
+/// The manifest, version, mutable and immutable write buffers, block cache, design and info
+/// log a database starts with.
 type Parts = (
     Manifest,
     Arc<Version>,
@@ -419,6 +432,7 @@ type Parts = (
     Vec<BufferRef>,
     Option<Arc<BlockCache>>,
     Box<dyn Design>,
+    InfoLog,
 );
 
 fn build_inner(
@@ -426,7 +440,7 @@ fn build_inner(
     path: &Path,
     fs: FsRef,
     pm: PmDeviceRef,
-    (manifest, version, mem, imms, block_cache, design): Parts,
+    (manifest, version, mem, imms, block_cache, design, info_log): Parts,
     last_seq: u64,
     next_file: u64,
 ) -> DbInner {
@@ -439,6 +453,7 @@ fn build_inner(
     let vlog_redirects = Arc::new(RedirectSet::new(fs.clone(), path.to_path_buf()));
     DbInner {
         path: path.to_path_buf(),
+        info_log,
         fs,
         pm_pool: PmLogPool::with_capacity(pm.clone(), opts.max_write_buffer_number),
         pm,
@@ -525,10 +540,11 @@ fn prepare_dir(fs: &dyn FileSystem, path: &Path, opts: &Options) -> Result<bool>
 }
 
 /// Files a crash during the database's creation may leave before CURRENT first exists: the
-/// first manifest, the first write-ahead log (designs with one) and temporary files (CURRENT is
-/// written last, so the creation starts over).
+/// info logs, the first manifest, the first write-ahead log (designs with one) and temporary
+/// files (CURRENT is written last, so the creation starts over).
 fn is_creation_leftover(name: &str) -> bool {
-    crate::version::parse_manifest_file_name(name).is_some()
+    is_info_log_file_name(name)
+        || crate::version::parse_manifest_file_name(name).is_some()
         || crate::file_names::parse_wal_file_name(name).is_some()
         || name.ends_with(".tmp")
 }
@@ -588,9 +604,9 @@ fn pm_numbers(pm: &PmDeviceRef) -> Result<Vec<u64>> {
 /// Removes the PM Logs the plan rejected (flushed, blank, empty, replaced, unfinished GC).
 /// Removes the PM Logs recovery decided to drop, and the free logs a previous run's pool kept
 /// (their contents are garbage: see `pmtable::pool`).
-fn remove_pm_logs(pm: &PmDeviceRef, remove: &[(String, String)]) -> Result<()> {
+fn remove_pm_logs(pm: &PmDeviceRef, remove: &[(String, String)], info_log: &InfoLog) -> Result<()> {
     for (name, why) in remove {
-        log::info!("removing PM region {name}: {why}");
+        event!(info_log, Info, format!("removing PM region {name}: {why}"));
         pm.remove_region(name)?;
     }
     for name in pm.list_regions()?.iter().filter(|n| is_pool_file_name(n)) {

@@ -1,6 +1,6 @@
 //! `dump`: prints one database file record by record (an SST, a PM Log, a manifest, a value
-//! log, a value-log redirect table or `CURRENT`), as LevelDB's `leveldbutil dump` does. The file
-//! kind comes from its name.
+//! log, a value-log redirect table, `CURRENT` or an OPTIONS file), as LevelDB's `leveldbutil
+//! dump` does. The file kind comes from its name.
 
 use super::{escape_bytes, hex_bytes, FileKind};
 use crate::designs::Profile;
@@ -40,7 +40,7 @@ pub fn dump_file(path: &Path, format: DumpFormat, out: &mut dyn Write) -> Result
     let kind = FileKind::of(path).ok_or_else(|| {
         Error::InvalidArgument(format!(
             "{}: not a FlatLSM file name (expected NNNNNN.sst, NNNNNN.vlog, NNNNNN.vredir, \
-             NNNNNN.pmlog, NNNNNN.log, MANIFEST-NNNNNN or CURRENT)",
+             NNNNNN.pmlog, NNNNNN.log, MANIFEST-NNNNNN, CURRENT or OPTIONS-NNNNNN)",
             path.display()
         ))
     })?;
@@ -53,6 +53,7 @@ pub fn dump_file(path: &Path, format: DumpFormat, out: &mut dyn Write) -> Result
         FileKind::Manifest(_) => d.manifest(),
         FileKind::Wal(n) => d.wal(n),
         FileKind::Current => d.current(),
+        FileKind::Options(_) => d.options(),
     }
 }
 
@@ -241,6 +242,17 @@ impl Dumper<'_> {
         let data = self.read_all()?;
         self.line(&format!("CURRENT: {}", escape_bytes(&data)))?;
         Ok(1)
+    }
+
+    /// One line per stored option, after the checksum is verified.
+    fn options(&mut self) -> Result<u64> {
+        let opts = crate::options::read_options_file(&OsFileSystem, self.path)?;
+        let values = crate::options::text::stored_values(&opts);
+        for (section, name, value) in &values {
+            let name = crate::options::text::qualified(section, name);
+            self.line(&format!("{name} = {value}"))?;
+        }
+        Ok(values.len() as u64)
     }
 }
 

@@ -57,7 +57,9 @@ setters! {
     block_cache_size: usize,
     vlog_gc_garbage_ratio: f64,
     background_work: bool,
-    background_nice: i32;
+    background_nice: i32,
+    max_log_file_size: u64,
+    keep_log_file_num: usize;
     wal_dir?: PathBuf,
     pm_path?: PathBuf,
     slowdown_immutable_num?: usize,
