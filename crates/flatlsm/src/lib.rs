@@ -56,5 +56,7 @@ pub use designs::slmdb::SlmDbOptions;
 pub use designs::{profile_of, Profile};
 pub use error::{Error, Result};
 pub use iter::DbIterator;
-pub use options::{Options, Placement, PmModeOption, ReadOptions, Snapshot, WriteOptions};
+pub use options::{
+    Compression, Options, Placement, PmModeOption, ReadOptions, Snapshot, WriteOptions,
+};
 pub use types::SequenceNumber;

@@ -118,7 +118,7 @@ pub(crate) fn run_with(
     let mut merged = MergingIterator::new(children);
     merged.seek_to_first();
     let mut filter = VersionFilter::new(ctx.oldest_snapshot);
-    let mut out = TableOutput::new(ctx);
+    let mut out = TableOutput::new(ctx, c.output_level);
     let deeper = c.output_level + 1..MAX_LEVELS;
     let bottommost = |uk: &[u8]| {
         let below = |l| version.file_for_key(l, uk).is_none();
