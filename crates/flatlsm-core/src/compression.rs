@@ -13,6 +13,7 @@
 
 use crate::error::{Error, Result};
 use crate::sst::MAX_BLOCK_SIZE;
+use std::cell::RefCell;
 use std::fmt;
 use std::ops::RangeInclusive;
 use std::str::FromStr;
@@ -130,20 +131,56 @@ pub fn type_name(t: u8) -> Option<&'static str> {
 }
 
 /// The stored form of `raw` compressed with `c`, if `c` compresses and saves at least 1/8 of
-/// the bytes; `None`: store `raw` as is (type [`TYPE_NONE`]). A codec error also yields `None`
-/// (compression is an optimisation; the raw bytes are always a correct block).
+/// the bytes; `None`: store `raw` as is (type [`TYPE_NONE`]). One-off form of
+/// [`Compressor::compress`].
 pub fn compress(c: Compression, raw: &[u8]) -> Option<Vec<u8>> {
-    let raw_len = u32::try_from(raw.len())
-        .ok()
-        .filter(|&n| n as usize <= MAX_BLOCK_SIZE)?;
-    let mut stored = Vec::with_capacity(raw.len() / 2 + 8);
-    crate::sst::coding::put_varint32(&mut stored, raw_len);
-    match c {
-        Compression::None => return None,
-        Compression::Lz4 => stored.extend_from_slice(&lz4_flex::block::compress(raw)),
-        Compression::Zstd { level } => stored.extend(zstd::bulk::compress(raw, level).ok()?),
+    Compressor::new(c).compress(raw)
+}
+
+/// Compresses buffer after buffer with one [`Compression`], reusing the codec's context (a zstd
+/// context costs an allocation of about a megabyte). Single owner (`Send`).
+pub struct Compressor {
+    compression: Compression,
+    /// Made on the first zstd buffer; `None` if zstd refused to make one (then buffers are
+    /// stored raw).
+    zstd: Option<zstd::bulk::Compressor<'static>>,
+}
+
+impl Compressor {
+    /// A compressor for `compression`.
+    pub fn new(compression: Compression) -> Compressor {
+        Compressor {
+            compression,
+            zstd: None,
+        }
     }
-    (stored.len() <= raw.len() - raw.len() / 8).then_some(stored)
+
+    /// The stored form of `raw`, if the compression saves at least 1/8 of the bytes; `None`:
+    /// store `raw` as is. A codec error also yields `None` (compression is an optimisation; the
+    /// raw bytes are always a correct block).
+    pub fn compress(&mut self, raw: &[u8]) -> Option<Vec<u8>> {
+        let raw_len = u32::try_from(raw.len()).ok();
+        let raw_len = raw_len.filter(|&n| n as usize <= MAX_BLOCK_SIZE)?;
+        let mut stored = Vec::with_capacity(raw.len() / 2 + 8);
+        crate::sst::coding::put_varint32(&mut stored, raw_len);
+        stored.extend(self.payload(raw)?);
+        (stored.len() <= raw.len() - raw.len() / 8).then_some(stored)
+    }
+
+    /// The codec's output for `raw`; `None` for no compression or a codec error.
+    fn payload(&mut self, raw: &[u8]) -> Option<Vec<u8>> {
+        match self.compression {
+            Compression::None => None,
+            Compression::Lz4 => Some(lz4_flex::block::compress(raw)),
+            Compression::Zstd { level } => {
+                let zstd = match &mut self.zstd {
+                    Some(z) => z,
+                    none => none.insert(zstd::bulk::Compressor::new(level).ok()?),
+                };
+                zstd.compress(raw).ok()
+            }
+        }
+    }
 }
 
 /// The raw bytes of a buffer stored with type byte `t` (`stored` itself for [`TYPE_NONE`]).
@@ -180,12 +217,30 @@ fn raw_size_prefix(stored: &[u8]) -> std::result::Result<(usize, usize), String>
 /// Runs the codec of type `t` (LZ4 or zstd) on `payload`, producing at most `raw_len` bytes.
 fn decode_payload(t: u8, payload: &[u8], raw_len: usize) -> std::result::Result<Vec<u8>, String> {
     if t == TYPE_ZSTD {
-        return zstd::bulk::decompress(payload, raw_len).map_err(|e| e.to_string());
+        return zstd_decompress(payload, raw_len);
     }
     let mut raw = vec![0u8; raw_len];
     let n = lz4_flex::block::decompress_into(payload, &mut raw).map_err(|e| e.to_string())?;
     raw.truncate(n);
     Ok(raw)
+}
+
+thread_local! {
+    /// Each reading thread's zstd context, made on its first zstd block and reused.
+    static ZSTD_DECOMPRESSOR: RefCell<Option<zstd::bulk::Decompressor<'static>>> =
+        const { RefCell::new(None) };
+}
+
+/// Decompresses one zstd frame of at most `raw_len` bytes with this thread's context.
+fn zstd_decompress(payload: &[u8], raw_len: usize) -> std::result::Result<Vec<u8>, String> {
+    ZSTD_DECOMPRESSOR.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        let d = match &mut *slot {
+            Some(d) => d,
+            none => none.insert(zstd::bulk::Decompressor::new().map_err(|e| e.to_string())?),
+        };
+        d.decompress(payload, raw_len).map_err(|e| e.to_string())
+    })
 }
 
 #[cfg(test)]
@@ -216,6 +271,21 @@ mod tests {
             let stored = compress(c, &raw).expect("compressible");
             assert!(stored.len() < raw.len() / 4, "{c}: {}", stored.len());
             assert_eq!(decompress(c.type_byte(), stored).unwrap(), raw, "{c}");
+        }
+    }
+
+    /// One compressor (one zstd context) serves buffer after buffer, and one thread's reused
+    /// decompression context each of them, also after a damaged frame.
+    #[test]
+    fn a_compressor_and_the_decompression_context_are_reused_across_buffers() {
+        for c in [Compression::Lz4, Compression::Zstd { level: 7 }] {
+            let mut compressor = Compressor::new(c);
+            for n in [100, 4096, 777, 65536] {
+                let raw = compressible(n);
+                let stored = compressor.compress(&raw).expect("compressible");
+                assert!(decompress(c.type_byte(), vec![0x80, 0x01, 0xff]).is_err());
+                assert_eq!(decompress(c.type_byte(), stored).unwrap(), raw, "{c} {n}");
+            }
         }
     }
 

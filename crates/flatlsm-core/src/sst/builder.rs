@@ -14,7 +14,7 @@ use super::format::{
 };
 use super::MAX_BLOCK_SIZE;
 use super::{TableBuildOptions, TableSummary};
-use crate::compression::{compress, Compression};
+use crate::compression::{Compression, Compressor};
 use crate::error::{Error, IoContext, Result};
 use crate::fs::WritableFile;
 use crate::types::{compare_internal_keys, user_key_of, TRAILER_LEN};
@@ -31,6 +31,7 @@ pub struct TableBuilder {
     block_size: usize,
     bloom_bits_per_key: usize,
     compression: Compression,
+    compressor: Compressor,
     data: BlockBuilder,
     index: BlockBuilder,
     offset: u64,
@@ -50,6 +51,7 @@ impl TableBuilder {
             block_size: opts.block_size.clamp(1, MAX_BLOCK_SIZE),
             bloom_bits_per_key: opts.bloom_bits_per_key,
             compression: opts.compression,
+            compressor: Compressor::new(opts.compression),
             data: BlockBuilder::new(),
             index: BlockBuilder::new(),
             offset: 0,
@@ -167,7 +169,7 @@ impl TableBuilder {
     fn flush_data_block(&mut self) -> Result<()> {
         let last = self.data.last_key().to_vec();
         let contents = self.data.finish();
-        let handle = match compress(self.compression, &contents) {
+        let handle = match self.compressor.compress(&contents) {
             Some(stored) => self.write_typed_block(&stored, self.compression.type_byte())?,
             None => self.write_block(&contents)?,
         };
