@@ -47,6 +47,9 @@ enum Command {
     Get(keys::KeyArgs),
     /// Deletes a key (synced before returning).
     Delete(keys::KeyArgs),
+    /// Deletes every key in [START, END) with one range tombstone (synced before returning).
+    #[command(alias = "deleterange")]
+    DeleteRange(keys::RangeArgs),
     /// Prints keys and values in order: a range, a prefix, a limit.
     Scan(scan::ScanArgs),
     /// Prints PMTables, levels, value logs and their garbage, write amplification, PM mode.
@@ -70,6 +73,7 @@ fn run(cli: Cli) -> Result<(), String> {
         Command::Put(a) => keys::put(a),
         Command::Get(a) => keys::get(a),
         Command::Delete(a) => keys::delete(a),
+        Command::DeleteRange(a) => keys::delete_range(a),
         Command::Scan(a) => scan::scan(a),
         Command::Stats(a) => stats::stats(a),
         Command::Check(a) => check::check(a),

@@ -96,6 +96,14 @@ fn put_get_delete_round_trip_in_text_and_hex() {
     assert_eq!(ok(&["get", "--db", db, "--hex", "00ff"]).trim(), "cafe");
     ok(&["delete", "--db", db, "a3"]);
     refused(&["get", "--db", db, "a3"], "not found");
+    ok(&["delete-range", "--db", db, "a5", "a8"]);
+    let left = ok(&["scan", "--db", db, "--prefix", "a", "--keys-only"]);
+    let left: Vec<&str> = left.lines().collect();
+    assert_eq!(left, ["a0", "a1", "a2", "a4", "a8", "a9"]);
+    refused(
+        &["delete-range", "--db", db, "b", "a"],
+        "start is after its end",
+    );
     refused(&["get", "--db", db, "--hex", "0g"], "is not hex");
 }
 
@@ -421,6 +429,7 @@ fn every_subcommand_has_help() {
         "put",
         "get",
         "delete",
+        "delete-range",
         "scan",
         "stats",
         "check",

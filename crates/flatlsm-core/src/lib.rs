@@ -7,6 +7,7 @@
 //! - [`fs`]: file I/O traits for the SSD tier (so tests can inject faults), O_DIRECT writers.
 //! - [`pm`]: PM regions and persistence (DAX flush, msync, DRAM emulation, crash simulation).
 //! - [`pmskiplist`]: a persistent skiplist in a PM region (NoveLSM's and SLM-DB's memtable).
+//! - [`range_del`]: range tombstones (`delete_range`) and their fragmented lookup.
 //! - [`rowtable`]: RowTables in the pages of a PM matrix container, with cross-row hint search
 //!   (MatrixKV's level 0).
 //! - [`compression`]: LZ4 and zstd block compression (SST data blocks).
@@ -27,6 +28,7 @@ pub mod iter;
 pub mod pm;
 pub mod pmbtree;
 pub mod pmskiplist;
+pub mod range_del;
 pub mod rowtable;
 pub mod sst;
 #[cfg(any(test, feature = "test-support"))]

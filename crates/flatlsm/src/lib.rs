@@ -46,7 +46,8 @@ pub use flatlsm_core::pm;
 #[cfg(test)]
 use flatlsm_core::testing;
 use flatlsm_core::{
-    error, file_names, iter, pmbtree, pmskiplist, rowtable, sst, types, version, vlog, wal,
+    error, file_names, iter, pmbtree, pmskiplist, range_del, rowtable, sst, types, version, vlog,
+    wal,
 };
 
 pub use db::{Db, LevelStats, Stats, StoreCompactionStat, VlogStats, WriteBatch, PROPERTY_NAMES};

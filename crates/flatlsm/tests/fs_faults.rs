@@ -98,6 +98,7 @@ fn run_with_fault(dir: &Path, s: &Scenario, plan: impl Fn(u64) -> FaultPlan, see
 fn op_name(op: &Op) -> &'static str {
     match op {
         Op::Write { .. } => "write",
+        Op::DeleteRange { .. } => "delete_range",
         Op::Flush => "flush",
         Op::Compact => "compact_range",
         Op::Settle => "settle",

@@ -1,5 +1,6 @@
-//! Model-based tests: random operations against FlatLSM and a `BTreeMap`, compared after
-//! every step that can change what is stored (flush, compaction, GC, reopen).
+//! Model-based tests: random operations (puts, deletes, batches, range deletes) against
+//! FlatLSM and a `BTreeMap`, compared after every step that can change what is stored (flush,
+//! compaction, GC, reopen).
 
 mod common;
 
@@ -85,6 +86,18 @@ fn run_model(seed: u64, steps: usize, opts: Options, dir: &Path) {
                 check_all(&db, &model);
             }
             96 => db.wait_for_background_work().unwrap(),
+            98 => {
+                // Mostly up to ten keys (to the end of `lo`'s decade), sometimes a wide range.
+                let lo = key(&mut rng, 400);
+                let to = if rng.gen_bool(0.8) {
+                    lo.clone()
+                } else {
+                    key(&mut rng, 400)
+                };
+                let hi = [&to[..8], b"~"].concat().max(lo.clone());
+                db.delete_range(&lo, &hi).unwrap();
+                model.retain(|k, _| k < &lo || k >= &hi);
+            }
             97 if snaps.is_empty() => {
                 db.close().unwrap();
                 drop(db);

@@ -48,6 +48,9 @@ fn background_jobs(seed: u64) -> Scenario {
     let mut ops = Vec::new();
     for chunk in 0..12 {
         ops.extend(random_writes(&mut r, 40, 50, 15, 10));
+        if chunk % 4 == 1 {
+            ops.push(crash_harness::range_delete(chunk * 4, 10));
+        }
         ops.push(Op::Flush);
         if chunk % 3 == 2 {
             ops.push(Op::Compact);

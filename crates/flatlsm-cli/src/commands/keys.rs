@@ -1,4 +1,5 @@
-//! `put`, `get` and `delete`: one key at a time. Writes are synced before the command returns.
+//! `put`, `get`, `delete` (one key at a time) and `delete-range`. Writes are synced before the
+//! command returns.
 
 use crate::db_args::{DbArgs, Encoding};
 use flatlsm::WriteOptions;
@@ -25,6 +26,19 @@ pub struct KeyArgs {
     enc: Encoding,
     /// The key.
     key: String,
+}
+
+/// Flags of `flatlsm delete-range`.
+#[derive(clap::Args, Debug)]
+pub struct RangeArgs {
+    #[command(flatten)]
+    db: DbArgs,
+    #[command(flatten)]
+    enc: Encoding,
+    /// The first key deleted.
+    start: String,
+    /// The first key kept after the range (exclusive).
+    end: String,
 }
 
 /// Sets a key (durably: the write is synced).
@@ -69,5 +83,14 @@ pub fn delete(a: KeyArgs) -> Result<(), String> {
         },
     )
     .map_err(|e| e.to_string())?;
+    db.close().map_err(|e| e.to_string())
+}
+
+/// Deletes every key in `[start, end)` with one range tombstone (durably).
+pub fn delete_range(a: RangeArgs) -> Result<(), String> {
+    let start = a.enc.decode("start", &a.start)?;
+    let end = a.enc.decode("end", &a.end)?;
+    let db = a.db.open()?;
+    db.delete_range(&start, &end).map_err(|e| e.to_string())?;
     db.close().map_err(|e| e.to_string())
 }

@@ -10,6 +10,11 @@
 //!
 //! Direction switches restore the other invariant first, then scan as usual.
 //!
+//! Range tombstones ([`DbIterator::with_range_dels`]): a version a tombstone visible at the read
+//! sequence covers counts as a deletion. Keys are checked one by one (a covered key is stepped
+//! over like a deleted one, never skipped by a seek): a key in a deleted range may have newer
+//! versions written after the tombstone, which stay visible.
+//!
 //! As a Rust iterator it is double-ended: `next` walks this cursor forward, `next_back` a
 //! second cursor over the same pinned sources ([`DbIterator::with_back`]) backward from the
 //! last key; the walk ends where the two meet (a key yielded from one end is never yielded
@@ -17,6 +22,7 @@
 
 use super::{copy_error, InternalIterator};
 use crate::error::{Error, Result};
+use crate::range_del::RangeTombstones;
 use crate::types::{make_internal_key, parse_internal_key, user_key_of, ValueKind, ValuePointer};
 use crate::types::{SequenceNumber, KIND_FOR_SEEK, MAX_SEQUENCE};
 use std::sync::Arc;
@@ -40,6 +46,7 @@ pub struct DbIterator {
     inner: Box<dyn InternalIterator>,
     resolver: Arc<dyn ValueResolver>,
     read_seq: SequenceNumber,
+    range_dels: Arc<RangeTombstones>,
     lower: Option<Vec<u8>>,
     upper: Option<Vec<u8>>,
     key: Vec<u8>,
@@ -74,6 +81,7 @@ impl DbIterator {
             inner,
             resolver,
             read_seq,
+            range_dels: Arc::default(),
             lower,
             upper,
             key: Vec::new(),
@@ -87,6 +95,18 @@ impl DbIterator {
             front_yielded: None,
             back_yielded: None,
         }
+    }
+
+    /// Hides every version the range tombstones `range_dels` delete at the read sequence.
+    pub fn with_range_dels(mut self, range_dels: Arc<RangeTombstones>) -> Self {
+        self.range_dels = range_dels;
+        self
+    }
+
+    /// True if the version `p` is a deletion at the read sequence (a tombstone, or covered by
+    /// a range tombstone).
+    fn deleted(&self, p: &crate::types::ParsedInternalKey<'_>) -> bool {
+        p.kind == ValueKind::Deletion || self.range_dels.covers(p.user_key, p.seq, self.read_seq)
     }
 
     /// Gives the iterator the cursor `next_back` walks: one over the same pinned sources,
@@ -276,7 +296,7 @@ impl DbIterator {
             }
             // Newest visible version of a new user key: it decides.
             skipping = Some(p.user_key.to_vec());
-            if p.kind != ValueKind::Deletion {
+            if !self.deleted(&p) {
                 let (user_key, kind) = (p.user_key.to_vec(), p.kind);
                 let raw = self.inner.value().to_vec();
                 return self.make_current(user_key, kind, raw);
@@ -305,7 +325,10 @@ impl DbIterator {
                 if saved_kind != ValueKind::Deletion && p.user_key < self.key.as_slice() {
                     break; // The saved key's newest visible version is complete and live.
                 }
-                saved_kind = p.kind;
+                saved_kind = match self.deleted(&p) {
+                    true => ValueKind::Deletion,
+                    false => p.kind,
+                };
                 self.key.clear();
                 self.key.extend_from_slice(p.user_key);
                 self.value.clear();

@@ -236,10 +236,20 @@ impl PmBtree {
 
     /// Removes `key`; returns its location, if the tree held it.
     pub fn remove(&self, key: &[u8]) -> Result<Option<Location>> {
+        self.remove_if(key, |_| true)
+    }
+
+    /// Removes `key` only if the tree holds it at a location `still` accepts (one step under
+    /// the writer lock, as [`PmBtree::replace_if`]); returns the location removed.
+    pub fn remove_if(
+        &self,
+        key: &[u8],
+        still: impl Fn(&Location) -> bool,
+    ) -> Result<Option<Location>> {
         let mut index = self.index.write();
         let (fence, node) = route_fence(&index, key);
         let leaf = Leaf::new(&*self.region, node);
-        let Some(e) = leaf.find(key)? else {
+        let Some(e) = leaf.find(key)?.filter(|e| still(&e.location)) else {
             return Ok(None);
         };
         self.changes.fetch_add(1, Ordering::AcqRel);

@@ -71,6 +71,8 @@ pub struct PmSkiplist {
     entries: AtomicU64,
     /// Largest committed sequence.
     max_seq: AtomicU64,
+    /// Smallest sequence of a committed entry (`u64::MAX` if none).
+    min_seq: AtomicU64,
     /// The writer's height generator (xorshift state).
     rng: Mutex<u64>,
 }
@@ -95,7 +97,13 @@ impl PmSkiplist {
         region.write(0, &header);
         Node::write_head(&*region, HEAD);
         persist(&*region, 0, PSL_HEADER_LEN + head_len)?;
-        Ok(Self::assemble(region, number, HEAD + head_len as u64, 0, 0))
+        Ok(Self::assemble(
+            region,
+            number,
+            HEAD + head_len as u64,
+            0,
+            (u64::MAX, 0),
+        ))
     }
 
     fn assemble(
@@ -103,13 +111,14 @@ impl PmSkiplist {
         number: u64,
         tail: u64,
         entries: u64,
-        max_seq: u64,
+        (min_seq, max_seq): (u64, u64),
     ) -> Self {
         PmSkiplist {
             region,
             number,
             tail: AtomicU64::new(tail),
             entries: AtomicU64::new(entries),
+            min_seq: AtomicU64::new(min_seq),
             max_seq: AtomicU64::new(max_seq),
             rng: Mutex::new(0x9e37_79b9_7f4a_7c15 ^ number),
         }
@@ -138,6 +147,11 @@ impl PmSkiplist {
     /// True if no entry is committed.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    /// Smallest committed sequence (`u64::MAX` if none).
+    pub fn min_sequence(&self) -> u64 {
+        self.min_seq.load(Ordering::Acquire)
     }
 
     /// Largest committed sequence (0 if none).
@@ -187,6 +201,7 @@ impl PmSkiplist {
         self.entries
             .fetch_add(entries.len() as u64, Ordering::AcqRel);
         self.max_seq.fetch_max(last.0, Ordering::AcqRel);
+        self.min_seq.fetch_min(entries[0].0, Ordering::AcqRel);
         Ok(true)
     }
 

@@ -41,7 +41,7 @@ impl PmSkiplist {
             number,
             walk.tail,
             walk.kept.len() as u64,
-            walk.max_seq,
+            (walk.min_seq, walk.max_seq),
         );
         Ok(list)
     }
@@ -86,6 +86,7 @@ struct Walk {
     dropped: u64,
     /// End of the furthest node met (allocation continues there).
     tail: u64,
+    min_seq: u64,
     max_seq: u64,
 }
 
@@ -97,6 +98,7 @@ fn walk(region: &dyn PmRegion, committed: u64, repair: bool) -> Result<Walk> {
         kept: Vec::new(),
         dropped: 0,
         tail: HEAD + head_len,
+        min_seq: u64::MAX,
         max_seq: 0,
     };
     let (mut pred, mut prev_key): (u64, Option<&[u8]>) = (HEAD, None);
@@ -124,6 +126,7 @@ fn walk(region: &dyn PmRegion, committed: u64, repair: bool) -> Result<Walk> {
         } else {
             out.kept.push(at);
             out.max_seq = out.max_seq.max(seq);
+            out.min_seq = out.min_seq.min(seq);
             pred = at;
         }
         at = next;

@@ -24,6 +24,9 @@
 //! | 16  | one deleted row       | number                                                         |
 //! | 17  | `compactor_through`   | u64: rows numbered at or below it form the compactor           |
 //! | 18  | one new file in PM    | as tag 5: a file kept in the PM directory (`SstDir::Pm`)       |
+//! | 19  | one new range tombstone | seq, start key, end key (`delete_range`, `range_del.rs`)     |
+//! | 20  | one retired range tombstone | seq                                                      |
+//! | 21  | a new file's applied range deletions | file number, sequence: the file holds no version a tombstone at or below it covers; follows the file's tag 5 or 18 in the same edit |
 //!
 //! Repeated list fields appear once per element, in list order. An unknown tag, a truncated
 //! field or a scalar tag that appears twice is [`crate::Error::Corruption`]; decoding never panics.
@@ -34,10 +37,14 @@
 //! directory. Tag 13 came with the designs
 //! (docs/architecture.md): a manifest without it belongs to a `flatlsm` database.
 //!
+//! Tags 19–21 came with `delete_range`: a manifest without them has no range tombstone and
+//! its files applied none (sequence 0).
+//!
 //! Thread-safety: plain data (`Send + Sync`).
 
 use super::coding::{put_bytes, put_varint, Decoder};
 use crate::error::Result;
+use crate::range_del::RangeTombstone;
 use crate::sst::SstDir;
 use std::path::Path;
 
@@ -55,6 +62,9 @@ const TAG_NEW_REDIRECT: u64 = 11;
 const TAG_DELETED_REDIRECT: u64 = 12;
 const TAG_PROFILE: u64 = 13;
 const TAG_NEW_FILE_IN_PM: u64 = 18;
+const TAG_NEW_RANGE_DEL: u64 = 19;
+const TAG_RETIRED_RANGE_DEL: u64 = 20;
+const TAG_FILE_RANGE_DELS_APPLIED: u64 = 21;
 
 /// The only payload of tag 8: the PM Log recording rule of docs/manifest-format.md.
 const PM_LOG_TRACKING_VERSION: u64 = 1;
@@ -76,6 +86,9 @@ pub struct FileMeta {
     pub vlog_refs: Vec<(u64, u64)>,
     /// The directory the file is kept in.
     pub dir: SstDir,
+    /// Every range tombstone at or below this sequence was applied when the file was written:
+    /// it holds no version such a tombstone covers (0: none known applied).
+    pub range_dels_applied: u64,
 }
 
 /// Metadata of one value-log file.
@@ -149,6 +162,10 @@ pub struct VersionEdit {
     pub deleted_rows: Vec<u64>,
     /// The newest row of the compactor, when a receiver turned into it.
     pub compactor_through: Option<u64>,
+    /// Range tombstones added (`delete_range`).
+    pub new_range_dels: Vec<RangeTombstone>,
+    /// Range tombstones retired (by sequence): no live data is older than them in their range.
+    pub retired_range_dels: Vec<u64>,
 }
 
 impl VersionEdit {
@@ -184,6 +201,11 @@ impl VersionEdit {
             put_varint(&mut b, tag);
             put_varint(&mut b, *level as u64);
             encode_file(&mut b, f);
+            if f.range_dels_applied != 0 {
+                put_varint(&mut b, TAG_FILE_RANGE_DELS_APPLIED);
+                put_varint(&mut b, f.number);
+                put_varint(&mut b, f.range_dels_applied);
+            }
         }
         for v in &self.new_vlogs {
             put_varint(&mut b, TAG_NEW_VLOG);
@@ -197,7 +219,22 @@ impl VersionEdit {
         self.encode_pm_fields(&mut b);
         self.encode_redirect_fields(&mut b);
         super::rows::encode_row_fields(self, &mut b);
+        self.encode_range_del_fields(&mut b);
         b
+    }
+
+    /// Encodes the fields of tags 19–20 (tag 21 follows each file it marks).
+    fn encode_range_del_fields(&self, b: &mut Vec<u8>) {
+        for t in &self.new_range_dels {
+            put_varint(b, TAG_NEW_RANGE_DEL);
+            put_varint(b, t.seq);
+            put_bytes(b, &t.start);
+            put_bytes(b, &t.end);
+        }
+        for &seq in &self.retired_range_dels {
+            put_varint(b, TAG_RETIRED_RANGE_DEL);
+            put_varint(b, seq);
+        }
     }
 
     /// Encodes the fields of tags 11–12.
@@ -304,6 +341,7 @@ fn decode_field(d: &mut Decoder<'_>, e: &mut VersionEdit, tag: u64) -> Result<()
         super::rows::TAG_NEW_ROW..=super::rows::TAG_COMPACTOR_THROUGH => {
             super::rows::decode_row_field(d, e, tag)
         }
+        TAG_NEW_RANGE_DEL..=TAG_FILE_RANGE_DELS_APPLIED => decode_range_del_field(d, e, tag),
         _ => Err(d.error(format!("unknown version edit tag {tag}"))),
     }
 }
@@ -332,6 +370,32 @@ fn decode_pm_field(d: &mut Decoder<'_>, e: &mut VersionEdit, tag: u64) -> Result
             if e.identity.replace(id).is_some() {
                 return Err(d.error("identity appears twice"));
             }
+        }
+    }
+    Ok(())
+}
+
+fn decode_range_del_field(d: &mut Decoder<'_>, e: &mut VersionEdit, tag: u64) -> Result<()> {
+    match tag {
+        TAG_NEW_RANGE_DEL => {
+            let seq = d.varint("range tombstone sequence")?;
+            let start = d.bytes("range tombstone start")?.to_vec();
+            let end = d.bytes("range tombstone end")?.to_vec();
+            e.new_range_dels.push(RangeTombstone { start, end, seq });
+        }
+        TAG_RETIRED_RANGE_DEL => {
+            let seq = d.varint("retired range tombstone sequence")?;
+            e.retired_range_dels.push(seq);
+        }
+        _ => {
+            let number = d.varint("marked file number")?;
+            let applied = d.varint("file's applied range deletions")?;
+            let Some((_, f)) = e.new_files.iter_mut().find(|(_, f)| f.number == number) else {
+                return Err(d.error(format!(
+                    "applied range deletions for file {number}, which the edit does not add"
+                )));
+            };
+            f.range_dels_applied = applied;
         }
     }
     Ok(())
@@ -394,5 +458,6 @@ fn decode_file(d: &mut Decoder<'_>) -> Result<FileMeta> {
         largest,
         vlog_refs,
         dir: SstDir::Data,
+        range_dels_applied: 0,
     })
 }

@@ -20,6 +20,7 @@ pub(super) fn file(number: u64, lo: &str, hi: &str) -> FileMeta {
         largest: ikey(hi, 1),
         vlog_refs: Vec::new(),
         dir: crate::sst::SstDir::Data,
+        range_dels_applied: 0,
     }
 }
 
@@ -56,6 +57,7 @@ fn arb_file() -> impl Strategy<Value = FileMeta> {
                     true => crate::sst::SstDir::Pm,
                     false => crate::sst::SstDir::Data,
                 },
+                range_dels_applied: 0,
             },
         )
 }
@@ -391,4 +393,52 @@ fn snapshot_edit_recreates_the_version() {
         .unwrap();
     let again = Version::default().apply(&v.snapshot_edit()).unwrap();
     assert_eq!(again, v);
+}
+
+fn tombstone(start: &str, end: &str, seq: u64) -> crate::range_del::RangeTombstone {
+    crate::range_del::RangeTombstone {
+        start: start.into(),
+        end: end.into(),
+        seq,
+    }
+}
+
+#[test]
+fn range_tombstones_and_applied_marks_round_trip_and_apply() {
+    let mut f = file(7, "a", "c");
+    f.range_dels_applied = 40;
+    let mut edit = add(vec![(1, f)]);
+    edit.new_range_dels = vec![tombstone("b", "d", 40), tombstone("x", "z", 41)];
+    let decoded = VersionEdit::decode(&edit.encode(), Path::new("M"), 0).unwrap();
+    assert_eq!(decoded, edit);
+    let v = Version::default().apply(&edit).unwrap();
+    assert_eq!(v.range_dels.covering_seq(b"c", 100), Some(40));
+    assert_eq!(v.levels[1][0].range_dels_applied, 40);
+    let retire = VersionEdit {
+        retired_range_dels: vec![40],
+        ..VersionEdit::default()
+    };
+    let v = v.apply(&retire).unwrap();
+    assert_eq!(v.range_dels.covering_seq(b"c", 100), None);
+    assert_eq!(Version::default().apply(&v.snapshot_edit()).unwrap(), v);
+}
+
+#[test]
+fn a_bad_range_tombstone_edit_is_refused() {
+    let retire_missing = VersionEdit {
+        retired_range_dels: vec![5],
+        ..VersionEdit::default()
+    };
+    assert!(Version::default().apply(&retire_missing).is_err());
+    let empty = VersionEdit {
+        new_range_dels: vec![tombstone("b", "b", 5)],
+        ..VersionEdit::default()
+    };
+    assert!(Version::default().apply(&empty).is_err());
+    let mut orphan_mark = Vec::new();
+    super::coding::put_varint(&mut orphan_mark, 21);
+    super::coding::put_varint(&mut orphan_mark, 9);
+    super::coding::put_varint(&mut orphan_mark, 3);
+    let err = VersionEdit::decode(&orphan_mark, Path::new("M"), 0).unwrap_err();
+    assert!(err.to_string().contains("file 9"), "{err}");
 }

@@ -23,6 +23,7 @@
 use super::edit::{FileMeta, RedirectMeta, VersionEdit};
 use super::MAX_LEVELS;
 use crate::error::{Error, Result};
+use crate::range_del::RangeTombstones;
 use crate::types::{compare_internal_keys, user_key_of};
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet};
@@ -41,6 +42,8 @@ pub struct Version {
     pub redirects: BTreeMap<u64, RedirectMeta>,
     /// Rows of a PM matrix container (the `matrixkv` design's level 0; empty otherwise).
     pub rows: super::rows::RowSet,
+    /// Range tombstones (`delete_range`) not yet retired.
+    pub range_dels: Arc<RangeTombstones>,
 }
 
 impl Default for Version {
@@ -50,6 +53,7 @@ impl Default for Version {
             vlogs: BTreeMap::new(),
             redirects: BTreeMap::new(),
             rows: super::rows::RowSet::default(),
+            range_dels: Arc::default(),
         }
     }
 }
@@ -107,6 +111,7 @@ impl Version {
         }
         v.apply_deletions(edit)?;
         v.rows.apply(edit)?;
+        v.apply_range_dels(edit)?;
         let links_changed = !edit.deleted_vlogs.is_empty()
             || !edit.new_redirects.is_empty()
             || !edit.deleted_redirects.is_empty();
@@ -115,6 +120,34 @@ impl Version {
             v.check_all_vlog_refs()?;
         }
         Ok(v)
+    }
+
+    /// Adds and retires range tombstones: a new one's sequence must be unused, a retired one
+    /// must exist.
+    fn apply_range_dels(&mut self, edit: &VersionEdit) -> Result<()> {
+        if edit.new_range_dels.is_empty() && edit.retired_range_dels.is_empty() {
+            return Ok(());
+        }
+        let mut all = self.range_dels.tombstones().to_vec();
+        for &seq in &edit.retired_range_dels {
+            let Some(i) = all.iter().position(|t| t.seq == seq) else {
+                return Err(invalid(format!(
+                    "retired range tombstone {seq} does not exist"
+                )));
+            };
+            all.remove(i);
+        }
+        for t in &edit.new_range_dels {
+            if all.iter().any(|o| o.seq == t.seq) || t.start >= t.end {
+                return Err(invalid(format!(
+                    "range tombstone {} is empty or added twice",
+                    t.seq
+                )));
+            }
+            all.push(t.clone());
+        }
+        self.range_dels = Arc::new(RangeTombstones::new(all));
+        Ok(())
     }
 
     fn apply_deletions(&mut self, edit: &VersionEdit) -> Result<()> {
@@ -394,6 +427,7 @@ impl Version {
                 .enumerate()
                 .flat_map(|(l, fs)| fs.iter().map(move |f| (l, FileMeta::clone(f))))
                 .collect(),
+            new_range_dels: self.range_dels.tombstones().to_vec(),
             ..VersionEdit::default()
         };
         self.rows.snapshot_into(&mut edit);

@@ -51,6 +51,9 @@ pub(crate) trait WriteBuffer: Send + Sync {
     fn contents(&self) -> (u64, u64);
     /// Largest sequence number in the buffer.
     fn max_sequence(&self) -> SequenceNumber;
+    /// Smallest sequence number in the buffer (`u64::MAX` if empty): a range tombstone above
+    /// it may cover an entry here.
+    fn min_sequence(&self) -> SequenceNumber;
     /// True if the buffer holds no entry.
     fn is_empty(&self) -> bool;
     /// Builds the buffer's bloom filter once it is sealed; true if it built one.
@@ -117,6 +120,10 @@ impl WriteBuffer for PmTable {
 
     fn max_sequence(&self) -> SequenceNumber {
         PmTable::max_sequence(self)
+    }
+
+    fn min_sequence(&self) -> SequenceNumber {
+        PmTable::min_sequence(self)
     }
 
     fn is_empty(&self) -> bool {

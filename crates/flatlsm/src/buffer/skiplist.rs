@@ -107,7 +107,7 @@ impl WriteBuffer for SkiplistBuffer {
         };
         Ok(Some(match p.kind {
             ValueKind::Deletion => MemLookup::Deleted,
-            _ => MemLookup::Value(c.value().to_vec()),
+            _ => MemLookup::Value(c.value().to_vec(), p.seq),
         }))
     }
 
@@ -149,6 +149,10 @@ impl WriteBuffer for SkiplistBuffer {
 
     fn max_sequence(&self) -> SequenceNumber {
         self.list.max_sequence()
+    }
+
+    fn min_sequence(&self) -> SequenceNumber {
+        self.list.min_sequence()
     }
 
     fn is_empty(&self) -> bool {

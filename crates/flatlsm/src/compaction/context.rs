@@ -10,6 +10,7 @@
 
 use crate::fs::FileSystem;
 use crate::options::Compression;
+use crate::range_del::RangeTombstones;
 use crate::sst::{SstDir, TableCache};
 use crate::types::SequenceNumber;
 use crate::values::ValueLocator;
@@ -76,6 +77,9 @@ pub(crate) struct JobContext<'a> {
     pub options: JobOptions,
     /// No reader needs a version older than the newest one at or below this sequence.
     pub oldest_snapshot: SequenceNumber,
+    /// The tree's range tombstones when the job started: a version one of them at or below
+    /// `oldest_snapshot` covers is dropped, and outputs are marked as having applied them.
+    pub range_dels: Arc<RangeTombstones>,
     /// Translates copied pointers into redirected value logs, as the version current when
     /// the job started sees them.
     pub locator: ValueLocator,

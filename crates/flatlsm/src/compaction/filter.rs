@@ -4,15 +4,21 @@
 //! arrive newest first. A version is dropped when a newer version of the same key is already
 //! visible to every reader (its sequence <= the oldest live snapshot). A tombstone is dropped
 //! when it is visible to every reader and no older data for its key can exist below the merge
-//! output (`bottommost`). Everything else is kept, so every snapshot still reads what it read.
+//! output (`bottommost`). A version a range tombstone visible to every reader covers is
+//! dropped too (`delete_range`: the tombstone stays with the tree until no covered version is
+//! left, so nothing older comes back). Everything else is kept, so every snapshot still reads
+//! what it read.
 
+use crate::range_del::RangeTombstones;
 use crate::types::{
     parse_internal_key, ParsedInternalKey, SequenceNumber, ValueKind, MAX_SEQUENCE,
 };
+use std::sync::Arc;
 
 /// Streaming decision for one sorted merge.
 pub struct VersionFilter {
     oldest_snapshot: SequenceNumber,
+    range_dels: Arc<RangeTombstones>,
     /// The user key of the previous entry (buffer reused; meaningful once `has_key`).
     current_key: Vec<u8>,
     has_key: bool,
@@ -20,10 +26,12 @@ pub struct VersionFilter {
 }
 
 impl VersionFilter {
-    /// `oldest_snapshot`: the smallest sequence any reader may still read at.
-    pub fn new(oldest_snapshot: SequenceNumber) -> Self {
+    /// `oldest_snapshot`: the smallest sequence any reader may still read at; `range_dels`:
+    /// the range tombstones of the tree the merge's output joins.
+    pub fn new(oldest_snapshot: SequenceNumber, range_dels: &Arc<RangeTombstones>) -> Self {
         VersionFilter {
             oldest_snapshot,
+            range_dels: range_dels.clone(),
             current_key: Vec::new(),
             has_key: false,
             last_seq_for_key: MAX_SEQUENCE,
@@ -53,7 +61,11 @@ impl VersionFilter {
         }
         let hidden = self.last_seq_for_key <= self.oldest_snapshot;
         self.last_seq_for_key = p.seq;
-        if hidden {
+        if hidden
+            || self
+                .range_dels
+                .covers(p.user_key, p.seq, self.oldest_snapshot)
+        {
             return false;
         }
         !(p.kind == ValueKind::Deletion && p.seq <= self.oldest_snapshot && bottommost(p.user_key))
@@ -66,7 +78,7 @@ mod tests {
     use crate::types::make_internal_key;
 
     fn run(entries: &[(&str, u64, ValueKind)], oldest: u64, bottom: bool) -> Vec<(String, u64)> {
-        let mut f = VersionFilter::new(oldest);
+        let mut f = VersionFilter::new(oldest, &Arc::default());
         entries
             .iter()
             .filter(|(k, s, kind)| f.keep(&make_internal_key(k.as_bytes(), *s, *kind), |_| bottom))

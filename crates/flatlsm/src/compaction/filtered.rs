@@ -10,7 +10,9 @@
 use super::filter::VersionFilter;
 use crate::error::{Error, Result};
 use crate::iter::{copy_error, InternalIterator};
+use crate::range_del::RangeTombstones;
 use crate::types::SequenceNumber;
+use std::sync::Arc;
 
 /// What a [`Forward`] stream keeps, deciding entry by entry in internal-key order.
 pub(crate) trait KeepRule: Send {
@@ -30,12 +32,13 @@ pub(crate) struct Forward<I, R> {
 /// Drops the versions below the newest one visible at the oldest snapshot.
 pub(crate) struct VisibleVersions {
     oldest_snapshot: SequenceNumber,
+    range_dels: Arc<RangeTombstones>,
     filter: VersionFilter,
 }
 
 impl KeepRule for VisibleVersions {
     fn restart(&mut self) {
-        self.filter = VersionFilter::new(self.oldest_snapshot);
+        self.filter = VersionFilter::new(self.oldest_snapshot, &self.range_dels);
     }
 
     fn keep(&mut self, internal_key: &[u8]) -> Result<bool> {
@@ -47,11 +50,17 @@ impl KeepRule for VisibleVersions {
 pub(crate) type Filtered<I> = Forward<I, VisibleVersions>;
 
 impl<I: InternalIterator> Filtered<I> {
-    /// Drops versions below the newest one visible at `oldest_snapshot`.
-    pub fn new(inner: I, oldest_snapshot: SequenceNumber) -> Self {
+    /// Drops versions below the newest one visible at `oldest_snapshot`, and those the range
+    /// tombstones `range_dels` delete for every reader.
+    pub fn new(
+        inner: I,
+        oldest_snapshot: SequenceNumber,
+        range_dels: &Arc<RangeTombstones>,
+    ) -> Self {
         let rule = VisibleVersions {
             oldest_snapshot,
-            filter: VersionFilter::new(oldest_snapshot),
+            range_dels: range_dels.clone(),
+            filter: VersionFilter::new(oldest_snapshot, range_dels),
         };
         Forward::with_rule(inner, rule)
     }

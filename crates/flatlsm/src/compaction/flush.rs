@@ -134,7 +134,7 @@ fn flush_range(
         Some(l) => merged.seek(&make_internal_key(l, 0, ValueKind::Deletion)),
         None => merged.seek_to_first(),
     }
-    let mut filter = VersionFilter::new(ctx.oldest_snapshot);
+    let mut filter = VersionFilter::new(ctx.oldest_snapshot, &ctx.range_dels);
     let mut tables = TableOutput::new(ctx, 0);
     let mut vlog = VlogOutput::new(ctx);
     let bottommost = |uk: &[u8]| !ctx.options.keep_tombstones && version.no_file_holds(uk);

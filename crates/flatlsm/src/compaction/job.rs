@@ -31,7 +31,8 @@ pub(crate) struct Compaction {
     pub level: usize,
     /// Input files of `level` (level 0: in the version's order).
     pub inputs: Vec<Arc<FileMeta>>,
-    /// The level the outputs go to (> `level`).
+    /// The level the outputs go to (> `level`; `== level` for a file rewritten in place,
+    /// `policy/range_dels.rs`).
     pub output_level: usize,
     /// Files of `output_level` overlapping the inputs' key range (merged and replaced).
     pub overlapping: Vec<Arc<FileMeta>>,
@@ -117,7 +118,7 @@ pub(crate) fn run_with(
     children.extend(sources);
     let mut merged = MergingIterator::new(children);
     merged.seek_to_first();
-    let mut filter = VersionFilter::new(ctx.oldest_snapshot);
+    let mut filter = VersionFilter::new(ctx.oldest_snapshot, &ctx.range_dels);
     let mut out = TableOutput::new(ctx, c.output_level);
     let deeper = c.output_level + 1..MAX_LEVELS;
     let bottommost = |uk: &[u8]| {

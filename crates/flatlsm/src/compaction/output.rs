@@ -141,6 +141,10 @@ impl<'a> TableOutput<'a> {
             largest: summary.largest,
             vlog_refs: t.vlog_refs.into_iter().collect(),
             dir: self.ctx.options.sst_dir,
+            range_dels_applied: self
+                .ctx
+                .range_dels
+                .applied_through(self.ctx.oldest_snapshot),
         });
         Ok(())
     }

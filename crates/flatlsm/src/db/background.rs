@@ -471,6 +471,7 @@ pub(crate) fn stats(db: &DbInner) -> Stats {
             })
             .collect(),
         vlog_redirects: sv.version.redirects.len(),
+        range_tombstones: sv.version.range_dels.tombstones().len(),
         snapshots: db.snapshots.count(),
         last_sequence: db.visible(),
         background_error: db.bg_error.lock().as_ref().map(|e| e.to_string()),

@@ -10,6 +10,7 @@ use super::background::{drop_unreferenced_vlogs, purge_obsolete_files, record_fa
 use super::state::DbInner;
 use super::stats::Counters;
 use crate::compaction::job::{self, Compaction};
+use crate::compaction::policy::range_dels::rewrite_under_range_dels;
 use crate::compaction::policy::{into_next_level, round_robin, PolicyView};
 use crate::error::Result;
 use crate::types::user_key_of;
@@ -29,7 +30,12 @@ fn compact_due(db: &DbInner) -> Result<bool> {
     // The design's own level 0 drains first: flushes wait for its room.
     let mut worked = super::store_jobs::compact_store(db, &version)?;
     if !worked {
-        let picked = with_view(db, &version, |view| db.policy.pick(view));
+        let oldest = db.snapshots.oldest(db.visible());
+        let picked = with_view(db, &version, |view| {
+            db.policy
+                .pick(view)
+                .or_else(|| rewrite_under_range_dels(view, oldest, |_| true))
+        });
         worked = match picked {
             Some(c) => run_reserved(db, &version, &c)?,
             None => false,
@@ -109,7 +115,30 @@ fn compact_range_unrecorded(db: &DbInner, begin: Option<&[u8]>, end: Option<&[u8
     for level in 0..db.opts.profile.num_levels() - 1 {
         compact_level_in_range(db, level, (&b, &e))?;
     }
+    rewrite_in_range_under_range_dels(db, (&b, &e))?;
     record_failure(db, purge_obsolete_files(db))
+}
+
+/// Rewrites, one by one, the files overlapping `[b, e]` that lie under a range tombstone they
+/// have not applied (`policy/range_dels.rs`), so `compact_range` leaves no covered version.
+fn rewrite_in_range_under_range_dels(db: &DbInner, (b, e): (&[u8], &[u8])) -> Result<()> {
+    let in_range = |f: &crate::version::FileMeta| {
+        user_key_of(&f.largest) >= b && user_key_of(&f.smallest) <= e
+    };
+    loop {
+        let version = db.versions.lock().current.clone();
+        let oldest = db.snapshots.oldest(db.visible());
+        let picked = with_view(db, &version, |v| {
+            rewrite_under_range_dels(v, oldest, in_range)
+        });
+        let Some(c) = picked else {
+            return Ok(());
+        };
+        if !run_reserved(db, &version, &c)? {
+            let mut g = db.compacting.lock();
+            db.compacting_cv.wait_for(&mut g, Duration::from_millis(10));
+        }
+    }
 }
 
 /// Moves the design's whole level-0 store (MatrixKV's rows) into level 1, as `compact_range`

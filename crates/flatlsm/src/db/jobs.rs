@@ -87,6 +87,7 @@ impl DbInner {
             table_cache: &self.table_cache,
             options: self.job_options(),
             oldest_snapshot: self.snapshots.oldest(self.visible()),
+            range_dels: self.sv.load().version.range_dels.clone(),
             locator: self.locator(self.sv.load().version.clone()),
             host: self,
         }

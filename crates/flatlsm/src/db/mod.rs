@@ -21,6 +21,7 @@ mod open_stores;
 mod properties;
 #[cfg(test)]
 mod race_tests;
+mod range_delete;
 mod read;
 mod skiplist_recovery;
 pub(crate) mod snapshots;

@@ -12,6 +12,7 @@ type Reader = fn(&Stats) -> u64;
 /// The integer properties, by name: RocksDB's names where one exists.
 const INT_PROPERTIES: &[(&str, Reader)] = &[
     ("flatlsm.num-snapshots", |s| s.snapshots as u64),
+    ("flatlsm.num-range-deletions", |s| s.range_tombstones as u64),
     ("flatlsm.num-immutable-mem-table", |s| {
         s.pmtables.saturating_sub(1) as u64
     }),
@@ -46,6 +47,7 @@ pub const PROPERTY_NAMES: &[&str] = &[
     "flatlsm.stats",
     "flatlsm.num-files-at-level<N>",
     "flatlsm.num-snapshots",
+    "flatlsm.num-range-deletions",
     "flatlsm.num-immutable-mem-table",
     "flatlsm.cur-size-all-mem-tables",
     "flatlsm.total-sst-files-size",

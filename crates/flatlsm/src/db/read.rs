@@ -43,8 +43,9 @@ impl DbInner {
     /// knows without reading the value, else a full read.
     pub(crate) fn exists_now(&self, key: &[u8]) -> Result<bool> {
         let (seq, sv) = self.pin(None);
+        let deleted_below = deleted_below(&sv, key, seq);
         match in_buffers(&sv, key, seq)? {
-            Some(MemLookup::Value(_)) => return Ok(true),
+            Some(MemLookup::Value(_, s)) => return Ok(s >= deleted_below),
             Some(MemLookup::Deleted) => return Ok(false),
             None => {}
         }
@@ -52,9 +53,10 @@ impl DbInner {
             seq,
             snapshot: false,
         };
+        // The store knows keys, not their sequences: under a range tombstone, read.
         let known = match &sv.level0 {
-            Some(store) => store.contains(key, read)?,
-            None => None,
+            Some(store) if deleted_below == 0 => store.contains(key, read)?,
+            _ => None,
         };
         match known {
             Some(known) => Ok(known),
@@ -103,9 +105,10 @@ impl DbInner {
     /// Newest value of `key` visible to `read` in the pinned sources `sv`.
     fn get_pinned(&self, sv: &SuperVersion, read: ReadAt, key: &[u8]) -> Result<Option<Vec<u8>>> {
         let seq = read.seq;
+        let deleted_below = deleted_below(sv, key, seq);
         match in_buffers(sv, key, seq)? {
-            Some(MemLookup::Value(v)) => return Ok(Some(v)),
-            Some(MemLookup::Deleted) => return Ok(None),
+            Some(MemLookup::Value(v, s)) if s >= deleted_below => return Ok(Some(v)),
+            Some(_) => return Ok(None),
             None => {}
         }
         let in_store = match &sv.level0 {
@@ -115,7 +118,8 @@ impl DbInner {
         match in_store {
             StoreLookup::Found(f) => {
                 let source = std::path::Path::new("the design's level-0 store");
-                return self.decode_found(&sv.version, (&f.ikey, f.value), source);
+                let found = (&f.ikey[..], f.value);
+                return self.decode_found(&sv.version, found, source, deleted_below);
             }
             StoreLookup::Absent => return Ok(None),
             StoreLookup::SearchBelow => {}
@@ -128,22 +132,28 @@ impl DbInner {
                 .table_cache
                 .get(file.number, file.file_size, file.dir)?;
             if let Some((ikey, value)) = table.get(&lookup)? {
-                return self.decode_found(&sv.version, (&ikey, value), table.path());
+                let found = (&ikey[..], value);
+                return self.decode_found(&sv.version, found, table.path(), deleted_below);
             }
         }
         Ok(None)
     }
 
     /// The value of an entry found in an SST of `version` (a pointer resolved as `version`
-    /// sees it: through a redirect table if its value log was moved by GC).
+    /// sees it: through a redirect table if its value log was moved by GC); `None` for a
+    /// tombstone or a version older than `deleted_below` (a range tombstone's).
     fn decode_found(
         &self,
         version: &Arc<Version>,
         (ikey, value): (&[u8], Vec<u8>),
         path: &std::path::Path,
+        deleted_below: SequenceNumber,
     ) -> Result<Option<Vec<u8>>> {
         let p = parse_internal_key(ikey)
             .ok_or_else(|| Error::corruption(path, 0, "unparsable internal key in table"))?;
+        if p.seq < deleted_below {
+            return Ok(None);
+        }
         match p.kind {
             ValueKind::Deletion => Ok(None),
             ValueKind::Value => Ok(Some(value)),
@@ -176,6 +186,7 @@ impl DbInner {
         // walks, made on its first use.
         let cursor = move |pin: Arc<SuperVersion>, lower, upper| {
             let inner = Box::new(internal_iter(&pin, scan, &tables));
+            let range_dels = pin.version.range_dels.clone();
             DbIterator::new(
                 inner,
                 resolver.clone(),
@@ -184,10 +195,17 @@ impl DbInner {
                 upper,
                 vec![Box::new(pin)],
             )
+            .with_range_dels(range_dels)
         };
         let front = cursor(sv.clone(), lower.clone(), upper.clone());
         front.with_back_fn(move || cursor(sv, lower, upper))
     }
+}
+
+/// The sequence of the newest range tombstone of `sv` over `key` a reader at `seq` sees (its
+/// versions below it are deleted); 0 if none.
+fn deleted_below(sv: &SuperVersion, key: &[u8], seq: SequenceNumber) -> SequenceNumber {
+    sv.version.range_dels.covering_seq(key, seq).unwrap_or(0)
 }
 
 /// What the write buffers of `sv` (the mutable one, then the immutables, newest first) say of

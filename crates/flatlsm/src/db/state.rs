@@ -287,7 +287,23 @@ impl DbInner {
         Ok(())
     }
 
+    /// Commits `edit`, then retires the range tombstones nothing is left under any more (in
+    /// an edit of their own: a crash between the two leaves them in place, which is safe).
     fn install_locked(
+        &self,
+        vs: &mut VersionState,
+        edit: &mut VersionEdit,
+        change_sv: impl FnOnce(&mut Vec<BufferRef>),
+    ) -> Result<Arc<Version>> {
+        let installed = self.commit_locked(vs, edit, change_sv)?;
+        match self.retire_range_dels_edit(&self.sv.load()) {
+            Some(mut retire) => self.commit_locked(vs, &mut retire, |_| {}),
+            None => Ok(installed),
+        }
+    }
+
+    /// Appends `edit` to the manifest and swaps in the version and super version it makes.
+    fn commit_locked(
         &self,
         vs: &mut VersionState,
         edit: &mut VersionEdit,

@@ -159,6 +159,9 @@ pub struct Stats {
     /// Value logs GC redirected whose redirect tables some SST still needs (each log's data
     /// file is gone or going; its records live on in the log it was copied to).
     pub vlog_redirects: usize,
+    /// Range tombstones (`delete_range`) some data may still lie under (retired once none
+    /// can).
+    pub range_tombstones: usize,
     /// Open snapshots.
     pub snapshots: usize,
     /// Compactions out of the design's level-0 store (MatrixKV's column compactions), oldest
@@ -266,6 +269,7 @@ impl fmt::Display for Stats {
             )?;
         }
         writeln!(f, "vlog redirects: {}", self.vlog_redirects)?;
+        writeln!(f, "range tombstones: {}", self.range_tombstones)?;
         write!(
             f,
             "flushes {} compactions {} vlog GCs {} PMTable GCs {}",

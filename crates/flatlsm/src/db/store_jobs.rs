@@ -76,11 +76,12 @@ fn write_once(
     version: &Version,
 ) -> Result<StoreFlush> {
     let oldest = db.snapshots.oldest(db.visible()); // as a job context would see it
-                                                    // `tables` is newest first; rows are written oldest first.
+    let range_dels = &version.range_dels;
+    // `tables` is newest first; rows are written oldest first.
     let mut parts = Vec::with_capacity(tables.len());
     for (t, &number) in tables.iter().rev().zip(numbers) {
         let (entries, key_value_bytes) = t.contents();
-        let source = Box::new(Filtered::new(t.flush_cursor(), oldest));
+        let source = Box::new(Filtered::new(t.flush_cursor(), oldest, range_dels));
         let bound = RowBound {
             entries,
             key_value_bytes,
@@ -120,8 +121,9 @@ fn retire(db: &DbInner, inputs: &[Arc<FileMeta>], installed: &VersionEdit) -> Re
         return Ok(());
     }
     let outputs: Vec<FileMeta> = installed.new_files.iter().map(|(_, f)| f.clone()).collect();
+    let range_dels = db.sv.load().version.range_dels.clone();
     db.design
-        .follow_compaction(inputs, &outputs, &db.table_cache)?;
+        .follow_compaction(inputs, &outputs, &db.table_cache, &range_dels)?;
     let mut edit = VersionEdit {
         deleted_files: inputs.iter().map(|f| (0, f.number)).collect(),
         ..VersionEdit::default()

@@ -166,7 +166,8 @@ impl DbInner {
             return false;
         }
         let oldest = self.snapshots.oldest(self.visible());
-        shrinks(table.gc_output_bytes(oldest) - PM_LOG_HEADER_LEN as u64)
+        let range_dels = &self.sv.load().version.range_dels;
+        shrinks(table.gc_output_bytes(oldest, range_dels) - PM_LOG_HEADER_LEN as u64)
     }
 
     /// Seals the mutable table into the immutables and starts a new one, blocking while
@@ -235,6 +236,7 @@ impl DbInner {
             self.new_file_number(),
             self.opts.pmtable_size,
             oldest,
+            &self.sv.load().version.range_dels,
         )?;
         self.record_pm_log(&*fresh)?;
         self.replace_mutable(fresh.clone(), None);

@@ -21,6 +21,7 @@ use crate::pm::PmDeviceRef;
 use crate::pmskiplist::PmSkiplist;
 use crate::pmtable::log::{encoded_entry_len, PM_LOG_HEADER_LEN};
 use crate::pmtable::PmLogPool;
+use crate::range_del::RangeTombstones;
 use crate::rowtable::build::RowBound;
 use crate::rowtable::search::Found;
 use crate::sst::{SstDir, TableCache};
@@ -197,12 +198,14 @@ pub(crate) trait Design: Send + Sync {
         Ok(None)
     }
     /// After a store compaction's outputs are installed and before its `retire` files are
-    /// deleted: the design's index follows the keys into the outputs (SLM-DB).
+    /// deleted: the design's index follows the keys into the outputs (SLM-DB), and forgets
+    /// keys whose every version the compaction dropped under one of `range_dels`.
     fn follow_compaction(
         &self,
         _retire: &[Arc<FileMeta>],
         _outputs: &[FileMeta],
         _tables: &TableCache,
+        _range_dels: &RangeTombstones,
     ) -> Result<()> {
         Ok(())
     }

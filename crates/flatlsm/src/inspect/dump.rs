@@ -356,5 +356,29 @@ fn describe_edit(e: &VersionEdit, format: DumpFormat, profile: Option<Profile>) 
     for v in &e.deleted_redirects {
         lines.push(format!("drop redirect of value log {v}"));
     }
+    lines.extend(describe_range_dels(e, format));
     lines
+}
+
+/// The range-tombstone fields of `e`, and the files that applied tombstones.
+fn describe_range_dels(e: &VersionEdit, format: DumpFormat) -> Vec<String> {
+    let added = e.new_range_dels.iter().map(|t| {
+        let (lo, hi) = (format.bytes(&t.start), format.bytes(&t.end));
+        format!("add range tombstone {} [{lo} .. {hi})", t.seq)
+    });
+    let retired = e
+        .retired_range_dels
+        .iter()
+        .map(|s| format!("retire range tombstone {s}"));
+    let marks = e
+        .new_files
+        .iter()
+        .filter(|(_, f)| f.range_dels_applied != 0);
+    let marks = marks.map(|(_, f)| {
+        format!(
+            "SST {} applied range tombstones through {}",
+            f.number, f.range_dels_applied
+        )
+    });
+    added.chain(retired).chain(marks).collect()
 }

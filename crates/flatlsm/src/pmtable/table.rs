@@ -23,6 +23,7 @@ use super::log::{
 use crate::compaction::filter::VersionFilter;
 use crate::error::{Error, Result};
 use crate::pm::PmDevice;
+use crate::range_del::RangeTombstones;
 use crate::sst::bloom::{bloom_hash, BloomFilter};
 use crate::types::{pack_trailer, SequenceNumber, ValueKind, KIND_FOR_SEEK, MAX_SEQUENCE};
 use parking_lot::Mutex;
@@ -41,8 +42,8 @@ fn kind_of(trailer: u64) -> Option<ValueKind> {
 /// What a point lookup in a PMTable found.
 #[derive(Debug, PartialEq, Eq)]
 pub enum MemLookup {
-    /// The newest visible version holds this value.
-    Value(Vec<u8>),
+    /// The newest visible version holds this value, written at this sequence.
+    Value(Vec<u8>, SequenceNumber),
     /// The newest visible version is a tombstone.
     Deleted,
 }
@@ -56,6 +57,8 @@ pub struct PmTable {
     /// the log's size, so a table without garbage has exactly as many live bytes as entry bytes.
     live_bytes: AtomicU64,
     max_seq: AtomicU64,
+    /// Smallest sequence of any indexed entry, live or not (`u64::MAX` if none).
+    min_seq: AtomicU64,
     /// Bloom filter over the user keys, built once the table is immutable (see
     /// [`PmTable::build_filter`]); lets a point read skip the table's skiplist search.
     /// Invariant: set only while `writer` is `None`, so it covers every key of the table.
@@ -84,6 +87,7 @@ impl PmTable {
             writer: Mutex::new(Some(writer)),
             live_bytes: AtomicU64::new(0),
             max_seq: AtomicU64::new(0),
+            min_seq: AtomicU64::new(u64::MAX),
             filter: OnceLock::new(),
             recovered_end: OnceLock::new(),
         })
@@ -104,6 +108,7 @@ impl PmTable {
             writer: Mutex::new(None),
             live_bytes: AtomicU64::new(0),
             max_seq: AtomicU64::new(0),
+            min_seq: AtomicU64::new(u64::MAX),
             filter: OnceLock::new(),
             recovered_end: OnceLock::new(),
         };
@@ -191,6 +196,7 @@ impl PmTable {
             offset,
             value_len: e.value.len(),
         };
+        self.min_seq.fetch_min(e.seq, Ordering::Relaxed);
         if self.newest_version_is_newer(e.key, info.trailer) {
             // An older entry replayed after a newer one (GC'd log): it is not live.
             return self.index.insert(e.key, info);
@@ -262,7 +268,8 @@ impl PmTable {
         if kind_of(info.trailer) == Some(ValueKind::Deletion) {
             return Ok(Some(MemLookup::Deleted));
         }
-        Ok(Some(MemLookup::Value(self.value_of(&info)?.to_vec())))
+        let value = self.value_of(&info)?.to_vec();
+        Ok(Some(MemLookup::Value(value, info.trailer >> 8)))
     }
 
     /// `node`'s user key, written over `buf`.
@@ -332,6 +339,11 @@ impl PmTable {
         self.max_seq.load(Ordering::Relaxed)
     }
 
+    /// Smallest sequence of any entry in the table (`u64::MAX` if none).
+    pub fn min_sequence(&self) -> SequenceNumber {
+        self.min_seq.load(Ordering::Relaxed)
+    }
+
     /// User keys that split the table into `parts` ranges of about equal entry counts
     /// (Algorithm 4, step 1): the largest key of each range but the last. A user key's
     /// versions never straddle two ranges.
@@ -382,18 +394,19 @@ impl PmTable {
         number: u64,
         capacity: usize,
         oldest_snapshot: SequenceNumber,
+        range_dels: &Arc<RangeTombstones>,
     ) -> Result<Arc<PmTable>> {
         let fresh = PmTable::create(device, number, capacity, Some(self.number()))?;
-        self.copy_survivors(&fresh, oldest_snapshot)
+        self.copy_survivors(&fresh, VersionFilter::new(oldest_snapshot, range_dels))
             .and_then(|()| fresh.mark_gc_complete())
             .map_err(|e| crate::pm::discard_region(device, &log_file_name(number), e))?;
         Ok(fresh)
     }
 
-    /// Appends the entries a GC at `oldest_snapshot` keeps to `fresh`, in index order.
-    fn copy_survivors(&self, fresh: &PmTable, oldest_snapshot: SequenceNumber) -> Result<()> {
+    /// Appends the entries a GC keeps (`filter`) to `fresh`, in index order.
+    fn copy_survivors(&self, fresh: &PmTable, filter: VersionFilter) -> Result<()> {
         let mut key = Vec::new();
-        for node in self.gc_survivors(oldest_snapshot) {
+        for node in self.gc_survivors(filter) {
             let info = self.index.info(node);
             let kind = kind_of(info.trailer)
                 .ok_or_else(|| Error::InvalidState("bad kind in PMTable index".into()))?;
@@ -412,10 +425,9 @@ impl PmTable {
         Ok(())
     }
 
-    /// The index entries a GC at `oldest_snapshot` keeps: every version some reader at or
-    /// above `oldest_snapshot` can read (tombstones included: older data may lie below).
-    fn gc_survivors(&self, oldest_snapshot: SequenceNumber) -> impl Iterator<Item = NodeRef> + '_ {
-        let mut filter = VersionFilter::new(oldest_snapshot);
+    /// The index entries a GC keeps (`filter`): every version some reader at or above the
+    /// oldest snapshot can read (tombstones included: older data may lie below).
+    fn gc_survivors(&self, mut filter: VersionFilter) -> impl Iterator<Item = NodeRef> + '_ {
         let mut ikey = Vec::new();
         self.index.iter().filter(move |&node| {
             ikey.clear();
@@ -426,9 +438,13 @@ impl PmTable {
 
     /// The size (file header included) of the log a GC at `oldest_snapshot` would write,
     /// computed from the DRAM index alone: lets the writer GC only when that frees room.
-    pub fn gc_output_bytes(&self, oldest_snapshot: SequenceNumber) -> u64 {
+    pub fn gc_output_bytes(
+        &self,
+        oldest_snapshot: SequenceNumber,
+        range_dels: &Arc<RangeTombstones>,
+    ) -> u64 {
         let entries: u64 = self
-            .gc_survivors(oldest_snapshot)
+            .gc_survivors(VersionFilter::new(oldest_snapshot, range_dels))
             .map(|n| {
                 let value_len = self.index.info(n).value_len;
                 encoded_entry_len(self.index.user_key_len(n), value_len) as u64

@@ -45,7 +45,10 @@ fn live_bytes_of_a_table_without_garbage_equal_its_entry_bytes() {
         2 * encoded_entry_len(2, 0) as u64 + encoded_entry_len(2, 1) as u64
     );
     assert_eq!(table.live_bytes(), entries);
-    assert_eq!(table.gc_output_bytes(3), table.log_bytes());
+    assert_eq!(
+        table.gc_output_bytes(3, &Default::default()),
+        table.log_bytes()
+    );
 }
 
 #[test]
@@ -64,17 +67,20 @@ fn gc_output_prediction_matches_the_rewritten_log() {
         (encoded_entry_len(1, 0) + encoded_entry_len(1, 4)) as u64
     );
     for (oldest, number) in [(5, 2), (2, 3), (0, 4)] {
-        let predicted = table.gc_output_bytes(oldest);
+        let predicted = table.gc_output_bytes(oldest, &Default::default());
         let fresh = table
-            .rewrite_live(&*device, number, 64 << 10, oldest)
+            .rewrite_live(&*device, number, 64 << 10, oldest, &Default::default())
             .unwrap();
         assert_eq!(fresh.log_bytes(), predicted, "oldest snapshot {oldest}");
     }
     // No snapshot: only the newest versions; a snapshot at 2 also keeps a@2 and b@3.
-    assert_eq!(table.gc_output_bytes(5), HEADER + table.live_bytes());
+    assert_eq!(
+        table.gc_output_bytes(5, &Default::default()),
+        HEADER + table.live_bytes()
+    );
     let with_snapshot =
         HEADER + table.live_bytes() + (encoded_entry_len(1, 2) + encoded_entry_len(1, 300)) as u64;
-    assert_eq!(table.gc_output_bytes(2), with_snapshot);
+    assert_eq!(table.gc_output_bytes(2, &Default::default()), with_snapshot);
 }
 
 /// Regression (issue 9, item 7): a log whose header could not be persisted stayed on the
@@ -99,12 +105,20 @@ fn failed_pmtable_gc_leaves_no_region() {
     let table = table_with(&*device, &[(b"a", Some(&big)), (b"a", Some(&big))]);
     // The new log's header persists, then copying the entry fails.
     fail_after(&device, 2);
-    let err = table.rewrite_live(&*device, 2, 64 << 10, 2).err().unwrap();
+    let err = table
+        .rewrite_live(&*device, 2, 64 << 10, 2, &Default::default())
+        .err()
+        .unwrap();
     assert!(err.to_string().contains("persisting entries"), "{err}");
     assert_eq!(device.region_names(), ["000001.pmlog"]);
     device.fail_persists_after(None);
-    let fresh = table.rewrite_live(&*device, 3, 64 << 10, 2).unwrap();
-    assert_eq!(fresh.log_bytes(), table.gc_output_bytes(2));
+    let fresh = table
+        .rewrite_live(&*device, 3, 64 << 10, 2, &Default::default())
+        .unwrap();
+    assert_eq!(
+        fresh.log_bytes(),
+        table.gc_output_bytes(2, &Default::default())
+    );
 }
 
 /// From now on `more` persists of `device` succeed and every later one fails.

@@ -13,6 +13,9 @@ pub fn leveled_wal(seed: u64) -> Scenario {
     let mut ops = Vec::new();
     for chunk in 0..8 {
         ops.extend(random_writes(&mut r, 40, 50, 15, 10));
+        if chunk % 3 == 1 {
+            ops.push(super::range_delete(chunk * 5, 12));
+        }
         if chunk % 2 == 1 {
             ops.push(Op::Flush);
         }

@@ -1,7 +1,7 @@
 //! Crash-test harness shared by `pm_crash.rs` and `fs_faults.rs`.
 //!
 //! A [`Scenario`] is a deterministic list of operations (batches of puts and deletes with or
-//! without sync, flushes, compactions, "settle" = run due GC and compactions) and the options
+//! without sync, range deletes, flushes, compactions, "settle" = run due GC and compactions) and the options
 //! that make the engine do the work under test. [`record`] runs it once on a simulated PM device
 //! and an in-memory [`CrashFs`], capturing a crash image (PM *and* files, at the same instant) at
 //! chosen PM persist points and file-system calls. [`verify`] reopens the engine on one image and
@@ -40,6 +40,8 @@ pub enum Op {
         batch: Vec<(Vec<u8>, Option<Vec<u8>>)>,
         sync: bool,
     },
+    /// `Db::delete_range(start, end)` (durable when acknowledged, with every earlier write).
+    DeleteRange { start: Vec<u8>, end: Vec<u8> },
     /// `Db::flush`.
     Flush,
     /// `Db::compact_range(None, None)`.
@@ -175,6 +177,16 @@ pub fn random_writes(
         .collect()
 }
 
+/// A range delete of `width` keys from key number `first` (the `key{:04}` keys of
+/// [`random_writes`]).
+pub fn range_delete(first: u32, width: u32) -> Op {
+    let key = |n: u32| format!("key{n:04}").into_bytes();
+    Op::DeleteRange {
+        start: key(first),
+        end: key(first + width),
+    }
+}
+
 /// A value of mixed size (inline, separated, large), its first bytes unique-ish.
 fn value(rng: &mut StdRng) -> Vec<u8> {
     let len = match rng.gen_range(0..10) {
@@ -192,13 +204,17 @@ fn value(rng: &mut StdRng) -> Vec<u8> {
 pub fn model_after(ops: &[Op], n: usize) -> State {
     let mut m = State::new();
     for op in &ops[..n] {
-        if let Op::Write { batch, .. } = op {
-            for (k, v) in batch {
-                match v {
-                    Some(v) => m.insert(k.clone(), v.clone()),
-                    None => m.remove(k),
-                };
+        match op {
+            Op::Write { batch, .. } => {
+                for (k, v) in batch {
+                    match v {
+                        Some(v) => m.insert(k.clone(), v.clone()),
+                        None => m.remove(k),
+                    };
+                }
             }
+            Op::DeleteRange { start, end } => m.retain(|k, _| k < start || k >= end),
+            _ => {}
         }
     }
     m
@@ -234,6 +250,7 @@ pub fn apply(db: &Db, op: &Op) -> flatlsm::Result<()> {
                 },
             )
         }
+        Op::DeleteRange { start, end } => db.delete_range(start, end),
         Op::Flush => db.flush(),
         Op::Compact => db.compact_range(None, None),
         Op::Settle => db.wait_for_background_work(),

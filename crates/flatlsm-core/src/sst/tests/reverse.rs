@@ -87,6 +87,7 @@ fn level(parts: &[Entries]) -> (tempfile::TempDir, Vec<Arc<FileMeta>>, Arc<Table
             largest: part[part.len() - 1].0.clone(),
             vlog_refs: Vec::new(),
             dir: crate::sst::SstDir::Data,
+            range_dels_applied: 0,
         }));
     }
     let dirs = crate::sst::SstDirs::data_only(dir.path().to_path_buf());

@@ -11,6 +11,7 @@
 
 pub(crate) mod flat;
 pub(crate) mod leveled;
+pub(crate) mod range_dels;
 
 use super::job::Compaction;
 use crate::types::user_key_of;
@@ -94,6 +95,7 @@ pub(crate) mod test_files {
             largest: make_internal_key(hi.as_bytes(), number, ValueKind::Value),
             vlog_refs: Vec::new(),
             dir: crate::sst::SstDir::Data,
+            range_dels_applied: 0,
         }
     }
 

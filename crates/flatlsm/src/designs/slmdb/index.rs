@@ -8,6 +8,7 @@ use crate::error::{Error, Result};
 use crate::iter::InternalIterator;
 use crate::pm::PmDevice;
 use crate::pmbtree::{Location, PmBtree};
+use crate::range_del::RangeTombstones;
 use crate::rowtable::search::Found;
 use crate::sst::{BlockHandle, SstDir, TableCache};
 use crate::types::{make_internal_key, parse_internal_key, user_key_of, SequenceNumber};
@@ -139,6 +140,43 @@ pub(super) fn follow_file(
         Ok(())
     })?;
     Ok(moved)
+}
+
+/// True if a range tombstone meets `file`'s key range (a compaction may have dropped every
+/// version of some of its keys).
+pub(super) fn under_range_del(file: &FileMeta, range_dels: &RangeTombstones) -> bool {
+    let (lo, hi) = (user_key_of(&file.smallest), user_key_of(&file.largest));
+    range_dels.tombstones().iter().any(|t| t.overlaps(lo, hi))
+}
+
+/// The level-0 files under a range tombstone newer than what they applied.
+pub(super) fn under_unapplied_range_dels(version: &Version) -> BTreeSet<u64> {
+    let dels = version.range_dels.tombstones();
+    let stale = |f: &&Arc<FileMeta>| {
+        let (lo, hi) = (user_key_of(&f.smallest), user_key_of(&f.largest));
+        dels.iter()
+            .any(|t| t.seq > f.range_dels_applied && t.overlaps(lo, hi))
+    };
+    version.levels[0]
+        .iter()
+        .filter(stale)
+        .map(|f| f.number)
+        .collect()
+}
+
+/// Removes each key of compaction input `file` the tree still points into one of `inputs`:
+/// after [`follow_file`] over every output, such a key is one the compaction dropped
+/// (covered by a range tombstone), and its file is about to be deleted.
+pub(super) fn forget_dropped(
+    tree: &PmBtree,
+    file: &FileMeta,
+    tables: &TableCache,
+    inputs: &BTreeSet<u64>,
+) -> Result<()> {
+    newest_entries(file, tables, |ikey, _| {
+        tree.remove_if(user_key_of(ikey), |l| inputs.contains(&l.file))?;
+        Ok(())
+    })
 }
 
 /// The index as a version sees it: the tree, the version's SSTs, and where range queries

@@ -36,6 +36,7 @@ use crate::iter::LevelIterator;
 use crate::options::Options;
 use crate::pm::PmDeviceRef;
 use crate::pmbtree::{PmBtree, NODE_SIZE};
+use crate::range_del::RangeTombstones;
 use crate::sst::TableCache;
 use crate::version::{FileMeta, Version, VersionEdit};
 use index::SlmIndex;
@@ -371,11 +372,18 @@ impl Design for SlmDbDesign {
             state.parking = snapshots;
             let named: BTreeSet<u64> = version.levels[0].iter().map(|f| f.number).collect();
             state.flagged.extend(self.scattered.take());
+            // Files under a range tombstone every reader sees are due at once (the merge
+            // drops what it covers); with snapshots open it might not, so they wait.
+            let stale = match snapshots {
+                true => BTreeSet::new(),
+                false => index::under_unapplied_range_dels(version),
+            };
+            state.flagged.extend(&stale);
             state.flagged.retain(|n| named.contains(n));
             self.scan_leaves(&tree, version, &mut state)?;
             self.refresh(&state);
             let cands = self.candidates(&version.levels[0], &state);
-            if cands.len() <= self.options.compaction_trigger {
+            if cands.len() <= self.options.compaction_trigger && stale.is_empty() {
                 return Ok(None);
             }
             selective::pick(&cands, self.options.max_compaction_files)
@@ -390,6 +398,7 @@ impl Design for SlmDbDesign {
         retire: &[Arc<FileMeta>],
         outputs: &[FileMeta],
         tables: &TableCache,
+        range_dels: &RangeTombstones,
     ) -> Result<()> {
         let tree = self.btree()?;
         let inputs: BTreeSet<u64> = retire.iter().map(|f| f.number).collect();
@@ -398,6 +407,12 @@ impl Design for SlmDbDesign {
             let moved = index::follow_file(tree, out, tables, &inputs)?;
             kept.push((out.number, out.num_entries.saturating_sub(moved.added)));
             self.count(out.number, moved);
+        }
+        for input in retire
+            .iter()
+            .filter(|f| index::under_range_del(f, range_dels))
+        {
+            index::forget_dropped(tree, input, tables, &inputs)?;
         }
         let mut state = self.state.lock();
         for n in &inputs {
