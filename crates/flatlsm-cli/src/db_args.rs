@@ -9,7 +9,7 @@
 //! `--allow-missing-pm`) are never stored: each command decides them.
 
 use crate::parse_pm_mode;
-use flatlsm::{Db, Options, Profile};
+use flatlsm::{Compression, Db, Options, Profile};
 use std::path::{Path, PathBuf};
 
 /// Where the database lives and how to open it.
@@ -45,6 +45,18 @@ pub struct DbArgs {
     /// that were only in PM (e.g. emulated PM after a reboot).
     #[arg(long = "allow-missing-pm")]
     pub allow_missing_pm: bool,
+    /// Compression of the SSTs this command writes (flush, compaction), at every level: none,
+    /// lz4, zstd or zstd:LEVEL (default: none for flush outputs and L1, lz4 below). Tables
+    /// already written keep theirs.
+    #[arg(long)]
+    pub compression: Option<String>,
+}
+
+/// The compression `--compression` names (`none`, `lz4`, `zstd`, `zstd:LEVEL`), if given.
+fn parse_compression(name: Option<&str>) -> Result<Option<Compression>, String> {
+    name.map(str::parse)
+        .transpose()
+        .map_err(|e: flatlsm::Error| format!("--compression: {e}"))
 }
 
 impl DbArgs {
@@ -110,6 +122,9 @@ impl DbArgs {
         }
         if let Some(mode) = &self.pm_mode {
             o.pm_mode = parse_pm_mode(mode)?;
+        }
+        if let Some(c) = parse_compression(self.compression.as_deref())? {
+            o.compression_per_level = vec![c];
         }
         o.create_if_missing = self.create_if_missing;
         o.allow_missing_pm = self.allow_missing_pm;

@@ -59,6 +59,7 @@ pub use designs::{profile_of, Profile};
 pub use error::{Error, Result};
 pub use iter::DbIterator;
 pub use options::{
-    load_options, Options, Placement, PmModeOption, ReadOptions, Snapshot, WriteOptions,
+    load_options, Compression, Options, Placement, PmModeOption, ReadOptions, Snapshot,
+    WriteOptions,
 };
 pub use types::SequenceNumber;

@@ -1,16 +1,20 @@
 //! An open, read-only SSTable: footer, index and bloom filter are validated at open and kept in
-//! memory; data blocks are read on demand (through the optional shared [`BlockCache`]).
+//! memory; data blocks are read on demand (through the optional shared [`BlockCache`], which
+//! holds them decoded: decompressed once per load, never per lookup).
 //!
 //! Invariants established by [`Table::open`]: the file has the size the caller expects, the
 //! footer is valid, the index block is sorted and its handles describe data blocks laid out back
 //! to back from offset 0 up to the filter (or index) block. Every data block is checked when it
-//! is loaded: CRC, entry encoding, non-empty, last key equal to its index key, first key after
+//! is loaded: CRC, decompression (type known, exact recorded size), entry encoding, non-empty, last key equal to its index key, first key after
 //! the previous index key. Thread-safety: `Table` is immutable and `Send + Sync`.
 
 use super::block::Block;
 use super::bloom::{BloomFilter, FilterCounters};
 use super::cache::BlockCache;
-use super::format::{decode_footer, read_block, read_exact, BlockHandle, Footer, FOOTER_LEN};
+use super::format::{
+    decode_footer, decompress_block, read_block, read_exact, read_stored_block, BlockHandle,
+    Footer, StoredBlock, FOOTER_LEN,
+};
 use super::iterator::TableIterator;
 use crate::error::{Error, IoContext, Result};
 use crate::fs::RandomAccessFile;
@@ -172,6 +176,19 @@ impl Table {
     /// Where data block `i` (< [`Table::num_blocks`]) lies in the file.
     pub fn block_handle(&self, i: usize) -> BlockHandle {
         self.handles[i]
+    }
+
+    /// How data block `i` (< [`Table::num_blocks`]) is stored: read from the file (not the
+    /// cache), its CRC checked and its contents decompressed to learn their size.
+    pub fn stored_block(&self, i: usize) -> Result<StoredBlock> {
+        let handle = self.handles[i];
+        let (block_type, stored) = read_stored_block(self.file.as_ref(), &self.path, handle)?;
+        let raw = decompress_block(block_type, stored, &self.path, handle)?;
+        Ok(StoredBlock {
+            handle,
+            block_type,
+            raw_size: raw.len() as u64,
+        })
     }
 
     /// The data block at `handle` (as [`Table::block_handle`] gave it), checked like any data

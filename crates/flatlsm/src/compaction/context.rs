@@ -11,10 +11,12 @@
 
 use crate::db::info_log::InfoLog;
 use crate::fs::FileSystem;
+use crate::options::Compression;
 use crate::range_del::RangeTombstones;
 use crate::sst::{SstDir, TableCache};
 use crate::types::SequenceNumber;
 use crate::values::ValueLocator;
+use crate::version::MAX_LEVELS;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -28,6 +30,9 @@ pub(crate) struct JobOptions {
     pub block_size: usize,
     /// Bloom filter bits per key of output SSTables.
     pub bloom_bits_per_key: usize,
+    /// Compression of output SSTables' data blocks, by the level they are written to
+    /// (`Options::compression_for_level`).
+    pub compression: [Compression; MAX_LEVELS],
     /// Values at least this long go to a value log at flush (`usize::MAX`: never).
     pub kv_separation_threshold: usize,
     /// Threads of a parallel flush.

@@ -54,6 +54,8 @@ setters! {
     vlog_cache_written: bool,
     block_size: usize,
     bloom_bits_per_key: usize,
+    compression: Compression,
+    compression_per_level: Vec<Compression>,
     block_cache_size: usize,
     vlog_gc_garbage_ratio: f64,
     background_work: bool,

@@ -15,7 +15,7 @@
 //!
 //! Invariant: for every stored field, `decode(encode(v)) == v` (floats: bit for bit).
 
-use super::{Options, Placement, PmModeOption};
+use super::{Compression, Options, Placement, PmModeOption};
 use crate::designs::Profile;
 use std::ffi::OsString;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
@@ -123,6 +123,33 @@ named_values!(PmModeOption {
     PmModeOption::Emulated => "emulated"
 });
 named_values!(Placement { Placement::Dram => "dram", Placement::Pm => "pm" });
+
+impl OptionValue for Compression {
+    fn encode(&self) -> String {
+        quote(self.to_string().as_bytes())
+    }
+    fn decode(text: &str) -> Result<Self, String> {
+        name_of(text)?
+            .parse()
+            .map_err(|e: crate::Error| e.to_string())
+    }
+}
+
+/// A compression per level: the names, comma-separated, in one quoted string (`""`: none).
+impl OptionValue for Vec<Compression> {
+    fn encode(&self) -> String {
+        let names: Vec<String> = self.iter().map(ToString::to_string).collect();
+        quote(names.join(",").as_bytes())
+    }
+    fn decode(text: &str) -> Result<Self, String> {
+        let names = name_of(text)?;
+        names
+            .split(',')
+            .filter(|n| !n.is_empty())
+            .map(|n| n.parse().map_err(|e: crate::Error| e.to_string()))
+            .collect()
+    }
+}
 
 /// The UTF-8 name a quoted string holds.
 fn name_of(text: &str) -> Result<String, String> {
@@ -234,7 +261,7 @@ stored_options! {
         flush_threads, kv_separation_threshold, vlog_direct_writes, vlog_cache_written,
         block_size, bloom_bits_per_key, block_cache_size, max_open_files,
         vlog_gc_garbage_ratio, background_work, background_nice, max_log_file_size,
-        keep_log_file_num,
+        keep_log_file_num, compression, compression_per_level,
     }
     ["leveled"] |o| o.leveled => {
         max_bytes_for_level_base, max_bytes_for_level_multiplier,

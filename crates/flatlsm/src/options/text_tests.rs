@@ -6,7 +6,7 @@ use crate::designs::matrixkv::MatrixKvOptions;
 use crate::designs::slmdb::SlmDbOptions;
 
 /// Fields of `Options` (stored or not), of `LeveledOptions`, `MatrixKvOptions`, `SlmDbOptions`.
-const FIELD_COUNTS: [usize; 4] = [36, 6, 6, 9];
+const FIELD_COUNTS: [usize; 4] = [38, 6, 6, 9];
 /// The fields of `Options` the OPTIONS file does not hold (module docs).
 const NOT_STORED: [&str; 5] = [
     "create_if_missing",
@@ -84,6 +84,12 @@ pub(crate) fn every_field_changed() -> Options {
         background_nice: 0,
         max_log_file_size: 0,
         keep_log_file_num: 3,
+        compression: Compression::Zstd { level: 9 },
+        compression_per_level: vec![
+            Compression::None,
+            Compression::Lz4,
+            Compression::Zstd { level: 3 },
+        ],
         file_system: None,
         pm_device: None,
     }

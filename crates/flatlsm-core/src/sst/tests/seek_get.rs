@@ -30,6 +30,7 @@ fn versioned_table() -> Arc<Table> {
     let opts = TableBuildOptions {
         block_size: 128,
         bloom_bits_per_key: 10,
+        ..TableBuildOptions::default()
     };
     open(build(&versioned_entries(), opts).0, None).unwrap()
 }
