@@ -1,8 +1,15 @@
 //! The flags every database command shares (`--db`, `--pm-path`, ...), and how the CLI opens a
 //! database: never creating one unless asked, and with one-line errors saying what to do.
+//!
+//! An existing database opens with the options stored with it (its newest OPTIONS file,
+//! `flatlsm::load_options`), each overridden by a flag given on the command line; a database
+//! without an OPTIONS file (written before they existed) opens with the defaults and the flags,
+//! as before. Every such flag is an `Option` (or a switch that is off unless given), so "given"
+//! needs no `ArgMatches::value_source`. The per-open switches (`--create-if-missing`,
+//! `--allow-missing-pm`) are never stored: each command decides them.
 
 use crate::parse_pm_mode;
-use flatlsm::{Db, Options, Profile};
+use flatlsm::{Compression, Db, Options, Profile};
 use std::path::{Path, PathBuf};
 
 /// Where the database lives and how to open it.
@@ -11,17 +18,20 @@ pub struct DbArgs {
     /// Database directory.
     #[arg(long)]
     pub db: PathBuf,
-    /// PM directory (default: pm inside the --db directory). Must be the one the database was created with.
+    /// PM directory (default: the database's stored one, else pm inside the --db directory).
+    /// Must be the one the database was created with.
     #[arg(long = "pm-path", alias = "pm_path")]
     pub pm_path: Option<PathBuf>,
-    /// PM mode: auto, msync or emulated (DRAM; lost at reboot).
-    #[arg(long = "pm-mode", alias = "pm_mode", default_value = "auto")]
-    pub pm_mode: String,
+    /// PM mode: auto, msync or emulated (DRAM; lost at reboot). Default: the database's stored
+    /// mode, else auto.
+    #[arg(long = "pm-mode", alias = "pm_mode")]
+    pub pm_mode: Option<String>,
     /// Design of a database being created: flatlsm (default). An existing database opens as
     /// the profile it was created with; naming another one is refused.
     #[arg(long)]
     pub profile: Option<String>,
-    /// Directory of the write-ahead logs (profile leveled; default: the database directory).
+    /// Directory of the write-ahead logs (profile leveled; default: the database's stored one,
+    /// else the database directory).
     #[arg(long = "wal-dir", alias = "wal_dir")]
     pub wal_dir: Option<PathBuf>,
     /// Create the database if it does not exist.
@@ -35,6 +45,18 @@ pub struct DbArgs {
     /// that were only in PM (e.g. emulated PM after a reboot).
     #[arg(long = "allow-missing-pm")]
     pub allow_missing_pm: bool,
+    /// Compression of the SSTs this command writes (flush, compaction), at every level: none,
+    /// lz4, zstd or zstd:LEVEL (default: none for flush outputs and L1, lz4 below). Tables
+    /// already written keep theirs.
+    #[arg(long)]
+    pub compression: Option<String>,
+}
+
+/// The compression `--compression` names (`none`, `lz4`, `zstd`, `zstd:LEVEL`), if given.
+fn parse_compression(name: Option<&str>) -> Result<Option<Compression>, String> {
+    name.map(str::parse)
+        .transpose()
+        .map_err(|e: flatlsm::Error| format!("--compression: {e}"))
 }
 
 impl DbArgs {
@@ -46,9 +68,12 @@ impl DbArgs {
         }
     }
 
-    /// The PM directory these flags select.
+    /// The PM directory these flags and the stored options select.
     pub fn pm_dir(&self) -> PathBuf {
-        self.pm_path.clone().unwrap_or_else(|| self.db.join("pm"))
+        match self.options() {
+            Ok(o) => o.pm_path.unwrap_or_else(|| self.db.join("pm")),
+            Err(_) => self.pm_path.clone().unwrap_or_else(|| self.db.join("pm")),
+        }
     }
 
     /// The profile to open with: `--profile`, else the database's own, else the default.
@@ -60,20 +85,50 @@ impl DbArgs {
         Ok(recorded.unwrap_or_default())
     }
 
+    /// The options to open with: the stored ones (else the defaults of the database's
+    /// profile), then the flags given.
     fn options(&self) -> Result<Options, String> {
-        let mut slmdb = flatlsm::SlmDbOptions::default();
-        slmdb.btree_size = self.btree_size.unwrap_or(slmdb.btree_size);
-        Ok({
-            let mut o = Options::default();
-            o.profile = self.profile()?;
-            o.slmdb = slmdb;
-            o.wal_dir = self.wal_dir.clone();
-            o.pm_path = self.pm_path.clone();
-            o.pm_mode = parse_pm_mode(&self.pm_mode)?;
-            o.create_if_missing = self.create_if_missing;
-            o.allow_missing_pm = self.allow_missing_pm;
-            o
+        let mut o = match self.stored_options()? {
+            Some(stored) => stored,
+            None => Options::default().profile(self.profile()?),
+        };
+        self.apply_flags(&mut o)?;
+        Ok(o)
+    }
+
+    /// The database's stored options; `None` for a database without an OPTIONS file.
+    fn stored_options(&self) -> Result<Option<Options>, String> {
+        flatlsm::load_options(&self.db).map_err(|e| {
+            format!(
+                "{e} (the database's stored options: remove that OPTIONS file to open with the \
+                 previous one, or with the defaults if there is none)"
+            )
         })
+    }
+
+    /// Overrides `o` with every flag given.
+    fn apply_flags(&self, o: &mut Options) -> Result<(), String> {
+        if let Some(name) = &self.profile {
+            o.profile = name.parse().map_err(|e: flatlsm::Error| e.to_string())?;
+        }
+        if let Some(size) = self.btree_size {
+            o.slmdb.btree_size = size;
+        }
+        if let Some(dir) = &self.wal_dir {
+            o.wal_dir = Some(dir.clone());
+        }
+        if let Some(dir) = &self.pm_path {
+            o.pm_path = Some(dir.clone());
+        }
+        if let Some(mode) = &self.pm_mode {
+            o.pm_mode = parse_pm_mode(mode)?;
+        }
+        if let Some(c) = parse_compression(self.compression.as_deref())? {
+            o.compression_per_level = vec![c];
+        }
+        o.create_if_missing = self.create_if_missing;
+        o.allow_missing_pm = self.allow_missing_pm;
+        Ok(())
     }
 
     /// Opens the database; a missing directory is refused unless `--create-if-missing`.
@@ -82,6 +137,13 @@ impl DbArgs {
             require_database(&self.db)?;
         }
         Db::open(&self.db, self.options()?).map_err(|e| e.to_string())
+    }
+
+    /// Opens the existing database for reading only (`Db::open_read_only`): nothing in it or
+    /// its PM directory changes, and other readers may have it open too.
+    pub fn open_read_only(&self) -> Result<Db, String> {
+        require_database(&self.db)?;
+        Db::open_read_only(&self.db, self.options()?).map_err(|e| e.to_string())
     }
 }
 

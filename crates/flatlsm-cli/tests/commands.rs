@@ -135,6 +135,41 @@ fn scan_honours_range_prefix_limit_and_keys_only() {
     assert_eq!(hex, "6130 => 7630\n");
 }
 
+/// `--compression` sets what a command's flush and compaction write (every level); `dump`
+/// shows the blocks' type and `check` reads them; an unknown name is refused.
+#[test]
+fn compact_with_compression_writes_zstd_blocks_that_dump_and_check_read() {
+    let t = tempfile::tempdir().unwrap();
+    let db = small_db(t.path());
+    let d = flatlsm::Db::open(&db, flatlsm::Options::default()).unwrap();
+    for i in 0..300 {
+        let value = format!("compressible value {};", i % 5).repeat(8);
+        d.put(format!("c{i:04}"), value).unwrap();
+    }
+    d.close().unwrap();
+    let db = s(&db);
+    ok(&["compact", "--db", db, "--compression", "zstd"]);
+    let ssts: String = std::fs::read_dir(db)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "sst"))
+        .map(|p| ok(&["dump", s(&p)]))
+        .collect();
+    assert!(
+        ssts.contains(": zstd, ") && ssts.contains("data blocks: "),
+        "{ssts}"
+    );
+    ok(&["check", "--db", db]);
+    assert_eq!(
+        ok(&["get", "--db", db, "c0123"]).trim(),
+        "compressible value 3;".repeat(8)
+    );
+    refused(
+        &["compact", "--db", db, "--compression", "snappy"],
+        "unknown compression",
+    );
+}
+
 #[test]
 fn stats_prints_levels_and_json_after_flush_and_compact() {
     let t = tempfile::tempdir().unwrap();
@@ -150,9 +185,16 @@ fn stats_prints_levels_and_json_after_flush_and_compact() {
         "L2:",
         "value logs:",
         "write amplification",
+        "block cache:",
+        "bloom filters:",
+        "latency (us)",
     ] {
         assert!(human.contains(field), "{field} missing in {human}");
     }
+    let ops = ["get", "put", "write", "seek", "next"];
+    assert!(ops
+        .iter()
+        .all(|op| human.lines().any(|l| l.starts_with(op))));
     let json: serde_json::Value =
         serde_json::from_str(&ok(&["stats", "--db", db, "--json"])).unwrap();
     let l2 = &json["levels"][2];
@@ -160,6 +202,18 @@ fn stats_prints_levels_and_json_after_flush_and_compact() {
     assert!(l2["files"].as_u64().unwrap() >= 1, "{json}");
     assert!(!json["vlogs"].as_array().unwrap().is_empty(), "{json}");
     assert_eq!(json["profile"], "flatlsm");
+    for op in ops {
+        let l = &json["latency"][op];
+        assert!(
+            l["count"].as_u64().is_some() && l["p999_micros"].as_f64().is_some(),
+            "{json}"
+        );
+    }
+    assert!(
+        json["block_cache"]["capacity"].as_u64().unwrap() > 0,
+        "{json}"
+    );
+    assert!(json["bloom"]["useful"].as_u64().is_some(), "{json}");
     assert!(
         json["derived"]["write_amplification"].as_f64().is_some(),
         "{json}"
@@ -425,8 +479,8 @@ fn locked_database_is_refused_while_another_handle_has_it_open() {
     let quiet = flatlsm::Options::default().background_work(false);
     let holder = flatlsm::Db::open(&db, quiet).unwrap();
     let before = snapshot(&db);
-    refused(&["get", "--db", s(&db), "a1"], "locked by another process");
-    refused(&["check", "--db", s(&db)], "locked by another process");
+    refused(&["get", "--db", s(&db), "a1"], "by another process");
+    refused(&["check", "--db", s(&db)], "by another process");
     assert_eq!(snapshot(&db), before);
     drop(holder);
     assert_eq!(ok(&["get", "--db", s(&db), "a1"]).trim(), "v1");
@@ -462,8 +516,14 @@ fn pm_directory_of_another_database_or_an_empty_one_is_refused() {
         &["get", "--db", s(&a), "--pm-path", s(&pm_b), "k"],
         "belongs to another FlatLSM database",
     );
-    refused(&["get", "--db", s(&a), "k"], "is not the PM directory of");
+    let default_pm = a.join("pm");
+    refused(
+        &["get", "--db", s(&a), "--pm-path", s(&default_pm), "k"],
+        "is not the PM directory of",
+    );
     assert_eq!(snapshot(t.path()), before, "nothing modified");
+    // Without the flag the database's stored PM directory is used (its OPTIONS file).
+    assert_eq!(ok(&["get", "--db", s(&a), "k"]).trim(), "a");
     let o = flatlsm(&["check", "--db", s(&a), "--pm-path", s(&pm_b)]);
     assert!(
         !o.ok && o.stdout.contains("belongs to another FlatLSM database"),
@@ -498,4 +558,31 @@ fn every_subcommand_has_help() {
         let out = ok(&[cmd, "--help"]);
         assert!(out.contains("Usage: flatlsm "), "{cmd}: {out}");
     }
+}
+
+#[test]
+fn read_commands_open_read_only_and_change_nothing() {
+    let t = tempfile::tempdir().unwrap();
+    let db = small_db(t.path());
+    let db = s(&db);
+    let before = snapshot(t.path());
+    // A reader in this process beside the commands' own read-only opens.
+    let reader = flatlsm::Db::open_read_only(db, flatlsm::Options::default()).unwrap();
+    assert_eq!(ok(&["get", "--db", db, "a1"]).trim(), "v1");
+    assert!(ok(&["scan", "--db", db, "--keys-only"]).contains("b4"));
+    assert!(ok(&["stats", "--db", db, "--json"]).contains("\"levels\""));
+    assert!(ok(&["check", "--db", db]).contains("OK"));
+    assert!(ok(&["export", "--db", db, "--prefix", "a"]).starts_with("a0\tv0\n"));
+    assert!(ok(&["approxsize", "--db", db])
+        .trim()
+        .parse::<u64>()
+        .is_ok());
+    refused(&["put", "--db", db, "k", "v"], "by another process");
+    refused(&["import", "--db", db], "by another process");
+    drop(reader);
+    assert_eq!(
+        snapshot(t.path()),
+        before,
+        "a read command changed the database"
+    );
 }

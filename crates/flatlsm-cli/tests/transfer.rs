@@ -271,8 +271,17 @@ fn approxsize_of_half_the_keys_is_about_half_the_total() {
     let mut o = flatlsm::Options::default();
     o.create_if_missing = true;
     let d = flatlsm::Db::open(&db, o).unwrap();
+    let mut x = 1u64; // a linear congruential sequence: values no block compression shrinks
     for i in 0..10_000 {
-        d.put(format!("key{i:06}"), [b'v'; 100]).unwrap();
+        let value: Vec<u8> = (0..100)
+            .map(|_| {
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                (x >> 56) as u8
+            })
+            .collect();
+        d.put(format!("key{i:06}"), value).unwrap();
     }
     d.compact_range(None, None).unwrap();
     d.close().unwrap();

@@ -66,6 +66,10 @@ pub enum Error {
     /// The database was closed.
     #[error("database is closed")]
     Closed,
+    /// The database was opened read-only (`Db::open_read_only`): writes, flushes and
+    /// compactions are refused.
+    #[error("database {} is open read-only", .0.display())]
+    ReadOnly(PathBuf),
     /// A write with `WriteOptions::no_slowdown` (flatlsm) would have been delayed or would have
     /// waited for a free PMTable; nothing was written (RocksDB's `Status::Incomplete("Write
     /// stall")`). The message names the cause. Retrying later is safe.

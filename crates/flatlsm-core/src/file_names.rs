@@ -9,6 +9,10 @@
 //! own module still formats its name (`sst_file_name`, `vlog_file_name`, [`redirect_file_name`],
 //! `manifest_file_name`).
 //!
+//! The info log (`LOG`, rotated to `LOG.old.<micros>`) is not numbered: diagnostics only, no
+//! part of the durable state; [`is_info_log_file_name`] names it for the tools and for the
+//! fault-injecting file system, which leaves it alone (docs/design-decisions.md).
+//!
 //! Nothing here touches a file: pure functions over names, never panicking on any input.
 
 use crate::sst::parse_sst_file_name;
@@ -87,6 +91,31 @@ pub fn parse_redirect_file_name(name: &str) -> Option<u64> {
     digits.parse().ok()
 }
 
+/// The info log of a database directory (RocksDB's name).
+pub const INFO_LOG_FILE: &str = "LOG";
+/// Prefix of a rotated info log: `LOG.old.<micros>`, the microseconds since the Unix epoch at
+/// which it was rotated.
+const OLD_INFO_LOG_PREFIX: &str = "LOG.old.";
+
+/// The file name of the info log rotated at `micros` (microseconds since the Unix epoch).
+pub fn old_info_log_file_name(micros: u64) -> String {
+    format!("{OLD_INFO_LOG_PREFIX}{micros}")
+}
+
+/// The rotation time of a rotated info log's name; `None` if `name` is not one.
+pub fn parse_old_info_log_file_name(name: &str) -> Option<u64> {
+    let digits = name.strip_prefix(OLD_INFO_LOG_PREFIX)?;
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse().ok()
+}
+
+/// True for the info log and its rotated predecessors (`LOG`, `LOG.old.<micros>`).
+pub fn is_info_log_file_name(name: &str) -> bool {
+    name == INFO_LOG_FILE || parse_old_info_log_file_name(name).is_some()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -119,5 +148,27 @@ mod tests {
         }
         let huge = "99999999999999999999999.vredir";
         assert_eq!(parse_redirect_file_name(huge), None);
+    }
+
+    #[test]
+    fn info_log_names_are_recognised_and_nothing_else() {
+        assert_eq!(old_info_log_file_name(17), "LOG.old.17");
+        assert_eq!(parse_old_info_log_file_name("LOG.old.17"), Some(17));
+        for good in ["LOG", "LOG.old.1", "LOG.old.1764139801123456"] {
+            assert!(is_info_log_file_name(good), "{good}");
+        }
+        for bad in [
+            "LOG.old.",
+            "LOG.old.x",
+            "LOG.old.1.tmp",
+            "LOG2",
+            "OPTIONS-000001",
+        ] {
+            assert!(!is_info_log_file_name(bad), "{bad}");
+        }
+        assert_eq!(
+            parse_old_info_log_file_name("LOG.old.99999999999999999999999"),
+            None
+        );
     }
 }

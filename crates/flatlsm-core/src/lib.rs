@@ -10,18 +10,22 @@
 //! - [`range_del`]: range tombstones (`delete_range`) and their fragmented lookup.
 //! - [`rowtable`]: RowTables in the pages of a PM matrix container, with cross-row hint search
 //!   (MatrixKV's level 0).
+//! - [`compression`]: LZ4 and zstd block compression (SST data blocks).
 //! - [`sst`]: SSTables (blocks, bloom filters, block cache, table cache).
 //! - [`vlog`]: value logs for key-value separation and their GC redirect tables.
 //! - [`version`]: versions of the SSD tree (levels of files) and the manifest that records them.
 //! - [`wal`]: write-ahead logs of write buffers kept in DRAM.
 //! - [`iter`]: internal iterators (merging, level concatenation) and the user-facing iterator.
+//! - [`histogram`]: lock-free latency histograms (the engine's per-operation statistics).
 //!
 //! Test doubles (crash-simulating and fault-injecting file systems, the simulated PM device)
 //! are compiled only with the `test-support` feature.
 
+pub mod compression;
 pub mod error;
 pub mod file_names;
 pub mod fs;
+pub mod histogram;
 pub mod iter;
 pub mod pm;
 pub mod pmbtree;

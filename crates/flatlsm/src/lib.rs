@@ -46,10 +46,11 @@ pub use flatlsm_core::pm;
 #[cfg(test)]
 use flatlsm_core::testing;
 use flatlsm_core::{
-    error, file_names, iter, pmbtree, pmskiplist, range_del, rowtable, sst, types, version, vlog,
-    wal,
+    error, file_names, histogram, iter, pmbtree, pmskiplist, range_del, rowtable, sst, types,
+    version, vlog, wal,
 };
 
+pub use db::{BlockCacheStats, BloomStats, LatencyStats, LatencySummary, LATENCY_OPERATIONS};
 pub use db::{Db, LevelStats, Stats, StoreCompactionStat, VlogStats, WriteBatch, PROPERTY_NAMES};
 pub use designs::leveled::LeveledOptions;
 pub use designs::matrixkv::MatrixKvOptions;
@@ -57,5 +58,8 @@ pub use designs::slmdb::SlmDbOptions;
 pub use designs::{profile_of, Profile};
 pub use error::{Error, Result};
 pub use iter::DbIterator;
-pub use options::{Options, Placement, PmModeOption, ReadOptions, Snapshot, WriteOptions};
+pub use options::{
+    load_options, Compression, Options, Placement, PmModeOption, ReadOptions, Snapshot,
+    WriteOptions,
+};
 pub use types::SequenceNumber;

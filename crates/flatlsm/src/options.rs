@@ -4,6 +4,16 @@
 //! 2 GiB); see docs/design-decisions.md for the reasoning behind each.
 
 mod builder;
+mod file;
+pub(crate) mod text;
+
+pub(crate) use file::write_options_file;
+pub use file::{
+    load_options, load_options_from, options_file_name, parse_options_file_name, read_options_file,
+};
+mod compression;
+
+pub use compression::UNCOMPRESSED_LEVELS;
 
 use crate::designs::leveled::LeveledOptions;
 use crate::designs::matrixkv::MatrixKvOptions;
@@ -13,6 +23,7 @@ use crate::error::{Error, Result};
 use crate::fs::FsRef;
 use crate::pm::PmDeviceRef;
 use crate::types::SequenceNumber;
+pub use flatlsm_core::compression::Compression;
 use std::fmt;
 use std::ops::RangeInclusive;
 use std::path::PathBuf;
@@ -181,6 +192,17 @@ pub struct Options {
     pub block_size: usize,
     /// Bloom filter bits per key in SSTables.
     pub bloom_bits_per_key: usize,
+    /// How the data blocks of SSTs written to the levels from [`UNCOMPRESSED_LEVELS`] on (L2
+    /// and below) are compressed (default [`Compression::Lz4`]); the levels above are written
+    /// uncompressed. [`Options::compression_per_level`], when set, decides instead. A block is
+    /// stored raw unless compressing saves 1/8 of it (docs/design-decisions.md).
+    pub compression: Compression,
+    /// The compression of each level of the version, RocksDB's `compression_per_level`: entry
+    /// `i` for level `i`, the last entry for every deeper level (so `vec![c]` is `c`
+    /// everywhere). Empty (default): [`Options::compression`]'s rule. Level 0 holds what
+    /// flushes write (`flatlsm`'s L1 runs; `slmdb`'s only level); see
+    /// [`Options::compression_for_level`]. At most one entry per level (7).
+    pub compression_per_level: Vec<Compression>,
     /// DRAM block cache capacity in bytes (0 disables it).
     pub block_cache_size: usize,
     /// Most SSTs kept open (RocksDB's `max_open_files`); beyond it the least recently used
@@ -197,6 +219,14 @@ pub struct Options {
     /// scheduler, decides how fast they go (docs/design-decisions.md). 0 leaves the threads at
     /// the process's priority. Accepted: `0..=19`; default 5. Linux only (ignored elsewhere).
     pub background_nice: i32,
+    /// The info log (`LOG` in the database directory: options at open, flushes, compactions,
+    /// GCs, stalls, background errors) is rotated to `LOG.old.<micros>` once it exceeds this
+    /// many bytes (RocksDB's `max_log_file_size`); 0 never rotates it by size (it is still
+    /// rotated at each open). Default 16 MiB.
+    pub max_log_file_size: u64,
+    /// Most rotated info logs (`LOG.old.*`) kept; older ones are deleted (RocksDB's
+    /// `keep_log_file_num`). 0 keeps none. Default 10.
+    pub keep_log_file_num: usize,
     /// File system for SSD files (default: the OS). Tests inject faults here.
     pub file_system: Option<FsRef>,
     /// PM device (default: derived from `pm_path` and `pm_mode`). Tests inject a simulated device.
@@ -238,11 +268,15 @@ impl Default for Options {
             vlog_cache_written: false,
             block_size: 4096,
             bloom_bits_per_key: 10,
+            compression: Compression::Lz4,
+            compression_per_level: Vec::new(),
             block_cache_size: 64 << 20,
             max_open_files: None,
             vlog_gc_garbage_ratio: 0.5,
             background_work: true,
             background_nice: 5,
+            max_log_file_size: 16 << 20,
+            keep_log_file_num: 10,
             file_system: None,
             pm_device: None,
         }
@@ -392,6 +426,7 @@ impl Options {
         .map_err(|e| explain(e, "it must be at least block_size"))?;
         let bits = self.bloom_bits_per_key;
         in_range("bloom_bits_per_key", bits, 0..=MAX_BLOOM_BITS_PER_KEY)?;
+        self.validate_compression()?;
         in_range(
             "vlog_gc_garbage_ratio",
             self.vlog_gc_garbage_ratio,
@@ -453,7 +488,11 @@ impl fmt::Debug for Options {
             .field("kv_separation_threshold", &self.kv_separation_threshold)
             .field("vlog_direct_writes", &self.vlog_direct_writes)
             .field("vlog_cache_written", &self.vlog_cache_written)
+            .field("compression", &self.compression)
+            .field("compression_per_level", &self.compression_per_level)
             .field("background_nice", &self.background_nice)
+            .field("max_log_file_size", &self.max_log_file_size)
+            .field("keep_log_file_num", &self.keep_log_file_num)
             .field("custom_fs", &self.file_system.is_some())
             .field("custom_pm_device", &self.pm_device.is_some())
             .finish_non_exhaustive()

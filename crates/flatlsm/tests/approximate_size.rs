@@ -1,4 +1,5 @@
-//! `Db::approximate_size` on real trees: half the keys take about half the bytes (within 30%),
+//! `Db::approximate_size` on real trees: half the keys take about half the bytes (within 30%;
+//! values are incompressible, so sizes on disk stay near the bytes written),
 //! with one large SST (straddled by the bound, measured by its index) or many small ones,
 //! value-log bytes are counted with the files that reference them, and empty or missed ranges
 //! are 0.
@@ -13,12 +14,24 @@ fn key(i: usize) -> String {
     format!("key{i:06}")
 }
 
-/// `KEYS` keys with `value_len`-byte values, flushed and compacted into L2.
+/// `len` bytes no block compression shrinks much (a linear congruential sequence from `seed`).
+fn noise(seed: usize, len: usize) -> Vec<u8> {
+    let mut x = seed as u64 * 2 + 1;
+    let mut step = || {
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (x >> 56) as u8
+    };
+    (0..len).map(|_| step()).collect()
+}
+
+/// `KEYS` keys with `value_len`-byte incompressible values, flushed and compacted into L2.
 fn filled(options: Options, value_len: usize) -> (tempfile::TempDir, Db) {
     let dir = tempfile::tempdir().unwrap();
     let db = Db::open(dir.path(), options).unwrap();
     for i in 0..KEYS {
-        db.put(key(i), vec![b'v'; value_len]).unwrap();
+        db.put(key(i), noise(i, value_len)).unwrap();
     }
     db.compact_range(None, None).unwrap();
     db.wait_for_background_work().unwrap();

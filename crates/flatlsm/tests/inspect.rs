@@ -122,7 +122,8 @@ fn dump_prints_every_file_kind_record_by_record() {
                 .to_string(),
         );
     }
-    assert_eq!(kinds.len(), 5, "dumped kinds: {kinds:?}");
+    // SST, value log, manifest, CURRENT, OPTIONS and PM Log.
+    assert_eq!(kinds.len(), 6, "dumped kinds: {kinds:?}");
     let sst = files_of(&db, |k| matches!(k, FileKind::Sst(_)))[0].clone();
     let mut out = Vec::new();
     dump_file(&sst, DumpFormat::Hex, &mut out).unwrap();

@@ -67,6 +67,12 @@ const DEFAULT_KEY_SIZE: usize = 16;
 const DEFAULT_BENCHMARKS: &str = "fillseq,fillrandom,overwrite,readrandom,readseq";
 
 impl BenchConfig {
+    /// The compression every engine writes every level with (`--compression_type`, default
+    /// none).
+    pub fn compression(&self) -> flatlsm::Compression {
+        self.args.compression_type.unwrap_or_default()
+    }
+
     /// This configuration for `profile`: its defaults, then the preset and the flags.
     pub fn with_profile(&self, profile: flatlsm::Profile) -> Result<BenchConfig, String> {
         let mut args = self.args.clone();
@@ -312,6 +318,7 @@ fn engine_options(
         o.leveled = leveled_options(args, o.leveled);
         o.slmdb = slmdb_options(args, o.slmdb);
         o.max_open_files = args.open_files.filter(|&n| n > 0).map(|n| n as usize);
+        o.compression_per_level = vec![args.compression_type.unwrap_or_default()];
         o
     })
 }
@@ -366,6 +373,24 @@ mod tests {
             BenchConfig::resolve(flags).unwrap().options.max_open_files
         };
         assert_eq!((cfg("64"), cfg("-1")), (Some(64), None));
+    }
+
+    /// `--compression_type` compresses every level (none without it: the bench compares
+    /// uncompressed engines); names db_bench lacks are refused.
+    #[test]
+    fn compression_type_sets_every_level_and_defaults_to_none() {
+        use flatlsm::Compression;
+        let cfg = |args: &[&str]| {
+            let flags = crate::bench::flags::parse_for_test(args)?;
+            Ok::<_, String>(BenchConfig::resolve(flags)?.options)
+        };
+        let zstd = cfg(&["--compression_type", "zstd"]).unwrap();
+        assert_eq!(zstd.compression_for_level(0), Compression::ZSTD);
+        assert_eq!(zstd.compression_for_level(6), Compression::ZSTD);
+        let plain = cfg(&[]).unwrap();
+        assert_eq!(plain.compression_for_level(4), Compression::None);
+        assert!(cfg(&["--compression_type", "snappy"]).is_err());
+        assert!(cfg(&["--compression_type", "zstd:9"]).is_err());
     }
 
     #[test]

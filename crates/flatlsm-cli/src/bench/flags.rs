@@ -225,6 +225,19 @@ pub struct BenchFlags {
     /// `db_paths` with PM first; the MatrixKV paper's RocksDB-L0-NVM).
     #[arg(long = "level0_in_pm", value_parser = parse_flag_bool, num_args = 0..=1, default_missing_value = "true")]
     pub level0_in_pm: Option<bool>,
+    /// Compression of the SST data blocks of every level, every engine (db_bench's
+    /// `--compression_type`): none (default: the bench compares uncompressed engines), lz4 or
+    /// zstd.
+    #[arg(long = "compression_type", value_parser = parse_compression)]
+    pub compression_type: Option<flatlsm::Compression>,
+}
+
+/// Parses db_bench's compression names this engine has: none, lz4, zstd.
+pub fn parse_compression(s: &str) -> Result<flatlsm::Compression, String> {
+    match s {
+        "none" | "lz4" | "zstd" => s.parse().map_err(|e: flatlsm::Error| e.to_string()),
+        _ => Err(format!("expected none, lz4 or zstd, got {s:?}")),
+    }
 }
 
 /// Parses a placement: dram or pm.

@@ -1,5 +1,6 @@
 //! `approxsize`: about how many bytes a key range takes in table files and value logs
-//! (`Db::approximate_size`, RocksDB's `GetApproximateSizes`; `ldb approxsize`).
+//! (`Db::approximate_size`, RocksDB's `GetApproximateSizes`; `ldb approxsize`), from a
+//! read-only open.
 
 use super::scan::{half_open, key_bounds};
 use crate::db_args::{DbArgs, Encoding};
@@ -22,7 +23,7 @@ pub struct ApproxSizeArgs {
 /// Prints the approximate size of the range in bytes, a number alone on its line.
 pub fn approxsize(a: ApproxSizeArgs) -> Result<(), String> {
     let (lower, upper) = key_bounds(a.enc, a.from.as_deref(), a.to.as_deref(), None)?;
-    let db = a.db.open()?;
+    let db = a.db.open_read_only()?;
     let range = half_open(lower.as_deref(), upper.as_deref());
     let bytes = db
         .approximate_size::<&[u8]>(range)

@@ -17,8 +17,14 @@ pub struct CheckArgs {
 /// Runs the check; `Err` (exit code 1) when any problem is found.
 pub fn check(a: CheckArgs) -> Result<(), String> {
     require_database(&a.db.db)?;
-    // Files must not change underneath; a database never opened has no LOCK and needs none.
-    let _lock = flatlsm::inspect::DirLock::acquire(&a.db.db, false).map_err(|e| e.to_string())?;
+    // Files must not change underneath: a reader's lock (beside other readers, never beside a
+    // writer); a database never opened has no LOCK and needs none.
+    let _lock = match a.db.db.join("LOCK").exists() {
+        true => {
+            Some(flatlsm::inspect::DirLock::acquire_shared(&a.db.db).map_err(|e| e.to_string())?)
+        }
+        false => None,
+    };
     let report = check_database_with_wal(&a.db.db, &a.db.pm_dir(), &a.db.wal_dir())
         .map_err(|e| e.to_string())?;
     for p in &report.problems {

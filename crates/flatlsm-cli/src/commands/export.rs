@@ -1,6 +1,7 @@
 //! `export`: streams every live key-value pair of a key range, in key order and as of one
 //! moment (one iterator), as lines of the `kv_lines` format (docs/export-format.md), to stdout
-//! or a file.
+//! or a file. The database is opened read-only (`Db::open_read_only`): nothing in it changes and
+//! other readers may have it open too.
 //!
 //! A file is written under a temporary name (`FILE.partial`), synced and then renamed to
 //! `FILE`, so `FILE` only ever appears complete; a failed export removes the temporary file.
@@ -54,7 +55,7 @@ struct Counts {
 pub fn export(a: ExportArgs) -> Result<(), String> {
     let (from, to, prefix) = (a.from.as_deref(), a.to.as_deref(), a.prefix.as_deref());
     let (lower, upper) = key_bounds(a.enc, from, to, prefix)?;
-    let db = a.db.open()?;
+    let db = a.db.open_read_only()?;
     let pairs = db
         .range::<&[u8]>(half_open(lower.as_deref(), upper.as_deref()))
         .map_err(|e| e.to_string())?;

@@ -61,7 +61,7 @@ pub fn put(a: PutArgs) -> Result<(), String> {
 /// Prints a key's value; a missing key is an error (exit code 1).
 pub fn get(a: KeyArgs) -> Result<(), String> {
     let key = a.enc.decode("key", &a.key)?;
-    let db = a.db.open()?;
+    let db = a.db.open_read_only()?;
     match db.get(&key).map_err(|e| e.to_string())? {
         Some(v) => {
             crate::emit(&a.enc.encode(&v));

@@ -85,7 +85,7 @@ pub(crate) fn key_bounds(
 /// Prints `key => value` lines (or keys only), then a count on stderr.
 pub fn scan(a: ScanArgs) -> Result<(), String> {
     let (lower, upper) = bounds(&a)?;
-    let db = a.db.open()?;
+    let db = a.db.open_read_only()?;
     let it = db
         .range::<&[u8]>(half_open(lower.as_deref(), upper.as_deref()))
         .map_err(|e| e.to_string())?;

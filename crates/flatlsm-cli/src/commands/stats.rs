@@ -1,5 +1,6 @@
 //! `stats`: the shape of the tree (PMTables, levels, value logs and their garbage) and the
-//! engine's counters, for people or as JSON.
+//! engine's counters (block cache, bloom filters, per-operation latency histograms since this
+//! open), for people or as JSON.
 
 use crate::db_args::DbArgs;
 use flatlsm::{Profile, Stats};
@@ -17,7 +18,7 @@ pub struct StatsArgs {
 
 /// Prints the statistics of the database.
 pub fn stats(a: StatsArgs) -> Result<(), String> {
-    let db = a.db.open()?;
+    let db = a.db.open_read_only()?;
     let s = db.stats();
     if a.json {
         let text = serde_json::to_string_pretty(&to_json(&s)).map_err(|e| e.to_string())?;
@@ -84,6 +85,17 @@ fn human(s: &Stats) -> String {
         s.write_amplification(),
         s.stall_micros
     );
+    let c = &s.block_cache;
+    out += &format!(
+        "block cache:    {} of {} bytes, {} hits, {} misses, {} inserts, {} evictions\n",
+        c.usage, c.capacity, c.hits, c.misses, c.inserts, c.evictions
+    );
+    let b = &s.bloom;
+    out += &format!(
+        "bloom filters:  {} checked, {} useful, {} false positives\n",
+        b.checked, b.useful, b.false_positives
+    );
+    out += &format!("{}\n", s.latency);
     if let Some(e) = &s.background_error {
         out += &format!("background error: {e}\n");
     }

@@ -21,6 +21,11 @@
 //! [`CrashFs::injected_faults`] counts them. A hook can observe every counted call (e.g. to
 //! capture crash images at chosen calls).
 //!
+//! The info log (`LOG`, `LOG.old.*`: [`crate::file_names::is_info_log_file_name`]) is stored
+//! like any file but its calls are neither counted nor failed: it is diagnostics outside the
+//! durability protocol the fault tests walk call by call, and a LOG line written or not must
+//! not shift the numbers of the calls that matter (docs/design-decisions.md, "The info log").
+//!
 //! Directories are durable as soon as they are created. Files live in a map keyed by path; a
 //! file that is removed or replaced stays readable through handles opened before.
 //!
@@ -233,15 +238,31 @@ fn not_found(path: &Path) -> io::Error {
     )
 }
 
+/// True for files whose calls are neither counted nor failed (the info log).
+fn uncounted(path: &Path) -> bool {
+    path.file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(crate::file_names::is_info_log_file_name)
+}
+
 /// A file open for appending.
 struct CrashWritable {
     file: FileRef,
     shared: Arc<Shared>,
+    /// False for the info log (see [`uncounted`]).
+    counted: bool,
+}
+
+impl CrashWritable {
+    /// The fault planned for this file's next call (none for an uncounted file).
+    fn begin(&self, call: FsCall) -> Option<FaultKind> {
+        self.counted.then(|| self.shared.begin(call)).flatten()
+    }
 }
 
 impl WritableFile for CrashWritable {
     fn append(&mut self, data: &[u8]) -> io::Result<()> {
-        match self.shared.begin(FsCall::Append) {
+        match self.begin(FsCall::Append) {
             None => {
                 self.file.lock().data.extend_from_slice(data);
                 Ok(())
@@ -260,7 +281,9 @@ impl WritableFile for CrashWritable {
         Ok(())
     }
     fn sync(&mut self) -> io::Result<()> {
-        self.shared.check(FsCall::Sync)?;
+        if let Some(kind) = self.begin(FsCall::Sync) {
+            return Err(kind.error());
+        }
         let mut f = self.file.lock();
         f.synced = f.data.len();
         Ok(())
@@ -347,16 +370,25 @@ impl RandomAccessFile for CrashReadable {
 }
 
 impl CrashFs {
-    fn writable(&self, file: FileRef) -> Box<dyn WritableFile> {
+    fn writable(&self, file: FileRef, path: &Path) -> Box<dyn WritableFile> {
         Box::new(CrashWritable {
             file,
             shared: Arc::clone(&self.shared),
+            counted: !uncounted(path),
         })
+    }
+
+    /// Numbers call `call` on `path` (unless uncounted) and fails it if the plan says so.
+    fn check_call(&self, call: FsCall, path: &Path) -> io::Result<()> {
+        match uncounted(path) {
+            true => Ok(()),
+            false => self.shared.check(call),
+        }
     }
 
     /// Creates (or truncates) the live file `path` (a counted `Open`).
     fn new_file(&self, path: &Path) -> io::Result<FileRef> {
-        self.shared.check(FsCall::Open)?;
+        self.check_call(FsCall::Open, path)?;
         let mut st = self.shared.state.lock();
         Self::check_parent(&st, path)?;
         let file = FileRef::default();
@@ -385,7 +417,7 @@ impl FileSystem for CrashFs {
         Ok(())
     }
     fn create(&self, path: &Path) -> io::Result<Box<dyn WritableFile>> {
-        Ok(self.writable(self.new_file(path)?))
+        Ok(self.writable(self.new_file(path)?, path))
     }
     fn create_direct(&self, path: &Path, direct: bool) -> io::Result<Arc<dyn DirectFile>> {
         Ok(Arc::new(CrashDirect {
@@ -395,10 +427,10 @@ impl FileSystem for CrashFs {
         }))
     }
     fn open_append(&self, path: &Path) -> io::Result<Box<dyn WritableFile>> {
-        self.shared.check(FsCall::Open)?;
+        self.check_call(FsCall::Open, path)?;
         let st = self.shared.state.lock();
         let file = st.live.get(path).cloned().ok_or_else(|| not_found(path))?;
-        Ok(self.writable(file))
+        Ok(self.writable(file, path))
     }
     fn open(&self, path: &Path) -> io::Result<Arc<dyn RandomAccessFile>> {
         let st = self.shared.state.lock();
@@ -412,7 +444,7 @@ impl FileSystem for CrashFs {
         Ok(data)
     }
     fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
-        self.shared.check(FsCall::Rename)?;
+        self.check_call(FsCall::Rename, to)?;
         let mut st = self.shared.state.lock();
         Self::check_parent(&st, to)?;
         let file = st.live.remove(from).ok_or_else(|| not_found(from))?;
@@ -420,7 +452,7 @@ impl FileSystem for CrashFs {
         Ok(())
     }
     fn remove_file(&self, path: &Path) -> io::Result<()> {
-        self.shared.check(FsCall::Remove)?;
+        self.check_call(FsCall::Remove, path)?;
         let mut st = self.shared.state.lock();
         st.live
             .remove(path)

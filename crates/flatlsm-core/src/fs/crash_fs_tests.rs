@@ -106,3 +106,27 @@ fn call_hook_sees_each_counted_call() {
     assert_eq!(fs.list_dir(&dir()).unwrap(), ["a"]);
     assert!(fs.read_all(&dir().join("nope")).is_err());
 }
+
+/// The info log is stored but never counted nor failed: a fault plan covering every call
+/// leaves it working, and the call numbers of other files do not move.
+#[test]
+fn info_log_calls_are_neither_counted_nor_failed() {
+    let fs = fs_with_dir();
+    fs.set_fault_plan(FaultPlan::From {
+        from: 0,
+        kind: FaultKind::Io,
+    });
+    let mut log = fs.create(&dir().join("LOG")).unwrap();
+    log.append(b"line\n").unwrap();
+    log.sync().unwrap();
+    drop(log);
+    fs.rename(&dir().join("LOG"), &dir().join("LOG.old.7"))
+        .unwrap();
+    fs.remove_file(&dir().join("LOG.old.7")).unwrap();
+    assert_eq!((fs.call_count(), fs.injected_faults()), (0, 0));
+    assert!(
+        fs.create(&dir().join("000001.sst")).is_err(),
+        "data files still fail"
+    );
+    assert_eq!(fs.call_count(), 1);
+}

@@ -5,6 +5,9 @@
 //! blocks that bypass the page cache where the platform allows (O_DIRECT), driven by a
 //! [`DirectWriter`] (aligned double buffers, an I/O thread, the padded tail).
 //!
+//! [`OverlayFs`] is a copy-on-write view of another file system: a database opened read-only
+//! runs its usual open (new manifest, clean-up) against it and changes nothing on disk.
+//!
 //! Thread-safety: a [`FileSystem`], a [`RandomAccessFile`] and a [`DirectFile`] are shared
 //! between threads; a [`WritableFile`] has one owner at a time.
 
@@ -16,6 +19,7 @@ mod fault;
 #[cfg(any(test, feature = "test-support"))]
 mod fault_plan;
 mod os;
+mod overlay;
 
 #[cfg(any(test, feature = "test-support"))]
 pub use crash_fs::{CallHook, CrashFs, FsCall, FsImage};
@@ -25,6 +29,7 @@ pub use fault::FaultFs;
 #[cfg(any(test, feature = "test-support"))]
 pub use fault_plan::{FaultKind, FaultPlan};
 pub use os::OsFileSystem;
+pub use overlay::OverlayFs;
 
 use std::io;
 use std::path::{Path, PathBuf};

@@ -19,18 +19,34 @@
 //! second cursor over the same pinned sources ([`DbIterator::with_back`]) backward from the
 //! last key; the walk ends where the two meet (a key yielded from one end is never yielded
 //! from the other).
+//!
+//! Latency ([`DbIterator::with_latency`]): each public positioning call (`seek*`) is timed as
+//! one seek, each `advance`/`prev` (so each `next`/`next_back` of the Rust iterator) as one
+//! next; one clock read pair per call, none without histograms.
 
 use super::{copy_error, InternalIterator};
 use crate::error::{Error, Result};
+use crate::histogram::Histogram;
 use crate::range_del::RangeTombstones;
 use crate::types::{make_internal_key, parse_internal_key, user_key_of, ValueKind, ValuePointer};
 use crate::types::{SequenceNumber, KIND_FOR_SEEK, MAX_SEQUENCE};
 use std::sync::Arc;
+use std::time::Instant;
 
 /// Fetches values that were separated into a value log.
 pub trait ValueResolver: Send + Sync {
     /// Reads the value a pointer refers to.
     fn resolve(&self, ptr: &ValuePointer) -> Result<Vec<u8>>;
+}
+
+/// Where iterators record how long their calls took (nanoseconds), shared by all iterators of
+/// a database.
+#[derive(Debug, Default)]
+pub struct IterLatency {
+    /// `seek`, `seek_to_first`, `seek_to_last`, `seek_for_prev`.
+    pub seek: Histogram,
+    /// `advance` and `prev` (`next` and `next_back` of the Rust iterator).
+    pub next: Histogram,
 }
 
 /// Which invariant the inner cursor currently satisfies (see the module docs).
@@ -65,6 +81,8 @@ pub struct DbIterator {
     /// The last keys yielded by `next` and by `next_back`: the ends meet between them.
     front_yielded: Option<Vec<u8>>,
     back_yielded: Option<Vec<u8>>,
+    /// Where calls are timed, if anywhere.
+    latency: Option<Arc<IterLatency>>,
 }
 
 impl DbIterator {
@@ -94,6 +112,22 @@ impl DbIterator {
             back: None,
             front_yielded: None,
             back_yielded: None,
+            latency: None,
+        }
+    }
+
+    /// Times its calls (and its back cursor's) into `latency` from now on.
+    pub fn with_latency(mut self, latency: Arc<IterLatency>) -> Self {
+        self.latency = Some(latency);
+        self
+    }
+
+    /// Runs `op`, timed into the histogram `pick` chooses if the iterator has histograms.
+    fn timed(&mut self, pick: fn(&IterLatency) -> &Histogram, op: impl FnOnce(&mut Self)) {
+        let start = self.latency.is_some().then(Instant::now);
+        op(self);
+        if let (Some(latency), Some(start)) = (&self.latency, start) {
+            pick(latency).record_since(start);
         }
     }
 
@@ -138,8 +172,12 @@ impl DbIterator {
 
     /// Moves to the first key (at or above the lower bound).
     pub fn seek_to_first(&mut self) {
+        self.timed(|l| &l.seek, Self::first)
+    }
+
+    fn first(&mut self) {
         match self.lower.clone() {
-            Some(l) => self.seek(&l),
+            Some(l) => self.at_or_after(&l),
             None => {
                 self.start_positioning(Direction::Forward);
                 self.inner.seek_to_first();
@@ -150,6 +188,10 @@ impl DbIterator {
 
     /// Moves to the first key >= `key` (and >= the lower bound).
     pub fn seek(&mut self, key: &[u8]) {
+        self.timed(|l| &l.seek, |it| it.at_or_after(key))
+    }
+
+    fn at_or_after(&mut self, key: &[u8]) {
         self.start_positioning(Direction::Forward);
         let target = match &self.lower {
             Some(l) if l.as_slice() > key => l.clone(),
@@ -162,6 +204,10 @@ impl DbIterator {
 
     /// Moves to the last key (below the upper bound); invalid if the range holds no key.
     pub fn seek_to_last(&mut self) {
+        self.timed(|l| &l.seek, Self::last)
+    }
+
+    fn last(&mut self) {
         self.start_positioning(Direction::Reverse);
         match self.upper.clone() {
             Some(u) => self.position_before(&u),
@@ -173,6 +219,10 @@ impl DbIterator {
     /// Moves to the last key <= `key` (and below the upper bound, at or above the lower
     /// bound); invalid if there is none.
     pub fn seek_for_prev(&mut self, key: &[u8]) {
+        self.timed(|l| &l.seek, |it| it.at_or_before(key))
+    }
+
+    fn at_or_before(&mut self, key: &[u8]) {
         self.start_positioning(Direction::Reverse);
         match self.upper.clone() {
             Some(u) if key >= u.as_slice() => self.position_before(&u),
@@ -186,6 +236,10 @@ impl DbIterator {
 
     /// Moves to the next key. Requires `valid()` (does nothing otherwise).
     pub fn advance(&mut self) {
+        self.timed(|l| &l.next, Self::step_forward)
+    }
+
+    fn step_forward(&mut self) {
         if !self.valid {
             return;
         }
@@ -198,6 +252,10 @@ impl DbIterator {
 
     /// Moves to the previous key. Requires `valid()` (does nothing otherwise).
     pub fn prev(&mut self) {
+        self.timed(|l| &l.next, Self::step_back)
+    }
+
+    fn step_back(&mut self) {
         if !self.valid {
             return;
         }
@@ -427,12 +485,17 @@ struct BackCursor {
 }
 
 impl BackCursor {
-    fn get(&mut self) -> &mut DbIterator {
+    /// The cursor, made now if need be (timed into `latency`, the front cursor's).
+    fn get(&mut self, latency: &Option<Arc<IterLatency>>) -> &mut DbIterator {
         if self.made.is_none() {
             let make = self.make.take().expect("a back cursor is made or makeable");
             self.made = Some(Box::new(make()));
         }
-        self.made.as_mut().expect("made above")
+        let cursor = self.made.as_mut().expect("made above");
+        if cursor.latency.is_none() {
+            cursor.latency.clone_from(latency);
+        }
+        cursor
     }
 }
 
@@ -443,7 +506,7 @@ impl DoubleEndedIterator for DbIterator {
         let Some((back, started)) = &mut self.back else {
             return self.missing_back();
         };
-        let cursor = back.get();
+        let cursor = back.get(&self.latency);
         if !*started {
             cursor.seek_to_last();
             *started = true;

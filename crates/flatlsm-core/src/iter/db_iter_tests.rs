@@ -141,6 +141,36 @@ fn scenario() -> Vec<Version> {
     ]
 }
 
+/// Each positioning call is one seek and each step one next, from both ends; a seek to the
+/// first key with a lower bound is still one seek.
+#[test]
+fn iterator_latency_counts_one_seek_per_positioning_and_one_next_per_step() {
+    let latency = Arc::new(super::IterLatency::default());
+    let cursor = || Box::new(VecIterator::new(sorted(&scenario())));
+    let back = move || db_iter(cursor(), MAX_SEQUENCE, Some("a"), None);
+    let mut it = back().with_latency(latency.clone()).with_back_fn(back);
+    let counts = || {
+        (
+            latency.seek.snapshot().count(),
+            latency.next.snapshot().count(),
+        )
+    };
+    assert_eq!(counts(), (0, 0));
+    it.seek_to_first();
+    assert_eq!(counts(), (1, 0));
+    assert_eq!(it.by_ref().take(2).count(), 2);
+    assert_eq!(counts(), (1, 2));
+    assert!(
+        it.next_back().is_some(),
+        "the back cursor seeks to the last key"
+    );
+    assert_eq!(counts(), (2, 3));
+    it.seek(b"c");
+    it.seek_for_prev(b"c");
+    it.prev();
+    assert_eq!(counts(), (4, 4));
+}
+
 #[test]
 fn db_iterator_reverse_scan_hides_invisible_versions_and_tombstones() {
     let mut it = over(&scenario(), 10);

@@ -27,6 +27,7 @@ pub fn copy_error(e: &Error) -> Error {
             detail: detail.clone(),
         },
         Error::Closed => Error::Closed,
+        Error::ReadOnly(p) => Error::ReadOnly(p.clone()),
         Error::WriteStall(s) => Error::WriteStall(s.clone()),
     }
 }

@@ -13,7 +13,7 @@ mod merging;
 #[cfg(test)]
 mod tests;
 
-pub use db_iter::{DbIterator, ValueResolver};
+pub use db_iter::{DbIterator, IterLatency, ValueResolver};
 pub use error_copy::copy_error;
 pub use level::LevelIterator;
 pub use merging::MergingIterator;

@@ -72,6 +72,21 @@ impl DramPmDevice {
         })
     }
 
+    /// Adds `map` as region `name` (a private copy of a file, `pm/private.rs`).
+    pub(crate) fn adopt(&self, name: &str, map: RawMapping) -> Arc<dyn PmRegion> {
+        let region = Arc::new(DramRegion {
+            path: self.label.join(name),
+            map,
+        });
+        self.regions.lock().insert(name.to_string(), region.clone());
+        region
+    }
+
+    /// True if region `name` exists.
+    pub(crate) fn has(&self, name: &str) -> bool {
+        self.regions.lock().contains_key(name)
+    }
+
     fn missing(&self, name: &str) -> Error {
         Error::InvalidState(format!(
             "DRAM region {name} of {} does not exist (DRAM holds nothing across a restart)",

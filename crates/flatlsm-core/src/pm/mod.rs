@@ -23,6 +23,7 @@
 pub mod arena;
 pub mod dram;
 pub mod mmap;
+pub mod private;
 pub(crate) mod raw;
 pub use raw::try_lock_posix;
 #[cfg(any(test, feature = "test-support"))]

@@ -104,6 +104,39 @@ impl RawMapping {
         })
     }
 
+    /// Maps the first `len` bytes of `file` privately (copy on write): reads see the file,
+    /// writes stay in this process and never reach it. For opening a database read-only.
+    pub(crate) fn map_file_private(file: &File, len: usize) -> io::Result<Self> {
+        if len == 0 {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "cannot map an empty file",
+            ));
+        }
+        // SAFETY: as in `map_file`: a null hint, a descriptor open for the call, and the result
+        // checked for MAP_FAILED. A private mapping of a read-only descriptor may be written:
+        // the pages written are copies.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE,
+                file.as_raw_fd(),
+                0,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        let ptr = NonNull::new(p.cast::<u8>()).ok_or_else(|| io::Error::other("mmap gave null"))?;
+        Ok(RawMapping {
+            ptr,
+            len,
+            backing: Backing::Mmap,
+        })
+    }
+
     /// Pre-faults every page of a file mapping writable (`MADV_POPULATE_WRITE`), so the first
     /// stores into a fresh region take no page faults: whoever creates the region pays for its
     /// page tables in one call. Best effort: kernels before 5.14 refuse the advice, and the
@@ -478,18 +511,23 @@ pub(crate) fn preallocate(file: &File, len: u64) -> io::Result<bool> {
     }
 }
 
-/// Takes a POSIX advisory write lock on the whole file without waiting (`fcntl(F_SETLK)`);
-/// `Ok(false)` when another process holds it. Unlike `flock`, such a lock belongs to the process
+/// Takes a POSIX advisory lock on the whole file without waiting (`fcntl(F_SETLK)`): a write
+/// lock if `exclusive`, else a read lock (shared with other readers); `Ok(false)` when another
+/// process holds a conflicting one. Unlike `flock`, such a lock belongs to the process
 /// and is not inherited by children, so a fork in another thread cannot keep it alive after its
 /// owner closed the file. It is released when the process closes any descriptor of the file,
 /// which the caller (`db::lock`) must account for.
-pub fn try_lock_posix(file: &File) -> io::Result<bool> {
+pub fn try_lock_posix(file: &File, exclusive: bool) -> io::Result<bool> {
     // SAFETY: `flock` is a plain C struct for which all-zero bytes are a valid value.
     let mut fl: libc::flock = unsafe { std::mem::zeroed() };
-    fl.l_type = libc::F_WRLCK as libc::c_short;
+    fl.l_type = match exclusive {
+        true => libc::F_WRLCK as libc::c_short,
+        false => libc::F_RDLCK as libc::c_short,
+    };
     fl.l_whence = libc::SEEK_SET as libc::c_short;
     // l_start = 0, l_len = 0: the whole file.
-    // SAFETY: the descriptor is open for writing and `fl` outlives the call.
+    // SAFETY: the descriptor is open for writing (a write lock) or reading (a read lock), and
+    // `fl` outlives the call.
     let rc = unsafe { libc::fcntl(file.as_raw_fd(), libc::F_SETLK, &fl as *const libc::flock) };
     if rc == 0 {
         return Ok(true);

@@ -4,9 +4,13 @@
 //! (1..=30). A key sets/tests `k` bits `h, h+delta, h+2*delta, ...` modulo the bit count, where
 //! `h` is LevelDB's 32-bit hash (seed 0xbc9f1d34) and `delta = h.rotate_right(17)`.
 //! A decoded [`BloomFilter`] is immutable and thread-safe.
+//!
+//! [`FilterCounters`] count what the filters of a database's tables answered on point lookups
+//! (relaxed atomics: each exact, not a consistent cut).
 
 use crate::error::{Error, Result};
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// LevelDB's `Hash(data, n, 0xbc9f1d34)`, used for bloom probes.
 pub fn bloom_hash(data: &[u8]) -> u32 {
@@ -104,6 +108,47 @@ impl BloomFilter {
     /// Number of bit probes per key (1..=30).
     pub fn probes(&self) -> usize {
         self.k
+    }
+}
+
+/// What table filters answered on point lookups ([`crate::sst::Table::get`] of a table with a
+/// filter), shared by the tables of a database (RocksDB's `BLOOM_FILTER_USEFUL` and
+/// `BLOOM_FILTER_FULL_POSITIVE` tickers).
+#[derive(Debug, Default)]
+pub struct FilterCounters {
+    checked: AtomicU64,
+    useful: AtomicU64,
+    false_positives: AtomicU64,
+}
+
+impl FilterCounters {
+    /// Lookups that asked a filter.
+    pub fn checked(&self) -> u64 {
+        self.checked.load(Ordering::Relaxed)
+    }
+
+    /// Lookups the filter answered "absent", sparing a block read.
+    pub fn useful(&self) -> u64 {
+        self.useful.load(Ordering::Relaxed)
+    }
+
+    /// Lookups the filter let through that then found no entry of the key (visible at the
+    /// lookup's sequence) in the table.
+    pub fn false_positives(&self) -> u64 {
+        self.false_positives.load(Ordering::Relaxed)
+    }
+
+    /// Counts one filter answer: `passed` is whether it said "maybe".
+    pub(crate) fn count_check(&self, passed: bool) {
+        self.checked.fetch_add(1, Ordering::Relaxed);
+        if !passed {
+            self.useful.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Counts a lookup the filter let through that found nothing.
+    pub(crate) fn count_false_positive(&self) {
+        self.false_positives.fetch_add(1, Ordering::Relaxed);
     }
 }
 

@@ -2,14 +2,19 @@
 //!
 //! Invariants: keys arrive in strictly increasing [`compare_internal_keys`] order (otherwise
 //! `Error::InvalidArgument`); blocks are written back to back starting at offset 0, so the file
-//! is exactly `data blocks ++ filter ++ index ++ footer` with no gaps. After any I/O error the
+//! is exactly `data blocks ++ filter ++ index ++ footer` with no gaps. A data block is stored
+//! compressed (the options' [`Compression`]) when that saves at least 1/8 of its bytes, else
+//! raw; filter and index blocks are always raw. After any I/O error the
 //! builder is poisoned and refuses further calls. A builder has a single owner (`Send`, not shared).
 
 use super::block_builder::BlockBuilder;
 use super::bloom::{bloom_hash, build_filter};
-use super::format::{block_trailer, BlockHandle, Footer, FOOTER_LEN, FORMAT_VERSION};
+use super::format::{
+    block_trailer, BlockHandle, Footer, BLOCK_TYPE_RAW, FOOTER_LEN, FORMAT_VERSION,
+};
 use super::MAX_BLOCK_SIZE;
 use super::{TableBuildOptions, TableSummary};
+use crate::compression::{Compression, Compressor};
 use crate::error::{Error, IoContext, Result};
 use crate::fs::WritableFile;
 use crate::types::{compare_internal_keys, user_key_of, TRAILER_LEN};
@@ -25,6 +30,8 @@ pub struct TableBuilder {
     path: PathBuf,
     block_size: usize,
     bloom_bits_per_key: usize,
+    compression: Compression,
+    compressor: Compressor,
     data: BlockBuilder,
     index: BlockBuilder,
     offset: u64,
@@ -43,6 +50,8 @@ impl TableBuilder {
             path,
             block_size: opts.block_size.clamp(1, MAX_BLOCK_SIZE),
             bloom_bits_per_key: opts.bloom_bits_per_key,
+            compression: opts.compression,
+            compressor: Compressor::new(opts.compression),
             data: BlockBuilder::new(),
             index: BlockBuilder::new(),
             offset: 0,
@@ -160,21 +169,29 @@ impl TableBuilder {
     fn flush_data_block(&mut self) -> Result<()> {
         let last = self.data.last_key().to_vec();
         let contents = self.data.finish();
-        let handle = self.write_block(&contents)?;
+        let handle = match self.compressor.compress(&contents) {
+            Some(stored) => self.write_typed_block(&stored, self.compression.type_byte())?,
+            None => self.write_block(&contents)?,
+        };
         let mut value = Vec::new();
         handle.encode_varint(&mut value);
         self.index.add(&last, &value);
         Ok(())
     }
 
-    /// Appends block contents and trailer; returns the block's handle.
+    /// Appends raw block contents and trailer; returns the block's handle.
     fn write_block(&mut self, contents: &[u8]) -> Result<BlockHandle> {
+        self.write_typed_block(contents, BLOCK_TYPE_RAW)
+    }
+
+    /// Appends a block's stored bytes and a trailer of `block_type`; returns its handle.
+    fn write_typed_block(&mut self, stored: &[u8], block_type: u8) -> Result<BlockHandle> {
         let handle = BlockHandle {
             offset: self.offset,
-            size: contents.len() as u64,
+            size: stored.len() as u64,
         };
-        self.append(contents)?;
-        self.append(&block_trailer(contents))?;
+        self.append(stored)?;
+        self.append(&block_trailer(stored, block_type))?;
         Ok(handle)
     }
 

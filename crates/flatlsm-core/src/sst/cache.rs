@@ -1,104 +1,94 @@
-//! A sharded LRU cache of decoded data blocks, charged by bytes.
+//! The block cache: decoded data blocks keyed by `(file_number, block_offset)`, charged by
+//! bytes ([`Block::charge`]), scan resistant.
 //!
-//! Keys are `(file_number, block_offset)`; file numbers are never reused, so entries of deleted
-//! tables are never hit again and simply age out (or are dropped by [`BlockCache::erase_file`]).
-//! Thread-safety: `BlockCache` is `Send + Sync`; each shard has its own mutex, and the hit/miss
-//! counters are atomics. Invariant per shard: `usage == sum of charges of resident blocks`
-//! and `usage <= capacity` after every insert.
+//! Policy: `quick_cache`'s sync cache (a CLOCK-Pro variant close to S3-FIFO). A block read for
+//! the first time enters a small *cold* queue and leaves it unless it is read again before it
+//! reaches the queue's end; blocks read again move to the *hot* queue (most of the capacity),
+//! and recently dropped keys are remembered (ghosts) so that a block read again soon after
+//! enters hot directly. One long scan of blocks read once therefore passes through the cold
+//! queue without pushing the hot blocks out, which an LRU does not survive. While the cache
+//! is still filling up, new blocks go straight to hot.
+//!
+//! Deleted tables: file numbers are never reused, so a deleted table's blocks are never hit
+//! again and correctness does not depend on dropping them; [`BlockCache::erase_file`] still
+//! drops them at once (one pass over the resident blocks, as the LRU this replaced did) so
+//! that their bytes, and in PM their arena space, are given back without waiting for them to
+//! age out.
+//!
+//! PM placement ([`BlockCache::in_pm`]): a block is copied into the arena before it is
+//! inserted; the copy's bytes are freed when the last `Arc` of it is dropped, that is when the
+//! cache has dropped it (eviction, `erase_file`) and no reader holds it any more. Evicted
+//! blocks are dropped after the shard's lock is released.
+//!
+//! Invariants: `usage() <= capacity` after every insert (per shard, `quick_cache` evicts before
+//! it admits); a block larger than 90% of a shard is never cached. Thread-safety: `Send +
+//! Sync`; each shard has its own lock, and the counters are relaxed atomics (each exact, not a
+//! consistent cut).
 
 use super::block::Block;
 use crate::pm::PmArena;
-use parking_lot::Mutex;
-use std::collections::{BTreeMap, HashMap};
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use quick_cache::sync::Cache;
+use quick_cache::{DefaultHashBuilder, Lifecycle, OptionsBuilder, Weighter};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 /// Most shards a cache is split into.
 const MAX_SHARDS: usize = 16;
 /// Smallest capacity of a shard when there are several, so that a shard holds many blocks.
 const MIN_SHARD_CAPACITY: usize = 512 << 10;
+/// The charge of a typical block (4 KiB of data plus its decoded keys and entry table), to
+/// size the cache's tables and ghost list.
+const TYPICAL_CHARGE: usize = 8 << 10;
+/// A block is cached only if it takes at most this percentage of its shard (below
+/// `quick_cache`'s hot share, 97%, past which it refuses a block and reports it evicted).
+const LARGEST_PERCENT: u64 = 90;
 
 /// Cache key: table file number and block offset.
 type Key = (u64, u64);
 
-struct Slot {
-    block: Arc<Block>,
-    charge: usize,
-    tick: u64,
-}
+/// Charges a block its [`Block::charge`] bytes.
+#[derive(Clone)]
+struct ByCharge;
 
-/// One LRU shard: `lru` maps a recency tick to the key last used at that tick.
-#[derive(Default)]
-struct Shard {
-    map: HashMap<Key, Slot>,
-    lru: BTreeMap<u64, Key>,
-    usage: usize,
-    tick: u64,
-}
-
-impl Shard {
-    fn get(&mut self, key: Key) -> Option<Arc<Block>> {
-        self.tick += 1;
-        let slot = self.map.get_mut(&key)?;
-        self.lru.remove(&slot.tick);
-        slot.tick = self.tick;
-        self.lru.insert(self.tick, key);
-        Some(Arc::clone(&slot.block))
-    }
-
-    fn remove(&mut self, key: Key) -> usize {
-        let Some(slot) = self.map.remove(&key) else {
-            return 0;
-        };
-        self.lru.remove(&slot.tick);
-        self.usage -= slot.charge;
-        slot.charge
-    }
-
-    /// Inserts and evicts least recently used blocks; returns (bytes added, bytes evicted).
-    fn insert(&mut self, key: Key, block: Arc<Block>, capacity: usize) -> (usize, usize) {
-        let mut freed = self.remove(key);
-        let charge = block.charge();
-        if charge > capacity {
-            return (0, freed);
-        }
-        while self.usage + charge > capacity {
-            let Some((_, victim)) = self.lru.pop_first() else {
-                break;
-            };
-            if let Some(slot) = self.map.remove(&victim) {
-                self.usage -= slot.charge;
-                freed += slot.charge;
-            }
-        }
-        self.tick += 1;
-        self.lru.insert(self.tick, key);
-        self.map.insert(
-            key,
-            Slot {
-                block,
-                charge,
-                tick: self.tick,
-            },
-        );
-        self.usage += charge;
-        (charge, freed)
+impl Weighter<Key, Arc<Block>> for ByCharge {
+    fn weight(&self, _key: &Key, block: &Arc<Block>) -> u64 {
+        block.charge() as u64
     }
 }
 
-/// Sharded LRU cache of decoded blocks, shared by all tables of a database.
+/// Counts evictions and keeps the evicted blocks to drop them outside the shard lock.
+#[derive(Clone)]
+struct CountEvictions(Arc<AtomicU64>);
+
+impl Lifecycle<Key, Arc<Block>> for CountEvictions {
+    type RequestState = Vec<Arc<Block>>;
+
+    fn on_evict(&self, evicted: &mut Self::RequestState, _key: Key, block: Arc<Block>) {
+        self.0.fetch_add(1, Ordering::Relaxed);
+        evicted.push(block);
+    }
+}
+
+/// Scan-resistant cache of decoded blocks, shared by all tables of a database.
 pub struct BlockCache {
     /// Where cached blocks' bytes live when the cache is placed in PM (`None`: the heap).
     arena: Option<Arc<PmArena>>,
-    shards: Vec<Mutex<Shard>>,
-    shard_capacity: usize,
-    usage: AtomicUsize,
+    blocks: Cache<Key, Arc<Block>, ByCharge, DefaultHashBuilder, CountEvictions>,
+    capacity: usize,
     hits: AtomicU64,
     misses: AtomicU64,
+    inserts: AtomicU64,
+    evictions: Arc<AtomicU64>,
 }
 
 impl BlockCache {
     /// A cache holding at most about `capacity_bytes` of blocks (0 disables caching).
+    ///
+    /// ```
+    /// use flatlsm_core::sst::BlockCache;
+    /// let cache = BlockCache::new(8 << 20);
+    /// assert_eq!((cache.capacity(), cache.usage(), cache.hits()), (8 << 20, 0, 0));
+    /// ```
     pub fn new(capacity_bytes: usize) -> Arc<Self> {
         Self::with_arena(capacity_bytes, None)
     }
@@ -111,21 +101,33 @@ impl BlockCache {
         Self::with_arena(capacity, Some(arena))
     }
 
-    fn with_arena(capacity_bytes: usize, arena: Option<Arc<PmArena>>) -> Arc<Self> {
-        let n = (capacity_bytes / MIN_SHARD_CAPACITY).clamp(1, MAX_SHARDS);
+    fn with_arena(capacity: usize, arena: Option<Arc<PmArena>>) -> Arc<Self> {
+        let evictions = Arc::new(AtomicU64::new(0));
+        let blocks = Cache::with_options(
+            cache_options(capacity),
+            ByCharge,
+            DefaultHashBuilder::default(),
+            CountEvictions(evictions.clone()),
+        );
         Arc::new(BlockCache {
             arena,
-            shards: (0..n).map(|_| Mutex::new(Shard::default())).collect(),
-            shard_capacity: capacity_bytes / n,
-            usage: AtomicUsize::new(0),
+            blocks,
+            capacity,
             hits: AtomicU64::new(0),
             misses: AtomicU64::new(0),
+            inserts: AtomicU64::new(0),
+            evictions,
         })
+    }
+
+    /// Bytes of blocks the cache may hold.
+    pub fn capacity(&self) -> usize {
+        self.capacity
     }
 
     /// Bytes of blocks currently cached.
     pub fn usage(&self) -> usize {
-        self.usage.load(Ordering::Relaxed)
+        self.blocks.weight() as usize
     }
 
     /// Number of lookups that found their block.
@@ -138,10 +140,19 @@ impl BlockCache {
         self.misses.load(Ordering::Relaxed)
     }
 
+    /// Number of blocks admitted to the cache.
+    pub fn inserts(&self) -> u64 {
+        self.inserts.load(Ordering::Relaxed)
+    }
+
+    /// Number of blocks the cache dropped to make room (not counting [`BlockCache::erase_file`]).
+    pub fn evictions(&self) -> u64 {
+        self.evictions.load(Ordering::Relaxed)
+    }
+
     /// Looks up a block and counts a hit or a miss.
     pub fn get(&self, file_number: u64, offset: u64) -> Option<Arc<Block>> {
-        let key = (file_number, offset);
-        let found = self.shard(key).lock().get(key);
+        let found = self.blocks.get(&(file_number, offset));
         let counter = if found.is_some() {
             &self.hits
         } else {
@@ -151,8 +162,12 @@ impl BlockCache {
         found
     }
 
-    /// Caches a block (blocks larger than a shard's capacity are not cached).
+    /// Caches a block (one too large for the cache, or that a PM arena has no room for, is
+    /// not cached).
     pub fn insert(&self, file_number: u64, offset: u64, block: Arc<Block>) {
+        if block.charge() as u64 > self.blocks.shard_capacity() / 100 * LARGEST_PERCENT {
+            return;
+        }
         let block = match &self.arena {
             None => block,
             Some(arena) => match block.to_pm(arena) {
@@ -160,33 +175,25 @@ impl BlockCache {
                 None => return,
             },
         };
-        let key = (file_number, offset);
-        let (added, freed) = self
-            .shard(key)
-            .lock()
-            .insert(key, block, self.shard_capacity);
-        self.usage.fetch_add(added, Ordering::Relaxed);
-        self.usage.fetch_sub(freed, Ordering::Relaxed);
+        self.blocks.insert((file_number, offset), block);
+        self.inserts.fetch_add(1, Ordering::Relaxed);
     }
 
     /// Drops every cached block of `file_number` (for example after the table was deleted).
     pub fn erase_file(&self, file_number: u64) {
-        for shard in &self.shards {
-            let mut s = shard.lock();
-            let keys: Vec<Key> = s
-                .map
-                .keys()
-                .filter(|k| k.0 == file_number)
-                .copied()
-                .collect();
-            let freed: usize = keys.into_iter().map(|k| s.remove(k)).sum();
-            self.usage.fetch_sub(freed, Ordering::Relaxed);
-        }
+        self.blocks.retain(|key, _| key.0 != file_number);
     }
+}
 
-    fn shard(&self, key: Key) -> &Mutex<Shard> {
-        let h =
-            key.0.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ key.1.wrapping_mul(0xc2b2_ae3d_27d4_eb4f);
-        &self.shards[(h >> 32) as usize % self.shards.len()]
-    }
+/// `quick_cache`'s options for `capacity` bytes: up to [`MAX_SHARDS`] shards of at least
+/// [`MIN_SHARD_CAPACITY`] (a power of two; `quick_cache` uses fewer if a shard would hold
+/// fewer than 32 typical blocks).
+fn cache_options(capacity: usize) -> quick_cache::Options {
+    let shards = (capacity / MIN_SHARD_CAPACITY).clamp(1, MAX_SHARDS);
+    OptionsBuilder::new()
+        .shards(1 << shards.ilog2())
+        .weight_capacity(capacity as u64)
+        .estimated_items_capacity((capacity / TYPICAL_CHARGE).max(1))
+        .build()
+        .expect("the two required options are set")
 }

@@ -5,11 +5,14 @@
 //! - a footer has the right magic, version and CRC, and its handles lie inside the file, with the
 //!   filter block (if any) immediately followed by the index block, immediately followed by the
 //!   footer;
-//! - a block read from disk has trailer type 0 and a CRC32C over contents + type that matches.
+//! - a block read from disk has a CRC32C over its stored bytes + type byte that matches, then a
+//!   known type (0 raw, 4 LZ4, 7 zstd) and, if compressed, decompresses to exactly the size it
+//!   records (`crate::compression`); a compressed block's errors name the block's offset.
 //!
 //! Everything here is pure or reads through a shared `RandomAccessFile`, so it is thread-safe.
 
 use super::coding::{get_fixed32, get_fixed64, get_varint64, put_varint64};
+use crate::compression::type_name;
 use crate::error::{Error, Result};
 use crate::fs::RandomAccessFile;
 use crate::types::{crc32c, crc32c_extend};
@@ -17,8 +20,9 @@ use std::path::Path;
 
 /// Length of the trailer after each block: type byte + CRC32C.
 pub const BLOCK_TRAILER_LEN: u64 = 5;
-/// Trailer type byte for an uncompressed block (the only type written).
-pub const BLOCK_TYPE_RAW: u8 = 0;
+/// Trailer type byte for an uncompressed block (the type of every block written before
+/// compression, and of filter and index blocks); the others are [`crate::compression`]'s.
+pub const BLOCK_TYPE_RAW: u8 = crate::compression::TYPE_NONE;
 /// Magic number at the very end of every table: "FLATLSM1" read as a big-endian u64.
 pub const TABLE_MAGIC: u64 = 0x464c_4154_4c53_4d31;
 /// Current (and only) table format version.
@@ -57,6 +61,18 @@ impl BlockHandle {
             .checked_add(self.size)?
             .checked_add(BLOCK_TRAILER_LEN)
     }
+}
+
+/// How one block is stored, for tools (`flatlsm dump`): where it lies, its trailer's type byte
+/// ([`crate::compression::type_name`] names it) and its size once decompressed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StoredBlock {
+    /// Where the block lies; `handle.size` is its stored size.
+    pub handle: BlockHandle,
+    /// The trailer's type byte (0: raw).
+    pub block_type: u8,
+    /// Bytes of the block's contents after decompression.
+    pub raw_size: u64,
 }
 
 /// The decoded fixed-size footer at the end of a table file.
@@ -179,11 +195,12 @@ fn check_footer_layout(f: &Footer, footer_offset: u64) -> std::result::Result<()
     Ok(())
 }
 
-/// Appends the 5-byte trailer (type 0, CRC32C over `contents` + type) for `contents`.
-pub(crate) fn block_trailer(contents: &[u8]) -> [u8; BLOCK_TRAILER_LEN as usize] {
-    let crc = crc32c_extend(crc32c(contents), &[BLOCK_TYPE_RAW]);
+/// The 5-byte trailer (type byte `block_type`, CRC32C over `stored` + type) of a block whose
+/// stored bytes are `stored`.
+pub(crate) fn block_trailer(stored: &[u8], block_type: u8) -> [u8; BLOCK_TRAILER_LEN as usize] {
+    let crc = crc32c_extend(crc32c(stored), &[block_type]);
     let mut t = [0u8; BLOCK_TRAILER_LEN as usize];
-    t[0] = BLOCK_TYPE_RAW;
+    t[0] = block_type;
     t[1..].copy_from_slice(&crc.to_le_bytes());
     t
 }
@@ -210,12 +227,40 @@ pub(crate) fn read_exact(
     }
 }
 
-/// Reads the block at `handle` and verifies its trailer; returns the contents without trailer.
+/// Reads the block at `handle`, verifies its trailer and decompresses it; returns the raw
+/// contents (what the block builder produced).
 pub(crate) fn read_block(
     file: &dyn RandomAccessFile,
     path: &Path,
     handle: BlockHandle,
 ) -> Result<Vec<u8>> {
+    let (block_type, stored) = read_stored_block(file, path, handle)?;
+    decompress_block(block_type, stored, path, handle)
+}
+
+/// The raw contents of a block of `block_type` stored as `stored` at `handle`.
+pub(crate) fn decompress_block(
+    block_type: u8,
+    stored: Vec<u8>,
+    path: &Path,
+    handle: BlockHandle,
+) -> Result<Vec<u8>> {
+    crate::compression::decompress(block_type, stored).map_err(|detail| {
+        let at = match type_name(block_type) {
+            Some(_) => handle.offset,
+            None => handle.offset + handle.size,
+        };
+        Error::corruption(path, at, detail)
+    })
+}
+
+/// Reads the block at `handle` and verifies its trailer's CRC; returns the type byte and the
+/// stored bytes (compressed or not, without trailer).
+pub(crate) fn read_stored_block(
+    file: &dyn RandomAccessFile,
+    path: &Path,
+    handle: BlockHandle,
+) -> Result<(u8, Vec<u8>)> {
     let too_big = || Error::corruption(path, handle.offset, "block size overflows");
     let size = usize::try_from(handle.size).map_err(|_| too_big())?;
     let total = size
@@ -223,21 +268,16 @@ pub(crate) fn read_block(
         .ok_or_else(too_big)?;
     let mut buf = read_exact(file, path, handle.offset, total)?;
     check_trailer(&buf, path, handle)?;
+    let block_type = buf[size];
     buf.truncate(size);
-    Ok(buf)
+    Ok((block_type, buf))
 }
 
-/// Verifies the trailer at the end of `buf` (contents + trailer) for the block at `handle`.
+/// Verifies the CRC in the trailer at the end of `buf` (stored bytes + trailer) for the block
+/// at `handle`. The type byte is judged after (an unknown type is refused by decompression).
 fn check_trailer(buf: &[u8], path: &Path, handle: BlockHandle) -> Result<()> {
     let size = buf.len() - BLOCK_TRAILER_LEN as usize;
     let at = handle.offset + size as u64;
-    if buf[size] != BLOCK_TYPE_RAW {
-        return Err(Error::corruption(
-            path,
-            at,
-            format!("unknown block type {}", buf[size]),
-        ));
-    }
     let stored = get_fixed32(buf, size + 1).unwrap_or_default();
     let actual = crc32c(&buf[..=size]);
     if stored != actual {

@@ -3,7 +3,9 @@
 //! A table file is `data blocks ++ filter block ++ index block ++ footer`, written once by a
 //! [`TableBuilder`] and then read-only ([`Table`]). Data and index blocks hold internal keys
 //! ([`crate::types`]) in strictly increasing [`crate::types::compare_internal_keys`] order with
-//! prefix compression; the filter is a bloom filter over user keys; every block carries a CRC32C.
+//! prefix compression; data blocks may be compressed (LZ4, zstd: [`crate::compression`], the type
+//! in each block's trailer); the filter is a bloom filter over user keys; every block carries a
+//! CRC32C over its stored bytes.
 //! The byte layout is documented in `docs/sst-format.md`.
 //!
 //! Safety contract of the readers: every byte read from disk is validated (footer magic/CRC,
@@ -19,7 +21,7 @@ mod block_builder;
 pub mod bloom;
 mod builder;
 mod cache;
-mod coding;
+pub(crate) mod coding;
 mod format;
 mod iterator;
 mod table;
@@ -31,16 +33,18 @@ mod tests;
 pub const MAX_BLOCK_SIZE: usize = 1 << 30;
 
 pub use block::Block;
-pub use bloom::BloomFilter;
+pub use bloom::{BloomFilter, FilterCounters};
 pub use builder::TableBuilder;
 pub use cache::BlockCache;
 pub use format::{
-    decode_footer, BlockHandle, Footer, BLOCK_TRAILER_LEN, FOOTER_LEN, FORMAT_VERSION, TABLE_MAGIC,
+    decode_footer, BlockHandle, Footer, StoredBlock, BLOCK_TRAILER_LEN, BLOCK_TYPE_RAW, FOOTER_LEN,
+    FORMAT_VERSION, TABLE_MAGIC,
 };
 pub use iterator::TableIterator;
 pub use table::Table;
 pub use table_cache::TableCache;
 
+use crate::compression::Compression;
 use std::path::{Path, PathBuf};
 
 /// Where a table file lives: RocksDB's `db_paths` path id, with two tiers. Recorded per file in
@@ -109,6 +113,9 @@ pub struct TableBuildOptions {
     pub block_size: usize,
     /// Bloom filter bits per distinct user key; 0 writes no filter.
     pub bloom_bits_per_key: usize,
+    /// How data blocks are compressed (default none). A block that would not shrink by at
+    /// least 1/8 is stored raw.
+    pub compression: Compression,
 }
 
 impl Default for TableBuildOptions {
@@ -116,6 +123,7 @@ impl Default for TableBuildOptions {
         TableBuildOptions {
             block_size: 4096,
             bloom_bits_per_key: 10,
+            compression: Compression::None,
         }
     }
 }

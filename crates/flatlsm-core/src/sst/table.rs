@@ -1,16 +1,20 @@
 //! An open, read-only SSTable: footer, index and bloom filter are validated at open and kept in
-//! memory; data blocks are read on demand (through the optional shared [`BlockCache`]).
+//! memory; data blocks are read on demand (through the optional shared [`BlockCache`], which
+//! holds them decoded: decompressed once per load, never per lookup).
 //!
 //! Invariants established by [`Table::open`]: the file has the size the caller expects, the
 //! footer is valid, the index block is sorted and its handles describe data blocks laid out back
 //! to back from offset 0 up to the filter (or index) block. Every data block is checked when it
-//! is loaded: CRC, entry encoding, non-empty, last key equal to its index key, first key after
+//! is loaded: CRC, decompression (type known, exact recorded size), entry encoding, non-empty, last key equal to its index key, first key after
 //! the previous index key. Thread-safety: `Table` is immutable and `Send + Sync`.
 
 use super::block::Block;
-use super::bloom::BloomFilter;
+use super::bloom::{BloomFilter, FilterCounters};
 use super::cache::BlockCache;
-use super::format::{decode_footer, read_block, read_exact, BlockHandle, Footer, FOOTER_LEN};
+use super::format::{
+    decode_footer, decompress_block, read_block, read_exact, read_stored_block, BlockHandle,
+    Footer, StoredBlock, FOOTER_LEN,
+};
 use super::iterator::TableIterator;
 use crate::error::{Error, IoContext, Result};
 use crate::fs::RandomAccessFile;
@@ -29,6 +33,8 @@ pub struct Table {
     handles: Vec<BlockHandle>,
     filter: Option<BloomFilter>,
     cache: Option<Arc<BlockCache>>,
+    /// Where [`Table::get`] counts its filter's answers (if anywhere).
+    filter_counters: Option<Arc<FilterCounters>>,
 }
 
 impl Table {
@@ -39,6 +45,18 @@ impl Table {
         file_number: u64,
         file_size: u64,
         cache: Option<Arc<BlockCache>>,
+    ) -> Result<Arc<Table>> {
+        Self::open_counted(file, path, file_number, file_size, cache, None)
+    }
+
+    /// [`Table::open`], counting the filter's answers to [`Table::get`] in `filter_counters`.
+    pub fn open_counted(
+        file: Arc<dyn RandomAccessFile>,
+        path: PathBuf,
+        file_number: u64,
+        file_size: u64,
+        cache: Option<Arc<BlockCache>>,
+        filter_counters: Option<Arc<FilterCounters>>,
     ) -> Result<Arc<Table>> {
         let footer = read_footer(file.as_ref(), &path, file_size)?;
         let index_bytes = read_block(file.as_ref(), &path, footer.index)?;
@@ -59,6 +77,7 @@ impl Table {
             handles,
             filter,
             cache,
+            filter_counters,
         }))
     }
 
@@ -70,9 +89,33 @@ impl Table {
     /// The first entry whose internal key is >= `lookup`, if its user key equals lookup's.
     pub fn get(&self, lookup: &[u8]) -> Result<Option<(Vec<u8>, Vec<u8>)>> {
         let user_key = user_key_of(lookup);
-        if !self.may_contain(user_key) {
+        if !self.filter_passes(user_key) {
             return Ok(None);
         }
+        let found = self.find(lookup, user_key)?;
+        if let (None, Some(c)) = (&found, self.counters()) {
+            c.count_false_positive();
+        }
+        Ok(found)
+    }
+
+    /// The filter's answer for `user_key` (true without a filter), counted.
+    fn filter_passes(&self, user_key: &[u8]) -> bool {
+        let passes = self.may_contain(user_key);
+        if let Some(c) = self.counters() {
+            c.count_check(passes);
+        }
+        passes
+    }
+
+    /// Where to count filter answers: nowhere if the table has no filter.
+    fn counters(&self) -> Option<&FilterCounters> {
+        self.filter.as_ref()?;
+        self.filter_counters.as_deref()
+    }
+
+    /// [`Table::get`] past the filter.
+    fn find(&self, lookup: &[u8], user_key: &[u8]) -> Result<Option<(Vec<u8>, Vec<u8>)>> {
         let i = self.index.seek(lookup);
         if i == self.index.len() {
             return Ok(None);
@@ -154,6 +197,19 @@ impl Table {
     /// Where data block `i` (< [`Table::num_blocks`]) lies in the file.
     pub fn block_handle(&self, i: usize) -> BlockHandle {
         self.handles[i]
+    }
+
+    /// How data block `i` (< [`Table::num_blocks`]) is stored: read from the file (not the
+    /// cache), its CRC checked and its contents decompressed to learn their size.
+    pub fn stored_block(&self, i: usize) -> Result<StoredBlock> {
+        let handle = self.handles[i];
+        let (block_type, stored) = read_stored_block(self.file.as_ref(), &self.path, handle)?;
+        let raw = decompress_block(block_type, stored, &self.path, handle)?;
+        Ok(StoredBlock {
+            handle,
+            block_type,
+            raw_size: raw.len() as u64,
+        })
     }
 
     /// The data block at `handle` (as [`Table::block_handle`] gave it), checked like any data

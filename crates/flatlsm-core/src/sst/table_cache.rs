@@ -9,6 +9,7 @@
 //! one is dropped from the cache; a reader still holding it keeps it (and its descriptor) until
 //! it is done, and the next `get` opens the file again.
 
+use super::bloom::FilterCounters;
 use super::cache::BlockCache;
 use super::table::Table;
 use super::{SstDir, SstDirs};
@@ -23,6 +24,8 @@ pub struct TableCache {
     fs: Arc<dyn FileSystem>,
     dirs: SstDirs,
     block_cache: Option<Arc<BlockCache>>,
+    /// What the filters of its tables answered on point lookups.
+    filter_counters: Arc<FilterCounters>,
     /// Open tables and the tick of their last use.
     tables: Mutex<Tables>,
     /// Most tables kept open (`usize::MAX`: no bound).
@@ -71,6 +74,7 @@ impl TableCache {
             fs,
             dirs,
             block_cache,
+            filter_counters: Arc::default(),
             tables: Mutex::new(Tables::default()),
             capacity: usize::MAX,
         }
@@ -80,6 +84,16 @@ impl TableCache {
     pub fn with_capacity(mut self, capacity: usize) -> Self {
         self.capacity = capacity.max(1);
         self
+    }
+
+    /// The block cache its tables read through, if any.
+    pub fn block_cache(&self) -> Option<&Arc<BlockCache>> {
+        self.block_cache.as_ref()
+    }
+
+    /// What the filters of its tables answered on point lookups.
+    pub fn filter_counters(&self) -> &FilterCounters {
+        &self.filter_counters
     }
 
     /// The directories tables live in.
@@ -98,7 +112,8 @@ impl TableCache {
             .fs
             .open(&path)
             .context(|| format!("opening {}", path.display()))?;
-        let table = Table::open(file, path, file_number, file_size, self.block_cache.clone())?;
+        let (cache, counters) = (self.block_cache.clone(), self.filter_counters.clone());
+        let table = Table::open_counted(file, path, file_number, file_size, cache, Some(counters))?;
         let mut tables = self.tables.lock();
         Ok(tables.insert(file_number, table, self.capacity))
     }

@@ -1,18 +1,22 @@
 //! [`JobContext`]: everything a flush, compaction or value-log GC job may use, and nothing
 //! more. A job never sees the database: it gets the files (file system, directory, table
 //! cache), its options, the oldest sequence a reader may still need, a locator for copied value
-//! pointers, and a narrow [`JobHost`] to number its outputs and to learn when to stop. The
+//! pointers, a narrow [`JobHost`] to number its outputs and to learn when to stop, and the
+//! database's info log (`LOG`) for what it wants an operator to read. The
 //! database builds one per job (`db/jobs.rs`) and commits what the job returns through the one
 //! commit protocol (`db/background.rs`, `install`).
 //!
 //! So a job can be run, and tested, against any host: the designs share the jobs and differ in
 //! what they pick ([`super::policy`]) and when they run them.
 
+use crate::db::info_log::InfoLog;
 use crate::fs::FileSystem;
+use crate::options::Compression;
 use crate::range_del::RangeTombstones;
 use crate::sst::{SstDir, TableCache};
 use crate::types::SequenceNumber;
 use crate::values::ValueLocator;
+use crate::version::MAX_LEVELS;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -26,6 +30,9 @@ pub(crate) struct JobOptions {
     pub block_size: usize,
     /// Bloom filter bits per key of output SSTables.
     pub bloom_bits_per_key: usize,
+    /// Compression of output SSTables' data blocks, by the level they are written to
+    /// (`Options::compression_for_level`).
+    pub compression: [Compression; MAX_LEVELS],
     /// Values at least this long go to a value log at flush (`usize::MAX`: never).
     pub kv_separation_threshold: usize,
     /// Threads of a parallel flush.
@@ -80,4 +87,6 @@ pub(crate) struct JobContext<'a> {
     pub locator: ValueLocator,
     /// Numbers outputs, says when to stop.
     pub host: &'a dyn JobHost,
+    /// The database's info log (a line never fails the job).
+    pub info_log: &'a InfoLog,
 }

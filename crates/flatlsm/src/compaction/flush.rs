@@ -135,7 +135,7 @@ fn flush_range(
         None => merged.seek_to_first(),
     }
     let mut filter = VersionFilter::new(ctx.oldest_snapshot, &ctx.range_dels);
-    let mut tables = TableOutput::new(ctx);
+    let mut tables = TableOutput::new(ctx, 0);
     let mut vlog = VlogOutput::new(ctx);
     let bottommost = |uk: &[u8]| !ctx.options.keep_tombstones && version.no_file_holds(uk);
     while merged.valid() {

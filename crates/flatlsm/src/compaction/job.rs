@@ -100,14 +100,14 @@ pub(crate) fn run(
     run_with(ctx, c, version, Vec::new())
 }
 
-/// [`run`] with `sources` merged in beside the input files (a design's level-0 store, such as
-/// MatrixKV's row parts of a column).
 /// True if `user_key` lies within `f`'s key range.
 fn covers(f: &FileMeta, user_key: &[u8]) -> bool {
     let (lo, hi) = (user_key_of(&f.smallest), user_key_of(&f.largest));
     lo <= user_key && user_key <= hi
 }
 
+/// [`run`] with `sources` merged in beside the input files (a design's level-0 store, such as
+/// MatrixKV's row parts of a column).
 pub(crate) fn run_with(
     ctx: &JobContext<'_>,
     c: &Compaction,
@@ -119,7 +119,7 @@ pub(crate) fn run_with(
     let mut merged = MergingIterator::new(children);
     merged.seek_to_first();
     let mut filter = VersionFilter::new(ctx.oldest_snapshot, &ctx.range_dels);
-    let mut out = TableOutput::new(ctx);
+    let mut out = TableOutput::new(ctx, c.output_level);
     let deeper = c.output_level + 1..MAX_LEVELS;
     let bottommost = |uk: &[u8]| {
         let below = |l| version.file_for_key(l, uk).is_none();

@@ -13,7 +13,7 @@ use crate::sst::{TableBuildOptions, TableBuilder};
 use crate::types::{
     append_internal_key, parse_internal_key, user_key_of, SequenceNumber, ValueKind, ValuePointer,
 };
-use crate::version::{FileMeta, VlogMeta};
+use crate::version::{FileMeta, VlogMeta, MAX_LEVELS};
 use crate::vlog::{VlogIo, VlogWriter};
 use std::collections::BTreeMap;
 
@@ -26,6 +26,8 @@ struct OpenTable {
 /// A rolling sequence of output SSTables.
 pub(crate) struct TableOutput<'a> {
     ctx: &'a JobContext<'a>,
+    /// The level of the version the outputs go to (decides their compression).
+    level: usize,
     current: Option<OpenTable>,
     last_user_key: Vec<u8>,
     /// Reused buffer for the internal keys [`TableOutput::add_pointer`] builds.
@@ -34,9 +36,11 @@ pub(crate) struct TableOutput<'a> {
 }
 
 impl<'a> TableOutput<'a> {
-    pub fn new(ctx: &'a JobContext<'a>) -> Self {
+    /// Outputs for `level` of the version.
+    pub fn new(ctx: &'a JobContext<'a>, level: usize) -> Self {
         TableOutput {
             ctx,
+            level,
             current: None,
             last_user_key: Vec::new(),
             key_scratch: Vec::new(),
@@ -115,6 +119,7 @@ impl<'a> TableOutput<'a> {
         let opts = TableBuildOptions {
             block_size: self.ctx.options.block_size,
             bloom_bits_per_key: self.ctx.options.bloom_bits_per_key,
+            compression: self.ctx.options.compression[self.level.min(MAX_LEVELS - 1)],
         };
         Ok(OpenTable {
             number,

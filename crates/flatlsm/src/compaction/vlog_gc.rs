@@ -36,6 +36,7 @@ use crate::types::{parse_internal_key, ValueKind, ValuePointer};
 use crate::version::{FileMeta, RedirectMeta, Version, VersionEdit, VlogMeta};
 use crate::vlog::{vlog_file_name, RedirectEntry, RedirectTable};
 use std::sync::Arc;
+use std::time::Instant;
 
 /// Bytes copied between two looks at the pace (`pace`).
 const PACE_BYTES: u64 = 4 << 20;
@@ -76,16 +77,34 @@ pub(crate) fn run(
     version: &Version,
     victim: u64,
 ) -> Result<Option<GcOutput>> {
+    let started = Instant::now();
     let records = live_records(ctx, version, victim)?;
     ctx.host.sync_point("vlog_gc:records_collected");
     let mut out = VlogOutput::new(ctx);
     let Some(entries) = copy_records(ctx, victim, &records, &mut out)? else {
         let outputs: Vec<u64> = out.number().into_iter().collect();
         ctx.host.abandon_outputs(&outputs);
+        let note = format!("value-log GC of log {victim} abandoned: the database is closing");
+        ctx.info_log.line(&note);
         return Ok(None);
     };
     let target = out.finish()?.ok_or_else(|| nothing_to_copy(victim))?;
-    write_redirect(ctx, victim, target, entries).map(Some)
+    let gc = write_redirect(ctx, victim, target, entries)?;
+    log_gc(ctx, version, victim, &gc, started);
+    Ok(Some(gc))
+}
+
+/// The info-log line of a finished GC of `victim` (committed by the caller): the victim's size,
+/// the outputs (new log, redirect table), bytes written, time.
+fn log_gc(ctx: &JobContext<'_>, version: &Version, victim: u64, gc: &GcOutput, started: Instant) {
+    let size = version.vlogs.get(&victim).map_or(0, |v| v.total_bytes);
+    ctx.info_log.line(&format!(
+        "value-log GC: log {victim} ({size} bytes) -> new log and redirect table {:?}: \
+         {} bytes written in {} us",
+        gc.outputs,
+        gc.bytes,
+        started.elapsed().as_micros()
+    ));
 }
 
 /// Writes the redirect table of `victim` into `target` (finished) and builds the edit.

@@ -10,8 +10,10 @@
 //! delays an L1 → L2 compaction; it waits for nothing a flush or writer holds.
 
 use super::compact::compact_one;
+use super::events::{flush_line, FlushBytes};
+use super::info_log::event;
 use super::state::DbInner;
-use super::stats::{Counters, LevelStats, Stats, VlogStats};
+use super::stats::{BlockCacheStats, BloomStats, Counters, LevelStats, Stats, VlogStats};
 use super::store_jobs::StoreFlushed;
 use super::vlog_gc_job;
 use crate::buffer::BufferRef;
@@ -136,7 +138,10 @@ fn prepare_spare_logs(db: &DbInner) {
         {
             Ok(true) => continue,
             Ok(false) => return,
-            Err(e) => return log::warn!("preparing a spare PM Log: {e}"),
+            Err(e) => {
+                let note = format!("preparing a spare PM Log: {e}");
+                return event!(db.info_log, Warn, note);
+            }
         }
     }
 }
@@ -287,14 +292,13 @@ pub(super) fn install_flush(
     Counters::add(&db.counters.flush_vlog_bytes, out.vlog_bytes);
     Counters::add(&db.counters.flush_pm_bytes, out.pm_bytes);
     let pm_bytes = tables.iter().map(|t| t.log_bytes()).sum();
-    log::debug!(
-        "flush of {} PMTables ({} MB) into a new L1 run: {} MB SSTs, {} MB value logs in {} ms",
-        tables.len(),
-        pm_bytes >> 20,
-        out.sst_bytes >> 20,
-        out.vlog_bytes >> 20,
-        started.elapsed().as_millis()
-    );
+    let bytes = FlushBytes {
+        sst: out.sst_bytes,
+        vlog: out.vlog_bytes,
+        pm: out.pm_bytes,
+    };
+    let line = flush_line(db.opts.profile, tables, &edit, &bytes, started.elapsed());
+    event!(db.info_log, Debug, line);
     db.note_flush(pm_bytes, started.elapsed());
     Ok(())
 }
@@ -475,6 +479,9 @@ pub(crate) fn stats(db: &DbInner) -> Stats {
         snapshots: db.snapshots.count(),
         last_sequence: db.visible(),
         background_error: db.bg_error.lock().as_ref().map(|e| e.to_string()),
+        latency: c.latency.stats(),
+        block_cache: BlockCacheStats::of(&db.table_cache),
+        bloom: BloomStats::of(&db.table_cache),
     }
 }
 

@@ -7,6 +7,8 @@
 //! value-log GC run beside it and reserve nothing of what it reads.
 
 use super::background::{drop_unreferenced_vlogs, purge_obsolete_files, record_failure};
+use super::events::compaction_line;
+use super::info_log::event;
 use super::state::DbInner;
 use super::stats::Counters;
 use crate::compaction::job::{self, Compaction};
@@ -72,7 +74,8 @@ fn run_reserved(db: &DbInner, version: &Arc<Version>, c: &Compaction) -> Result<
     let result = job::run(&db.job_context(), c, version).and_then(|(mut edit, bytes)| {
         db.install(&mut edit, |_| {})?;
         Counters::add(&db.counters.compaction_bytes, bytes);
-        log_compaction(db, c, bytes, started);
+        let line = compaction_line(db.opts.profile, c, &edit, bytes, started.elapsed());
+        event!(db.info_log, Debug, line);
         Ok(())
     });
     db.release(&numbers);
@@ -84,19 +87,6 @@ fn run_reserved(db: &DbInner, version: &Arc<Version>, c: &Compaction) -> Result<
     Counters::add(&db.counters.compactions, 1);
     db.wake_all();
     Ok(true)
-}
-
-fn log_compaction(db: &DbInner, c: &Compaction, bytes: u64, started: Instant) {
-    let name = |l: usize| db.opts.profile.level_name(l);
-    log::debug!(
-        "compaction of {} {} + {} {} files: {} MB written in {} ms",
-        c.inputs.len(),
-        name(c.level),
-        c.overlapping.len(),
-        name(c.output_level),
-        bytes >> 20,
-        started.elapsed().as_millis()
-    );
 }
 
 /// `Db::compact_range`: moves every file overlapping the range down, level by level, to the

@@ -2,6 +2,7 @@
 //! holds (`SstDirs`: level 0 of `leveled` with `level0_in_pm` is kept in the PM directory) —
 //! and the purge of orphans at open, which covers both.
 
+use super::info_log::event;
 use crate::error::{IoContext, Result};
 use crate::file_names::{parse_numbered_file, NumberedFile};
 use crate::fs::FileSystem;
@@ -57,6 +58,7 @@ pub(crate) fn purge_orphans(
     dirs: &SstDirs,
     version: &Version,
     write_buffers: &[u64],
+    info_log: &super::info_log::InfoLog,
 ) -> Result<()> {
     let mut live: HashSet<u64> = version.file_numbers().into_iter().collect();
     live.extend(write_buffers); // their write-ahead logs, for designs with one
@@ -75,7 +77,8 @@ pub(crate) fn purge_orphans(
             None => name.ends_with(".tmp"),
         };
         if orphan {
-            log::info!("removing orphan file {name} left by an interrupted job");
+            let note = format!("removing orphan file {name} left by an interrupted job");
+            event!(info_log, Info, note);
             fs.remove_file(&path.join(&name))
                 .context(|| format!("removing orphan {name}"))?;
         }

@@ -52,6 +52,7 @@ impl DbInner {
             target_file_size: o.target_file_size,
             block_size: o.block_size,
             bloom_bits_per_key: o.bloom_bits_per_key,
+            compression: o.compression_by_level(),
             kv_separation_threshold: o.kv_separation_threshold,
             flush_threads: o.flush_threads,
             vlog_direct_writes: o.vlog_direct_writes,
@@ -89,6 +90,7 @@ impl DbInner {
             range_dels: self.sv.load().version.range_dels.clone(),
             locator: self.locator(self.sv.load().version.clone()),
             host: self,
+            info_log: &self.info_log,
         }
     }
 }

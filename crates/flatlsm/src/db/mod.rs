@@ -11,11 +11,14 @@ mod bounds;
 mod compact;
 pub(crate) mod consistency;
 mod dirs;
+mod events;
 #[cfg(test)]
 mod flush_pipeline_tests;
 mod flush_queue;
 pub(crate) mod identity;
+pub(crate) mod info_log;
 mod jobs;
+mod latency;
 mod lock;
 mod open;
 mod open_stores;
@@ -41,11 +44,12 @@ mod wal_recovery;
 mod write;
 
 pub use batch::WriteBatch;
+pub use latency::{LatencyStats, LatencySummary};
 pub use lock::DirLock;
 pub(crate) use open::open_pm_device;
 pub use open::{is_database_file_name, is_pm_dir_file_name};
-pub use properties::PROPERTY_NAMES;
-pub use stats::{LevelStats, Stats, StoreCompactionStat, VlogStats};
+pub use properties::{LATENCY_OPERATIONS, PROPERTY_NAMES};
+pub use stats::{BlockCacheStats, BloomStats, LevelStats, Stats, StoreCompactionStat, VlogStats};
 
 use crate::error::{Error, Result};
 use crate::iter::DbIterator;
@@ -83,7 +87,35 @@ struct Handle {
 impl Db {
     /// Opens (or creates) the database at `path`, recovering PMTables in place from PM.
     pub fn open(path: impl AsRef<Path>, opts: Options) -> Result<Db> {
-        let (inner, lock) = open::open(path.as_ref(), opts)?;
+        Self::open_with(path.as_ref(), opts, open::Access::ReadWrite)
+    }
+
+    /// Opens an existing database for reading only: nothing in its directory or its PM
+    /// directory is written (no new PM Log, no manifest record, no clean-up), and any number
+    /// of read-only handles, in any processes, may be open at once — but not beside a writer
+    /// ([`Error::Locked`]). It sees the database as a reopen after a crash would: recovery runs
+    /// against copy-on-write views whose changes stay in memory. Writes, `flush` and
+    /// `compact_range` return [`Error::ReadOnly`].
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let opts = flatlsm::Options::default().pm_path(dir.path().join("pm"));
+    /// # let path = dir.path().join("db");
+    /// let db = flatlsm::Db::open(&path, opts.clone())?;
+    /// db.put("k", "v")?;
+    /// db.close()?;
+    /// let reader = flatlsm::Db::open_read_only(&path, opts.clone())?;
+    /// let another = flatlsm::Db::open_read_only(&path, opts)?;
+    /// assert_eq!(reader.get("k")?.as_deref(), Some(&b"v"[..]));
+    /// assert!(matches!(another.put("k", "w"), Err(flatlsm::Error::ReadOnly(_))));
+    /// # Ok::<(), flatlsm::Error>(())
+    /// ```
+    pub fn open_read_only(path: impl AsRef<Path>, opts: Options) -> Result<Db> {
+        Self::open_with(path.as_ref(), opts, open::Access::ReadOnly)
+    }
+
+    fn open_with(path: &Path, opts: Options, access: open::Access) -> Result<Db> {
+        let (inner, lock) = open::open(path, opts, access)?;
         let threads = background::start(&inner);
         let handle = Handle {
             inner: inner.clone(),
@@ -121,7 +153,7 @@ impl Db {
     ) -> Result<()> {
         let mut b = WriteBatch::new();
         b.put(key, value);
-        self.write_opt(&b, opts)
+        self.latency().put.time(|| self.write_untimed(&b, opts))
     }
 
     /// Deletes `key` (not an error if it is absent).
@@ -133,7 +165,7 @@ impl Db {
     pub fn delete_opt(&self, key: impl AsRef<[u8]>, opts: &WriteOptions) -> Result<()> {
         let mut b = WriteBatch::new();
         b.delete(key);
-        self.write_opt(&b, opts)
+        self.latency().put.time(|| self.write_untimed(&b, opts))
     }
 
     /// Applies every update of `batch` atomically: after a crash either all or none survive,
@@ -157,6 +189,13 @@ impl Db {
 
     /// [`Db::write`] with explicit options.
     pub fn write_opt(&self, batch: &WriteBatch, opts: &WriteOptions) -> Result<()> {
+        self.latency()
+            .write
+            .time(|| self.write_untimed(batch, opts))
+    }
+
+    /// An unconditional write, not timed (the caller times it as a put or a write).
+    fn write_untimed(&self, batch: &WriteBatch, opts: &WriteOptions) -> Result<()> {
         self.write_if(batch, opts, |_| Ok(true)).map(drop)
     }
 
@@ -218,7 +257,8 @@ impl Db {
     ) -> Result<bool> {
         let mut b = WriteBatch::new();
         b.put(key, value);
-        self.write_if(&b, opts, |db| Ok(db.exists_now(key)? == want_present))
+        let write = || self.write_if(&b, opts, |db| Ok(db.exists_now(key)? == want_present));
+        self.latency().put.time(write)
     }
 
     /// The value of `key`, or `None` if it is absent or deleted.
@@ -233,8 +273,10 @@ impl Db {
         opts: &ReadOptions<'_>,
     ) -> Result<Option<Vec<u8>>> {
         self.check_open()?;
-        self.inner
-            .get_at(key.as_ref(), opts.snapshot.map(|s| s.seq))
+        let seq = opts.snapshot.map(|s| s.seq);
+        self.latency()
+            .get
+            .time(|| self.inner.get_at(key.as_ref(), seq))
     }
 
     /// The values of `keys`, in order, all as of one moment (RocksDB's `MultiGet`): each
@@ -362,7 +404,8 @@ impl Db {
     ) -> Result<DbIterator> {
         self.check_open()?;
         let seq = opts.snapshot.map(|s| s.seq);
-        let mut it = self.inner.db_iter(seq, lower, upper);
+        let timed = self.latency().iter.clone();
+        let mut it = self.inner.db_iter(seq, lower, upper).with_latency(timed);
         it.seek_to_first();
         Ok(it)
     }
@@ -380,6 +423,7 @@ impl Db {
     /// Seals the mutable PMTable and waits until every PMTable is flushed to the Ordered-L1.
     pub fn flush(&self) -> Result<()> {
         self.check_open()?;
+        self.inner.check_writable()?;
         background::flush_all(&self.inner)
     }
 
@@ -389,13 +433,28 @@ impl Db {
         compact::compact_range(&self.inner, begin, end)
     }
 
-    /// A report of sizes, bytes written, write amplification and stalls.
+    /// A report of sizes, bytes written, write amplification and stalls, block-cache and
+    /// bloom-filter counters, and per-operation latencies.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let mut opts = flatlsm::Options::default();
+    /// # opts.pm_path = Some(dir.path().join("pm"));
+    /// # let db = flatlsm::Db::open(dir.path().join("db"), opts)?;
+    /// db.put("k", "v")?;
+    /// db.get("k")?;
+    /// let stats = db.stats();
+    /// assert_eq!((stats.latency.put.count, stats.latency.get.count), (1, 1));
+    /// assert!(stats.latency.get.p99_micros <= stats.latency.get.max_micros);
+    /// # Ok::<(), flatlsm::Error>(())
+    /// ```
     pub fn stats(&self) -> Stats {
         background::stats(&self.inner)
     }
 
     /// The property `name` (RocksDB's `GetProperty`): `flatlsm.stats` (the whole report as
-    /// text) or any name in [`PROPERTY_NAMES`] as its number; `None` for an unknown name.
+    /// text), `flatlsm.latency` (the latency table as text) or any name in [`PROPERTY_NAMES`]
+    /// as its number; `None` for an unknown name.
     ///
     /// ```
     /// # let dir = tempfile::tempdir().unwrap();
@@ -406,6 +465,7 @@ impl Db {
     /// db.flush()?;
     /// assert!(db.property_int("flatlsm.num-files").unwrap() >= 1);
     /// assert!(db.property("flatlsm.stats").unwrap().contains("write amplification"));
+    /// assert_eq!(db.property_int("flatlsm.latency-put-count"), Some(1));
     /// assert_eq!(db.property("no.such.property"), None);
     /// # Ok::<(), flatlsm::Error>(())
     /// ```
@@ -414,13 +474,16 @@ impl Db {
     }
 
     /// The integer property `name` (RocksDB's `GetIntProperty`); `None` for an unknown name
-    /// or `flatlsm.stats`.
+    /// or a text one (`flatlsm.stats`, `flatlsm.latency`).
     pub fn property_int(&self, name: &str) -> Option<u64> {
         properties::int_property(&self.stats(), name)
     }
 
     /// Waits until no flush, compaction or value-log GC is due (for benchmarks' "settled").
     pub fn wait_for_background_work(&self) -> Result<()> {
+        if self.inner.read_only {
+            return self.check_open(); // no background work in a read-only database
+        }
         background::wait_idle(&self.inner)
     }
 
@@ -428,6 +491,11 @@ impl Db {
     /// Later calls on this handle and on all its clones return [`Error::Closed`].
     pub fn close(&self) -> Result<()> {
         self.handle.close()
+    }
+
+    /// The live latency histograms.
+    fn latency(&self) -> &latency::Latency {
+        &self.inner.counters.latency
     }
 
     fn check_open(&self) -> Result<()> {
@@ -457,9 +525,13 @@ impl Handle {
             .pm_pool
             .clear()
             .and(self.inner.remove_volatile_pm());
+        let result = persisted.and(pooled);
+        let outcome = result.as_ref().err().map(|e| format!(": {e}"));
+        let closed = format!("database closed{}", outcome.unwrap_or_default());
+        self.inner.info_log.line(&closed);
         // Releasing the lock last: no thread of this handle writes any more.
         drop(self.lock.lock().take());
-        persisted.and(pooled)
+        result
     }
 }
 

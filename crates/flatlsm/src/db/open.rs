@@ -6,8 +6,9 @@
 //! (`db/identity.rs`), plans which PM Logs to keep, verifies that the recovered state is
 //! consistent with the files present (`db/consistency.rs`) and rebuilds the PMTable indexes. Any
 //! refusal happens there, so a refused open deletes and rewrites nothing. The second phase
-//! writes, in this order: identity files, the new mutable PMTable's log, a new manifest whose
-//! snapshot records it (the commit point of open), then the removals.
+//! writes, in this order: the info log (`LOG`, rotated; diagnostics only, `info_log.rs`),
+//! identity files, the new mutable PMTable's log, a new manifest whose snapshot records it (the
+//! commit point of open), then the removals, then the OPTIONS file (`options/file.rs`).
 //!
 //! Recovery rules (the persist orders they rely on are stated where each structure is written):
 //! - Manifest: replayed from CURRENT (see `version::manifest`). It is the commit point of every
@@ -32,6 +33,8 @@
 use super::consistency::{self, plan_pm_logs, PmLogState, PmPlan, PmProblem};
 use super::dirs::{pm_dir_of, purge_orphans, sst_dirs};
 use super::identity;
+use super::info_log::event;
+use super::info_log::InfoLog;
 use super::lock::{DirLock, LOCK_FILE};
 use super::open_stores::{block_cache, create_wal, remove_unnamed_wals};
 use super::skiplist_recovery::recover_skiplists;
@@ -44,9 +47,9 @@ use crate::buffer::BufferRef;
 use crate::designs::check_profile;
 use crate::designs::{BufferKind, Design};
 use crate::error::{Error, IoContext, Result};
-use crate::file_names::{parse_numbered_file, NumberedFile};
+use crate::file_names::{is_info_log_file_name, parse_numbered_file, NumberedFile};
 use crate::fs::{FileSystem, FsRef, OsFileSystem};
-use crate::options::{Options, PmModeOption};
+use crate::options::{parse_options_file_name, write_options_file, Options, PmModeOption};
 use crate::pm::mmap::{MmapPmDevice, PmModeRequest};
 use crate::pm::PmDeviceRef;
 use crate::pmtable::log::{log_file_name, parse_log_file_name, PmLog};
@@ -62,13 +65,18 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::Arc;
 
-/// Files a FlatLSM directory may hold besides its numbered files.
-const KNOWN_NAMES: &[&str] = &[LOCK_FILE, "CURRENT", "pm", "LOG", identity::IDENTITY_FILE];
+/// Files a FlatLSM directory may hold besides its numbered files, info logs and OPTIONS files.
+const KNOWN_NAMES: &[&str] = &[LOCK_FILE, "CURRENT", "pm", identity::IDENTITY_FILE];
 
 /// True for every name FlatLSM itself writes in a database directory (for tools that clear or
-/// inspect one): numbered files, the fixed names, and temporary files of atomic writes.
+/// inspect one): numbered files, the fixed names, the info logs (`LOG`, `LOG.old.<micros>`),
+/// OPTIONS files and temporary files of atomic writes.
 pub fn is_database_file_name(name: &str) -> bool {
-    KNOWN_NAMES.contains(&name) || name.ends_with(".tmp") || parse_numbered_file(name).is_some()
+    KNOWN_NAMES.contains(&name)
+        || is_info_log_file_name(name)
+        || parse_options_file_name(name).is_some()
+        || name.ends_with(".tmp")
+        || parse_numbered_file(name).is_some()
 }
 
 /// True for every name FlatLSM itself writes in a PM directory: PM Logs, the identity file,
@@ -87,7 +95,17 @@ pub fn is_pm_dir_file_name(name: &str) -> bool {
         || crate::pm::mmap::is_device_work_file(name)
 }
 
-pub(crate) fn open(path: &Path, opts: Options) -> Result<(Arc<DbInner>, DirLock)> {
+/// How a database is opened.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Access {
+    /// The one writer: an exclusive lock.
+    ReadWrite,
+    /// A reader: a shared lock, and the whole open run against copy-on-write views of the
+    /// directory and the PM directory, so nothing on disk or in PM changes.
+    ReadOnly,
+}
+
+pub(crate) fn open(path: &Path, opts: Options, access: Access) -> Result<(Arc<DbInner>, DirLock)> {
     opts.validate()?;
     let fs: FsRef = opts
         .file_system
@@ -97,7 +115,18 @@ pub(crate) fn open(path: &Path, opts: Options) -> Result<(Arc<DbInner>, DirLock)
     let design = crate::designs::design_of(&opts);
     let has_pm_dir = opts.pm_device.is_none() && design.uses_pm_dir();
     let pm_dir = has_pm_dir.then(|| pm_dir_of(path, &opts));
-    let locked = lock_and_load(&*fs, path, pm_dir.as_deref(), &opts, db_exists)?;
+    if access == Access::ReadOnly && !db_exists {
+        return Err(Error::InvalidArgument(format!(
+            "database {} does not exist (a read-only open creates nothing)",
+            path.display()
+        )));
+    }
+    // Reads only (for an existing database): the identity is judged on the real directories.
+    let locked = lock_and_load(&*fs, path, pm_dir.as_deref(), &opts, (db_exists, access))?;
+    let (opts, fs) = match access {
+        Access::ReadWrite => (opts, fs),
+        Access::ReadOnly => read_only_views(path, opts, fs)?,
+    };
     let pm = match &opts.pm_device {
         Some(d) => d.clone(),
         None => design.write_buffer_device(path, &opts)?,
@@ -116,8 +145,23 @@ pub(crate) fn open(path: &Path, opts: Options) -> Result<(Arc<DbInner>, DirLock)
             .context(|| format!("creating PM directory {}", dir.display()))?;
     }
     let id = locked.identity.map(|p| p.id().to_string());
-    let inner = commit_open(opts, design, path, fs, pm, recovered, id)?;
+    let mut inner = commit_open(opts, design, path, fs, pm, recovered, id)?;
+    inner.read_only = access == Access::ReadOnly;
     Ok((Arc::new(inner), locked.lock))
+}
+
+/// `opts` and `fs` for a read-only open of an existing database: copy-on-write views of the
+/// file system and of the PM directory (if the design has one), no background work.
+fn read_only_views(path: &Path, mut opts: Options, fs: FsRef) -> Result<(Options, FsRef)> {
+    let design = crate::designs::design_of(&opts);
+    if opts.pm_device.is_none() && design.uses_pm_dir() {
+        let dir = pm_dir_of(path, &opts);
+        opts.pm_device = Some(crate::pm::private::PrivatePmDevice::open(&dir)?);
+    }
+    let overlay: FsRef = crate::fs::OverlayFs::new(fs);
+    opts.file_system = Some(overlay.clone());
+    opts.background_work = false;
+    Ok((opts, overlay))
 }
 
 /// The lock, the recovered manifest (`None` for a new database) and the identity plan.
@@ -135,9 +179,14 @@ fn lock_and_load(
     path: &Path,
     pm_dir: Option<&Path>,
     opts: &Options,
-    db_exists: bool,
+    (db_exists, access): (bool, Access),
 ) -> Result<Locked> {
-    let acquire = || DirLock::acquire(path, true).map(|l| l.expect("LOCK is created when missing"));
+    let acquire = || match access {
+        Access::ReadWrite => {
+            DirLock::acquire(path, true).map(|l| l.expect("LOCK is created when missing"))
+        }
+        Access::ReadOnly => DirLock::acquire_shared(path),
+    };
     if !db_exists {
         let identity = plan_identity(fs, path, pm_dir, opts, false, None)?;
         fs.create_dir_all(path)
@@ -301,6 +350,7 @@ fn commit_open(
         emptied,
         redirects,
     } = recovered;
+    let info_log = InfoLog::open(fs.clone(), path, &opts);
     design.open_store(path, &opts, &state.version)?;
     let next = next_file_number(&*fs, path, &pm, &state)?;
     let tables_seq = tables.iter().map(|t| t.max_sequence()).max();
@@ -324,14 +374,16 @@ fn commit_open(
         t.persist_recovered_tail()?;
     }
     let manifest = Manifest::create(fs.clone(), path, next, &state)?;
-    remove_pm_logs(&pm, &remove)?;
+    remove_pm_logs(&pm, &remove, &info_log)?;
     let buffers: Vec<u64> = state.pm_logs.iter().flatten().copied().collect();
-    purge_orphans(&*fs, &sst_dirs(path, &opts), &state.version, &buffers)?;
+    let dirs = sst_dirs(path, &opts);
+    purge_orphans(&*fs, &dirs, &state.version, &buffers, &info_log)?;
     let wal_dir = opts.wal_dir_for(path);
     if design.uses_wal() && wal_dir != path {
         remove_unnamed_wals(&*fs, &wal_dir, &buffers)?;
     }
-    log::info!(
+    write_options_file(&*fs, path, &opts)?;
+    let opened = format!(
         "opened {} with PM at {} in mode {}; recovered {} PMTables, last sequence {}",
         path.display(),
         pm.dir().display(),
@@ -339,6 +391,7 @@ fn commit_open(
         tables.len(),
         state.last_sequence
     );
+    event!(info_log, Info, opened);
     let (last_seq, version) = (state.last_sequence, Arc::new(state.version));
     let parts = (
         manifest,
@@ -347,6 +400,7 @@ fn commit_open(
         tables,
         block_cache(path, &opts)?,
         design,
+        info_log,
     );
     let mut inner = build_inner(opts, path, fs, pm, parts, last_seq, next + 2);
     inner.wal = parking_lot::Mutex::new(wal);
@@ -369,8 +423,8 @@ fn next_file_number(
     Ok(state.next_file_number.max(max_file + 1))
 }
 
-/// The manifest, version, mutable and immutable write buffers, block cache and design a database
-/// starts with.
+/// The manifest, version, mutable and immutable write buffers, block cache, design and info
+/// log a database starts with.
 type Parts = (
     Manifest,
     Arc<Version>,
@@ -378,6 +432,7 @@ type Parts = (
     Vec<BufferRef>,
     Option<Arc<BlockCache>>,
     Box<dyn Design>,
+    InfoLog,
 );
 
 fn build_inner(
@@ -385,7 +440,7 @@ fn build_inner(
     path: &Path,
     fs: FsRef,
     pm: PmDeviceRef,
-    (manifest, version, mem, imms, block_cache, design): Parts,
+    (manifest, version, mem, imms, block_cache, design, info_log): Parts,
     last_seq: u64,
     next_file: u64,
 ) -> DbInner {
@@ -398,6 +453,7 @@ fn build_inner(
     let vlog_redirects = Arc::new(RedirectSet::new(fs.clone(), path.to_path_buf()));
     DbInner {
         path: path.to_path_buf(),
+        info_log,
         fs,
         pm_pool: PmLogPool::with_capacity(pm.clone(), opts.max_write_buffer_number),
         pm,
@@ -440,6 +496,7 @@ fn build_inner(
         vlog_gc_lock: Mutex::new(()),
         #[cfg(test)]
         sync_points: Default::default(),
+        read_only: false,
         opts,
     }
 }
@@ -483,16 +540,21 @@ fn prepare_dir(fs: &dyn FileSystem, path: &Path, opts: &Options) -> Result<bool>
 }
 
 /// Files a crash during the database's creation may leave before CURRENT first exists: the
-/// first manifest, the first write-ahead log (designs with one) and temporary files (CURRENT is
-/// written last, so the creation starts over).
+/// info logs, the first manifest, the first write-ahead log (designs with one) and temporary
+/// files (CURRENT is written last, so the creation starts over).
 fn is_creation_leftover(name: &str) -> bool {
-    crate::version::parse_manifest_file_name(name).is_some()
+    is_info_log_file_name(name)
+        || crate::version::parse_manifest_file_name(name).is_some()
         || crate::file_names::parse_wal_file_name(name).is_some()
         || name.ends_with(".tmp")
 }
 
-/// The PM device of the PM directory `opts` select (created if missing).
+/// The PM device `opts` inject, else that of the PM directory they select (created if
+/// missing).
 pub(crate) fn open_pm_device(path: &Path, opts: &Options) -> Result<PmDeviceRef> {
+    if let Some(device) = &opts.pm_device {
+        return Ok(device.clone()); // an injected device (a test's, a read-only view)
+    }
     let dir = pm_dir_of(path, opts);
     std::fs::create_dir_all(&dir).context(|| format!("creating PM directory {}", dir.display()))?;
     let request = match opts.pm_mode {
@@ -542,9 +604,9 @@ fn pm_numbers(pm: &PmDeviceRef) -> Result<Vec<u64>> {
 /// Removes the PM Logs the plan rejected (flushed, blank, empty, replaced, unfinished GC).
 /// Removes the PM Logs recovery decided to drop, and the free logs a previous run's pool kept
 /// (their contents are garbage: see `pmtable::pool`).
-fn remove_pm_logs(pm: &PmDeviceRef, remove: &[(String, String)]) -> Result<()> {
+fn remove_pm_logs(pm: &PmDeviceRef, remove: &[(String, String)], info_log: &InfoLog) -> Result<()> {
     for (name, why) in remove {
-        log::info!("removing PM region {name}: {why}");
+        event!(info_log, Info, format!("removing PM region {name}: {why}"));
         pm.remove_region(name)?;
     }
     for name in pm.list_regions()?.iter().filter(|n| is_pool_file_name(n)) {

@@ -2,8 +2,11 @@
 //! [`Stats`] under stable names with the `flatlsm.` prefix, for tools that ask by name.
 //!
 //! Every name maps onto a `Stats` field or a sum of them, so a property and `stats()` taken at
-//! the same moment agree.
+//! the same moment agree. Latencies are integer microseconds, rounded
+//! (`flatlsm.latency-<OP>-<FIGURE>`); `stats()` and the text property `flatlsm.latency` have
+//! them with fractions.
 
+use super::latency::LatencySummary;
 use super::stats::Stats;
 
 /// How an integer property is read from the report.
@@ -40,9 +43,34 @@ const INT_PROPERTIES: &[(&str, Reader)] = &[
     ("flatlsm.num-flushes", |s| s.flushes),
     ("flatlsm.num-compactions", |s| s.compactions),
     ("flatlsm.bytes-written-to-ssd", |s| s.ssd_bytes_written()),
+    ("flatlsm.block-cache-capacity", |s| s.block_cache.capacity),
+    ("flatlsm.block-cache-usage", |s| s.block_cache.usage),
+    ("flatlsm.block-cache-hit", |s| s.block_cache.hits),
+    ("flatlsm.block-cache-miss", |s| s.block_cache.misses),
+    ("flatlsm.block-cache-add", |s| s.block_cache.inserts),
+    ("flatlsm.block-cache-evict", |s| s.block_cache.evictions),
+    ("flatlsm.bloom-filter-checked", |s| s.bloom.checked),
+    ("flatlsm.bloom-filter-useful", |s| s.bloom.useful),
+    ("flatlsm.bloom-filter-false-positive", |s| {
+        s.bloom.false_positives
+    }),
 ];
 
-/// The property names `Db::property` answers (`<N>`: a level number, from 0).
+/// How a latency figure is read from one operation's summary (`<FIGURE>` of a latency name).
+type FigureReader = fn(&LatencySummary) -> f64;
+
+/// The figures of `flatlsm.latency-<OP>-<FIGURE>`.
+const LATENCY_FIGURES: &[(&str, FigureReader)] = &[
+    ("count", |l| l.count as f64),
+    ("mean-micros", |l| l.mean_micros),
+    ("p50-micros", |l| l.p50_micros),
+    ("p99-micros", |l| l.p99_micros),
+    ("p999-micros", |l| l.p999_micros),
+    ("max-micros", |l| l.max_micros),
+];
+
+/// The property names `Db::property` answers (`<N>`: a level number, from 0; `<OP>`: one of
+/// [`LATENCY_OPERATIONS`]).
 pub const PROPERTY_NAMES: &[&str] = &[
     "flatlsm.stats",
     "flatlsm.num-files-at-level<N>",
@@ -61,7 +89,26 @@ pub const PROPERTY_NAMES: &[&str] = &[
     "flatlsm.num-flushes",
     "flatlsm.num-compactions",
     "flatlsm.bytes-written-to-ssd",
+    "flatlsm.block-cache-capacity",
+    "flatlsm.block-cache-usage",
+    "flatlsm.block-cache-hit",
+    "flatlsm.block-cache-miss",
+    "flatlsm.block-cache-add",
+    "flatlsm.block-cache-evict",
+    "flatlsm.bloom-filter-checked",
+    "flatlsm.bloom-filter-useful",
+    "flatlsm.bloom-filter-false-positive",
+    "flatlsm.latency",
+    "flatlsm.latency-<OP>-count",
+    "flatlsm.latency-<OP>-mean-micros",
+    "flatlsm.latency-<OP>-p50-micros",
+    "flatlsm.latency-<OP>-p99-micros",
+    "flatlsm.latency-<OP>-p999-micros",
+    "flatlsm.latency-<OP>-max-micros",
 ];
+
+/// The operations `<OP>` of the latency names stands for.
+pub const LATENCY_OPERATIONS: &[&str] = &["get", "put", "write", "seek", "next"];
 
 /// The integer property `name` of `stats`, if it is one.
 pub(super) fn int_property(stats: &Stats, name: &str) -> Option<u64> {
@@ -69,14 +116,30 @@ pub(super) fn int_property(stats: &Stats, name: &str) -> Option<u64> {
         let l: usize = level.parse().ok()?;
         return Some(stats.levels.get(l).map_or(0, |l| l.files as u64));
     }
+    if let Some(rest) = name.strip_prefix("flatlsm.latency-") {
+        return latency_property(stats, rest);
+    }
     let (_, read) = INT_PROPERTIES.iter().find(|(n, _)| *n == name)?;
     Some(read(stats))
+}
+
+/// `<OP>-<FIGURE>` of the latency report, rounded to an integer.
+fn latency_property(stats: &Stats, op_figure: &str) -> Option<u64> {
+    let (op, figure) = op_figure.split_once('-')?;
+    let (_, summary) = stats
+        .latency
+        .by_name()
+        .into_iter()
+        .find(|(n, _)| *n == op)?;
+    let (_, read) = LATENCY_FIGURES.iter().find(|(n, _)| *n == figure)?;
+    Some(read(summary).round() as u64)
 }
 
 /// The property `name` as text: `flatlsm.stats` is the whole report, the others their number.
 pub(super) fn property(stats: &Stats, name: &str) -> Option<String> {
     match name {
         "flatlsm.stats" => Some(stats.to_string()),
+        "flatlsm.latency" => Some(stats.latency.to_string()),
         _ => int_property(stats, name).map(|n| n.to_string()),
     }
 }
@@ -90,9 +153,13 @@ mod tests {
     fn every_listed_name_answers_and_unknown_ones_do_not() {
         let s = Stats::default();
         for name in PROPERTY_NAMES {
-            let name = name.replace("<N>", "0");
-            assert!(property(&s, &name).is_some(), "{name}");
+            for op in LATENCY_OPERATIONS {
+                let name = name.replace("<N>", "0").replace("<OP>", op);
+                assert!(property(&s, &name).is_some(), "{name}");
+            }
         }
+        assert_eq!(property(&s, "flatlsm.latency-get-p42-micros"), None);
+        assert_eq!(property(&s, "flatlsm.latency-scan-count"), None);
         assert_eq!(property(&s, "rocksdb.stats"), None);
         assert_eq!(int_property(&s, "flatlsm.num-files-at-levelx"), None);
         assert_eq!(int_property(&s, "flatlsm.stats"), None);

@@ -15,8 +15,8 @@
 //! - A write with `WriteOptions::no_slowdown` fails with [`Error::WriteStall`] instead of being
 //!   delayed or waiting, and writes nothing.
 //!
-//! Each phase logs one line (`log` facade, naming the database and the cause) when it starts and
-//! one when it ends, never one per write. Slowdowns less than `EPISODE_GAP` apart are one
+//! Each phase logs one line (`log` facade and the info log `LOG`, naming the database and the
+//! cause) when it starts and one when it ends, never one per write. Slowdowns less than `EPISODE_GAP` apart are one
 //! episode, so its end line comes with the first look at the condition after that gap: a write,
 //! a flush, the persist timer or `Db::close`. `Stats` counts delayed writes and their delay,
 //! stops and their time.
@@ -27,6 +27,7 @@
 //! `write_lock` (no write could proceed anyway) and sets `StallControl::stopped`, which
 //! `no_slowdown` writers check before queueing for that lock.
 
+use super::info_log::event;
 use super::state::DbInner;
 use super::stats::Counters;
 use crate::buffer::WriteBuffer;
@@ -203,13 +204,14 @@ impl DbInner {
 
     fn begin_slowdown(&self, now: Instant) -> Episode {
         Counters::add(&self.counters.slowdown_count, 1);
-        log::warn!(
+        let line = format!(
             "write slowdown in {}: {} immutable PMTables (slowdown at {}), writes paced at {:.1} MB/s until flush catches up",
             self.path.display(),
             self.sv.load().imms.len(),
             self.opts.slowdown_trigger(),
             self.delayed_write_rate() as f64 / 1e6
         );
+        event!(self.info_log, Warn, line);
         Episode {
             since: now,
             clear_since: None,
@@ -221,12 +223,13 @@ impl DbInner {
     fn log_slowdown_end(&self, e: &Episode, ended: Instant) {
         let writes = self.counters.delayed_writes.load(Ordering::Relaxed) - e.delayed_writes;
         let micros = self.counters.delayed_write_micros.load(Ordering::Relaxed) - e.delay_micros;
-        log::info!(
+        let line = format!(
             "write slowdown in {} ended after {} ms: {writes} writes delayed by {} ms in total",
             self.path.display(),
             ended.saturating_duration_since(e.since).as_millis(),
             micros / 1000
         );
+        event!(self.info_log, Info, line);
     }
 
     /// True while enough immutables wait for flush, or (designs with a level-0 trigger)
@@ -331,12 +334,12 @@ impl DbInner {
             log.remove(0);
         }
         log.push(stat);
-        log::debug!(
-            "column compaction: {} MB of rows into {} MB of L1 in {} ms",
-            store_bytes >> 20,
-            written >> 20,
-            took.as_millis()
+        let line = format!(
+            "[{}] column compaction: {store_bytes} bytes of rows -> {written} bytes of L1 in {} us",
+            self.opts.profile,
+            took.as_micros()
         );
+        event!(self.info_log, Debug, line);
     }
 
     /// The stop phase: blocks while every PMTable is in use, logging when the stop starts and
@@ -345,12 +348,13 @@ impl DbInner {
         if !self.all_pmtables_in_use() {
             return Ok(());
         }
-        log::warn!(
+        let line = format!(
             "write stall in {}: all {} PMTables in use ({} immutable), waiting for flush",
             self.path.display(),
             self.opts.max_write_buffer_number,
             self.sv.load().imms.len()
         );
+        event!(self.info_log, Warn, line);
         self.stall.stopped.store(true, Ordering::Release);
         let start = Instant::now();
         let result = self.block_until_pmtable_free();
@@ -359,12 +363,13 @@ impl DbInner {
         Counters::add(&self.counters.stall_micros, took.as_micros() as u64);
         Counters::add(&self.counters.stall_count, 1);
         let outcome = result.as_ref().err().map(|e| format!(": {e}"));
-        log::info!(
+        let line = format!(
             "write stall in {} ended after {} ms{}",
             self.path.display(),
             took.as_millis(),
             outcome.unwrap_or_default()
         );
+        event!(self.info_log, Info, line);
         result
     }
 

@@ -2,10 +2,12 @@
 //!
 //! Locking order (never take an earlier lock while holding a later one):
 //! `write_lock` → `versions` → `sv_lock`; `bg_signal`, `compacting`, the snapshot
-//! registry's mutex and the stall state (`stall.rs`) are leaf locks. Readers take only `sv_lock`, briefly, to pin the current
+//! registry's mutex and the stall state (`stall.rs`) are leaf locks, and the info log's mutex
+//! (`info_log.rs`) lies below all of them (taken under any, it takes none). Readers take only `sv_lock`, briefly, to pin the current
 //! [`SuperVersion`] together with their sequence (see `read.rs`); every swap of the super
 //! version holds it.
 
+use super::info_log::event;
 use super::snapshots::SnapshotRegistry;
 use super::stats::Counters;
 use crate::buffer::BufferRef;
@@ -56,7 +58,12 @@ pub(crate) struct BgSignal;
 /// State shared by the handle and the background threads.
 pub(crate) struct DbInner {
     pub opts: Options,
+    /// Opened by `Db::open_read_only`: every write is refused, and the files and PM the
+    /// engine sees are copy-on-write views (`db/open.rs`).
+    pub read_only: bool,
     pub path: PathBuf,
+    /// The `LOG` file: options at open, jobs, stalls, errors (`info_log.rs`).
+    pub info_log: super::info_log::InfoLog,
     pub fs: FsRef,
     pub pm: PmDeviceRef,
     /// Retired PM Logs, recycled for new PMTables.
@@ -166,6 +173,9 @@ impl DbInner {
         if self.closed.load(Ordering::Acquire) {
             return Err(Error::Closed);
         }
+        if self.read_only {
+            return Err(Error::ReadOnly(self.path.clone()));
+        }
         if let Some(e) = self.bg_error.lock().as_ref() {
             return Err(Error::Background(e.clone()));
         }
@@ -205,7 +215,8 @@ impl DbInner {
 
     /// Records a background failure: writes fail from now on; reads keep working.
     pub fn set_bg_error(&self, e: &Error) {
-        log::error!("background work failed, database is read-only until reopened: {e}");
+        let message = format!("background work failed, database is read-only until reopened: {e}");
+        event!(self.info_log, Error, message);
         let mut g = self.bg_error.lock();
         if g.is_none() {
             *g = Some(Arc::new(crate::iter::copy_error(e)));

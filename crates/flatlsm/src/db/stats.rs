@@ -1,9 +1,13 @@
 //! Counters the engine keeps, and the [`Stats`] snapshot `Db::stats` returns.
 //!
 //! Counters are relaxed atomics: each is exact, but a `Stats` taken while work runs is not a
-//! single consistent cut.
+//! single consistent cut. The block cache's and the bloom filters' counters live in the core
+//! (`BlockCache`, `FilterCounters` of the table cache) and are read from there; latencies are
+//! histograms (`latency.rs`).
 
+use super::latency::{Latency, LatencyStats};
 use crate::pm::PmMode;
+use crate::sst::TableCache;
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -34,6 +38,8 @@ pub struct Counters {
     pub(crate) vlog_buffered_files: AtomicU64,
     /// Every compaction out of a design's level-0 store, oldest first (the last 10,000).
     pub(crate) store_compactions: parking_lot::Mutex<Vec<StoreCompactionStat>>,
+    /// Per-operation latency histograms.
+    pub(crate) latency: Latency,
 }
 
 impl Counters {
@@ -64,6 +70,66 @@ pub struct VlogStats {
     pub total_bytes: u64,
     /// Bytes still referenced by the current version.
     pub live_bytes: u64,
+}
+
+/// The block cache's figures since open (all 0 without a block cache).
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[non_exhaustive]
+pub struct BlockCacheStats {
+    /// Bytes of blocks it may hold.
+    pub capacity: u64,
+    /// Bytes of blocks it holds.
+    pub usage: u64,
+    /// Lookups that found their block.
+    pub hits: u64,
+    /// Lookups that read their block from the file.
+    pub misses: u64,
+    /// Blocks admitted.
+    pub inserts: u64,
+    /// Blocks dropped to make room (not those of deleted tables).
+    pub evictions: u64,
+}
+
+impl BlockCacheStats {
+    /// The figures of `tables`' block cache.
+    pub(crate) fn of(tables: &TableCache) -> BlockCacheStats {
+        let Some(c) = tables.block_cache() else {
+            return BlockCacheStats::default();
+        };
+        BlockCacheStats {
+            capacity: c.capacity() as u64,
+            usage: c.usage() as u64,
+            hits: c.hits(),
+            misses: c.misses(),
+            inserts: c.inserts(),
+            evictions: c.evictions(),
+        }
+    }
+}
+
+/// What the SSTs' bloom filters answered on point lookups since open (PMTables' filters are
+/// not counted).
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[non_exhaustive]
+pub struct BloomStats {
+    /// Lookups that asked a table's filter.
+    pub checked: u64,
+    /// Lookups the filter answered "absent" (a block read spared).
+    pub useful: u64,
+    /// Lookups the filter let through that found no entry of the key in the table.
+    pub false_positives: u64,
+}
+
+impl BloomStats {
+    /// The figures of `tables`' filters.
+    pub(crate) fn of(tables: &TableCache) -> BloomStats {
+        let c = tables.filter_counters();
+        BloomStats {
+            checked: c.checked(),
+            useful: c.useful(),
+            false_positives: c.false_positives(),
+        }
+    }
 }
 
 /// One compaction out of a design's level-0 store (MatrixKV's column compaction; its Fig. 14
@@ -171,6 +237,12 @@ pub struct Stats {
     pub last_sequence: u64,
     /// Set when background work failed and writes are refused.
     pub background_error: Option<String>,
+    /// Per-operation latency since open.
+    pub latency: LatencyStats,
+    /// The block cache's hits, misses and size.
+    pub block_cache: BlockCacheStats,
+    /// What the SSTs' bloom filters answered.
+    pub bloom: BloomStats,
 }
 
 fn by_name<S: serde::Serializer>(p: &crate::Profile, s: S) -> Result<S::Ok, S::Error> {
@@ -270,10 +342,33 @@ impl fmt::Display for Stats {
         }
         writeln!(f, "vlog redirects: {}", self.vlog_redirects)?;
         writeln!(f, "range tombstones: {}", self.range_tombstones)?;
+        writeln!(f, "{}", self.block_cache)?;
+        writeln!(f, "{}", self.bloom)?;
+        writeln!(f, "{}", self.latency)?;
         write!(
             f,
             "flushes {} compactions {} vlog GCs {} PMTable GCs {}",
             self.flushes, self.compactions, self.vlog_gcs, self.pmtable_gcs
+        )
+    }
+}
+
+impl fmt::Display for BlockCacheStats {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "block cache: {} of {} bytes, {} hits, {} misses, {} inserts, {} evictions",
+            self.usage, self.capacity, self.hits, self.misses, self.inserts, self.evictions
+        )
+    }
+}
+
+impl fmt::Display for BloomStats {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "bloom filters: {} checked, {} useful, {} false positives",
+            self.checked, self.useful, self.false_positives
         )
     }
 }

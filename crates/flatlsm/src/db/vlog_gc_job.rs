@@ -16,6 +16,7 @@
 //! Recovery rule: see `compaction::vlog_gc` (a crash before the edit leaves orphans only).
 
 use super::background::purge_obsolete_files;
+use super::info_log::event;
 use super::state::DbInner;
 use super::stats::Counters;
 use crate::compaction::vlog_gc::{self, GcOutput};
@@ -51,7 +52,8 @@ fn commit(db: &DbInner, victim: u64, out: GcOutput) -> Result<bool> {
     db.sync_point("vlog_gc:before_commit");
     let installed = db.install_if(&mut edit, |v| v.vlogs.contains_key(&victim))?;
     if installed.is_none() {
-        log::info!("value-log GC of log {victim} abandoned: the log was dropped meanwhile");
+        let note = format!("value-log GC of log {victim} abandoned: the log was dropped meanwhile");
+        event!(db.info_log, Info, note);
         db.vlog_redirects.evict(table.number());
         db.abandon_outputs(&outputs);
         return Ok(false);

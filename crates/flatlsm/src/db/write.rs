@@ -229,6 +229,7 @@ impl DbInner {
 
     /// Rewrites the live entries of the mutable table into a fresh one that replaces it.
     fn gc_mutable(&self, old: Arc<PmTable>) -> Result<BufferRef> {
+        let started = std::time::Instant::now();
         old.seal()?;
         let oldest = self.snapshots.oldest(self.visible());
         let fresh = old.rewrite_live(
@@ -240,9 +241,11 @@ impl DbInner {
         )?;
         self.record_pm_log(&*fresh)?;
         self.replace_mutable(fresh.clone(), None);
+        let line = super::events::pmtable_gc_line(&*old, &*fresh, started.elapsed());
         self.pm_pool.retire(old)?;
         Counters::add(&self.counters.pm_gc_bytes, fresh.log_bytes());
         Counters::add(&self.counters.pmtable_gcs, 1);
+        self.info_log.line(&line);
         Ok(fresh)
     }
 

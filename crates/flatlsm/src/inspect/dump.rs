@@ -1,12 +1,13 @@
 //! `dump`: prints one database file record by record (an SST, a PM Log, a manifest, a value
-//! log, a value-log redirect table or `CURRENT`), as LevelDB's `leveldbutil dump` does. The file
-//! kind comes from its name.
+//! log, a value-log redirect table, `CURRENT` or an OPTIONS file), as LevelDB's `leveldbutil
+//! dump` does. The file kind comes from its name. An SST's entries follow a line per data block
+//! saying how it is stored (compression type, stored and raw size) and the table's totals.
 //!
 //! [`DumpOptions`] selects records by user key (`[from, to)`) and caps their number, for the
 //! files that hold keys (SSTs, PM Logs, value logs, write-ahead logs; an SST is entered at
-//! `from` by its index, the logs are walked whole and filtered), and adds an SST's properties
-//! (RocksDB's `sst_dump --show_properties`). Options a file kind cannot honour are refused
-//! before anything is printed.
+//! `from` by its index, the logs are walked whole and filtered; the per-block lines of an SST
+//! are left out then), and adds an SST's properties (RocksDB's `sst_dump --show_properties`).
+//! Options a file kind cannot honour are refused before anything is printed.
 
 use super::{escape_bytes, hex_bytes, FileKind};
 use crate::designs::Profile;
@@ -14,13 +15,15 @@ use crate::error::{Error, IoContext, Result};
 use crate::fs::{FileSystem, OsFileSystem};
 use crate::iter::InternalIterator;
 use crate::pmtable::log::{decode_header, for_each_entry_in};
-use crate::sst::Table;
+use crate::sst::{StoredBlock, Table};
 use crate::types::{
     make_internal_key, parse_internal_key, ParsedInternalKey, ValueKind, ValuePointer,
 };
 use crate::types::{KIND_FOR_SEEK, MAX_SEQUENCE};
 use crate::version::{read_manifest_records, VersionEdit};
 use crate::vlog::{RedirectTable, VlogReader};
+use flatlsm_core::compression::type_name;
+use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::Path;
 use std::sync::Arc;
@@ -100,7 +103,7 @@ pub fn dump_file(path: &Path, format: DumpFormat, out: &mut dyn Write) -> Result
 }
 
 /// [`dump_file`] with a key range, a record limit or an SST's properties. A range or limit on a
-/// file without keys (manifest, redirect table, `CURRENT`), or properties of a file that is not
+/// file without keys (manifest, redirect table, `CURRENT`, OPTIONS), or properties of a file that is not
 /// an SST, is [`Error::InvalidArgument`] before anything is printed.
 ///
 /// ```
@@ -132,7 +135,7 @@ pub fn dump_file_with(path: &Path, opts: &DumpOptions, out: &mut dyn Write) -> R
     let kind = FileKind::of(path).ok_or_else(|| {
         Error::InvalidArgument(format!(
             "{}: not a FlatLSM file name (expected NNNNNN.sst, NNNNNN.vlog, NNNNNN.vredir, \
-             NNNNNN.pmlog, NNNNNN.log, MANIFEST-NNNNNN or CURRENT)",
+             NNNNNN.pmlog, NNNNNN.log, MANIFEST-NNNNNN, CURRENT or OPTIONS-NNNNNN)",
             path.display()
         ))
     })?;
@@ -152,6 +155,7 @@ pub fn dump_file_with(path: &Path, opts: &DumpOptions, out: &mut dyn Write) -> R
         FileKind::Manifest(_) => d.manifest(),
         FileKind::Wal(n) => d.wal(n),
         FileKind::Current => d.current(),
+        FileKind::Options(_) => d.options(),
     }
 }
 
@@ -188,6 +192,7 @@ fn kind_name(kind: FileKind) -> &'static str {
         FileKind::Manifest(_) => "manifest",
         FileKind::Wal(_) => "write-ahead log",
         FileKind::Current => "CURRENT file",
+        FileKind::Options(_) => "OPTIONS file",
     }
 }
 
@@ -236,6 +241,9 @@ impl Dumper<'_> {
                 self.line(&l)?;
             }
         }
+        if !self.opts.selects() {
+            self.sst_blocks(&table, !self.opts.show_properties)?;
+        }
         self.sst_records(&table)
     }
 
@@ -274,6 +282,26 @@ impl Dumper<'_> {
         let stored = self.stored_value(k.kind, value);
         let user_key = self.format.bytes(k.user_key);
         format!("{user_key} @ {} : {:?} => {stored}", k.seq, k.kind)
+    }
+
+    /// The totals of the table's data blocks (unless `totals` is false: the properties hold
+    /// them), then one line per block: offset, compression type, stored and raw bytes. Each
+    /// block is read, its CRC checked and decompressed.
+    fn sst_blocks(&mut self, table: &Table, totals: bool) -> Result<()> {
+        let blocks = stored_blocks(table)?;
+        if totals {
+            self.line(&block_totals(&blocks))?;
+        }
+        for (i, b) in blocks.iter().enumerate() {
+            self.line(&format!(
+                "block {i} @{}: {}, {} bytes stored, {} raw",
+                b.handle.offset,
+                block_type_name(b.block_type),
+                b.handle.size,
+                b.raw_size
+            ))?;
+        }
+        Ok(())
     }
 
     fn vlog(&mut self, number: u64) -> Result<u64> {
@@ -410,6 +438,45 @@ impl Dumper<'_> {
         self.line(&format!("CURRENT: {}", escape_bytes(&data)))?;
         Ok(1)
     }
+
+    /// One line per stored option, after the checksum is verified.
+    fn options(&mut self) -> Result<u64> {
+        let opts = crate::options::read_options_file(&OsFileSystem, self.path)?;
+        let values = crate::options::text::stored_values(&opts);
+        for (section, name, value) in &values {
+            let name = crate::options::text::qualified(section, name);
+            self.line(&format!("{name} = {value}"))?;
+        }
+        Ok(values.len() as u64)
+    }
+}
+
+/// The name of a block's trailer type (`none`, `lz4`, `zstd`; `type N` for another).
+fn block_type_name(t: u8) -> String {
+    type_name(t).map_or(format!("type {t}"), str::to_string)
+}
+
+/// How every data block of `table` is stored (each read, checked and decompressed).
+pub(super) fn stored_blocks(table: &Table) -> Result<Vec<StoredBlock>> {
+    (0..table.num_blocks())
+        .map(|i| table.stored_block(i))
+        .collect()
+}
+
+/// `data blocks: N (lz4 A, none B), S bytes stored, R raw`.
+pub(super) fn block_totals(blocks: &[StoredBlock]) -> String {
+    let mut by_type = BTreeMap::new();
+    for b in blocks {
+        *by_type.entry(block_type_name(b.block_type)).or_insert(0) += 1;
+    }
+    let counts: Vec<String> = by_type.iter().map(|(t, n)| format!("{t} {n}")).collect();
+    let stored: u64 = blocks.iter().map(|b| b.handle.size).sum();
+    let raw: u64 = blocks.iter().map(|b| b.raw_size).sum();
+    format!(
+        "data blocks: {} ({}), {stored} bytes stored, {raw} raw",
+        blocks.len(),
+        counts.join(", ")
+    )
 }
 
 /// One line per field an edit sets; levels named as `profile` names them (`L<n>` for a profile

@@ -43,6 +43,8 @@ pub enum FileKind {
     Wal(u64),
     /// The `CURRENT` file.
     Current,
+    /// An OPTIONS file (`OPTIONS-NNNNNN`, docs/options-file.md).
+    Options(u64),
 }
 
 impl FileKind {
@@ -51,6 +53,9 @@ impl FileKind {
         let name = path.file_name()?.to_str()?;
         if name == CURRENT_FILE_NAME {
             return Some(FileKind::Current);
+        }
+        if let Some(n) = crate::options::parse_options_file_name(name) {
+            return Some(FileKind::Options(n));
         }
         if let Some(n) = parse_log_file_name(name) {
             return Some(FileKind::PmLog(n));

@@ -1,9 +1,10 @@
 //! The properties `dump --show-properties` prints for an SST before its records (RocksDB's
-//! `sst_dump --show_properties`): file size, format version, entries, data blocks, index and
-//! filter blocks, smallest and largest key. Everything comes from the footer, the in-memory
-//! index and filter, and the first and last data block (read and checked as any block is).
+//! `sst_dump --show_properties`): file size, format version, entries, data blocks (count,
+//! compression types, stored and raw bytes), index and filter blocks, smallest and largest key.
+//! Everything comes from the footer, the in-memory index and filter, and the data blocks (each
+//! read, checked and decompressed, as a plain dump of an SST does).
 
-use super::dump::DumpFormat;
+use super::dump::{block_totals, stored_blocks, DumpFormat};
 use super::hex_bytes;
 use crate::error::Result;
 use crate::iter::InternalIterator;
@@ -24,11 +25,7 @@ pub(super) fn property_lines(
         format!("  file size: {file_size} bytes"),
         format!("  format version: {}", f.version),
         format!("  entries: {}", f.num_entries),
-        format!(
-            "  data blocks: {} ({} bytes with block trailers)",
-            table.num_blocks(),
-            f.data_end()
-        ),
+        format!("  {}", block_totals(&stored_blocks(table)?)),
         format!(
             "  index block: {} bytes, one entry per data block",
             f.index.size

@@ -54,10 +54,14 @@ setters! {
     vlog_cache_written: bool,
     block_size: usize,
     bloom_bits_per_key: usize,
+    compression: Compression,
+    compression_per_level: Vec<Compression>,
     block_cache_size: usize,
     vlog_gc_garbage_ratio: f64,
     background_work: bool,
-    background_nice: i32;
+    background_nice: i32,
+    max_log_file_size: u64,
+    keep_log_file_num: usize;
     wal_dir?: PathBuf,
     pm_path?: PathBuf,
     slowdown_immutable_num?: usize,

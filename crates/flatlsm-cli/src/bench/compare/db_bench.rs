@@ -78,7 +78,7 @@ pub fn db_bench_args(
         format!("--report_file={}", report.display()),
         format!("--seek_nexts={}", cfg.seek_nexts),
         format!("--readwritepercent={}", a.readwritepercent),
-        "--compression_type=none".into(),
+        format!("--compression_type={}", cfg.compression()),
         "--bloom_bits=10".into(),
         format!("--write_buffer_size={}", o.pmtable_size),
         format!("--max_write_buffer_number={}", o.max_write_buffer_number),

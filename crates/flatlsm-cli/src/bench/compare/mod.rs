@@ -42,7 +42,7 @@ pub fn run(
     }
     let mut others = Vec::new();
     let mut notes = Vec::new();
-    match run_in_process(cfg, work)? {
+    match in_process(cfg, work)? {
         Ok(v) => others.extend(v),
         Err(note) => notes.push(note),
     }
@@ -85,7 +85,7 @@ pub fn in_process_rocksdb(
     cfg: &BenchConfig,
     work: &WorkDir,
 ) -> Result<(Vec<Outcome>, Option<String>), String> {
-    Ok(match run_in_process(cfg, work)? {
+    Ok(match in_process(cfg, work)? {
         Ok(v) => (v, None),
         Err(note) => (Vec::new(), Some(note)),
     })
@@ -109,6 +109,18 @@ fn clear(db: &std::path::Path, wal: Option<&PathBuf>) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// The in-process RocksDB engines, unless the run compresses: RocksDB is linked without LZ4
+/// and zstd here (`Ok(Err(note))`; db_bench compresses as asked).
+fn in_process(cfg: &BenchConfig, work: &WorkDir) -> Result<Result<Vec<Outcome>, String>, String> {
+    let c = cfg.compression();
+    if c != flatlsm::Compression::None {
+        return Ok(Err(format!(
+            "in-process RocksDB: linked without compression; skipped with --compression_type {c}"
+        )));
+    }
+    run_in_process(cfg, work)
 }
 
 /// The in-process RocksDB engines: plain, then with integrated BlobDB (unless

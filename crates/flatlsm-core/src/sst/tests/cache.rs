@@ -37,7 +37,7 @@ fn block_cache_hits_on_repeated_reads() {
 }
 
 #[test]
-fn block_cache_stays_within_capacity_and_evicts_least_recently_used() {
+fn block_cache_stays_within_capacity_and_keeps_the_block_just_read() {
     let cache = BlockCache::new(64 << 10);
     let table = open(
         build(&entries(20_000), TableBuildOptions::default()).0,
@@ -47,6 +47,7 @@ fn block_cache_stays_within_capacity_and_evicts_least_recently_used() {
     scan(&table).1.unwrap();
     assert!(cache.usage() <= 64 << 10, "usage {}", cache.usage());
     assert!(cache.usage() > 0);
+    assert!(cache.evictions() > 0 && cache.inserts() > cache.evictions());
     let hot = ik(b"key019999", 1);
     table.get(&hot).unwrap();
     let misses = cache.misses();
@@ -58,6 +59,77 @@ fn block_cache_stays_within_capacity_and_evicts_least_recently_used() {
     );
     cache.erase_file(7);
     assert_eq!(cache.usage(), 0);
+}
+
+/// Opens in-memory table bytes as table `number` (tables sharing a cache need their own).
+fn open_as(number: u64, entries: &Entries, cache: &Arc<BlockCache>) -> Arc<Table> {
+    let bytes = build(entries, TableBuildOptions::default()).0;
+    let size = bytes.len() as u64;
+    let file = Arc::new(MemFile(bytes));
+    Table::open(file, test_path(), number, size, Some(cache.clone())).unwrap()
+}
+
+/// Scan resistance: blocks read again (the hot set) outlive one scan of cold blocks four times
+/// the cache's size, read once each. An LRU cache would hold only the scan's last blocks.
+#[test]
+fn a_hot_set_survives_a_scan_larger_than_the_block_cache() {
+    let cache = BlockCache::new(1 << 20);
+    let (filler, hot, cold) = (
+        open_as(1, &entries(20_000), &cache),
+        open_as(2, &entries(2_000), &cache),
+        open_as(3, &entries(80_000), &cache),
+    );
+    scan(&filler).1.unwrap(); // the cache is full of blocks read once
+    let hot_keys: Vec<_> = (0..4)
+        .map(|i| ik(format!("key{:06}", i * 400).as_bytes(), 1))
+        .collect();
+    for key in hot_keys.iter().flat_map(|k| [k, k, k]) {
+        assert!(hot.get(key).unwrap().is_some());
+    }
+    assert_eq!(
+        cache.misses() - filler.num_blocks() as u64,
+        4,
+        "four hot blocks"
+    );
+    let evicted = cache.evictions();
+    scan(&cold).1.unwrap();
+    let scanned: u64 = (0..cold.num_blocks())
+        .map(|i| cold.block_handle(i).size)
+        .sum();
+    assert!(
+        scanned > 4 << 20,
+        "the scan reads 4 times the cache's size: {scanned}"
+    );
+    assert!(cache.evictions() - evicted > cold.num_blocks() as u64 / 2);
+    let misses = cache.misses();
+    for key in &hot_keys {
+        assert!(hot.get(key).unwrap().is_some());
+    }
+    assert_eq!(cache.misses(), misses, "every hot block is still cached");
+}
+
+/// `erase_file` drops the blocks of one table and keeps the others'.
+#[test]
+fn erasing_a_file_drops_only_its_blocks() {
+    let cache = BlockCache::new(1 << 20);
+    let (one, two) = (
+        open_as(1, &entries(500), &cache),
+        open_as(2, &entries(500), &cache),
+    );
+    scan(&one).1.unwrap();
+    scan(&two).1.unwrap();
+    let both = cache.usage();
+    cache.erase_file(1);
+    assert!(cache.usage() > 0 && cache.usage() < both);
+    let misses = cache.misses();
+    scan(&two).1.unwrap();
+    assert_eq!(cache.misses(), misses, "table 2 is still cached");
+    scan(&one).1.unwrap();
+    assert_eq!(
+        cache.misses() - misses,
+        one.num_blocks() as u64,
+        "table 1 is read again"
+    );
 }
 
 #[test]

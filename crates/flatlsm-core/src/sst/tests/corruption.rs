@@ -25,6 +25,7 @@ fn small_table() -> (Entries, Vec<u8>) {
         TableBuildOptions {
             block_size: 256,
             bloom_bits_per_key: 10,
+            ..TableBuildOptions::default()
         },
     );
     (entries, bytes)
@@ -38,7 +39,7 @@ fn is_corruption_at(e: &crate::Error, path: &std::path::Path) -> bool {
 
 /// Exercises open, verify, scan and gets on `bytes` (claimed to be `size` bytes long).
 /// Returns true if any of them reported corruption; fails on a wrong answer or another error.
-fn check_damaged(bytes: Vec<u8>, size: u64, entries: &Entries) -> bool {
+pub(super) fn check_damaged(bytes: Vec<u8>, size: u64, entries: &Entries) -> bool {
     let path = test_path();
     let table = match Table::open(Arc::new(MemFile(bytes)), path.clone(), 7, size, None) {
         Ok(t) => t,

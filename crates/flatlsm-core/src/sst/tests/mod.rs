@@ -2,6 +2,7 @@
 //! table cache). Helpers here build tables from sorted entry lists and read them back.
 
 mod cache;
+mod compression;
 mod corruption;
 mod model;
 mod offsets;

@@ -35,7 +35,7 @@ proptest! {
         bits in 0usize..16,
     ) {
         let entries = sorted(raw);
-        let (bytes, _) = build(&entries, TableBuildOptions { block_size, bloom_bits_per_key: bits });
+        let (bytes, _) = build(&entries, TableBuildOptions { block_size, bloom_bits_per_key: bits, ..TableBuildOptions::default() });
         let table = open(bytes, None).unwrap();
         let (all, status) = scan(&table);
         prop_assert!(status.is_ok());

@@ -13,6 +13,7 @@ fn thousand_keys() -> (Arc<Table>, u64) {
     let opts = TableBuildOptions {
         block_size: 1024,
         bloom_bits_per_key: 10,
+        ..TableBuildOptions::default()
     };
     let (bytes, summary) = build(&entries, opts);
     (open(bytes, None).unwrap(), summary.file_size)
@@ -53,6 +54,7 @@ fn footer_and_filter_probes_describe_the_table() {
     let opts = TableBuildOptions {
         block_size: 1024,
         bloom_bits_per_key: 0,
+        ..TableBuildOptions::default()
     };
     let plain = open(build(&[(ik(b"a", 1), b"1".to_vec())], opts).0, None).unwrap();
     assert_eq!(plain.filter_probes(), None);

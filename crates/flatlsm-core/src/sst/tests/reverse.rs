@@ -26,6 +26,7 @@ fn small_blocks() -> TableBuildOptions {
     TableBuildOptions {
         block_size: 128,
         bloom_bits_per_key: 10,
+        ..TableBuildOptions::default()
     }
 }
 

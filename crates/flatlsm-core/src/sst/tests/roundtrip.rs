@@ -55,6 +55,7 @@ fn round_trip_many_entries_across_block_sizes_and_table_sizes() {
                 TableBuildOptions {
                     block_size,
                     bloom_bits_per_key: 10,
+                    ..TableBuildOptions::default()
                 },
             );
         }
@@ -84,6 +85,7 @@ fn round_trip_values_from_zero_bytes_to_64_kib() {
             TableBuildOptions {
                 block_size,
                 bloom_bits_per_key: 10,
+                ..TableBuildOptions::default()
             },
         );
     }
@@ -106,6 +108,7 @@ fn round_trip_without_bloom_filter_and_with_random_binary_keys() {
         TableBuildOptions {
             block_size: 512,
             bloom_bits_per_key: 0,
+            ..TableBuildOptions::default()
         },
     );
     assert_round_trip(
@@ -113,6 +116,7 @@ fn round_trip_without_bloom_filter_and_with_random_binary_keys() {
         TableBuildOptions {
             block_size: 512,
             bloom_bits_per_key: 20,
+            ..TableBuildOptions::default()
         },
     );
 }
@@ -164,6 +168,7 @@ fn builder_reports_write_failures_and_then_refuses_work() {
     let opts = TableBuildOptions {
         block_size: 64,
         bloom_bits_per_key: 10,
+        ..TableBuildOptions::default()
     };
     let mut b = TableBuilder::new(Box::new(file), test_path(), opts);
     let mut first_err = None;

@@ -1,6 +1,7 @@
 //! Seek and point-lookup semantics over multiple versions of each user key.
 
 use super::*;
+use crate::sst::FilterCounters;
 use crate::types::{make_internal_key, ValueKind, MAX_SEQUENCE};
 
 /// User keys `k0000..k0199`, each with versions 30, 20 (tombstone), 10 in newest-first order.
@@ -29,6 +30,7 @@ fn versioned_table() -> Arc<Table> {
     let opts = TableBuildOptions {
         block_size: 128,
         bloom_bits_per_key: 10,
+        ..TableBuildOptions::default()
     };
     open(build(&versioned_entries(), opts).0, None).unwrap()
 }
@@ -137,4 +139,46 @@ fn table_bloom_false_positive_rate_is_below_two_percent() {
 fn bloom_counts_each_user_key_once_across_versions() {
     let table = versioned_table();
     assert!((0..200).all(|u| table.may_contain(format!("k{u:04}").as_bytes())));
+}
+
+/// A table opened with filter counters counts every filter answer of `get`: "absent" as
+/// useful, "maybe" followed by no entry as a false positive; a table without a filter counts
+/// nothing.
+#[test]
+fn filter_counters_count_what_the_filter_answered() {
+    let entries: Entries = (0..1000u32)
+        .map(|i| (ik(format!("user{i:06}").as_bytes(), 1), vec![b'v'; 8]))
+        .collect();
+    let counted = |opts: TableBuildOptions| {
+        let bytes = build(&entries, opts).0;
+        let (size, counters) = (bytes.len() as u64, Arc::new(FilterCounters::default()));
+        let file = Arc::new(MemFile(bytes));
+        let t = Table::open_counted(file, test_path(), 7, size, None, Some(counters.clone()));
+        (t.unwrap(), counters)
+    };
+    let (table, c) = counted(TableBuildOptions::default());
+    for i in 0..100u32 {
+        assert!(table
+            .get(&ik(format!("user{i:06}").as_bytes(), 1))
+            .unwrap()
+            .is_some());
+        assert!(table
+            .get(&ik(format!("gone{i:06}").as_bytes(), 1))
+            .unwrap()
+            .is_none());
+    }
+    assert_eq!(c.checked(), 200);
+    assert_eq!(
+        c.useful() + c.false_positives(),
+        100,
+        "every absent key is one or the other"
+    );
+    assert!(c.useful() >= 90, "10 bits per key: few false positives");
+    let unfiltered = TableBuildOptions {
+        bloom_bits_per_key: 0,
+        ..Default::default()
+    };
+    let (table, c) = counted(unfiltered);
+    assert!(table.get(&ik(b"gone", 1)).unwrap().is_none());
+    assert_eq!((c.checked(), c.useful(), c.false_positives()), (0, 0, 0));
 }
