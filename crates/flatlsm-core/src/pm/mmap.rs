@@ -408,7 +408,7 @@ impl PmRegion for MmapPmRegion {
     fn persist(&self, offset: usize, len: usize) -> io::Result<()> {
         match self.mode {
             PmMode::Msync => self.map.msync(offset, len),
-            PmMode::Dax | PmMode::Simulated | PmMode::Dram => {
+            PmMode::Dax | PmMode::Simulated | PmMode::Dram | PmMode::ReadOnlyView => {
                 self.flush_fence(offset, len);
                 Ok(())
             }

@@ -63,6 +63,9 @@ pub enum PmMode {
     /// Plain DRAM, never durable: only for write buffers a write-ahead log protects
     /// ([`DramPmDevice`]).
     Dram,
+    /// A read-only open's copy-on-write view of a PM directory ([`private::PrivatePmDevice`]):
+    /// reads see the device, nothing is ever written to it.
+    ReadOnlyView,
 }
 
 impl PmMode {
@@ -87,6 +90,7 @@ impl fmt::Display for PmMode {
             ),
             PmMode::Simulated => write!(f, "simulated (test backend)"),
             PmMode::Dram => write!(f, "DRAM (not durable; a write-ahead log protects it)"),
+            PmMode::ReadOnlyView => write!(f, "read-only view (copy-on-write; nothing written)"),
         }
     }
 }

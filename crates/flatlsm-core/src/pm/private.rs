@@ -81,7 +81,7 @@ impl PrivatePmDevice {
 
 impl PmDevice for PrivatePmDevice {
     fn mode(&self) -> PmMode {
-        PmMode::Dram
+        PmMode::ReadOnlyView
     }
 
     fn dir(&self) -> &Path {

@@ -187,6 +187,22 @@ fn flush_due(db: &DbInner) -> bool {
     db.flush_queue.unclaimed(&db.sv.load().imms) >= db.opts.flush_immutable_num
 }
 
+/// For `close`: runs the flushes due now (at least `flush_immutable_num` immutable buffers no
+/// job has claimed) and waits for those in flight, so a program that opens and closes the
+/// database in a loop does not pile up PM Logs (each open seals the buffer it recovers). The
+/// mutable buffer stays in PM (it is durable there), and no compaction is waited for. Nothing
+/// for a read-only database or one in the background-error state.
+pub(crate) fn finish_due_flushes(db: &DbInner) -> Result<()> {
+    if db.read_only || db.bg_error.lock().is_some() {
+        return Ok(());
+    }
+    while flush_due(db) {
+        flush_one(db)?;
+    }
+    db.flush_queue.wait_idle();
+    Ok(())
+}
+
 /// Flushes every immutable PMTable in one job; `Ok(false)` if there is none. A failure, in
 /// whichever thread it runs, puts the database in the background-error state.
 pub(crate) fn flush_one(db: &DbInner) -> Result<bool> {

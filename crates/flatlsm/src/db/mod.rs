@@ -487,8 +487,11 @@ impl Db {
         background::wait_idle(&self.inner)
     }
 
-    /// Makes every write durable, stops background work and closes the database.
-    /// Later calls on this handle and on all its clones return [`Error::Closed`].
+    /// Finishes the flushes already due (the immutable write buffers a background flush
+    /// would take now, so opening and closing in a loop does not pile up PM Logs), makes
+    /// every write durable, stops background work (a running compaction gives up at its next
+    /// output file) and closes the database. Later calls on this handle and on all its clones
+    /// return [`Error::Closed`].
     pub fn close(&self) -> Result<()> {
         self.handle.close()
     }
@@ -508,11 +511,16 @@ impl Db {
 
 impl Handle {
     fn close(&self) -> Result<()> {
+        // Before `closed` is set: the flushes' own steps refuse a closed database.
+        if self.inner.closed.load(Ordering::Acquire) {
+            return Ok(());
+        }
+        let flushed = background::finish_due_flushes(&self.inner);
         if self.inner.closed.swap(true, Ordering::AcqRel) {
             return Ok(());
         }
         let _w = self.inner.write_lock.lock();
-        let persisted = self.inner.sv.load().mem.commit().and(self.inner.sync_wal());
+        let persisted = flushed.and(self.inner.sv.load().mem.commit().and(self.inner.sync_wal()));
         self.inner.shutting_down.store(true, Ordering::Release);
         self.inner.wake_all();
         // Background threads only end slowdown episodes, never start one: end it here.
