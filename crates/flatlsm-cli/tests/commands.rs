@@ -461,6 +461,9 @@ fn every_subcommand_has_help() {
         "dump",
         "compact",
         "flush",
+        "checkpoint",
+        "backup",
+        "restore",
         "bench",
         "crashtest",
     ] {
@@ -487,5 +490,36 @@ fn read_commands_open_read_only_and_change_nothing() {
         snapshot(t.path()),
         before,
         "a read command changed the database"
+    );
+}
+
+#[test]
+fn checkpoint_backup_and_restore_make_databases_that_open() {
+    let t = tempfile::tempdir().unwrap();
+    let db = small_db(t.path());
+    let db = s(&db);
+    let copy = t.path().join("copy");
+    ok(&["checkpoint", "--db", db, s(&copy)]);
+    assert_eq!(ok(&["get", "--db", s(&copy), "a3"]).trim(), "v3");
+    refused(&["checkpoint", "--db", db, s(&copy)], "already exists");
+    let backups = t.path().join("backups");
+    assert!(ok(&["backup", "--db", db, "--backup-dir", s(&backups)]).contains("backup 1"));
+    ok(&["delete", "--db", db, "a3"]);
+    assert!(ok(&["backup", "--db", db, "--backup-dir", s(&backups)]).contains("backup 2"));
+    let first = t.path().join("restored-1");
+    let newest = t.path().join("restored-2");
+    let restore = |to: &Path, n: Option<&str>| {
+        let mut args = vec!["restore", "--backup-dir", s(&backups), "--db", s(to)];
+        args.extend(n.map(|n| ["--backup", n]).into_iter().flatten());
+        ok(&args)
+    };
+    restore(&first, Some("1"));
+    restore(&newest, None);
+    assert_eq!(ok(&["get", "--db", s(&first), "a3"]).trim(), "v3");
+    refused(&["get", "--db", s(&newest), "a3"], "not found");
+    assert!(ok(&["check", "--db", s(&first)]).contains("OK"));
+    refused(
+        &["restore", "--backup-dir", s(&backups), "--db", s(&first)],
+        "already exists",
     );
 }

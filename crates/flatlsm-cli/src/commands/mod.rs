@@ -1,5 +1,6 @@
 //! The database subcommands of the `flatlsm` tool (one file per family).
 
+pub mod backup;
 pub mod check;
 pub mod dump;
 pub mod keys;
