@@ -12,7 +12,7 @@ mod db_args;
 mod logger;
 
 use clap::{Parser, Subcommand};
-use commands::{approxsize, check, dump, export, import, keys, maintenance, scan, stats};
+use commands::{approxsize, backup, check, dump, export, import, keys, maintenance, scan, stats};
 use flatlsm::PmModeOption;
 use std::process::ExitCode;
 
@@ -69,6 +69,12 @@ enum Command {
     Compact(maintenance::CompactArgs),
     /// Flushes every PMTable to the Ordered-L1.
     Flush(maintenance::FlushArgs),
+    /// Makes an openable copy of the database in a new directory (hard links where possible).
+    Checkpoint(backup::CheckpointArgs),
+    /// Copies the database into the next numbered backup of a backup directory.
+    Backup(backup::BackupArgs),
+    /// Copies a backup (default: the newest) to a new database directory.
+    Restore(backup::RestoreArgs),
     /// Runs db_bench-style benchmarks (fillrandom, fillseq, readrandom, ...).
     Bench(bench::BenchArgs),
     /// Kills a writer process at random moments and verifies the database after each kill.
@@ -90,6 +96,9 @@ fn run(cli: Cli) -> Result<(), String> {
         Command::Dump(a) => dump::dump(a),
         Command::Compact(a) => maintenance::compact(a),
         Command::Flush(a) => maintenance::flush(a),
+        Command::Checkpoint(a) => backup::checkpoint(a),
+        Command::Backup(a) => backup::backup(a),
+        Command::Restore(a) => backup::restore(a),
         Command::Bench(args) => bench::run(args),
         Command::Crashtest(args) => crashtest::run(args),
     }

@@ -1,8 +1,8 @@
 //! End-to-end runs of the database subcommands of `flatlsm`, including every refusal: a missing
 //! database, a directory that is not one, a locked database, a PM directory that is not the
 //! database's (each: one-line message, exit code 1, nothing modified), and `check` finding
-//! planted damage, and dump's key ranges, limits and SST properties. Export, import and
-//! approxsize are in `transfer.rs`.
+//! planted damage. Dump's selections are in `dump.rs`; export, import and approxsize in
+//! `transfer.rs`.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -272,84 +272,6 @@ fn dump_prints_sst_pm_log_manifest_and_current() {
     );
 }
 
-/// Every file of `dir` whose name ends with `suffix`, sorted.
-fn files_ending(dir: &Path, suffix: &str) -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.to_str().unwrap().ends_with(suffix))
-        .collect();
-    v.sort();
-    v
-}
-
-/// The records `dump` printed (its stderr count) and its stdout, over every file.
-fn dump_all(files: &[PathBuf], flags: &[&str]) -> (u64, String) {
-    let (mut n, mut text) = (0, String::new());
-    for f in files {
-        let o = flatlsm(&[&["dump", s(f)], flags].concat());
-        assert!(o.ok, "{}", o.stderr);
-        n += o
-            .stderr
-            .trim()
-            .trim_end_matches(" records")
-            .parse::<u64>()
-            .unwrap();
-        text += &o.stdout;
-    }
-    (n, text)
-}
-
-#[test]
-fn dump_selects_a_key_range_and_a_limit_and_shows_sst_properties() {
-    let t = tempfile::tempdir().unwrap();
-    let db = small_db(t.path());
-    ok(&["flush", "--db", s(&db)]);
-    ok(&["put", "--db", s(&db), "late", "in-pm"]);
-    let ssts = files_ending(&db, ".sst");
-    let (n, text) = dump_all(&ssts, &["--from", "a2", "--to", "a5"]);
-    assert_eq!(n, 3, "{text}");
-    for (k, present) in [("a1", false), ("a2", true), ("a4", true), ("a5", false)] {
-        assert_eq!(text.contains(&format!("'{k}' @ ")), present, "{k}: {text}");
-    }
-    assert_eq!(dump_all(&ssts, &["--limit", "1"]).0, ssts.len() as u64);
-    let (n, b) = dump_all(&ssts, &["--from", "b", "--limit", "1"]);
-    let records: Vec<&str> = b.lines().filter(|l| l.contains(" @ ")).collect();
-    assert!(n >= 1 && records.iter().all(|l| l.starts_with("'b")), "{b}");
-    let hex = dump_all(&ssts, &["--hex", "--from", "6233"]).1;
-    assert!(hex.contains("6233 @ ") && !hex.contains("6232 @ "), "{hex}");
-    let (n, props) = dump_all(&ssts[..1], &["--show-properties", "--limit", "0"]);
-    assert_eq!(n, 0);
-    for field in [
-        "file size: ",
-        "entries: ",
-        "data blocks: ",
-        "index block: ",
-        "filter block: ",
-        "bits per entry",
-        "smallest key: '",
-        "largest key: '",
-    ] {
-        assert!(props.contains(field), "{field} missing: {props}");
-    }
-    let pm = files_ending(&db.join("pm"), ".pmlog");
-    assert_eq!(dump_all(&pm, &["--from", "late", "--to", "latf"]).0, 1);
-    assert_eq!(dump_all(&pm, &["--from", "m"]).0, 0);
-    assert_eq!(
-        dump_all(&files_ending(&db, ".vlog"), &["--limit", "1"]).0,
-        1
-    );
-    let manifest = first_named(&db, |n| n.starts_with("MANIFEST-"));
-    refused(
-        &["dump", s(&manifest), "--limit", "1"],
-        "applies only to SSTs",
-    );
-    refused(
-        &["dump", s(&db.join("CURRENT")), "--show-properties"],
-        "properties are shown only for SSTs",
-    );
-}
-
 #[test]
 fn check_passes_then_finds_a_planted_corruption_with_file_and_offset() {
     let t = tempfile::tempdir().unwrap();
@@ -552,6 +474,9 @@ fn every_subcommand_has_help() {
         "dump",
         "compact",
         "flush",
+        "checkpoint",
+        "backup",
+        "restore",
         "bench",
         "crashtest",
     ] {
@@ -584,5 +509,36 @@ fn read_commands_open_read_only_and_change_nothing() {
         snapshot(t.path()),
         before,
         "a read command changed the database"
+    );
+}
+
+#[test]
+fn checkpoint_backup_and_restore_make_databases_that_open() {
+    let t = tempfile::tempdir().unwrap();
+    let db = small_db(t.path());
+    let db = s(&db);
+    let copy = t.path().join("copy");
+    ok(&["checkpoint", "--db", db, s(&copy)]);
+    assert_eq!(ok(&["get", "--db", s(&copy), "a3"]).trim(), "v3");
+    refused(&["checkpoint", "--db", db, s(&copy)], "already exists");
+    let backups = t.path().join("backups");
+    assert!(ok(&["backup", "--db", db, "--backup-dir", s(&backups)]).contains("backup 1"));
+    ok(&["delete", "--db", db, "a3"]);
+    assert!(ok(&["backup", "--db", db, "--backup-dir", s(&backups)]).contains("backup 2"));
+    let first = t.path().join("restored-1");
+    let newest = t.path().join("restored-2");
+    let restore = |to: &Path, n: Option<&str>| {
+        let mut args = vec!["restore", "--backup-dir", s(&backups), "--db", s(to)];
+        args.extend(n.map(|n| ["--backup", n]).into_iter().flatten());
+        ok(&args)
+    };
+    restore(&first, Some("1"));
+    restore(&newest, None);
+    assert_eq!(ok(&["get", "--db", s(&first), "a3"]).trim(), "v3");
+    refused(&["get", "--db", s(&newest), "a3"], "not found");
+    assert!(ok(&["check", "--db", s(&first)]).contains("OK"));
+    refused(
+        &["restore", "--backup-dir", s(&backups), "--db", s(&first)],
+        "already exists",
     );
 }

@@ -51,7 +51,10 @@ use flatlsm_core::{
 };
 
 pub use db::{BlockCacheStats, BloomStats, LatencyStats, LatencySummary, LATENCY_OPERATIONS};
-pub use db::{Db, LevelStats, Stats, StoreCompactionStat, VlogStats, WriteBatch, PROPERTY_NAMES};
+pub use db::{
+    CheckpointOptions, Db, LevelStats, Stats, StoreCompactionStat, VlogStats, WriteBatch,
+    PROPERTY_NAMES,
+};
 pub use designs::leveled::LeveledOptions;
 pub use designs::matrixkv::MatrixKvOptions;
 pub use designs::slmdb::SlmDbOptions;

@@ -1,6 +1,7 @@
 //! The database subcommands of the `flatlsm` tool (one file per family).
 
 pub mod approxsize;
+pub mod backup;
 pub mod check;
 pub mod dump;
 pub mod export;

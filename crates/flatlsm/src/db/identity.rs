@@ -75,6 +75,16 @@ impl IdentityPlan {
         self.write_db || self.write_pm
     }
 
+    /// A new identity for a new copy of a database (a checkpoint), written to both
+    /// directories.
+    pub(crate) fn fresh() -> IdentityPlan {
+        IdentityPlan {
+            id: new_id(),
+            write_db: true,
+            write_pm: true,
+        }
+    }
+
     /// Writes the identity files the plan calls for, data directory first.
     pub(crate) fn apply(&self, fs: &dyn FileSystem, db: &Path, pm: &Path) -> Result<()> {
         let contents = encode_identity(&self.id, &pm.display().to_string());

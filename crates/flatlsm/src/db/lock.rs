@@ -113,7 +113,12 @@ impl DirLock {
             None => {}
         }
         let path = dir.join(LOCK_FILE);
-        let file = File::open(&path).context(|| format!("opening {}", path.display()))?;
+        let file = File::open(&path).context(|| {
+            format!(
+                "opening {} (every database has one once opened for writing)",
+                path.display()
+            )
+        })?;
         let locked = crate::pm::try_lock_posix(&file, false)
             .context(|| format!("locking {}", path.display()))?;
         if !locked {

@@ -8,6 +8,7 @@ mod approximate;
 mod background;
 mod batch;
 mod bounds;
+mod checkpoint;
 mod compact;
 pub(crate) mod consistency;
 mod dirs;
@@ -44,6 +45,7 @@ mod wal_recovery;
 mod write;
 
 pub use batch::WriteBatch;
+pub use checkpoint::CheckpointOptions;
 pub use latency::{LatencyStats, LatencySummary};
 pub use lock::DirLock;
 pub(crate) use open::open_pm_device;

@@ -103,6 +103,10 @@ impl DbInner {
         };
         self.install(&mut edit, |_| {}).inspect_err(stop)?;
         self.visible_seq.store(seq, Ordering::Release);
+        let (lo, hi) = (String::from_utf8_lossy(start), String::from_utf8_lossy(end));
+        self.info_log.line(&format!(
+            "range tombstone {seq}: delete_range [{lo:?}, {hi:?})"
+        ));
         Ok(())
     }
 

@@ -307,10 +307,15 @@ impl DbInner {
         change_sv: impl FnOnce(&mut Vec<BufferRef>),
     ) -> Result<Arc<Version>> {
         let installed = self.commit_locked(vs, edit, change_sv)?;
-        match self.retire_range_dels_edit(&self.sv.load()) {
-            Some(mut retire) => self.commit_locked(vs, &mut retire, |_| {}),
-            None => Ok(installed),
-        }
+        let Some(mut retire) = self.retire_range_dels_edit(&self.sv.load()) else {
+            return Ok(installed);
+        };
+        let seqs = format!("{:?}", retire.retired_range_dels);
+        let retired = self.commit_locked(vs, &mut retire, |_| {})?;
+        self.info_log.line(&format!(
+            "range tombstones {seqs} retired: nothing left under them"
+        ));
+        Ok(retired)
     }
 
     /// Appends `edit` to the manifest and swaps in the version and super version it makes.

@@ -148,6 +148,11 @@ pub(crate) trait Design: Send + Sync {
     fn uses_pm_dir(&self) -> bool {
         !self.uses_wal()
     }
+    /// The PM regions holding the design's own store (beyond its write buffers), which a
+    /// checkpoint copies.
+    fn store_regions(&self) -> &'static [&'static str] {
+        &[]
+    }
     /// Opens the design's own level-0 store in PM (MatrixKV's container) with what `version`
     /// records; nothing for designs without one.
     fn open_store(&self, _path: &Path, _opts: &Options, _version: &Version) -> Result<()> {

@@ -233,6 +233,10 @@ impl Design for MatrixKvDesign {
         true
     }
 
+    fn store_regions(&self) -> &'static [&'static str] {
+        &[CONTAINER_REGION]
+    }
+
     /// The container lives on the PM device (`Options::pm_device`, else the PM directory).
     fn open_store(&self, path: &Path, opts: &Options, version: &Version) -> Result<()> {
         let pm = match &opts.pm_device {

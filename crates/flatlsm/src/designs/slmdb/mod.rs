@@ -286,6 +286,10 @@ impl Design for SlmDbDesign {
         crate::db::open_pm_device(path, opts)
     }
 
+    fn store_regions(&self) -> &'static [&'static str] {
+        &[BTREE_REGION]
+    }
+
     fn buffer_kind(&self) -> BufferKind {
         BufferKind::PmSkiplist
     }
