@@ -2,48 +2,11 @@
 //! `--show-properties` for SSTs (as `sst_dump --show_properties`), and both refused, with one
 //! line and exit code 1, for files without keys or that are not SSTs.
 
+mod support;
+
+use support::{flatlsm, ok, refused, s};
+
 use std::path::{Path, PathBuf};
-use std::process::Command;
-
-struct Out {
-    ok: bool,
-    stdout: String,
-    stderr: String,
-}
-
-fn flatlsm(args: &[&str]) -> Out {
-    let o = Command::new(env!("CARGO_BIN_EXE_flatlsm"))
-        .args(args)
-        .output()
-        .unwrap();
-    Out {
-        ok: o.status.success(),
-        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
-    }
-}
-
-fn ok(args: &[&str]) -> String {
-    let o = flatlsm(args);
-    assert!(o.ok, "flatlsm {args:?} failed:\n{}\n{}", o.stdout, o.stderr);
-    o.stdout
-}
-
-/// A refusal: exit code 1 and one line on stderr containing `needle`.
-fn refused(args: &[&str], needle: &str) {
-    let o = flatlsm(args);
-    assert!(!o.ok, "flatlsm {args:?} should fail:\n{}", o.stdout);
-    assert_eq!(o.stderr.trim_end().lines().count(), 1, "{}", o.stderr);
-    assert!(
-        o.stderr.starts_with("flatlsm: ") && o.stderr.contains(needle),
-        "{}",
-        o.stderr
-    );
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
 
 /// A database with keys a0..a9 (small values) and b0..b4 (600-byte values, in a value log).
 fn small_db(dir: &Path) -> PathBuf {

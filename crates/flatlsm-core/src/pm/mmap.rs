@@ -154,6 +154,28 @@ impl MmapPmDevice {
 /// error. A leftover would hold its space until the next open, one more file per retry; if it
 /// cannot be removed either, the next open removes it (a `.creating-*` file) or recovery does
 /// (a region whose log header was never written).
+/// The region file at `path` (opened for writing too if `write`) and its length; an empty
+/// file is refused (regions are created under a temporary name, so an empty one was damaged).
+pub(crate) fn open_region_file(path: &Path, write: bool) -> Result<(File, usize)> {
+    let file = OpenOptions::new()
+        .read(true)
+        .write(write)
+        .open(path)
+        .context(|| format!("opening PM region {}", path.display()))?;
+    let len = file
+        .metadata()
+        .context(|| format!("stat of PM region {}", path.display()))?
+        .len();
+    let len = usize::try_from(len).map_err(|_| {
+        Error::InvalidArgument(format!("PM region {} is too large", path.display()))
+    })?;
+    if len == 0 {
+        let expected = "PM region file is empty; expected at least a 64-byte PM log header";
+        return Err(Error::corruption(path, 0, expected));
+    }
+    Ok((file, len))
+}
+
 fn remove_after_failure(path: &Path, cause: Error) -> Error {
     match fs::remove_file(path) {
         Err(e) if e.kind() != io::ErrorKind::NotFound => {
@@ -279,26 +301,7 @@ impl PmDevice for MmapPmDevice {
 
     fn open_region(&self, name: &str) -> Result<Arc<dyn PmRegion>> {
         let path = self.region_path(name)?;
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .open(&path)
-            .context(|| format!("opening PM region {}", path.display()))?;
-        let len = file
-            .metadata()
-            .context(|| format!("stat of PM region {}", path.display()))?
-            .len();
-        let len = usize::try_from(len).map_err(|_| {
-            Error::InvalidArgument(format!("PM region {} is too large", path.display()))
-        })?;
-        if len == 0 {
-            // Regions are created under a temporary name, so an empty one was damaged.
-            return Err(Error::corruption(
-                &path,
-                0,
-                "PM region file is empty; expected at least a 64-byte PM log header",
-            ));
-        }
+        let (file, len) = open_region_file(&path, true)?;
         self.map(&file, &path, len, false)
     }
 

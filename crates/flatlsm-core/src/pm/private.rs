@@ -15,7 +15,6 @@ use super::{PmDevice, PmMode, PmRegion};
 use crate::error::{Error, IoContext, Result};
 use parking_lot::Mutex;
 use std::collections::BTreeSet;
-use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -45,17 +44,7 @@ impl PrivatePmDevice {
     /// Maps file region `name` privately and keeps it as this view's region.
     fn adopt_file(&self, name: &str) -> Result<Arc<dyn PmRegion>> {
         let path = self.dir.join(name);
-        let file = File::open(&path).context(|| format!("opening PM region {}", path.display()))?;
-        let len = file
-            .metadata()
-            .context(|| format!("stat of PM region {}", path.display()))?
-            .len();
-        let len = usize::try_from(len).map_err(|_| {
-            Error::InvalidArgument(format!("PM region {} is too large", path.display()))
-        })?;
-        if len == 0 {
-            return Err(Error::corruption(&path, 0, "PM region file is empty"));
-        }
+        let (file, len) = super::mmap::open_region_file(&path, false)?;
         let map = RawMapping::map_file_private(&file, len)
             .context(|| format!("mapping PM region {} privately", path.display()))?;
         Ok(self.regions.adopt(name, map))

@@ -74,54 +74,33 @@ impl RawMapping {
     /// Maps the first `len` bytes of `file` read-write and shared. With `sync`, asks for
     /// `MAP_SHARED_VALIDATE | MAP_SYNC`, which only DAX file systems accept.
     pub(crate) fn map_file(file: &File, len: usize, sync: bool) -> io::Result<Self> {
+        Self::map_file_with(file, len, map_flags(sync)?)
+    }
+
+    /// Maps the first `len` bytes of `file` privately (copy on write): reads see the file,
+    /// writes stay in this process and never reach it. For opening a database read-only.
+    pub(crate) fn map_file_private(file: &File, len: usize) -> io::Result<Self> {
+        Self::map_file_with(file, len, libc::MAP_PRIVATE)
+    }
+
+    /// The first `len` bytes of `file` mapped readable and writable with `flags`.
+    fn map_file_with(file: &File, len: usize, flags: libc::c_int) -> io::Result<Self> {
         if len == 0 {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
                 "cannot map an empty file",
             ));
         }
-        let flags = map_flags(sync)?;
         // SAFETY: a null hint lets the kernel choose the address; `file` is an open descriptor
-        // for the duration of the call; the result is checked for MAP_FAILED before use.
+        // for the duration of the call; the result is checked for MAP_FAILED before use. A
+        // private mapping of a read-only descriptor may be written: the pages written are
+        // copies.
         let p = unsafe {
             libc::mmap(
                 std::ptr::null_mut(),
                 len,
                 libc::PROT_READ | libc::PROT_WRITE,
                 flags,
-                file.as_raw_fd(),
-                0,
-            )
-        };
-        if p == libc::MAP_FAILED {
-            return Err(io::Error::last_os_error());
-        }
-        let ptr = NonNull::new(p.cast::<u8>()).ok_or_else(|| io::Error::other("mmap gave null"))?;
-        Ok(RawMapping {
-            ptr,
-            len,
-            backing: Backing::Mmap,
-        })
-    }
-
-    /// Maps the first `len` bytes of `file` privately (copy on write): reads see the file,
-    /// writes stay in this process and never reach it. For opening a database read-only.
-    pub(crate) fn map_file_private(file: &File, len: usize) -> io::Result<Self> {
-        if len == 0 {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                "cannot map an empty file",
-            ));
-        }
-        // SAFETY: as in `map_file`: a null hint, a descriptor open for the call, and the result
-        // checked for MAP_FAILED. A private mapping of a read-only descriptor may be written:
-        // the pages written are copies.
-        let p = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE,
                 file.as_raw_fd(),
                 0,
             )
