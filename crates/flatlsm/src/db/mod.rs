@@ -48,8 +48,8 @@ pub use batch::WriteBatch;
 pub use checkpoint::CheckpointOptions;
 pub use latency::{LatencyStats, LatencySummary};
 pub use lock::DirLock;
-pub(crate) use open::open_pm_device;
 pub use open::{is_database_file_name, is_pm_dir_file_name};
+pub(crate) use open_stores::open_pm_device;
 pub use properties::{LATENCY_OPERATIONS, PROPERTY_NAMES};
 pub use stats::{BlockCacheStats, BloomStats, LevelStats, Stats, StoreCompactionStat, VlogStats};
 

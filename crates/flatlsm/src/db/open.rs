@@ -49,8 +49,7 @@ use crate::designs::{BufferKind, Design};
 use crate::error::{Error, IoContext, Result};
 use crate::file_names::{is_info_log_file_name, parse_numbered_file, NumberedFile};
 use crate::fs::{FileSystem, FsRef, OsFileSystem};
-use crate::options::{parse_options_file_name, write_options_file, Options, PmModeOption};
-use crate::pm::mmap::{MmapPmDevice, PmModeRequest};
+use crate::options::{parse_options_file_name, write_options_file, Options};
 use crate::pm::PmDeviceRef;
 use crate::pmtable::log::{log_file_name, parse_log_file_name, PmLog};
 use crate::pmtable::pool::is_pool_file_name;
@@ -125,7 +124,7 @@ pub(crate) fn open(path: &Path, opts: Options, access: Access) -> Result<(Arc<Db
     let locked = lock_and_load(&*fs, path, pm_dir.as_deref(), &opts, (db_exists, access))?;
     let (opts, fs) = match access {
         Access::ReadWrite => (opts, fs),
-        Access::ReadOnly => read_only_views(path, opts, fs)?,
+        Access::ReadOnly => super::open_stores::read_only_views(path, opts, fs)?,
     };
     let pm = match &opts.pm_device {
         Some(d) => d.clone(),
@@ -148,20 +147,6 @@ pub(crate) fn open(path: &Path, opts: Options, access: Access) -> Result<(Arc<Db
     let mut inner = commit_open(opts, design, path, fs, pm, recovered, id)?;
     inner.read_only = access == Access::ReadOnly;
     Ok((Arc::new(inner), locked.lock))
-}
-
-/// `opts` and `fs` for a read-only open of an existing database: copy-on-write views of the
-/// file system and of the PM directory (if the design has one), no background work.
-fn read_only_views(path: &Path, mut opts: Options, fs: FsRef) -> Result<(Options, FsRef)> {
-    let design = crate::designs::design_of(&opts);
-    if opts.pm_device.is_none() && design.uses_pm_dir() {
-        let dir = pm_dir_of(path, &opts);
-        opts.pm_device = Some(crate::pm::private::PrivatePmDevice::open(&dir)?);
-    }
-    let overlay: FsRef = crate::fs::OverlayFs::new(fs);
-    opts.file_system = Some(overlay.clone());
-    opts.background_work = false;
-    Ok((opts, overlay))
 }
 
 /// The lock, the recovered manifest (`None` for a new database) and the identity plan.
@@ -547,26 +532,6 @@ fn is_creation_leftover(name: &str) -> bool {
         || crate::version::parse_manifest_file_name(name).is_some()
         || crate::file_names::parse_wal_file_name(name).is_some()
         || name.ends_with(".tmp")
-}
-
-/// The PM device `opts` inject, else that of the PM directory they select (created if
-/// missing).
-pub(crate) fn open_pm_device(path: &Path, opts: &Options) -> Result<PmDeviceRef> {
-    if let Some(device) = &opts.pm_device {
-        return Ok(device.clone()); // an injected device (a test's, a read-only view)
-    }
-    let dir = pm_dir_of(path, opts);
-    std::fs::create_dir_all(&dir).context(|| format!("creating PM directory {}", dir.display()))?;
-    let request = match opts.pm_mode {
-        PmModeOption::Auto => PmModeRequest::Auto,
-        PmModeOption::Msync => PmModeRequest::Msync,
-        PmModeOption::Emulated => PmModeRequest::Emulated {
-            write_latency_ns: opts.pm_write_latency_ns,
-            read_latency_ns: opts.pm_read_latency_ns,
-        },
-    };
-    let device: PmDeviceRef = MmapPmDevice::open(&dir, request)?;
-    Ok(device)
 }
 
 /// The identity plan (`db/identity.rs`); `None` for an injected PM device (no directory).
