@@ -55,6 +55,7 @@ pub use db::{
     CheckpointOptions, Db, LevelStats, Stats, StoreCompactionStat, VlogStats, WriteBatch,
     PROPERTY_NAMES,
 };
+pub use db::{repair, RepairReport, LOST_DIR};
 pub use designs::leveled::LeveledOptions;
 pub use designs::matrixkv::MatrixKvOptions;
 pub use designs::slmdb::SlmDbOptions;

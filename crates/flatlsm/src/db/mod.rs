@@ -27,6 +27,8 @@ mod properties;
 mod race_tests;
 mod range_delete;
 mod read;
+mod repair;
+mod repair_scan;
 mod skiplist_recovery;
 pub(crate) mod snapshots;
 mod stall;
@@ -49,6 +51,7 @@ pub use latency::{LatencyStats, LatencySummary};
 pub use lock::DirLock;
 pub(crate) use open::open_pm_device;
 pub use open::{is_database_file_name, is_pm_dir_file_name};
+pub use repair::{repair, RepairReport, LOST_DIR};
 pub use properties::{LATENCY_OPERATIONS, PROPERTY_NAMES};
 pub use stats::{BlockCacheStats, BloomStats, LevelStats, Stats, StoreCompactionStat, VlogStats};
 
