@@ -113,7 +113,8 @@ impl fmt::Display for RepairReport {
 /// # Ok(())
 /// # }
 /// ```
-pub fn repair(path: &Path, opts: Options) -> Result<RepairReport> {
+pub fn repair(path: impl AsRef<Path>, opts: Options) -> Result<RepairReport> {
+    let path = path.as_ref();
     opts.validate()?;
     refuse_unsupported(opts.profile)?;
     let fs: FsRef = opts
