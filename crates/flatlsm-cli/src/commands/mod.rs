@@ -5,5 +5,6 @@ pub mod check;
 pub mod dump;
 pub mod keys;
 pub mod maintenance;
+pub mod repair;
 pub mod scan;
 pub mod stats;
