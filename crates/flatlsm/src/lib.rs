@@ -50,12 +50,12 @@ use flatlsm_core::{
     version, vlog, wal,
 };
 
+pub use db::{repair, RepairReport, LOST_DIR};
 pub use db::{BlockCacheStats, BloomStats, LatencyStats, LatencySummary, LATENCY_OPERATIONS};
 pub use db::{
     CheckpointOptions, Db, LevelStats, Stats, StoreCompactionStat, VlogStats, WriteBatch,
     PROPERTY_NAMES,
 };
-pub use db::{repair, RepairReport, LOST_DIR};
 pub use designs::leveled::LeveledOptions;
 pub use designs::matrixkv::MatrixKvOptions;
 pub use designs::slmdb::SlmDbOptions;

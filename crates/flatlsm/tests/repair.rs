@@ -19,7 +19,7 @@ fn options(dir: &Path, profile: Profile) -> Options {
 }
 
 fn value(i: u32, round: u32) -> Vec<u8> {
-    let len = if i % 3 == 0 { 150 } else { 20 }; // some values are separated
+    let len = if i.is_multiple_of(3) { 150 } else { 20 }; // some values are separated
     let mut v = format!("value-{i}-{round}-").into_bytes();
     v.resize(len, b'x');
     v
@@ -173,7 +173,10 @@ fn a_corrupted_sst_is_moved_to_lost_and_the_rest_is_recovered() {
         if key.starts_with(b"a") {
             assert_eq!(got.as_ref(), Some(value));
         } else {
-            assert!(got.is_none() || got.as_ref() == Some(value), "no wrong value");
+            assert!(
+                got.is_none() || got.as_ref() == Some(value),
+                "no wrong value"
+            );
         }
     }
 }

@@ -6,11 +6,13 @@ use crate::db_args::DbArgs;
 
 /// Flags of `flatlsm repair`.
 #[derive(clap::Args, Debug)]
-#[command(after_help = "Every SST that verifies becomes a file of level 0; files that cannot \
+#[command(
+    after_help = "Every SST that verifies becomes a file of level 0; files that cannot \
 be used are moved to <db>/lost/ (never deleted) and listed. Exit code 0 when everything was \
 kept; 1 when any file was moved to lost/ (the database is repaired and opens, but those files' \
 data is missing) or when repair failed. The profile is the stored OPTIONS file's, or --profile; \
-slmdb and matrixkv are not supported yet.\n\nExample: flatlsm repair --db /tmp/mydb")]
+slmdb and matrixkv are not supported yet.\n\nExample: flatlsm repair --db /tmp/mydb"
+)]
 pub struct RepairArgs {
     #[command(flatten)]
     db: DbArgs,

@@ -51,8 +51,8 @@ pub use latency::{LatencyStats, LatencySummary};
 pub use lock::DirLock;
 pub(crate) use open::open_pm_device;
 pub use open::{is_database_file_name, is_pm_dir_file_name};
-pub use repair::{repair, RepairReport, LOST_DIR};
 pub use properties::{LATENCY_OPERATIONS, PROPERTY_NAMES};
+pub use repair::{repair, RepairReport, LOST_DIR};
 pub use stats::{BlockCacheStats, BloomStats, LevelStats, Stats, StoreCompactionStat, VlogStats};
 
 use crate::error::{Error, Result};

@@ -221,7 +221,10 @@ impl<'a> Repair<'a> {
         for n in numbered(names, |f| matches!(f, NumberedFile::Vlog(_))) {
             match scan_vlog(&*self.fs, self.path, n) {
                 Ok(meta) => drop(kept.insert(n, meta)),
-                Err(e) => self.lose(&self.path.join(crate::vlog::vlog_file_name(n)), e.to_string())?,
+                Err(e) => self.lose(
+                    &self.path.join(crate::vlog::vlog_file_name(n)),
+                    e.to_string(),
+                )?,
             }
         }
         self.report.vlogs_kept = kept.keys().copied().collect();
@@ -286,9 +289,12 @@ impl<'a> Repair<'a> {
     ) -> Result<Vec<ScannedSst>> {
         let mut kept = Vec::new();
         for s in ssts {
-            let missing = s.meta.vlog_refs.iter().map(|r| r.0).find(|v| {
-                !vlogs.contains_key(v) && !redirects.contains_key(v)
-            });
+            let missing = s
+                .meta
+                .vlog_refs
+                .iter()
+                .map(|r| r.0)
+                .find(|v| !vlogs.contains_key(v) && !redirects.contains_key(v));
             match missing {
                 None => kept.push(s),
                 Some(v) => {
@@ -333,7 +339,10 @@ impl<'a> Repair<'a> {
     fn wal_buffers(&mut self) -> Result<Vec<u64>> {
         let dir = self.opts.wal_dir_for(self.path);
         let names = self.list(&dir)?;
-        Ok(names.iter().filter_map(|n| parse_wal_file_name(n)).collect())
+        Ok(names
+            .iter()
+            .filter_map(|n| parse_wal_file_name(n))
+            .collect())
     }
 
     /// The PM Logs or skiplists present that recovery can read; an unreadable one is lost.
@@ -451,10 +460,14 @@ fn redirect_fate(
 ) -> Option<String> {
     let (victim, target) = (t.victim(), t.target());
     if vlogs.contains_key(&victim) {
-        return Some(format!("not needed: its victim value log {victim} is present"));
+        return Some(format!(
+            "not needed: its victim value log {victim} is present"
+        ));
     }
     if !vlogs.contains_key(&target) {
-        return Some(format!("its target value log {target} is missing or unusable"));
+        return Some(format!(
+            "its target value log {target} is missing or unusable"
+        ));
     }
     kept.contains_key(&victim)
         .then(|| format!("a newer redirect table of value log {victim} is kept"))
