@@ -14,6 +14,7 @@ type Model = BTreeMap<Vec<u8>, Vec<u8>>;
 fn options(dir: &Path, profile: Profile) -> Options {
     match profile {
         Profile::Leveled => common::leveled(1, true),
+        Profile::NoveLsm => common::novelsm(true),
         _ => common::msync(dir, 1),
     }
 }
@@ -105,6 +106,11 @@ fn a_flatlsm_database_without_its_manifest_is_rebuilt() {
 #[test]
 fn a_leveled_database_without_its_manifest_is_rebuilt() {
     a_database_without_its_manifest_is_rebuilt(Profile::Leveled);
+}
+
+#[test]
+fn a_novelsm_database_without_its_manifest_is_rebuilt() {
+    a_database_without_its_manifest_is_rebuilt(Profile::NoveLsm);
 }
 
 #[test]
