@@ -87,7 +87,7 @@ impl DbArgs {
 
     /// The options to open with: the stored ones (else the defaults of the database's
     /// profile), then the flags given.
-    fn options(&self) -> Result<Options, String> {
+    pub fn options(&self) -> Result<Options, String> {
         let mut o = match self.stored_options()? {
             Some(stored) => stored,
             None => Options::default().profile(self.profile()?),

@@ -75,6 +75,8 @@ enum Command {
     Backup(backup::BackupArgs),
     /// Copies a backup (default: the newest) to a new database directory.
     Restore(backup::RestoreArgs),
+    /// Rebuilds a lost or damaged manifest from the files present (exit 1 if any was lost).
+    Repair(commands::repair::RepairArgs),
     /// Runs db_bench-style benchmarks (fillrandom, fillseq, readrandom, ...).
     Bench(bench::BenchArgs),
     /// Kills a writer process at random moments and verifies the database after each kill.
@@ -99,6 +101,7 @@ fn run(cli: Cli) -> Result<(), String> {
         Command::Checkpoint(a) => backup::checkpoint(a),
         Command::Backup(a) => backup::backup(a),
         Command::Restore(a) => backup::restore(a),
+        Command::Repair(a) => commands::repair::repair(a),
         Command::Bench(args) => bench::run(args),
         Command::Crashtest(args) => crashtest::run(args),
     }

@@ -435,6 +435,7 @@ fn every_subcommand_has_help() {
         "checkpoint",
         "backup",
         "restore",
+        "repair",
         "bench",
         "crashtest",
     ] {
@@ -499,4 +500,27 @@ fn checkpoint_backup_and_restore_make_databases_that_open() {
         &["restore", "--backup-dir", s(&backups), "--db", s(&first)],
         "already exists",
     );
+}
+
+#[test]
+fn repair_rebuilds_a_deleted_manifest_and_exits_1_when_a_file_is_lost() {
+    let t = tempfile::tempdir().unwrap();
+    let db = small_db(t.path());
+    ok(&["compact", "--db", s(&db)]);
+    let manifest = first_named(&db, |n| n.starts_with("MANIFEST-"));
+    std::fs::remove_file(&manifest).unwrap();
+    std::fs::remove_file(db.join("CURRENT")).unwrap();
+    let out = ok(&["repair", "--db", s(&db)]);
+    assert!(out.contains("files moved to lost/: 0"), "{out}");
+    assert_eq!(ok(&["get", "--db", s(&db), "a3"]).trim(), "v3");
+    let sst = first_named(&db, |n| n.ends_with(".sst"));
+    let mut bytes = std::fs::read(&sst).unwrap();
+    bytes[8] ^= 0xff;
+    std::fs::write(&sst, &bytes).unwrap();
+    let o = flatlsm(&["repair", "--db", s(&db)]);
+    assert!(!o.ok, "{}", o.stdout);
+    assert!(o.stdout.contains("lost "), "{}", o.stdout);
+    assert!(o.stderr.contains("could not be recovered"), "{}", o.stderr);
+    assert!(db.join("lost").join(sst.file_name().unwrap()).exists());
+    ok(&["put", "--db", s(&db), "c0", "w0"]);
 }

@@ -50,6 +50,7 @@ use flatlsm_core::{
     version, vlog, wal,
 };
 
+pub use db::{repair, RepairReport, LOST_DIR};
 pub use db::{BlockCacheStats, BloomStats, LatencyStats, LatencySummary, LATENCY_OPERATIONS};
 pub use db::{
     CheckpointOptions, Db, LevelStats, Stats, StoreCompactionStat, VlogStats, WriteBatch,

@@ -9,6 +9,7 @@ pub mod import;
 pub mod keys;
 mod kv_lines;
 pub mod maintenance;
+pub mod repair;
 pub mod scan;
 pub mod stats;
 mod transfer_progress;

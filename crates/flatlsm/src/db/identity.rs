@@ -239,6 +239,12 @@ fn missing_pm(db: &Path, pm: &Path, d: &Identity) -> Error {
     ))
 }
 
+/// The identity in `<db>/IDENTITY`, if that file exists and is readable (repair keeps it).
+pub(crate) fn read_db_identity(fs: &dyn FileSystem, db: &Path) -> Option<String> {
+    let identity = read_identity(fs, &db.join(IDENTITY_FILE)).ok()??;
+    Some(identity.id)
+}
+
 /// Reads an IDENTITY file; `None` when it does not exist.
 fn read_identity(fs: &dyn FileSystem, path: &Path) -> Result<Option<Identity>> {
     if !fs.exists(path) {

@@ -28,6 +28,8 @@ mod properties;
 mod race_tests;
 mod range_delete;
 mod read;
+mod repair;
+mod repair_scan;
 mod skiplist_recovery;
 pub(crate) mod snapshots;
 mod stall;
@@ -51,6 +53,7 @@ pub use lock::DirLock;
 pub use open::{is_database_file_name, is_pm_dir_file_name};
 pub(crate) use open_stores::open_pm_device;
 pub use properties::{LATENCY_OPERATIONS, PROPERTY_NAMES};
+pub use repair::{repair, RepairReport, LOST_DIR};
 pub use stats::{BlockCacheStats, BloomStats, LevelStats, Stats, StoreCompactionStat, VlogStats};
 
 use crate::error::{Error, Result};

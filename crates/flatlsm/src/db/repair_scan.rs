@@ -1,0 +1,134 @@
+//! The reading half of [`super::repair`]: what one SST, value log, redirect table or write
+//! buffer present on disk can contribute to a rebuilt manifest. Reads only; every function
+//! returns an error naming the file when the file cannot be used, and the caller moves that
+//! file to `<db>/lost/` (never deletes it).
+//!
+//! Rules: an SST is usable when it opens (footer, index, filter) and every data block verifies
+//! (`Table::verify`); its metadata is recomputed by iterating it. A value log is usable when its
+//! header is valid; `total_bytes` is its size minus the header (the size consistency checks
+//! expect). A redirect table is usable when it decodes (checksum, entry order).
+
+use crate::error::{Error, IoContext, Result};
+use crate::fs::FileSystem;
+use crate::iter::InternalIterator;
+use crate::sst::{SstDir, Table};
+use crate::types::{parse_internal_key, ValueKind, ValuePointer};
+use crate::version::{FileMeta, VlogMeta};
+use crate::vlog::{check_header, vlog_file_name, RedirectTable, VLOG_HEADER_LEN};
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+
+/// An SST that verified: its recomputed metadata and its largest sequence number.
+#[derive(Clone, Debug)]
+pub(super) struct ScannedSst {
+    pub meta: FileMeta,
+    pub max_seq: u64,
+}
+
+/// Opens, verifies and iterates SST `number` in `dir` (whose path is `path`).
+pub(super) fn scan_sst(
+    fs: &dyn FileSystem,
+    path: &Path,
+    number: u64,
+    dir: SstDir,
+) -> Result<ScannedSst> {
+    let file = fs
+        .open(path)
+        .context(|| format!("opening {}", path.display()))?;
+    let size = file
+        .size()
+        .context(|| format!("reading the size of {}", path.display()))?;
+    let table = Table::open(file, path.to_path_buf(), number, size, None)?;
+    table.verify()?;
+    let mut scan = Scan::default();
+    let mut it = table.iter();
+    it.seek_to_first();
+    while it.valid() {
+        scan.add(it.key(), it.value(), path)?;
+        it.next();
+    }
+    it.status()?;
+    scan.into_sst(number, size, dir, path)
+}
+
+/// What iterating an SST collected so far.
+#[derive(Default)]
+struct Scan {
+    smallest: Option<Vec<u8>>,
+    largest: Vec<u8>,
+    entries: u64,
+    max_seq: u64,
+    refs: BTreeMap<u64, u64>,
+}
+
+impl Scan {
+    /// Accounts one entry (keys arrive in order, so the first is the smallest).
+    fn add(&mut self, key: &[u8], value: &[u8], path: &Path) -> Result<()> {
+        let parsed = parse_internal_key(key)
+            .ok_or_else(|| Error::corruption(path, 0, "an entry has a malformed internal key"))?;
+        if parsed.kind == ValueKind::ValuePointer {
+            let ptr = ValuePointer::decode(value).ok_or_else(|| {
+                Error::corruption(path, 0, "an entry's value pointer is not 24 bytes")
+            })?;
+            *self.refs.entry(ptr.file_number).or_default() += u64::from(ptr.record_len);
+        }
+        self.smallest.get_or_insert_with(|| key.to_vec());
+        self.largest = key.to_vec();
+        self.entries += 1;
+        self.max_seq = self.max_seq.max(parsed.seq);
+        Ok(())
+    }
+
+    /// The file's metadata; an SST without entries cannot be part of a version.
+    fn into_sst(self, number: u64, size: u64, dir: SstDir, path: &Path) -> Result<ScannedSst> {
+        let Some(smallest) = self.smallest else {
+            return Err(Error::corruption(path, 0, "the table holds no entries"));
+        };
+        let meta = FileMeta {
+            number,
+            file_size: size,
+            num_entries: self.entries,
+            smallest,
+            largest: self.largest,
+            vlog_refs: self.refs.into_iter().collect(),
+            dir,
+            range_dels_applied: 0,
+        };
+        let max_seq = self.max_seq;
+        Ok(ScannedSst { meta, max_seq })
+    }
+}
+
+/// Value log `number` in `dir`, if its header is valid.
+pub(super) fn scan_vlog(fs: &dyn FileSystem, dir: &Path, number: u64) -> Result<VlogMeta> {
+    let path = dir.join(vlog_file_name(number));
+    let file = fs
+        .open(&path)
+        .context(|| format!("opening {}", path.display()))?;
+    let size = file
+        .size()
+        .context(|| format!("reading the size of {}", path.display()))?;
+    if size < VLOG_HEADER_LEN {
+        let detail = format!("{size} bytes, shorter than the {VLOG_HEADER_LEN}-byte header");
+        return Err(Error::corruption(&path, 0, detail));
+    }
+    let mut header = [0u8; VLOG_HEADER_LEN as usize];
+    file.read_exact_at(0, &mut header)
+        .context(|| format!("reading the header of {}", path.display()))?;
+    check_header(&header, &path)?;
+    let total_bytes = size - VLOG_HEADER_LEN;
+    Ok(VlogMeta {
+        number,
+        total_bytes,
+    })
+}
+
+/// Redirect table `number` in `dir`, decoded and verified.
+pub(super) fn scan_redirect(
+    fs: &dyn FileSystem,
+    dir: &Path,
+    number: u64,
+) -> Result<Arc<RedirectTable>> {
+    RedirectTable::load(fs, dir, number)
+}

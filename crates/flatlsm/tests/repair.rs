@@ -1,0 +1,199 @@
+//! `flatlsm::repair`: a database whose manifest is gone is rebuilt from its SSTs, value logs
+//! and write buffers; a damaged SST is moved to `lost/` and reported; an intact database keeps
+//! everything. Contents are compared with a `BTreeMap` model.
+
+mod common;
+
+use flatlsm::{repair, Db, Options, Profile};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+type Model = BTreeMap<Vec<u8>, Vec<u8>>;
+
+/// Options of `profile` with PM (if any) in `<dir>/pmdir`, small enough for files to pile up.
+fn options(dir: &Path, profile: Profile) -> Options {
+    match profile {
+        Profile::Leveled => common::leveled(1, true),
+        Profile::NoveLsm => common::novelsm(true),
+        _ => common::msync(dir, 1),
+    }
+}
+
+fn value(i: u32, round: u32) -> Vec<u8> {
+    let len = if i.is_multiple_of(3) { 150 } else { 20 }; // some values are separated
+    let mut v = format!("value-{i}-{round}-").into_bytes();
+    v.resize(len, b'x');
+    v
+}
+
+/// Writes keys `prefix-0..n` (round `round`), deleting every seventh, into `db` and `model`.
+fn write(db: &Db, model: &mut Model, prefix: &str, n: u32, round: u32) {
+    for i in 0..n {
+        let key = format!("{prefix}-{i:05}").into_bytes();
+        if i % 7 == 6 && round > 0 {
+            db.delete(&key).unwrap();
+            model.remove(&key);
+        } else {
+            db.put(&key, value(i, round)).unwrap();
+            model.insert(key, value(i, round));
+        }
+    }
+}
+
+/// A database with data in SSTs (flushed and compacted) and in write buffers.
+fn populate(dir: &Path, opts: &Options) -> Model {
+    let mut model = Model::new();
+    let db = Db::open(dir, opts.clone()).unwrap();
+    write(&db, &mut model, "k", 2000, 0);
+    db.flush().unwrap();
+    db.compact_range(None, None).unwrap();
+    write(&db, &mut model, "k", 2000, 1);
+    db.flush().unwrap();
+    write(&db, &mut model, "k", 300, 2); // stays in write buffers
+    db.close().unwrap();
+    model
+}
+
+fn assert_contents(dir: &Path, opts: &Options, model: &Model) {
+    let db = Db::open(dir, opts.clone()).unwrap();
+    for i in 0..2000u32 {
+        let key = format!("k-{i:05}").into_bytes();
+        assert_eq!(db.get(&key).unwrap(), model.get(&key).cloned(), "key {i}");
+    }
+    db.close().unwrap();
+}
+
+fn remove_manifest(dir: &Path) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let name = entry.unwrap().file_name().into_string().unwrap();
+        if name == "CURRENT" || name.starts_with("MANIFEST-") {
+            std::fs::remove_file(dir.join(name)).unwrap();
+        }
+    }
+}
+
+fn ssts(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "sst"))
+        .collect();
+    v.sort();
+    v
+}
+
+fn a_database_without_its_manifest_is_rebuilt(profile: Profile) {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = options(dir.path(), profile);
+    let model = populate(dir.path(), &opts);
+    assert!(!ssts(dir.path()).is_empty());
+    remove_manifest(dir.path());
+    let mut refused = opts.clone();
+    refused.create_if_missing = false;
+    assert!(Db::open(dir.path(), refused).is_err());
+    let report = repair(dir.path(), opts.clone()).unwrap();
+    assert!(report.is_complete(), "{report}");
+    assert_eq!(report.files_kept.len(), ssts(dir.path()).len(), "{report}");
+    assert!(!report.vlogs_kept.is_empty(), "{report}");
+    assert_contents(dir.path(), &opts, &model);
+}
+
+#[test]
+fn a_flatlsm_database_without_its_manifest_is_rebuilt() {
+    a_database_without_its_manifest_is_rebuilt(Profile::FlatLsm);
+}
+
+#[test]
+fn a_leveled_database_without_its_manifest_is_rebuilt() {
+    a_database_without_its_manifest_is_rebuilt(Profile::Leveled);
+}
+
+#[test]
+fn a_novelsm_database_without_its_manifest_is_rebuilt() {
+    a_database_without_its_manifest_is_rebuilt(Profile::NoveLsm);
+}
+
+#[test]
+fn write_buffers_are_kept_by_repair() {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = options(dir.path(), Profile::FlatLsm);
+    let mut model = Model::new();
+    let db = Db::open(dir.path(), opts.clone()).unwrap();
+    write(&db, &mut model, "k", 100, 0); // never flushed
+    drop(db);
+    remove_manifest(dir.path());
+    let report = repair(dir.path(), opts.clone()).unwrap();
+    assert!(!report.buffers_kept.is_empty(), "{report}");
+    assert_contents(dir.path(), &opts, &model);
+}
+
+#[test]
+fn repair_of_an_intact_database_keeps_everything() {
+    for profile in [Profile::FlatLsm, Profile::Leveled] {
+        let dir = tempfile::tempdir().unwrap();
+        let opts = options(dir.path(), profile);
+        let model = populate(dir.path(), &opts);
+        let before = ssts(dir.path());
+        let report = repair(dir.path(), opts.clone()).unwrap();
+        assert!(report.is_complete(), "{report}");
+        assert_eq!(ssts(dir.path()), before);
+        assert_eq!(report.files_kept.len(), before.len());
+        assert_contents(dir.path(), &opts, &model);
+    }
+}
+
+#[test]
+fn a_corrupted_sst_is_moved_to_lost_and_the_rest_is_recovered() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut opts = options(dir.path(), Profile::FlatLsm);
+    opts.kv_separation_threshold = usize::MAX; // values inline: a lost SST loses only its keys
+    let mut model = Model::new();
+    let db = Db::open(dir.path(), opts.clone()).unwrap();
+    write(&db, &mut model, "a", 500, 0);
+    db.flush().unwrap();
+    db.wait_for_background_work().unwrap();
+    let first = ssts(dir.path());
+    write(&db, &mut model, "b", 500, 0);
+    db.flush().unwrap();
+    db.close().unwrap();
+    let victim = ssts(dir.path())
+        .into_iter()
+        .find(|p| !first.contains(p))
+        .expect("the second flush wrote an SST");
+    let mut bytes = std::fs::read(&victim).unwrap();
+    for b in &mut bytes[8..16] {
+        *b ^= 0xff; // inside the first data block
+    }
+    std::fs::write(&victim, &bytes).unwrap();
+    remove_manifest(dir.path());
+    let report = repair(dir.path(), opts.clone()).unwrap();
+    assert!(!report.is_complete());
+    assert_eq!(report.files_lost.len(), 1, "{report}");
+    assert_eq!(report.files_lost[0].0, victim);
+    assert!(report.to_string().contains("lost"), "{report}");
+    let lost = dir.path().join("lost").join(victim.file_name().unwrap());
+    assert_eq!(std::fs::read(&lost).unwrap(), bytes, "moved, not deleted");
+    let db = Db::open(dir.path(), opts).unwrap();
+    for (key, value) in &model {
+        let got = db.get(key).unwrap();
+        if key.starts_with(b"a") {
+            assert_eq!(got.as_ref(), Some(value));
+        } else {
+            assert!(
+                got.is_none() || got.as_ref() == Some(value),
+                "no wrong value"
+            );
+        }
+    }
+}
+
+#[test]
+fn repair_refuses_another_profile_and_unsupported_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = options(dir.path(), Profile::FlatLsm);
+    populate(dir.path(), &opts);
+    let err = repair(dir.path(), common::leveled(1, true)).unwrap_err();
+    assert!(err.to_string().contains("profile"), "{err}");
+    let err = repair(dir.path(), common::slmdb()).unwrap_err().to_string();
+    assert!(err.contains("does not support"), "{err}");
+}
