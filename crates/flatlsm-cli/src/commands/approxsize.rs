@@ -2,7 +2,7 @@
 //! (`Db::approximate_size`, RocksDB's `GetApproximateSizes`; `ldb approxsize`), from a
 //! read-only open.
 
-use super::scan::{half_open, key_bounds};
+use super::scan::{half_open, KeyRangeArgs};
 use crate::db_args::{DbArgs, Encoding};
 
 /// Flags of `flatlsm approxsize`.
@@ -12,17 +12,13 @@ pub struct ApproxSizeArgs {
     db: DbArgs,
     #[command(flatten)]
     enc: Encoding,
-    /// First key of the range (inclusive; default: the first key).
-    #[arg(long)]
-    from: Option<String>,
-    /// End key of the range (exclusive; default: past the last key).
-    #[arg(long)]
-    to: Option<String>,
+    #[command(flatten)]
+    range: KeyRangeArgs,
 }
 
 /// Prints the approximate size of the range in bytes, a number alone on its line.
 pub fn approxsize(a: ApproxSizeArgs) -> Result<(), String> {
-    let (lower, upper) = key_bounds(a.enc, a.from.as_deref(), a.to.as_deref(), None)?;
+    let (lower, upper) = a.range.bounds(a.enc)?;
     let db = a.db.open_read_only()?;
     let range = half_open(lower.as_deref(), upper.as_deref());
     let bytes = db

@@ -7,7 +7,7 @@
 //! `FILE`, so `FILE` only ever appears complete; a failed export removes the temporary file.
 
 use super::kv_lines::LineFormat;
-use super::scan::{half_open, key_bounds};
+use super::scan::{half_open, KeyRangeArgs};
 use super::transfer_progress::TransferProgress;
 use crate::db_args::{DbArgs, Encoding};
 use std::fs::File;
@@ -27,15 +27,8 @@ pub struct ExportArgs {
     db: DbArgs,
     #[command(flatten)]
     enc: Encoding,
-    /// First key exported (inclusive).
-    #[arg(long)]
-    from: Option<String>,
-    /// End key (exclusive).
-    #[arg(long)]
-    to: Option<String>,
-    /// Only keys starting with this prefix (combined with --from/--to).
-    #[arg(long)]
-    prefix: Option<String>,
+    #[command(flatten)]
+    range: KeyRangeArgs,
     /// Write to this file (replaced only once the export is complete) instead of stdout.
     #[arg(long, short = 'o')]
     output: Option<PathBuf>,
@@ -53,8 +46,7 @@ struct Counts {
 
 /// Exports the range to the output; prints a summary on stderr unless `--quiet`.
 pub fn export(a: ExportArgs) -> Result<(), String> {
-    let (from, to, prefix) = (a.from.as_deref(), a.to.as_deref(), a.prefix.as_deref());
-    let (lower, upper) = key_bounds(a.enc, from, to, prefix)?;
+    let (lower, upper) = a.range.bounds(a.enc)?;
     let db = a.db.open_read_only()?;
     let pairs = db
         .range::<&[u8]>(half_open(lower.as_deref(), upper.as_deref()))

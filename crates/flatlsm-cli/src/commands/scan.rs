@@ -4,6 +4,28 @@ use crate::db_args::{DbArgs, Encoding};
 use std::io::Write;
 use std::ops::Bound;
 
+/// `--from`, `--to` (half-open) and `--prefix`: the keys a reading command covers.
+#[derive(clap::Args, Debug)]
+pub struct KeyRangeArgs {
+    /// First key (inclusive; default: the first key).
+    #[arg(long)]
+    from: Option<String>,
+    /// End key (exclusive; default: past the last key).
+    #[arg(long)]
+    to: Option<String>,
+    /// Only keys starting with this prefix (combined with --from/--to).
+    #[arg(long)]
+    prefix: Option<String>,
+}
+
+impl KeyRangeArgs {
+    /// The range as one `[lower, upper)`, keys decoded by `enc`.
+    pub(crate) fn bounds(&self, enc: Encoding) -> Result<Bounds, String> {
+        let (from, to) = (self.from.as_deref(), self.to.as_deref());
+        key_bounds(enc, from, to, self.prefix.as_deref())
+    }
+}
+
 /// Flags of `flatlsm scan`.
 #[derive(clap::Args, Debug)]
 pub struct ScanArgs {
@@ -11,15 +33,8 @@ pub struct ScanArgs {
     db: DbArgs,
     #[command(flatten)]
     enc: Encoding,
-    /// First key (inclusive).
-    #[arg(long)]
-    from: Option<String>,
-    /// End key (exclusive).
-    #[arg(long)]
-    to: Option<String>,
-    /// Only keys starting with this prefix (combined with --from/--to).
-    #[arg(long)]
-    prefix: Option<String>,
+    #[command(flatten)]
+    range: KeyRangeArgs,
     /// Print at most this many entries.
     #[arg(long)]
     limit: Option<u64>,
@@ -51,12 +66,7 @@ pub(crate) type Bounds = (Option<Vec<u8>>, Option<Vec<u8>>);
 type Entry = flatlsm::Result<(Vec<u8>, Vec<u8>)>;
 
 fn bounds(a: &ScanArgs) -> Result<Bounds, String> {
-    key_bounds(
-        a.enc,
-        a.from.as_deref(),
-        a.to.as_deref(),
-        a.prefix.as_deref(),
-    )
+    a.range.bounds(a.enc)
 }
 
 /// `--from`, `--to` and `--prefix` (each optional, decoded by `enc`) as one `[lower, upper)`.
