@@ -57,6 +57,11 @@ impl VlogReader {
         Ok(reader)
     }
 
+    /// The file's size in bytes, as this reader last saw it (header included).
+    pub fn size(&self) -> u64 {
+        self.size.load(Ordering::Relaxed)
+    }
+
     /// Turns readahead off for this reader's file (see `RandomAccessFile::advise_random`). A
     /// refusal only costs speed, so it is logged, not returned.
     pub fn advise_random(&self) {

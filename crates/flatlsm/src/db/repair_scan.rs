@@ -14,7 +14,7 @@ use crate::iter::InternalIterator;
 use crate::sst::{SstDir, Table};
 use crate::types::{parse_internal_key, ValueKind, ValuePointer};
 use crate::version::{FileMeta, VlogMeta};
-use crate::vlog::{check_header, vlog_file_name, RedirectTable, VLOG_HEADER_LEN};
+use crate::vlog::{RedirectTable, VlogReader, VLOG_HEADER_LEN};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
@@ -102,25 +102,10 @@ impl Scan {
 
 /// Value log `number` in `dir`, if its header is valid.
 pub(super) fn scan_vlog(fs: &dyn FileSystem, dir: &Path, number: u64) -> Result<VlogMeta> {
-    let path = dir.join(vlog_file_name(number));
-    let file = fs
-        .open(&path)
-        .context(|| format!("opening {}", path.display()))?;
-    let size = file
-        .size()
-        .context(|| format!("reading the size of {}", path.display()))?;
-    if size < VLOG_HEADER_LEN {
-        let detail = format!("{size} bytes, shorter than the {VLOG_HEADER_LEN}-byte header");
-        return Err(Error::corruption(&path, 0, detail));
-    }
-    let mut header = [0u8; VLOG_HEADER_LEN as usize];
-    file.read_exact_at(0, &mut header)
-        .context(|| format!("reading the header of {}", path.display()))?;
-    check_header(&header, &path)?;
-    let total_bytes = size - VLOG_HEADER_LEN;
+    let reader = VlogReader::open(fs, dir, number)?;
     Ok(VlogMeta {
         number,
-        total_bytes,
+        total_bytes: reader.size() - VLOG_HEADER_LEN,
     })
 }
 
