@@ -6,7 +6,7 @@
 
 mod support;
 
-use support::{flatlsm, ok, refused, s};
+use support::{first_named, flatlsm, ok, refused, s, small_db};
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -25,24 +25,6 @@ fn snapshot(dir: &Path) -> BTreeMap<PathBuf, (u64, std::time::SystemTime)> {
         }
     }
     out
-}
-
-/// A database with keys a0..a9 (small values) and b0..b4 (600-byte values).
-fn small_db(dir: &Path) -> PathBuf {
-    let db = dir.join("db");
-    ok(&["put", "--db", s(&db), "--create-if-missing", "a0", "v0"]);
-    let d = flatlsm::Db::open(&db, flatlsm::Options::default()).unwrap();
-    let w = flatlsm::WriteOptions::default();
-    for i in 1..10 {
-        d.put_opt(format!("a{i}").as_bytes(), format!("v{i}").as_bytes(), &w)
-            .unwrap();
-    }
-    for i in 0..5 {
-        d.put_opt(format!("b{i}").as_bytes(), [b'x'; 600], &w)
-            .unwrap();
-    }
-    d.close().unwrap();
-    db
 }
 
 #[test]
@@ -257,16 +239,6 @@ fn check_passes_then_finds_a_planted_corruption_with_file_and_offset() {
 
 /// Damage that open refuses, and the file `check` must name.
 type Damage = fn(&Path) -> PathBuf;
-
-fn first_named(dir: &Path, pred: impl Fn(&str) -> bool) -> PathBuf {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.file_name().and_then(|n| n.to_str()).is_some_and(&pred))
-        .collect();
-    v.sort();
-    v.remove(0)
-}
 
 /// Regression (issue 9): `check` exited 0 on a manifest truncated to 0 bytes, a deleted
 /// `db/IDENTITY` and a deleted PM Log, which open refuses. Now `get` (open) is refused and

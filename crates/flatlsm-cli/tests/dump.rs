@@ -4,34 +4,9 @@
 
 mod support;
 
-use support::{flatlsm, ok, refused, s};
+use support::{first_named, flatlsm, ok, refused, s, small_db};
 
 use std::path::{Path, PathBuf};
-
-/// A database with keys a0..a9 (small values) and b0..b4 (600-byte values, in a value log).
-fn small_db(dir: &Path) -> PathBuf {
-    let db = dir.join("db");
-    ok(&["put", "--db", s(&db), "--create-if-missing", "a0", "v0"]);
-    let d = flatlsm::Db::open(&db, flatlsm::Options::default()).unwrap();
-    for i in 1..10 {
-        d.put(format!("a{i}"), format!("v{i}")).unwrap();
-    }
-    for i in 0..5 {
-        d.put(format!("b{i}"), [b'x'; 600]).unwrap();
-    }
-    d.close().unwrap();
-    db
-}
-
-fn first_named(dir: &Path, pred: impl Fn(&str) -> bool) -> PathBuf {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.file_name().and_then(|n| n.to_str()).is_some_and(&pred))
-        .collect();
-    v.sort();
-    v.remove(0)
-}
 
 /// Every file of `dir` whose name ends with `suffix`, sorted.
 fn files_ending(dir: &Path, suffix: &str) -> Vec<PathBuf> {

@@ -46,15 +46,21 @@ fn create(dir: &Path, opts: Options) -> std::path::PathBuf {
     db
 }
 
-#[test]
-fn commands_open_a_database_with_its_stored_options_without_flags() {
-    let dir = tempfile::tempdir().unwrap();
-    let pm = dir.path().join("elsewhere-pm");
+/// [`create`] with the PM directory outside the database, msync mode and 1 MiB PMTables:
+/// options a command must know from the OPTIONS file to open it. Returns (db, PM directory).
+fn create_with_pm_elsewhere(dir: &Path) -> (std::path::PathBuf, std::path::PathBuf) {
+    let pm = dir.join("elsewhere-pm");
     let opts = Options::default()
         .pm_path(&pm)
         .pm_mode(PmModeOption::Msync)
         .pmtable_size(1 << 20);
-    let db = create(dir.path(), opts);
+    (create(dir, opts), pm)
+}
+
+#[test]
+fn commands_open_a_database_with_its_stored_options_without_flags() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, pm) = create_with_pm_elsewhere(dir.path());
     // Without the stored options these would open PM at db/pm in auto mode and be refused.
     assert_eq!(ok(&["get", "--db", s(&db), "k"]).trim(), "v");
     let used = logged_options(&db);
@@ -108,12 +114,7 @@ fn a_profile_sub_option_is_used_and_a_flag_given_overrides_the_stored_value() {
 #[test]
 fn a_database_without_an_options_file_opens_with_defaults_and_flags() {
     let dir = tempfile::tempdir().unwrap();
-    let pm = dir.path().join("elsewhere-pm");
-    let opts = Options::default()
-        .pm_path(&pm)
-        .pm_mode(PmModeOption::Msync)
-        .pmtable_size(1 << 20);
-    let db = create(dir.path(), opts);
+    let (db, pm) = create_with_pm_elsewhere(dir.path());
     for entry in std::fs::read_dir(&db).unwrap() {
         let name = entry.unwrap().file_name().into_string().unwrap();
         if name.starts_with("OPTIONS-") {

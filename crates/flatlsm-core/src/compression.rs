@@ -251,19 +251,6 @@ mod tests {
         (0..n).map(|i| b"abcdefgh"[i % 8]).collect()
     }
 
-    /// Bytes no codec can shrink: a xorshift stream.
-    fn incompressible(n: usize) -> Vec<u8> {
-        let mut x = 0x9e37_79b9_7f4a_7c15u64;
-        (0..n)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                x as u8
-            })
-            .collect()
-    }
-
     #[test]
     fn each_codec_round_trips_a_compressible_buffer() {
         let raw = compressible(4096);
@@ -291,7 +278,7 @@ mod tests {
 
     #[test]
     fn a_buffer_that_saves_less_than_an_eighth_is_kept_raw() {
-        let raw = incompressible(4096);
+        let raw = crate::testing::noise(0, 4096);
         for c in [Compression::None, Compression::Lz4, Compression::ZSTD] {
             assert_eq!(compress(c, &raw), None, "{c}");
         }

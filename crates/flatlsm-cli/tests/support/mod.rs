@@ -1,7 +1,7 @@
 //! What the CLI tests share: running the `flatlsm` binary and checking its outcome.
 #![allow(dead_code)]
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 pub struct Out {
@@ -47,4 +47,33 @@ pub fn refused(args: &[&str], needle: &str) {
 
 pub fn s(p: &Path) -> &str {
     p.to_str().unwrap()
+}
+
+/// A database with keys a0..a9 (small values) and b0..b4 (600-byte values, in a value log).
+pub fn small_db(dir: &Path) -> PathBuf {
+    let db = dir.join("db");
+    ok(&["put", "--db", s(&db), "--create-if-missing", "a0", "v0"]);
+    let d = flatlsm::Db::open(&db, flatlsm::Options::default()).unwrap();
+    let w = flatlsm::WriteOptions::default();
+    for i in 1..10 {
+        d.put_opt(format!("a{i}").as_bytes(), format!("v{i}").as_bytes(), &w)
+            .unwrap();
+    }
+    for i in 0..5 {
+        d.put_opt(format!("b{i}").as_bytes(), [b'x'; 600], &w)
+            .unwrap();
+    }
+    d.close().unwrap();
+    db
+}
+
+/// The first file of `dir` (by name) whose name `pred` accepts.
+pub fn first_named(dir: &Path, pred: impl Fn(&str) -> bool) -> PathBuf {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.file_name().and_then(|n| n.to_str()).is_some_and(&pred))
+        .collect();
+    v.sort();
+    v.remove(0)
 }

@@ -1,5 +1,6 @@
 //! Test support shared by this crate's tests and the designs' tests (feature `test-support`):
-//! iterator walk checks against a sorted model and temp dirs on a disk-backed file system.
+//! iterator walk checks against a sorted model, temp dirs on a disk-backed file system, and
+//! bytes no compressor can shrink.
 //! The crash-simulating and fault-injecting file systems live in [`crate::fs`] and the
 //! simulated PM device in [`crate::pm`], behind the same feature.
 
@@ -8,6 +9,19 @@ pub mod walk_check;
 use crate::pm::raw::{self, RAMFS_MAGIC, TMPFS_MAGIC};
 use std::fs;
 use std::path::Path;
+
+/// `n` bytes no codec can shrink (a xorshift stream seeded by `seed`).
+pub fn noise(seed: u64, n: usize) -> Vec<u8> {
+    let mut x = (seed + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect()
+}
 
 /// A temp dir on a disk-backed file system (the system temp dir may be tmpfs elsewhere).
 pub fn disk_tempdir() -> tempfile::TempDir {

@@ -23,19 +23,6 @@ fn fixture_entries() -> Entries {
         .collect()
 }
 
-/// `n` bytes no codec can shrink (a xorshift stream seeded by `seed`).
-fn noise(seed: u64, n: usize) -> Vec<u8> {
-    let mut x = (seed + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    (0..n)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x as u8
-        })
-        .collect()
-}
-
 /// Runs of 40 entries alternate between repetitive values (their blocks compress) and noise
 /// (their blocks do not), so one table holds both trailer types.
 fn mixed_entries(n: u32) -> Entries {
@@ -43,7 +30,7 @@ fn mixed_entries(n: u32) -> Entries {
         .map(|i| {
             let value = match (i / 40) % 2 {
                 0 => format!("value {:06} ", i % 7).repeat(20).into_bytes(),
-                _ => noise(u64::from(i), 200),
+                _ => crate::testing::noise(u64::from(i), 200),
             };
             (ik(format!("key{i:06}").as_bytes(), 1), value)
         })
