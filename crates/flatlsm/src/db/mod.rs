@@ -29,6 +29,7 @@ mod race_tests;
 mod range_delete;
 mod read;
 mod repair;
+mod repair_merge;
 mod repair_scan;
 mod skiplist_recovery;
 pub(crate) mod snapshots;

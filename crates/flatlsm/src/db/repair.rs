@@ -4,7 +4,9 @@
 //!   cannot record is moved to `<db>/lost/` and reported (open would purge it as an orphan);
 //! - every SST (database and PM directory) that opens and whose every block verifies becomes a
 //!   file of level 0, ordered by its largest sequence number ascending (level 0's order:
-//!   a later file never holds older versions of a key than an earlier one);
+//!   a later file never holds older versions of a key than an earlier one); files whose
+//!   versions interleave with another's (user-key and sequence ranges both overlap) are first
+//!   rewritten together into new files (`repair_merge.rs`), so that order holds;
 //! - every value log with a valid header is kept, whole (`total_bytes` = size − header); a
 //!   redirect table is kept when its victim log is absent and its target is kept; an SST
 //!   pointing into a log neither kept nor redirected is moved to lost/ (a version never holds
@@ -23,6 +25,7 @@
 
 use super::dirs::{pm_sst_names, sst_dirs};
 use super::lock::DirLock;
+use super::repair_merge::RunWriter;
 use super::repair_scan::{scan_redirect, scan_sst, scan_vlog, ScannedSst};
 use crate::buffer::skiplist::{parse_skiplist_region_name, SkiplistBuffer};
 use crate::designs::{check_profile, design_of, BufferKind, Profile};
@@ -52,6 +55,9 @@ pub const LOST_DIR: &str = "lost";
 pub struct RepairReport {
     /// The SSTs recorded (all in level 0), in level-0 order.
     pub files_kept: Vec<PathBuf>,
+    /// SSTs whose entries were rewritten into new files (in `files_kept`), because their
+    /// versions interleave with another file's; the next open removes them.
+    pub files_rewritten: Vec<PathBuf>,
     /// Files moved to `<db>/lost/`, each with why it could not be used (its old path).
     pub files_lost: Vec<(PathBuf, String)>,
     /// The value logs recorded.
@@ -79,6 +85,7 @@ impl fmt::Display for RepairReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(f, "new manifest: {}", self.manifest.display())?;
         writeln!(f, "SSTs kept (level 0): {}", self.files_kept.len())?;
+        writeln!(f, "SSTs rewritten: {}", self.files_rewritten.len())?;
         writeln!(f, "value logs kept: {:?}", self.vlogs_kept)?;
         writeln!(f, "redirect tables kept: {:?}", self.redirects_kept)?;
         writeln!(f, "write buffers kept: {:?}", self.buffers_kept)?;
@@ -176,6 +183,7 @@ impl<'a> Repair<'a> {
         let ssts = self.ssts(&names)?;
         let ssts = self.drop_dangling(ssts, &vlogs, &redirects)?;
         let buffers = self.buffers()?;
+        let ssts = self.order(ssts)?;
         let state = self.state(ssts, vlogs, redirects, buffers)?;
         self.commit(&names, &state)?;
         Ok(self.report)
@@ -303,12 +311,21 @@ impl<'a> Repair<'a> {
                 }
             }
         }
-        kept.sort_by_key(|s| (s.max_seq, s.meta.number));
-        self.report.files_kept = kept
+        Ok(kept)
+    }
+
+    /// The SSTs in level-0 order, those whose versions interleave rewritten (`repair_merge`).
+    fn order(&mut self, ssts: Vec<ScannedSst>) -> Result<Vec<ScannedSst>> {
+        let next = self.max_number + 1;
+        let mut writer = RunWriter::new(self.fs.clone(), self.dirs.clone(), self.opts, next);
+        let files = writer.resolve(ssts.into_iter().map(|s| vec![s]).collect())?;
+        self.see(writer.next_number);
+        self.report.files_rewritten = writer.rewritten;
+        self.report.files_kept = files
             .iter()
             .map(|s| self.dirs.path(s.meta.number, s.meta.dir))
             .collect();
-        Ok(kept)
+        Ok(files)
     }
 
     /// The write buffers to record as unflushed, by the design's buffer kind.

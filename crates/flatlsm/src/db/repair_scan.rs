@@ -19,10 +19,11 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
-/// An SST that verified: its recomputed metadata and its largest sequence number.
+/// An SST that verified: its recomputed metadata and its sequence range.
 #[derive(Clone, Debug)]
 pub(super) struct ScannedSst {
     pub meta: FileMeta,
+    pub min_seq: u64,
     pub max_seq: u64,
 }
 
@@ -52,19 +53,20 @@ pub(super) fn scan_sst(
     scan.into_sst(number, size, dir, path)
 }
 
-/// What iterating an SST collected so far.
+/// What iterating an SST (or writing one) collected so far.
 #[derive(Default)]
-struct Scan {
+pub(super) struct Scan {
     smallest: Option<Vec<u8>>,
     largest: Vec<u8>,
     entries: u64,
+    min_seq: Option<u64>,
     max_seq: u64,
     refs: BTreeMap<u64, u64>,
 }
 
 impl Scan {
     /// Accounts one entry (keys arrive in order, so the first is the smallest).
-    fn add(&mut self, key: &[u8], value: &[u8], path: &Path) -> Result<()> {
+    pub fn add(&mut self, key: &[u8], value: &[u8], path: &Path) -> Result<()> {
         let parsed = parse_internal_key(key)
             .ok_or_else(|| Error::corruption(path, 0, "an entry has a malformed internal key"))?;
         if parsed.kind == ValueKind::ValuePointer {
@@ -77,11 +79,12 @@ impl Scan {
         self.largest = key.to_vec();
         self.entries += 1;
         self.max_seq = self.max_seq.max(parsed.seq);
+        self.min_seq = Some(self.min_seq.map_or(parsed.seq, |m| m.min(parsed.seq)));
         Ok(())
     }
 
     /// The file's metadata; an SST without entries cannot be part of a version.
-    fn into_sst(self, number: u64, size: u64, dir: SstDir, path: &Path) -> Result<ScannedSst> {
+    pub fn into_sst(self, number: u64, size: u64, dir: SstDir, path: &Path) -> Result<ScannedSst> {
         let Some(smallest) = self.smallest else {
             return Err(Error::corruption(path, 0, "the table holds no entries"));
         };
@@ -95,8 +98,11 @@ impl Scan {
             dir,
             range_dels_applied: 0,
         };
-        let max_seq = self.max_seq;
-        Ok(ScannedSst { meta, max_seq })
+        Ok(ScannedSst {
+            meta,
+            min_seq: self.min_seq.unwrap_or(0),
+            max_seq: self.max_seq,
+        })
     }
 }
 
