@@ -15,6 +15,7 @@ fn options(dir: &Path, profile: Profile) -> Options {
     match profile {
         Profile::Leveled => common::leveled(1, true),
         Profile::NoveLsm => common::novelsm(true),
+        Profile::SlmDb => common::slmdb(),
         _ => common::msync(dir, 1),
     }
 }
@@ -94,7 +95,8 @@ fn a_database_without_its_manifest_is_rebuilt(profile: Profile) {
     let report = repair(dir.path(), opts.clone()).unwrap();
     assert!(report.is_complete(), "{report}");
     assert_eq!(report.files_kept.len(), ssts(dir.path()).len(), "{report}");
-    assert!(!report.vlogs_kept.is_empty(), "{report}");
+    let separated = opts.kv_separation_threshold != usize::MAX;
+    assert_eq!(!report.vlogs_kept.is_empty(), separated, "{report}");
     assert_contents(dir.path(), &opts, &model);
 }
 
@@ -111,6 +113,29 @@ fn a_leveled_database_without_its_manifest_is_rebuilt() {
 #[test]
 fn a_novelsm_database_without_its_manifest_is_rebuilt() {
     a_database_without_its_manifest_is_rebuilt(Profile::NoveLsm);
+}
+
+#[test]
+fn an_slmdb_database_without_its_manifest_is_rebuilt() {
+    a_database_without_its_manifest_is_rebuilt(Profile::SlmDb);
+}
+
+/// SLM-DB's B+-tree is an index of the SSTs: lost with the manifest, repair builds it again.
+#[test]
+fn an_slmdb_index_lost_with_its_manifest_is_rebuilt() {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = options(dir.path(), Profile::SlmDb);
+    let model = populate(dir.path(), &opts);
+    remove_manifest(dir.path());
+    let pm = opts.pm_device.clone().expect("a simulated PM device");
+    pm.remove_region("index.pmbt").unwrap();
+    let report = repair(dir.path(), opts.clone()).unwrap();
+    assert!(report.is_complete(), "{report}");
+    assert!(pm
+        .list_regions()
+        .unwrap()
+        .contains(&"index.pmbt".to_string()));
+    assert_contents(dir.path(), &opts, &model);
 }
 
 #[test]
@@ -194,7 +219,9 @@ fn repair_refuses_another_profile_and_unsupported_ones() {
     populate(dir.path(), &opts);
     let err = repair(dir.path(), common::leveled(1, true)).unwrap_err();
     assert!(err.to_string().contains("profile"), "{err}");
-    let err = repair(dir.path(), common::slmdb()).unwrap_err().to_string();
+    let err = repair(dir.path(), common::matrixkv())
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("does not support"), "{err}");
 }
 
@@ -204,7 +231,7 @@ fn repair_refuses_another_profile_and_unsupported_ones() {
 /// of 20000 here). Repair now rewrites files whose versions interleave.
 #[test]
 fn repair_never_lets_an_old_version_in_a_compaction_output_shadow_a_newer_one() {
-    for profile in [Profile::Leveled, Profile::FlatLsm] {
+    for profile in [Profile::Leveled, Profile::FlatLsm, Profile::SlmDb] {
         let dir = tempfile::tempdir().unwrap();
         let mut opts = options(dir.path(), profile);
         opts.kv_separation_threshold = usize::MAX;

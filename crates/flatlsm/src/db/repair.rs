@@ -20,8 +20,11 @@
 //!   every number present; old manifests are copied to lost/ first. That is the commit point: a
 //!   crash before it leaves no CURRENT (or the old one), and repair can simply run again.
 //!
-//! Not supported yet: `slmdb` (its PM B+-tree indexes the SSTs) and `matrixkv` (the manifest
-//! records the rows of its PM container): refused with [`Error::InvalidArgument`].
+//! - a design's own index over level 0 is rebuilt from the files, before the commit
+//!   (`Design::rebuild_store`: SLM-DB's B+-tree, `designs/slmdb/rebuild.rs`).
+//!
+//! Not supported yet: `matrixkv` (the manifest records the rows of its PM container): refused
+//! with [`Error::InvalidArgument`].
 
 use super::dirs::{pm_sst_names, sst_dirs};
 use super::lock::DirLock;
@@ -36,9 +39,9 @@ use crate::options::Options;
 use crate::pm::PmDeviceRef;
 use crate::pmtable::log::{parse_log_file_name, PmLog};
 use crate::range_del::RangeTombstone;
-use crate::sst::{SstDir, SstDirs};
+use crate::sst::{SstDir, SstDirs, TableCache};
 use crate::version::{
-    Manifest, ManifestState, RecoveredManifest, RedirectMeta, VersionEdit, VlogMeta,
+    FileMeta, Manifest, ManifestState, RecoveredManifest, RedirectMeta, VersionEdit, VlogMeta,
 };
 use crate::vlog::RedirectTable;
 use std::collections::{BTreeMap, BTreeSet};
@@ -143,7 +146,7 @@ pub fn repair(path: impl AsRef<Path>, opts: Options) -> Result<RepairReport> {
 /// Profiles whose level 0 lives in a PM structure the manifest or a PM index must match.
 fn refuse_unsupported(profile: Profile) -> Result<()> {
     match profile {
-        Profile::SlmDb | Profile::MatrixKv => Err(Error::InvalidArgument(format!(
+        Profile::MatrixKv => Err(Error::InvalidArgument(format!(
             "repair does not support the '{profile}' profile yet (its level 0 is indexed by a \
              PM structure that repair cannot rebuild)"
         ))),
@@ -184,6 +187,7 @@ impl<'a> Repair<'a> {
         let ssts = self.drop_dangling(ssts, &vlogs, &redirects)?;
         let buffers = self.buffers()?;
         let ssts = self.order(ssts)?;
+        self.rebuild_store(&ssts)?;
         let state = self.state(ssts, vlogs, redirects, buffers)?;
         self.commit(&names, &state)?;
         Ok(self.report)
@@ -326,6 +330,13 @@ impl<'a> Repair<'a> {
             .map(|s| self.dirs.path(s.meta.number, s.meta.dir))
             .collect();
         Ok(files)
+    }
+
+    /// The design's own index over the files (SLM-DB's B+-tree), rebuilt before the commit.
+    fn rebuild_store(&self, ssts: &[ScannedSst]) -> Result<()> {
+        let files: Vec<FileMeta> = ssts.iter().map(|s| s.meta.clone()).collect();
+        let tables = TableCache::new(self.fs.clone(), self.dirs.clone(), None);
+        design_of(self.opts).rebuild_store(self.path, self.opts, &files, &tables)
     }
 
     /// The write buffers to record as unflushed, by the design's buffer kind.

@@ -214,6 +214,17 @@ pub(crate) trait Design: Send + Sync {
     ) -> Result<()> {
         Ok(())
     }
+    /// Repair, before its manifest commits: rebuilds the design's own index over `files` (the
+    /// level-0 SSTs the repaired manifest records; SLM-DB's B+-tree). Nothing for other designs.
+    fn rebuild_store(
+        &self,
+        _path: &Path,
+        _opts: &Options,
+        _files: &[FileMeta],
+        _tables: &TableCache,
+    ) -> Result<()> {
+        Ok(())
+    }
 }
 
 /// The sequence a read sees, and whether it is an explicit snapshot's (newer writes may then

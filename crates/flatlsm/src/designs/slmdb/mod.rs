@@ -25,6 +25,7 @@
 //! and flag the files behind their most scattered sub-range of keys as candidates.
 
 mod index;
+mod rebuild;
 mod scan;
 mod selective;
 
@@ -319,15 +320,24 @@ impl Design for SlmDbDesign {
     }
 
     fn open_store(&self, path: &Path, opts: &Options, version: &Version) -> Result<()> {
-        let pm = match &opts.pm_device {
-            Some(d) => d.clone(),
-            None => crate::db::open_pm_device(path, opts)?,
-        };
+        let pm = store_device(path, opts)?;
         let tree = index::open_btree(&*pm, self.options, version)?;
         self.state.lock().live = index::live_counts(&tree)?;
         self.btree
             .set(Arc::new(tree))
             .map_err(|_| Error::InvalidState("the B+-tree was opened twice".into()))
+    }
+
+    /// A fresh tree over the repaired level 0 (`rebuild.rs`).
+    fn rebuild_store(
+        &self,
+        path: &Path,
+        opts: &Options,
+        files: &[FileMeta],
+        tables: &TableCache,
+    ) -> Result<()> {
+        let pm = store_device(path, opts)?;
+        rebuild::rebuild_btree(&*pm, self.options.btree_size as usize, files, tables)
     }
 
     /// Called at each install: the store of the new version, whose candidates are counted.
@@ -431,5 +441,13 @@ impl Design for SlmDbDesign {
         }
         self.refresh(&state);
         Ok(())
+    }
+}
+
+/// The device holding the tree: `Options::pm_device`, else the PM directory.
+fn store_device(path: &Path, opts: &Options) -> Result<PmDeviceRef> {
+    match &opts.pm_device {
+        Some(d) => Ok(d.clone()),
+        None => crate::db::open_pm_device(path, opts),
     }
 }
