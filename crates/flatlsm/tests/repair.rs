@@ -16,6 +16,7 @@ fn options(dir: &Path, profile: Profile) -> Options {
         Profile::Leveled => common::leveled(1, true),
         Profile::NoveLsm => common::novelsm(true),
         Profile::SlmDb => common::slmdb(),
+        Profile::MatrixKv => common::matrixkv(),
         _ => common::msync(dir, 1),
     }
 }
@@ -120,6 +121,76 @@ fn an_slmdb_database_without_its_manifest_is_rebuilt() {
     a_database_without_its_manifest_is_rebuilt(Profile::SlmDb);
 }
 
+#[test]
+fn a_matrixkv_database_without_its_manifest_is_rebuilt() {
+    a_database_without_its_manifest_is_rebuilt(Profile::MatrixKv);
+}
+
+/// MatrixKV's rows (its level 0, in the PM container) become level-0 SSTs: with the old
+/// manifest, from each row's first live entry; the container is then free for new rows.
+#[test]
+fn matrixkv_rows_are_kept_by_repair_as_level_0_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = options(dir.path(), Profile::MatrixKv);
+    let mut model = populate(dir.path(), &opts);
+    let before = ssts(dir.path());
+    let report = repair(dir.path(), opts.clone()).unwrap();
+    assert!(report.is_complete(), "{report}");
+    let new = report.files_kept.iter().filter(|p| !before.contains(p));
+    assert!(new.count() > 0, "the rows were written as SSTs: {report}");
+    assert_contents(dir.path(), &opts, &model);
+    let db = Db::open(dir.path(), opts.clone()).unwrap();
+    write(&db, &mut model, "k", 2000, 3); // new rows in the freed container
+    db.close().unwrap();
+    assert_contents(dir.path(), &opts, &model);
+}
+
+/// A MatrixKV row whose entry fails its checksum is left out and reported; the container is
+/// copied to lost/ before its pages are freed; every other row is recovered.
+#[test]
+fn a_damaged_matrixkv_row_is_reported_and_the_container_kept_in_lost() {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = options(dir.path(), Profile::MatrixKv);
+    let mut model = Model::new();
+    let db = Db::open(dir.path(), opts.clone()).unwrap();
+    write(&db, &mut model, "a", 300, 0);
+    db.flush().unwrap();
+    write(&db, &mut model, "b", 300, 0);
+    db.flush().unwrap();
+    db.close().unwrap();
+    let pm = opts.pm_device.clone().expect("a simulated PM device");
+    let container = pm.open_region("matrix.pmc").unwrap();
+    let page_size = 4 << 10;
+    let first_row = (1..container.len() / page_size)
+        .map(|p| p * page_size)
+        .find(|&at| container.read(at, 8) == b"FLSMROW2")
+        .expect("a row");
+    container.write(first_row + 600, b"garbage!");
+    drop(container);
+    let report = repair(dir.path(), opts.clone()).unwrap();
+    assert!(!report.is_complete(), "{report}");
+    assert!(
+        report.notes.iter().any(|n| n.contains("fails its check")),
+        "{report}"
+    );
+    assert!(
+        dir.path().join("lost").join("matrix.pmc").exists(),
+        "{report}"
+    );
+    let db = Db::open(dir.path(), opts).unwrap();
+    let (mut kept, mut lost) = (0, 0);
+    for (key, value) in &model {
+        match db.get(key).unwrap() {
+            Some(got) => {
+                assert_eq!(&got, value);
+                kept += 1;
+            }
+            None => lost += 1,
+        }
+    }
+    assert!(kept >= 300 && lost > 0, "kept {kept}, lost {lost}");
+}
+
 /// SLM-DB's B+-tree is an index of the SSTs: lost with the manifest, repair builds it again.
 #[test]
 fn an_slmdb_index_lost_with_its_manifest_is_rebuilt() {
@@ -213,16 +284,12 @@ fn a_corrupted_sst_is_moved_to_lost_and_the_rest_is_recovered() {
 }
 
 #[test]
-fn repair_refuses_another_profile_and_unsupported_ones() {
+fn repair_refuses_another_profile() {
     let dir = tempfile::tempdir().unwrap();
     let opts = options(dir.path(), Profile::FlatLsm);
     populate(dir.path(), &opts);
     let err = repair(dir.path(), common::leveled(1, true)).unwrap_err();
     assert!(err.to_string().contains("profile"), "{err}");
-    let err = repair(dir.path(), common::matrixkv())
-        .unwrap_err()
-        .to_string();
-    assert!(err.contains("does not support"), "{err}");
 }
 
 /// Regression: repair ordered level 0 by largest sequence alone, but a compaction output can

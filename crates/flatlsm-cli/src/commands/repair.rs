@@ -10,8 +10,8 @@ use crate::db_args::DbArgs;
     after_help = "Every SST that verifies becomes a file of level 0; files that cannot \
 be used are moved to <db>/lost/ (never deleted) and listed. Exit code 0 when everything was \
 kept; 1 when any file was moved to lost/ (the database is repaired and opens, but those files' \
-data is missing) or when repair failed. The profile is the stored OPTIONS file's, or --profile; \
-slmdb and matrixkv are not supported yet.\n\nExample: flatlsm repair --db /tmp/mydb"
+data is missing) or when repair failed. The profile is the stored OPTIONS file's, or --profile. \
+SLM-DB's B+-tree is rebuilt; MatrixKV's rows are written as level-0 SSTs.\n\nExample: flatlsm repair --db /tmp/mydb"
 )]
 pub struct RepairArgs {
     #[command(flatten)]

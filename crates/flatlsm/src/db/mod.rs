@@ -31,6 +31,7 @@ mod read;
 mod repair;
 mod repair_merge;
 mod repair_scan;
+mod repair_store;
 mod skiplist_recovery;
 pub(crate) mod snapshots;
 mod stall;

@@ -22,16 +22,18 @@
 //!
 //! - a design's own index over level 0 is rebuilt from the files, before the commit
 //!   (`Design::rebuild_store`: SLM-DB's B+-tree, `designs/slmdb/rebuild.rs`).
-//!
-//! Not supported yet: `matrixkv` (the manifest records the rows of its PM container): refused
-//! with [`Error::InvalidArgument`].
+//! - a design's own store is read out (`Design::salvage_store`: MatrixKV's rows, from their
+//!   first live entries as the old manifest records them, else every row found) and written
+//!   as level-0 SSTs; the new manifest records nothing in the store. If part of it cannot be
+//!   read, the store's region is copied to lost/ and reported.
 
 use super::dirs::{pm_sst_names, sst_dirs};
 use super::lock::DirLock;
-use super::repair_merge::RunWriter;
+use super::repair_merge::{Run, RunWriter};
 use super::repair_scan::{scan_redirect, scan_sst, scan_vlog, ScannedSst};
+use super::repair_store::copy_region_to_lost;
 use crate::buffer::skiplist::{parse_skiplist_region_name, SkiplistBuffer};
-use crate::designs::{check_profile, design_of, BufferKind, Profile};
+use crate::designs::{check_profile, design_of, BufferKind, Salvage};
 use crate::error::{Error, IoContext, Result};
 use crate::file_names::{parse_numbered_file, parse_wal_file_name, NumberedFile};
 use crate::fs::{FsRef, OsFileSystem};
@@ -126,7 +128,6 @@ impl fmt::Display for RepairReport {
 pub fn repair(path: impl AsRef<Path>, opts: Options) -> Result<RepairReport> {
     let path = path.as_ref();
     opts.validate()?;
-    refuse_unsupported(opts.profile)?;
     let fs: FsRef = opts
         .file_system
         .clone()
@@ -141,17 +142,6 @@ pub fn repair(path: impl AsRef<Path>, opts: Options) -> Result<RepairReport> {
         check_profile(path, m.state.profile.as_deref(), opts.profile)?;
     }
     Repair::new(fs, path, &opts, old).run()
-}
-
-/// Profiles whose level 0 lives in a PM structure the manifest or a PM index must match.
-fn refuse_unsupported(profile: Profile) -> Result<()> {
-    match profile {
-        Profile::MatrixKv => Err(Error::InvalidArgument(format!(
-            "repair does not support the '{profile}' profile yet (its level 0 is indexed by a \
-             PM structure that repair cannot rebuild)"
-        ))),
-        _ => Ok(()),
-    }
 }
 
 /// One repair run's inputs and findings.
@@ -186,7 +176,8 @@ impl<'a> Repair<'a> {
         let ssts = self.ssts(&names)?;
         let ssts = self.drop_dangling(ssts, &vlogs, &redirects)?;
         let buffers = self.buffers()?;
-        let ssts = self.order(ssts)?;
+        let salvage = self.salvage_store()?;
+        let ssts = self.order(ssts, salvage)?;
         self.rebuild_store(&ssts)?;
         let state = self.state(ssts, vlogs, redirects, buffers)?;
         self.commit(&names, &state)?;
@@ -318,11 +309,37 @@ impl<'a> Repair<'a> {
         Ok(kept)
     }
 
-    /// The SSTs in level-0 order, those whose versions interleave rewritten (`repair_merge`).
-    fn order(&mut self, ssts: Vec<ScannedSst>) -> Result<Vec<ScannedSst>> {
+    /// The design's own store (MatrixKV's rows) as runs to write; when something could not be
+    /// read, the store is copied to lost/ and reported.
+    fn salvage_store(&mut self) -> Result<Salvage> {
+        let recorded = self.old.as_ref().map(|m| &m.state.version);
+        let salvage = design_of(self.opts).salvage_store(self.path, self.opts, recorded)?;
+        self.see(salvage.max_number);
+        self.report.notes.extend(salvage.notes.iter().cloned());
+        if let Some(region) = &salvage.copy {
+            let to = copy_region_to_lost(&*self.fs, &self.path.join(LOST_DIR), &**region)?;
+            let why = format!(
+                "some of it could not be read (see the notes); copied to {}",
+                to.display()
+            );
+            self.report
+                .files_lost
+                .push((region.path().to_path_buf(), why));
+        }
+        Ok(salvage)
+    }
+
+    /// The SSTs and the store's runs in level-0 order, those whose versions interleave
+    /// rewritten (`repair_merge`).
+    fn order(&mut self, ssts: Vec<ScannedSst>, salvage: Salvage) -> Result<Vec<ScannedSst>> {
         let next = self.max_number + 1;
         let mut writer = RunWriter::new(self.fs.clone(), self.dirs.clone(), self.opts, next);
-        let files = writer.resolve(ssts.into_iter().map(|s| vec![s]).collect())?;
+        let mut runs: Vec<Run> = ssts.into_iter().map(|s| vec![s]).collect();
+        for mut source in salvage.runs {
+            runs.push(writer.write_run(&mut *source)?);
+        }
+        runs.retain(|r| !r.is_empty());
+        let files = writer.resolve(runs)?;
         self.see(writer.next_number);
         self.report.files_rewritten = writer.rewritten;
         self.report.files_kept = files

@@ -214,6 +214,18 @@ pub(crate) trait Design: Send + Sync {
     ) -> Result<()> {
         Ok(())
     }
+    /// Repair: the entries of the design's own store the repaired database must keep, as
+    /// sorted runs repair writes into level-0 SSTs (MatrixKV's rows: those `recorded` — the
+    /// old manifest's version — names, else every row found); the repaired manifest records
+    /// nothing in the store. Nothing for designs without one.
+    fn salvage_store(
+        &self,
+        _path: &Path,
+        _opts: &Options,
+        _recorded: Option<&Version>,
+    ) -> Result<Salvage> {
+        Ok(Salvage::default())
+    }
     /// Repair, before its manifest commits: rebuilds the design's own index over `files` (the
     /// level-0 SSTs the repaired manifest records; SLM-DB's B+-tree). Nothing for other designs.
     fn rebuild_store(
@@ -224,6 +236,29 @@ pub(crate) trait Design: Send + Sync {
         _tables: &TableCache,
     ) -> Result<()> {
         Ok(())
+    }
+}
+
+/// What repair reads out of a design's own store ([`Design::salvage_store`]).
+#[derive(Default)]
+pub(crate) struct Salvage {
+    /// Sorted runs of entries the repaired database must keep (each unpositioned).
+    pub runs: Vec<Box<dyn InternalIterator>>,
+    /// The largest file number the runs came from.
+    pub max_number: u64,
+    /// What could not be read, and other things worth reporting.
+    pub notes: Vec<String>,
+    /// True if something could not be read.
+    pub damaged: bool,
+    /// The store's region, which repair copies aside when something could not be read.
+    pub copy: Option<Arc<dyn crate::pm::PmRegion>>,
+}
+
+/// The device holding a design's own store: `Options::pm_device`, else the PM directory.
+pub(crate) fn store_device(path: &Path, opts: &Options) -> Result<PmDeviceRef> {
+    match &opts.pm_device {
+        Some(d) => Ok(d.clone()),
+        None => crate::db::open_pm_device(path, opts),
     }
 }
 

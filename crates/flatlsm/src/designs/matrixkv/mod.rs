@@ -6,7 +6,7 @@
 //!
 //! Room: `container.rs` (the container region, its pages and rows, recovery), `rows.rs` (the
 //! rows a version sees, searched with cross-row hints, and when freed pages return), `column.rs`
-//! (picking and running a column compaction).
+//! (picking and running a column compaction), `salvage.rs` (what repair reads of the rows).
 
 use super::leveled::LeveledOptions;
 use crate::error::{Error, Result};
@@ -114,10 +114,12 @@ impl MatrixKvOptions {
 pub(crate) mod column;
 pub(crate) mod container;
 pub(crate) mod rows;
+mod salvage;
 
 pub(crate) use container::CONTAINER_REGION;
 
-use super::{BufferKind, Design, FlushShape, Level0Store, StoreCompaction, StoreFlush, StorePart};
+use super::{store_device, BufferKind, Design, FlushShape, Level0Store, Salvage};
+use super::{StoreCompaction, StoreFlush, StorePart};
 use crate::compaction::policy::leveled::LeveledPolicy;
 use crate::compaction::policy::CompactionPolicy;
 use crate::options::{Options, Placement};
@@ -239,14 +241,21 @@ impl Design for MatrixKvDesign {
 
     /// The container lives on the PM device (`Options::pm_device`, else the PM directory).
     fn open_store(&self, path: &Path, opts: &Options, version: &Version) -> Result<()> {
-        let pm = match &opts.pm_device {
-            Some(d) => d.clone(),
-            None => crate::db::open_pm_device(path, opts)?,
-        };
+        let pm = store_device(path, opts)?;
         let c = Container::open(&*pm, self.options, version)?;
         self.container
             .set(Arc::new(c))
             .map_err(|_| Error::InvalidState("the matrix container was opened twice".into()))
+    }
+
+    /// The rows, to be written as level-0 SSTs (`salvage.rs`).
+    fn salvage_store(
+        &self,
+        path: &Path,
+        opts: &Options,
+        recorded: Option<&Version>,
+    ) -> Result<Salvage> {
+        salvage::salvage_rows(&*store_device(path, opts)?, recorded)
     }
 
     fn level0_store(&self, version: &Version) -> Option<Arc<dyn Level0Store>> {

@@ -29,7 +29,7 @@ mod rebuild;
 mod scan;
 mod selective;
 
-use super::{BufferKind, Design, FlushShape, Level0Store, StoreCompaction};
+use super::{store_device, BufferKind, Design, FlushShape, Level0Store, StoreCompaction};
 use crate::compaction::job::Compaction;
 use crate::compaction::policy::{CompactionPolicy, PolicyView};
 use crate::error::{Error, Result};
@@ -441,13 +441,5 @@ impl Design for SlmDbDesign {
         }
         self.refresh(&state);
         Ok(())
-    }
-}
-
-/// The device holding the tree: `Options::pm_device`, else the PM directory.
-fn store_device(path: &Path, opts: &Options) -> Result<PmDeviceRef> {
-    match &opts.pm_device {
-        Some(d) => Ok(d.clone()),
-        None => crate::db::open_pm_device(path, opts),
     }
 }
