@@ -106,3 +106,40 @@ fn copies_share_no_inode_with_the_source_and_bad_targets_are_refused() {
     let c = Db::open(&copy, Options::default()).unwrap();
     assert_eq!(c.iter().unwrap().count(), 500);
 }
+
+/// Regression: a checkpoint took the compaction lock before `write_lock`; a writer holding
+/// `write_lock` waited for a flush, the MatrixKV flush for container room, and the column
+/// compaction that frees it for the checkpoint's compaction lock: all four hung. Checkpoints
+/// while a writer keeps a small container full must all finish (a watchdog fails the test
+/// instead of hanging).
+#[test]
+fn checkpoints_beside_a_writer_filling_the_matrix_container_never_deadlock() {
+    let (t, pm) = (tempfile::tempdir().unwrap(), pm_dir());
+    let opts = profiles(pm.path()).remove(3).1;
+    let db = Arc::new(Db::open(t.path().join("db"), opts).unwrap());
+    let stop = Arc::new(AtomicBool::new(false));
+    let writer = {
+        let (db, stop) = (db.clone(), stop.clone());
+        std::thread::spawn(move || {
+            for i in 0u32.. {
+                if stop.load(Ordering::Relaxed) {
+                    break;
+                }
+                db.put(format!("k{:06}", i % 20_000), value(i)).unwrap();
+            }
+        })
+    };
+    let (done, finished) = std::sync::mpsc::channel();
+    let base = t.path().to_path_buf();
+    let checkpoints = std::thread::spawn(move || {
+        for n in 0..12 {
+            db.checkpoint(base.join(format!("copy{n}"))).unwrap();
+        }
+        done.send(()).unwrap();
+    });
+    let waited = finished.recv_timeout(std::time::Duration::from_secs(120));
+    assert!(waited.is_ok(), "checkpoints did not finish: deadlock");
+    stop.store(true, Ordering::Relaxed);
+    checkpoints.join().unwrap();
+    writer.join().unwrap();
+}

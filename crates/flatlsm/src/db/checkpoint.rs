@@ -2,9 +2,11 @@
 //! running (RocksDB's `Checkpoint::CreateCheckpoint`), and the basis of `flatlsm backup`.
 //!
 //! Procedure: flush every write buffer (so every write acknowledged before the call is in an
-//! SST, or in the design's PM store), then stop the jobs that change the tree or a PM store
-//! (compaction and value-log GC locks, then `write_lock`, which stops seals and so flushes,
-//! after the flushes in flight end). With the tree frozen, into `<dir>.checkpoint-tmp`: every
+//! SST, or in the design's PM store), then stop what changes the tree or a PM store:
+//! `write_lock` first, which stops seals and so new flushes; then, once the flushes in flight
+//! end, the compaction and value-log GC locks. (The other order deadlocked: a writer holding
+//! `write_lock` waited for a flush, which waited for a MatrixKV column compaction, which waited
+//! for the compaction lock the checkpoint held.) With the tree frozen, into `<dir>.checkpoint-tmp`: every
 //! SST, value log and redirect table of the current version (hard links where allowed, copies
 //! otherwise), the design's PM store regions (MatrixKV's container, SLM-DB's B+-tree) copied
 //! byte for byte into `<tmp>/pm`, a fresh identity in both directories, a manifest whose
@@ -88,10 +90,14 @@ impl DbInner {
         self.check_writable()?;
         self.check_checkpoint_target(dir)?;
         flush_all(self)?;
-        let _compaction = self.compaction_lock.lock();
-        let _gc = self.vlog_gc_lock.lock();
+        // Writers first: a writer holding `write_lock` may wait for a flush, and a MatrixKV
+        // flush for a column compaction (`compaction_lock`) to free container room. With
+        // writers stopped, no buffer can be sealed: once the flushes in flight finish (their
+        // compactions can still run), the background jobs are stopped in their turn.
         let _writes = self.write_lock.lock();
         self.flush_queue.wait_idle();
+        let _compaction = self.compaction_lock.lock();
+        let _gc = self.vlog_gc_lock.lock();
         let tmp = tmp_dir(dir);
         let made = self.write_copy(&tmp, links);
         if let Err(e) = made {
