@@ -474,6 +474,42 @@ fn checkpoint_backup_and_restore_make_databases_that_open() {
     );
 }
 
+/// A small `profile` database with PM beside it (its OPTIONS file records where), data both in
+/// SSTs or the design's store and in write buffers.
+fn profile_db(dir: &Path, profile: flatlsm::Profile) -> PathBuf {
+    let db = dir.join("db");
+    let mut o = flatlsm::Options::default();
+    o.profile = profile;
+    o.pm_path = Some(dir.join("pm"));
+    o.pm_mode = flatlsm::PmModeOption::Msync;
+    o.pmtable_size = 1 << 20;
+    o.matrixkv.container_size = 16 << 20;
+    o.slmdb.btree_size = 4 << 20;
+    let d = flatlsm::Db::open(&db, o).unwrap();
+    for i in 0..200 {
+        d.put(format!("a{i}"), format!("v{i}")).unwrap();
+    }
+    d.flush().unwrap();
+    d.put("b0", "w0").unwrap();
+    d.close().unwrap();
+    db
+}
+
+#[test]
+fn repair_rebuilds_slmdb_and_matrixkv_databases_with_their_stored_options() {
+    for profile in [flatlsm::Profile::SlmDb, flatlsm::Profile::MatrixKv] {
+        let t = tempfile::tempdir().unwrap();
+        let db = profile_db(t.path(), profile);
+        std::fs::remove_file(first_named(&db, |n| n.starts_with("MANIFEST-"))).unwrap();
+        std::fs::remove_file(db.join("CURRENT")).unwrap();
+        let out = ok(&["repair", "--db", s(&db)]);
+        assert!(out.contains("files moved to lost/: 0"), "{profile}: {out}");
+        assert_eq!(ok(&["get", "--db", s(&db), "a7"]).trim(), "v7", "{profile}");
+        assert_eq!(ok(&["get", "--db", s(&db), "b0"]).trim(), "w0", "{profile}");
+        assert!(ok(&["check", "--db", s(&db)]).contains("OK"), "{profile}");
+    }
+}
+
 #[test]
 fn repair_rebuilds_a_deleted_manifest_and_exits_1_when_a_file_is_lost() {
     let t = tempfile::tempdir().unwrap();
