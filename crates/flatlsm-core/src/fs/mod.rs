@@ -138,7 +138,9 @@ pub fn write_file_atomic(fs: &dyn FileSystem, path: &Path, data: &[u8]) -> io::R
     Ok(())
 }
 
-fn tmp_path(path: &Path) -> PathBuf {
+/// Where `path` is written before the rename that commits it (`<path>.tmp`; open removes
+/// leftovers).
+pub fn tmp_path(path: &Path) -> PathBuf {
     let mut s = path.as_os_str().to_owned();
     s.push(".tmp");
     PathBuf::from(s)

@@ -20,7 +20,7 @@
 
 use super::repair_scan::{Scan, ScannedSst};
 use crate::error::{IoContext, Result};
-use crate::fs::FsRef;
+use crate::fs::{tmp_path, FsRef};
 use crate::iter::{InternalIterator, LevelIterator, MergingIterator};
 use crate::options::Options;
 use crate::sst::{SstDir, SstDirs, TableBuildOptions, TableBuilder, TableCache};
@@ -190,12 +190,6 @@ impl OutputFile {
         self.scan
             .into_sst(self.number, summary.file_size, SstDir::Data, path)
     }
-}
-
-fn tmp_path(path: &Path) -> PathBuf {
-    let mut s = path.as_os_str().to_owned();
-    s.push(".tmp");
-    PathBuf::from(s)
 }
 
 /// True if `a` and `b` share user keys and sequence numbers (see the module documentation).

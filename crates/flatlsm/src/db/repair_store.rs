@@ -2,7 +2,7 @@
 //! whole region to `<db>/lost/` before the repaired manifest frees its space.
 
 use crate::error::{IoContext, Result};
-use crate::fs::FileSystem;
+use crate::fs::{tmp_path, FileSystem};
 use crate::pm::PmRegion;
 use std::path::{Path, PathBuf};
 
@@ -20,7 +20,7 @@ pub(super) fn copy_region_to_lost(
         .context(|| format!("creating {}", lost.display()))?;
     let name = region.path().file_name().unwrap_or("store.pm".as_ref());
     let to = lost.join(name);
-    let tmp = lost.join(format!("{}.tmp", name.to_string_lossy()));
+    let tmp = tmp_path(&to);
     let mut file = fs
         .create(&tmp)
         .context(|| format!("creating {}", tmp.display()))?;
