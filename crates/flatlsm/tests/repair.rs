@@ -209,6 +209,26 @@ fn an_slmdb_index_lost_with_its_manifest_is_rebuilt() {
     assert_contents(dir.path(), &opts, &model);
 }
 
+/// The states a crash during the tree's rebuild can leave: a half-built tree under the
+/// rebuild's name (beside the old tree, or with the old one already removed). Open refuses a
+/// database whose SSTs have no tree; repair run again builds it.
+#[test]
+fn an_slmdb_tree_rebuild_interrupted_by_a_crash_is_redone() {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = options(dir.path(), Profile::SlmDb);
+    let model = populate(dir.path(), &opts);
+    let pm = opts.pm_device.clone().expect("a simulated PM device");
+    pm.create_region("index.pmbt.rebuild", 1 << 20).unwrap();
+    repair(dir.path(), opts.clone()).unwrap();
+    assert_contents(dir.path(), &opts, &model);
+    pm.create_region("index.pmbt.rebuild", 1 << 20).unwrap();
+    pm.remove_region("index.pmbt").unwrap();
+    let err = Db::open(dir.path(), opts.clone()).err().expect("refused");
+    assert!(err.to_string().contains("B+-tree"), "{err}");
+    repair(dir.path(), opts.clone()).unwrap();
+    assert_contents(dir.path(), &opts, &model);
+}
+
 #[test]
 fn write_buffers_are_kept_by_repair() {
     let dir = tempfile::tempdir().unwrap();
