@@ -4,7 +4,8 @@
 //! would have left). A k-way merge of one cursor per file (user key ascending, sequence
 //! descending, so the first entry of a user key is its newest): memory is one block per file.
 //!
-//! Persist order: the tree is built under [`REBUILT_REGION`], then the old tree is removed and
+//! Persist order: the tree is built under [`REBUILT_REGION`] and persisted whole once built
+//! (not node by node: see [`BuildRegion`]), then the old tree is removed and
 //! the new one renamed into place — all before repair commits its manifest. A crash before
 //! the rename leaves the old tree (or none: open refuses a database whose manifest names SSTs
 //! without a tree, and repair runs again); a leftover [`REBUILT_REGION`] is removed by the next
@@ -12,14 +13,16 @@
 //! nothing.
 
 use super::BTREE_REGION;
-use crate::error::Result;
-use crate::pm::PmDevice;
+use crate::error::{Error, Result};
+use crate::pm::{PmDevice, PmMode, PmRegion};
 use crate::pmbtree::{Location, PmBtree};
 use crate::sst::{Block, Table, TableCache};
 use crate::types::{compare_internal_keys, parse_internal_key, user_key_of, ValueKind};
 use crate::version::FileMeta;
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
+use std::io;
+use std::path::Path;
 use std::sync::Arc;
 
 /// Where a tree is built before it replaces the database's.
@@ -38,7 +41,8 @@ pub(super) fn rebuild_btree(
         true => device.open_region(BTREE_REGION)?.len(),
         false => size,
     };
-    let tree = PmBtree::create(device.create_region(REBUILT_REGION, size)?)?;
+    let region = device.create_region(REBUILT_REGION, size)?;
+    let tree = PmBtree::create(Arc::new(BuildRegion(region.clone())))?;
     let mut heap = BinaryHeap::new();
     for f in files {
         let table = tables.get(f.number, f.file_size, f.dir)?;
@@ -48,6 +52,9 @@ pub(super) fn rebuild_btree(
     }
     index_newest(&tree, &mut heap)?;
     drop(tree);
+    region
+        .persist(0, region.len())
+        .map_err(|e| Error::io(format!("persisting {}", region.path().display()), e))?;
     remove_if_present(device, BTREE_REGION)?;
     device.rename_region(REBUILT_REGION, BTREE_REGION)
 }
@@ -79,6 +86,45 @@ fn index_newest(tree: &PmBtree, heap: &mut BinaryHeap<Cursor>) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// The region a tree is built in: its writes are persisted once, when the build is done. A
+/// crash before leaves a region the next rebuild removes, so persisting each node as the tree
+/// writes it (on a file in msync mode, an `msync` per key) would buy nothing.
+struct BuildRegion(Arc<dyn PmRegion>);
+
+impl PmRegion for BuildRegion {
+    fn path(&self) -> &Path {
+        self.0.path()
+    }
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+    fn mode(&self) -> PmMode {
+        self.0.mode()
+    }
+    fn read(&self, offset: usize, len: usize) -> &[u8] {
+        self.0.read(offset, len)
+    }
+    fn write(&self, offset: usize, data: &[u8]) {
+        self.0.write(offset, data)
+    }
+    fn write_streaming(&self, offset: usize, data: &[u8]) {
+        self.0.write_streaming(offset, data)
+    }
+    fn drain_streaming(&self) {
+        self.0.drain_streaming()
+    }
+    fn store_u64(&self, offset: usize, value: u64) {
+        self.0.store_u64(offset, value)
+    }
+    fn load_u64(&self, offset: usize) -> u64 {
+        self.0.load_u64(offset)
+    }
+    /// Deferred to the end of the build.
+    fn persist(&self, _offset: usize, _len: usize) -> io::Result<()> {
+        Ok(())
+    }
 }
 
 /// One file's entries in order, with the block each is in.
