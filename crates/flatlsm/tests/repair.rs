@@ -229,6 +229,61 @@ fn an_slmdb_tree_rebuild_interrupted_by_a_crash_is_redone() {
     assert_contents(dir.path(), &opts, &model);
 }
 
+/// A manifest damaged in the middle cannot be loaded, but the range tombstones its readable
+/// records hold are not lost: deleted keys stay deleted after repair.
+#[test]
+fn range_deletes_survive_a_repair_of_a_manifest_damaged_after_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = options(dir.path(), Profile::Leveled);
+    let mut model = populate(dir.path(), &opts);
+    let db = Db::open(dir.path(), opts.clone()).unwrap();
+    db.delete_range("k-00100", "k-00200").unwrap();
+    model.retain(|k, _| !(&k[..] >= &b"k-00100"[..] && &k[..] < &b"k-00200"[..]));
+    for round in 4..7 {
+        write(&db, &mut model, "m", 300, round);
+        db.flush().unwrap(); // more manifest records after the tombstone's
+    }
+    db.close().unwrap();
+    let manifest = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("MANIFEST-")
+        })
+        .unwrap();
+    let mut listing = Vec::new();
+    flatlsm::inspect::dump_file(&manifest, Default::default(), &mut listing).unwrap();
+    let offsets: Vec<usize> = String::from_utf8(listing)
+        .unwrap()
+        .lines()
+        .filter_map(|l| l.strip_prefix('@')?.parse().ok())
+        .collect();
+    let mut bytes = std::fs::read(&manifest).unwrap();
+    bytes[offsets[offsets.len() - 2] + 12] ^= 0xff; // the last record but one
+    std::fs::write(&manifest, &bytes).unwrap();
+    assert!(
+        Db::open(dir.path(), opts.clone()).is_err(),
+        "open refuses the damage"
+    );
+    let report = repair(dir.path(), opts.clone()).unwrap();
+    assert!(
+        report.notes.iter().any(|n| n.contains("readable records")),
+        "{report}"
+    );
+    assert_eq!(
+        Db::open(dir.path(), opts.clone())
+            .unwrap()
+            .get("k-00150")
+            .unwrap(),
+        None,
+        "{report}"
+    );
+    assert_contents(dir.path(), &opts, &model);
+}
+
 #[test]
 fn write_buffers_are_kept_by_repair() {
     let dir = tempfile::tempdir().unwrap();

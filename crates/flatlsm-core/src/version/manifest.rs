@@ -422,6 +422,29 @@ pub fn read_manifest_records(
     Ok((records, None))
 }
 
+/// The records of a manifest's bytes up to the first one that does not check or decode, and
+/// that one's offset (`None` if every record checks). For repair, which salvages what only a
+/// damaged manifest knows; opening uses [`read_manifest_records`] and refuses the damage.
+pub fn readable_manifest_prefix(data: &[u8], path: &Path) -> (Vec<ManifestRecord>, Option<u64>) {
+    let mut records = Vec::new();
+    let mut pos = 0;
+    while pos < data.len() {
+        let Ok((payload, end)) = frame_at(data, pos) else {
+            return (records, Some(pos as u64));
+        };
+        let at = (pos + RECORD_HEADER_LEN) as u64;
+        let Ok(edit) = VersionEdit::decode(payload, path, at) else {
+            return (records, Some(pos as u64));
+        };
+        records.push(ManifestRecord {
+            offset: pos as u64,
+            edit,
+        });
+        pos = end;
+    }
+    (records, None)
+}
+
 /// Replays every record of a manifest's bytes (public for the fuzz targets; not a stable API).
 #[doc(hidden)]
 pub fn replay(data: &[u8], path: &Path) -> Result<ManifestState> {

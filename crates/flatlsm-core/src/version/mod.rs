@@ -33,7 +33,8 @@ mod tests;
 pub use edit::{FileMeta, PmLogMeta, RedirectMeta, VersionEdit, VlogMeta};
 pub use manifest::{
     apply_manifest_records, current_manifest_path, manifest_file_name, parse_manifest_file_name,
-    read_manifest_records, Manifest, ManifestRecord, RecoveredManifest, CURRENT_FILE_NAME,
+    read_manifest_records, readable_manifest_prefix, Manifest, ManifestRecord, RecoveredManifest,
+    CURRENT_FILE_NAME,
 };
 pub use manifest_state::ManifestState;
 pub use rows::{RowMeta, RowSet, RowState};

@@ -15,7 +15,8 @@
 //!   kind) are recorded as the PM Log set, so the next open recovers them as unflushed buffers;
 //! - what a readable old manifest knows and the files cannot tell is carried over: its
 //!   `min_unflushed_pmlog` (older buffers were flushed), its range tombstones and its last
-//!   sequence (as a lower bound). Its profile must be `opts.profile`;
+//!   sequence (as a lower bound). Its profile must be `opts.profile`. From a manifest that
+//!   cannot be loaded, the range tombstones of its records up to the first damaged one;
 //! - the new manifest (one snapshot, then CURRENT, `Manifest::create`) takes a number above
 //!   every number present; old manifests are copied to lost/ first. That is the commit point: a
 //!   crash before it leaves no CURRENT (or the old one), and repair can simply run again.
@@ -30,7 +31,7 @@
 use super::dirs::{pm_sst_names, sst_dirs};
 use super::lock::DirLock;
 use super::repair_merge::{Run, RunWriter};
-use super::repair_scan::{scan_redirect, scan_sst, scan_vlog, ScannedSst};
+use super::repair_scan::{salvage_range_dels, scan_redirect, scan_sst, scan_vlog, ScannedSst};
 use super::repair_store::copy_region_to_lost;
 use crate::buffer::skiplist::{parse_skiplist_region_name, SkiplistBuffer};
 use crate::designs::{check_profile, design_of, BufferKind, Salvage};
@@ -179,7 +180,8 @@ impl<'a> Repair<'a> {
         let salvage = self.salvage_store()?;
         let ssts = self.order(ssts, salvage)?;
         self.rebuild_store(&ssts)?;
-        let state = self.state(ssts, vlogs, redirects, buffers)?;
+        let range_dels = self.old_range_dels(&names);
+        let state = self.state(ssts, vlogs, redirects, buffers, range_dels)?;
         self.commit(&names, &state)?;
         Ok(self.report)
     }
@@ -416,9 +418,9 @@ impl<'a> Repair<'a> {
         vlogs: BTreeMap<u64, VlogMeta>,
         redirects: BTreeMap<u64, RedirectMeta>,
         buffers: BTreeSet<u64>,
+        range_dels: Vec<RangeTombstone>,
     ) -> Result<ManifestState> {
         let old_seq = self.old.as_ref().map_or(0, |m| m.state.last_sequence);
-        let range_dels = self.old_range_dels();
         let tombstone_seq = range_dels.iter().map(|t| t.seq).max().unwrap_or(0);
         let sst_seq = ssts.iter().map(|s| s.max_seq).max().unwrap_or(0);
         let edit = VersionEdit {
@@ -439,17 +441,20 @@ impl<'a> Repair<'a> {
         Ok(state)
     }
 
-    /// The old manifest's range tombstones: they live only there.
-    fn old_range_dels(&mut self) -> Vec<RangeTombstone> {
-        match &self.old {
-            Some(m) => m.state.version.range_dels.tombstones().to_vec(),
-            None => {
-                let note = "no readable old manifest: range tombstones (delete_range), which \
-                            only the manifest records, could not be recovered";
-                self.report.notes.push(note.to_string());
-                Vec::new()
-            }
+    /// The old manifest's range tombstones: they live only there. A damaged one gives those
+    /// its readable records record.
+    fn old_range_dels(&mut self, names: &[String]) -> Vec<RangeTombstone> {
+        if let Some(m) = &self.old {
+            return m.state.version.range_dels.tombstones().to_vec();
         }
+        let (tombstones, note) = salvage_range_dels(&*self.fs, self.path, names).unwrap_or((
+            Vec::new(),
+            "no old manifest: range tombstones (delete_range), which only the manifest \
+             records, could not be recovered"
+                .to_string(),
+        ));
+        self.report.notes.push(note);
+        tombstones
     }
 
     /// Copies `<db>/name` to `<db>/lost/name` (atomically: a crash leaves the whole copy or none).

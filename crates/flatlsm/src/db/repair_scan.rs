@@ -11,8 +11,10 @@
 use crate::error::{Error, IoContext, Result};
 use crate::fs::FileSystem;
 use crate::iter::InternalIterator;
+use crate::range_del::RangeTombstone;
 use crate::sst::{SstDir, Table};
 use crate::types::{parse_internal_key, ValueKind, ValuePointer};
+use crate::version::{parse_manifest_file_name, readable_manifest_prefix, ManifestState};
 use crate::version::{FileMeta, VlogMeta};
 use crate::vlog::{RedirectTable, VlogReader, VLOG_HEADER_LEN};
 use std::collections::BTreeMap;
@@ -122,4 +124,32 @@ pub(super) fn scan_redirect(
     number: u64,
 ) -> Result<Arc<RedirectTable>> {
     RedirectTable::load(fs, dir, number)
+}
+
+/// What the newest manifest in `dir`, damaged, still tells of range tombstones: those of the
+/// state its records build up to the first that does not check (or apply), with a note saying
+/// where it stopped. `None` without a manifest file.
+pub(super) fn salvage_range_dels(
+    fs: &dyn FileSystem,
+    dir: &Path,
+    names: &[String],
+) -> Option<(Vec<RangeTombstone>, String)> {
+    let (number, name) = names
+        .iter()
+        .filter_map(|n| parse_manifest_file_name(n).map(|m| (m, n)))
+        .max()?;
+    let path = dir.join(name);
+    let data = fs.read_all(&path).ok()?;
+    let (records, bad) = readable_manifest_prefix(&data, &path);
+    let mut state = ManifestState::default();
+    let applied = records
+        .iter()
+        .take_while(|r| state.apply(&r.edit).is_ok())
+        .count();
+    let stop = bad.map_or(String::from("the end"), |at| format!("offset {at}"));
+    let note = format!(
+        "the old manifest {number} could not be loaded: range tombstones (delete_range) taken \
+         from its {applied} readable records (up to {stop}); any recorded after are lost"
+    );
+    Some((state.version.range_dels.tombstones().to_vec(), note))
 }
