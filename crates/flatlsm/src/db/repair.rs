@@ -247,21 +247,30 @@ impl<'a> Repair<'a> {
         let mut numbers = numbered(names, |f| matches!(f, NumberedFile::Redirect(_)));
         numbers.reverse(); // newest first
         for n in numbers {
-            let file = self.path.join(crate::file_names::redirect_file_name(n));
-            let why = match scan_redirect(&*self.fs, self.path, n) {
-                Ok(t) => match redirect_fate(&t, vlogs, &kept) {
-                    None => {
-                        kept.insert(t.victim(), redirect_meta(&t));
-                        continue;
-                    }
-                    Some(why) => why,
-                },
-                Err(e) => e.to_string(),
-            };
-            self.lose(&file, why)?;
+            match self.usable_redirect(n, vlogs, &kept) {
+                Ok(t) => drop(kept.insert(t.victim(), redirect_meta(&t))),
+                Err(why) => {
+                    let file = self.path.join(crate::file_names::redirect_file_name(n));
+                    self.lose(&file, why)?
+                }
+            }
         }
         self.report.redirects_kept = kept.values().map(|r| r.number).collect();
         Ok(kept)
+    }
+
+    /// Redirect table `n` if it decodes and is to be recorded (see [`redirect_fate`]), else why not.
+    fn usable_redirect(
+        &self,
+        n: u64,
+        vlogs: &BTreeMap<u64, VlogMeta>,
+        kept: &BTreeMap<u64, RedirectMeta>,
+    ) -> std::result::Result<Arc<RedirectTable>, String> {
+        let t = scan_redirect(&*self.fs, self.path, n).map_err(|e| e.to_string())?;
+        match redirect_fate(&t, vlogs, kept) {
+            None => Ok(t),
+            Some(why) => Err(why),
+        }
     }
 
     /// Every SST (database and PM directory) that verifies; the others are lost.
@@ -294,13 +303,8 @@ impl<'a> Repair<'a> {
     ) -> Result<Vec<ScannedSst>> {
         let mut kept = Vec::new();
         for s in ssts {
-            let missing = s
-                .meta
-                .vlog_refs
-                .iter()
-                .map(|r| r.0)
-                .find(|v| !vlogs.contains_key(v) && !redirects.contains_key(v));
-            match missing {
+            let usable = |v: &u64| vlogs.contains_key(v) || redirects.contains_key(v);
+            match s.meta.vlog_refs.iter().map(|r| r.0).find(|v| !usable(v)) {
                 None => kept.push(s),
                 Some(v) => {
                     let why = format!("points into value log {v}, which is missing or unusable");
@@ -423,15 +427,8 @@ impl<'a> Repair<'a> {
         let old_seq = self.old.as_ref().map_or(0, |m| m.state.last_sequence);
         let tombstone_seq = range_dels.iter().map(|t| t.seq).max().unwrap_or(0);
         let sst_seq = ssts.iter().map(|s| s.max_seq).max().unwrap_or(0);
-        let edit = VersionEdit {
-            new_files: ssts.into_iter().map(|s| (0, s.meta)).collect(),
-            new_vlogs: vlogs.into_values().collect(),
-            new_redirects: redirects.into_values().collect(),
-            new_range_dels: range_dels,
-            ..VersionEdit::default()
-        };
         let mut state = ManifestState::default();
-        state.apply(&edit)?;
+        state.apply(&version_edit(ssts, vlogs, redirects, range_dels))?;
         state.last_sequence = sst_seq.max(old_seq).max(tombstone_seq);
         state.min_unflushed_pmlog = self.min_unflushed();
         state.pm_logs = Some(buffers);
@@ -487,6 +484,22 @@ impl<'a> Repair<'a> {
         Manifest::create(self.fs.clone(), self.path, number, &state)?;
         self.report.manifest = self.path.join(crate::version::manifest_file_name(number));
         Ok(())
+    }
+}
+
+/// The edit recording the repaired tree: every SST in level 0, in level-0 order.
+fn version_edit(
+    ssts: Vec<ScannedSst>,
+    vlogs: BTreeMap<u64, VlogMeta>,
+    redirects: BTreeMap<u64, RedirectMeta>,
+    range_dels: Vec<RangeTombstone>,
+) -> VersionEdit {
+    VersionEdit {
+        new_files: ssts.into_iter().map(|s| (0, s.meta)).collect(),
+        new_vlogs: vlogs.into_values().collect(),
+        new_redirects: redirects.into_values().collect(),
+        new_range_dels: range_dels,
+        ..VersionEdit::default()
     }
 }
 

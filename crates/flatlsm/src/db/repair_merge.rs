@@ -111,33 +111,45 @@ impl RunWriter {
     /// Writes `source` (in internal-key order) as a run of new files in the database directory,
     /// each entry once, a user key's versions in one file.
     pub fn write_run(&mut self, source: &mut dyn InternalIterator) -> Result<Run> {
-        let mut run = Vec::new();
-        let mut current: Option<OutputFile> = None;
-        let mut last: Vec<u8> = Vec::new();
+        let mut out = RunOutput::default();
         source.seek_to_first();
         while source.valid() {
-            let key = source.key();
-            if !last.is_empty() && key == &last[..] {
-                source.next();
-                continue; // the same entry again (a crashed repair's output and its input)
-            }
-            let new_user_key = last.is_empty() || user_key_of(key) != user_key_of(&last);
-            if new_user_key && current.as_ref().is_some_and(|f| self.full(f)) {
-                run.push(current.take().expect("checked").finish(&*self.fs)?);
-            }
-            if current.is_none() {
-                current = Some(self.create()?);
-            }
-            current.as_mut().expect("set").add(key, source.value())?;
-            last.clear();
-            last.extend_from_slice(key);
+            self.add_once(&mut out, source.key(), source.value())?;
             source.next();
         }
         source.status()?;
-        if let Some(f) = current {
-            run.push(f.finish(&*self.fs)?);
+        self.close_file(&mut out)?;
+        Ok(out.run)
+    }
+
+    /// Adds an entry unless it repeats the last one (a crashed repair's output beside its
+    /// input); a new user key may start a new file.
+    fn add_once(&mut self, out: &mut RunOutput, key: &[u8], value: &[u8]) -> Result<()> {
+        let last = out.last.as_deref();
+        if last == Some(key) {
+            return Ok(());
         }
-        Ok(run)
+        let new_user_key = last.is_none_or(|l| user_key_of(l) != user_key_of(key));
+        if new_user_key && out.current.as_ref().is_some_and(|f| self.full(f)) {
+            self.close_file(out)?;
+        }
+        let file = match &mut out.current {
+            Some(f) => f,
+            None => out.current.insert(self.create()?),
+        };
+        file.add(key, value)?;
+        let last = out.last.get_or_insert_with(Vec::new);
+        last.clear();
+        last.extend_from_slice(key);
+        Ok(())
+    }
+
+    /// Finishes the file being written, if any, into the run.
+    fn close_file(&self, out: &mut RunOutput) -> Result<()> {
+        if let Some(f) = out.current.take() {
+            out.run.push(f.finish(&*self.fs)?);
+        }
+        Ok(())
     }
 
     fn full(&self, f: &OutputFile) -> bool {
@@ -161,6 +173,14 @@ impl RunWriter {
             path,
         })
     }
+}
+
+/// A run being written: its finished files, the one being written, the last entry's key.
+#[derive(Default)]
+struct RunOutput {
+    run: Run,
+    current: Option<OutputFile>,
+    last: Option<Vec<u8>>,
 }
 
 /// One output being written.

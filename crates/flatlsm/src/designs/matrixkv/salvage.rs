@@ -98,19 +98,25 @@ fn found_rows(
     let mut used: HashSet<u32> = HashSet::new();
     let mut rows = Vec::new();
     for table in found {
-        let pages = &table.pages().pages[..table.used_pages()];
-        if pages.iter().any(|p| used.contains(p)) {
-            let note = format!(
+        match claim_pages(&table, &mut used) {
+            true => rows.push((Arc::new(table), 0)),
+            false => salvage.notes.push(format!(
                 "row {} was overwritten by a newer row; left out",
                 table.number()
-            );
-            salvage.notes.push(note);
-            continue;
+            )),
         }
-        used.extend(pages.iter().copied());
-        rows.push((Arc::new(table), 0));
     }
     rows
+}
+
+/// Adds the pages `table` uses to `used` unless a newer row already uses one of them.
+fn claim_pages(table: &RowTable, used: &mut HashSet<u32>) -> bool {
+    let pages = &table.pages().pages[..table.used_pages()];
+    if pages.iter().any(|p| used.contains(p)) {
+        return false;
+    }
+    used.extend(pages.iter().copied());
+    true
 }
 
 /// The row whose header starts page `page`, if one checks.
