@@ -28,6 +28,10 @@ use crate::types::user_key_of;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+/// Tables a repair keeps open at most without `Options::max_open_files` (well below the usual
+/// soft limit of 1024 descriptors).
+const MAX_OPEN_TABLES: usize = 256;
+
 /// Files that never overlap in user keys, in key order.
 pub(super) type Run = Vec<ScannedSst>;
 
@@ -47,7 +51,8 @@ pub(super) struct RunWriter {
 impl RunWriter {
     /// A writer of files numbered from `next_number`, laid out as `opts` says for level 0.
     pub fn new(fs: FsRef, dirs: SstDirs, opts: &Options, next_number: u64) -> Self {
-        let tables = Arc::new(TableCache::new(fs.clone(), dirs.clone(), None));
+        let open = opts.max_open_files.unwrap_or(MAX_OPEN_TABLES);
+        let tables = Arc::new(TableCache::new(fs.clone(), dirs.clone(), None).with_capacity(open));
         let build = TableBuildOptions {
             block_size: opts.block_size,
             bloom_bits_per_key: opts.bloom_bits_per_key,
@@ -92,19 +97,22 @@ impl RunWriter {
         Ok(out)
     }
 
-    /// Writes the entries of `runs`, merged, as one new run.
+    /// Writes the entries of `runs`, merged, as one new run. Their files are read as few
+    /// non-overlapping sequences as their overlaps allow, so the merge holds one table open
+    /// per sequence (the depth of the overlap), not one per file.
     fn merge(&mut self, runs: Vec<Run>) -> Result<Run> {
-        let children: Vec<Box<dyn InternalIterator>> = runs
-            .iter()
-            .map(|run| {
-                let files = run.iter().map(|s| Arc::new(s.meta.clone())).collect();
-                Box::new(LevelIterator::new(files, self.tables.clone())) as Box<_>
-            })
-            .collect();
-        for s in runs.iter().flatten() {
+        let files: Vec<ScannedSst> = runs.into_iter().flatten().collect();
+        for s in &files {
             self.rewritten
                 .push(self.dirs.path(s.meta.number, s.meta.dir));
         }
+        let children: Vec<Box<dyn InternalIterator>> = pack(files)
+            .into_iter()
+            .map(|seq| {
+                let files = seq.into_iter().map(|s| Arc::new(s.meta)).collect();
+                Box::new(LevelIterator::new(files, self.tables.clone())) as Box<_>
+            })
+            .collect();
         self.write_run(&mut MergingIterator::new(children))
     }
 
@@ -210,6 +218,24 @@ impl OutputFile {
         self.scan
             .into_sst(self.number, summary.file_size, SstDir::Data, path)
     }
+}
+
+/// `files` as few sequences of files that never overlap in user keys as possible (first fit
+/// by smallest key, which is optimal for intervals).
+fn pack(mut files: Vec<ScannedSst>) -> Vec<Run> {
+    files.sort_by(|a, b| user_key_of(&a.meta.smallest).cmp(user_key_of(&b.meta.smallest)));
+    let mut runs: Vec<Run> = Vec::new();
+    for f in files {
+        let after = |run: &Run| {
+            let last = run.last().expect("runs are never empty");
+            user_key_of(&last.meta.largest) < user_key_of(&f.meta.smallest)
+        };
+        match runs.iter_mut().find(|r| after(r)) {
+            Some(run) => run.push(f),
+            None => runs.push(vec![f]),
+        }
+    }
+    runs
 }
 
 /// True if `a` and `b` share user keys and sequence numbers (see the module documentation).
