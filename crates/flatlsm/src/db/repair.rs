@@ -2,8 +2,11 @@
 //! (`ldb repair`). The rules are in docs/design-decisions.md ("Repair"); in short:
 //! - the database's exclusive lock is held throughout; nothing is ever deleted: a file repair
 //!   cannot record is moved to `<db>/lost/` and reported (open would purge it as an orphan);
-//! - every SST (database and PM directory) that opens and whose every block verifies becomes a
-//!   file of level 0, ordered by its largest sequence number ascending (level 0's order:
+//! - every SST (database and PM directory) that opens and whose every block verifies is kept.
+//!   With a readable old manifest, the files it records keep their levels and the others
+//!   (left by interrupted jobs, or awaiting deletion: recorded files and write buffers hold
+//!   their entries) are left out for open to remove. Without one, every file goes to level 0,
+//!   ordered by its largest sequence number ascending (level 0's order:
 //!   a later file never holds older versions of a key than an earlier one); files whose
 //!   versions interleave with another's (user-key and sequence ranges both overlap) are first
 //!   rewritten together into new files (`repair_merge.rs`), so that order holds;
@@ -44,7 +47,8 @@ use crate::pmtable::log::{parse_log_file_name, PmLog};
 use crate::range_del::RangeTombstone;
 use crate::sst::{SstDir, SstDirs, TableCache};
 use crate::version::{
-    FileMeta, Manifest, ManifestState, RecoveredManifest, RedirectMeta, VersionEdit, VlogMeta,
+    FileMeta, Manifest, ManifestState, RecoveredManifest, RedirectMeta, Version, VersionEdit,
+    VlogMeta,
 };
 use crate::vlog::RedirectTable;
 use std::collections::{BTreeMap, BTreeSet};
@@ -59,7 +63,7 @@ pub const LOST_DIR: &str = "lost";
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct RepairReport {
-    /// The SSTs recorded (all in level 0), in level-0 order.
+    /// The SSTs recorded (level 0 first, in its order).
     pub files_kept: Vec<PathBuf>,
     /// SSTs whose entries were rewritten into new files (in `files_kept`), because their
     /// versions interleave with another file's; the next open removes them.
@@ -90,7 +94,7 @@ impl RepairReport {
 impl fmt::Display for RepairReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(f, "new manifest: {}", self.manifest.display())?;
-        writeln!(f, "SSTs kept (level 0): {}", self.files_kept.len())?;
+        writeln!(f, "SSTs kept: {}", self.files_kept.len())?;
         writeln!(f, "SSTs rewritten: {}", self.files_rewritten.len())?;
         writeln!(f, "value logs kept: {:?}", self.vlogs_kept)?;
         writeln!(f, "redirect tables kept: {:?}", self.redirects_kept)?;
@@ -144,6 +148,9 @@ pub fn repair(path: impl AsRef<Path>, opts: Options) -> Result<RepairReport> {
     }
     Repair::new(fs, path, &opts, old).run()
 }
+
+/// An SST the repaired manifest records, and its level.
+type Placed = (usize, ScannedSst);
 
 /// One repair run's inputs and findings.
 struct Repair<'a> {
@@ -337,27 +344,62 @@ impl<'a> Repair<'a> {
 
     /// The SSTs and the store's runs in level-0 order, those whose versions interleave
     /// rewritten (`repair_merge`).
-    fn order(&mut self, ssts: Vec<ScannedSst>, salvage: Salvage) -> Result<Vec<ScannedSst>> {
+    fn order(&mut self, ssts: Vec<ScannedSst>, salvage: Salvage) -> Result<Vec<Placed>> {
+        let (mut placed, level0) = self.place(ssts);
         let next = self.max_number + 1;
         let mut writer = RunWriter::new(self.fs.clone(), self.dirs.clone(), self.opts, next);
-        let mut runs: Vec<Run> = ssts.into_iter().map(|s| vec![s]).collect();
+        let mut runs: Vec<Run> = level0.into_iter().map(|s| vec![s]).collect();
         for mut source in salvage.runs {
             runs.push(writer.write_run(&mut *source)?);
         }
         runs.retain(|r| !r.is_empty());
-        let files = writer.resolve(runs)?;
+        let in_order = design_of(self.opts).level0_read_in_order();
+        let level0 = writer.resolve(runs, in_order)?.into_iter().map(|s| (0, s));
+        placed.splice(0..0, level0);
         self.see(writer.next_number);
         self.report.files_rewritten = writer.rewritten;
-        self.report.files_kept = files
+        self.report.files_kept = placed
             .iter()
-            .map(|s| self.dirs.path(s.meta.number, s.meta.dir))
+            .map(|(_, s)| self.dirs.path(s.meta.number, s.meta.dir))
             .collect();
-        Ok(files)
+        Ok(placed)
+    }
+
+    /// With a readable old manifest, the SSTs it records keep their levels (and metadata:
+    /// what range tombstones they applied), those of level 0 go on to be ordered with the
+    /// rest, and the SSTs it does not record are left out: files of interrupted jobs or
+    /// awaiting deletion, whose entries recorded files or write buffers hold (the next open
+    /// removes them, as it would have). Without one, every SST goes to level 0.
+    fn place(&mut self, ssts: Vec<ScannedSst>) -> (Vec<Placed>, Vec<ScannedSst>) {
+        let Some(old) = &self.old else {
+            return (Vec::new(), ssts);
+        };
+        let known = recorded_files(&old.state.version);
+        let (mut placed, mut level0, mut left_out) = (Vec::new(), Vec::new(), Vec::new());
+        for mut s in ssts {
+            match known.get(&s.meta.number) {
+                Some((level, meta)) if meta.file_size == s.meta.file_size => {
+                    s.meta = (**meta).clone();
+                    match level {
+                        0 => level0.push(s),
+                        _ => placed.push((*level, s)),
+                    }
+                }
+                _ => left_out.push(s.meta.number),
+            }
+        }
+        if !left_out.is_empty() {
+            self.report.notes.push(format!(
+                "SSTs {left_out:?} are not in the old manifest (files of interrupted jobs or \
+                 awaiting deletion): left out; the next open removes them"
+            ));
+        }
+        (placed, level0)
     }
 
     /// The design's own index over the files (SLM-DB's B+-tree), rebuilt before the commit.
-    fn rebuild_store(&self, ssts: &[ScannedSst]) -> Result<()> {
-        let files: Vec<FileMeta> = ssts.iter().map(|s| s.meta.clone()).collect();
+    fn rebuild_store(&self, ssts: &[Placed]) -> Result<()> {
+        let files: Vec<FileMeta> = ssts.iter().map(|(_, s)| s.meta.clone()).collect();
         let tables = TableCache::new(self.fs.clone(), self.dirs.clone(), None);
         design_of(self.opts).rebuild_store(self.path, self.opts, &files, &tables)
     }
@@ -418,7 +460,7 @@ impl<'a> Repair<'a> {
     /// The new manifest's state.
     fn state(
         &mut self,
-        ssts: Vec<ScannedSst>,
+        ssts: Vec<Placed>,
         vlogs: BTreeMap<u64, VlogMeta>,
         redirects: BTreeMap<u64, RedirectMeta>,
         buffers: BTreeSet<u64>,
@@ -426,7 +468,7 @@ impl<'a> Repair<'a> {
     ) -> Result<ManifestState> {
         let old_seq = self.old.as_ref().map_or(0, |m| m.state.last_sequence);
         let tombstone_seq = range_dels.iter().map(|t| t.seq).max().unwrap_or(0);
-        let sst_seq = ssts.iter().map(|s| s.max_seq).max().unwrap_or(0);
+        let sst_seq = ssts.iter().map(|(_, s)| s.max_seq).max().unwrap_or(0);
         let mut state = ManifestState::default();
         state.apply(&version_edit(ssts, vlogs, redirects, range_dels))?;
         state.last_sequence = sst_seq.max(old_seq).max(tombstone_seq);
@@ -487,20 +529,27 @@ impl<'a> Repair<'a> {
     }
 }
 
-/// The edit recording the repaired tree: every SST in level 0, in level-0 order.
+/// The edit recording the repaired tree: every SST at its level, level 0 in its order.
 fn version_edit(
-    ssts: Vec<ScannedSst>,
+    ssts: Vec<Placed>,
     vlogs: BTreeMap<u64, VlogMeta>,
     redirects: BTreeMap<u64, RedirectMeta>,
     range_dels: Vec<RangeTombstone>,
 ) -> VersionEdit {
     VersionEdit {
-        new_files: ssts.into_iter().map(|s| (0, s.meta)).collect(),
+        new_files: ssts.into_iter().map(|(level, s)| (level, s.meta)).collect(),
         new_vlogs: vlogs.into_values().collect(),
         new_redirects: redirects.into_values().collect(),
         new_range_dels: range_dels,
         ..VersionEdit::default()
     }
+}
+
+/// Every SST `version` records, by number, with its level.
+fn recorded_files(version: &Version) -> BTreeMap<u64, (usize, Arc<FileMeta>)> {
+    let levels = version.levels.iter().enumerate();
+    let files = levels.flat_map(|(l, files)| files.iter().map(move |f| (f.number, (l, f.clone()))));
+    files.collect()
 }
 
 /// The numbers of the numbered files in `names` that `keep` selects, ascending.

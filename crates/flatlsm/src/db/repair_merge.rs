@@ -69,18 +69,26 @@ impl RunWriter {
         }
     }
 
-    /// Rewrites conflicting runs until none conflict; returns every file, in level-0 order.
-    pub fn resolve(&mut self, mut runs: Vec<Run>) -> Result<Vec<ScannedSst>> {
-        loop {
-            let groups = conflict_groups(&runs);
-            if groups.iter().all(|g| g.len() == 1) {
-                break;
-            }
-            runs = self.merge_groups(runs, groups)?;
+    /// Rewrites conflicting runs until none conflict (only if level 0 is `read_in_order`);
+    /// returns every file, in level-0 order.
+    pub fn resolve(&mut self, mut runs: Vec<Run>, read_in_order: bool) -> Result<Vec<ScannedSst>> {
+        if read_in_order {
+            runs = self.merge_conflicts(runs)?;
         }
         let mut files: Vec<ScannedSst> = runs.into_iter().flatten().collect();
         files.sort_by_key(|s| (s.max_seq, s.meta.number));
         Ok(files)
+    }
+
+    /// Merges conflicting runs until none conflict.
+    fn merge_conflicts(&mut self, mut runs: Vec<Run>) -> Result<Vec<Run>> {
+        loop {
+            let groups = conflict_groups(&runs);
+            if groups.iter().all(|g| g.len() == 1) {
+                return Ok(runs);
+            }
+            runs = self.merge_groups(runs, groups)?;
+        }
     }
 
     /// One run per group: a lone run as it is, a group of several merged.

@@ -226,6 +226,12 @@ pub(crate) trait Design: Send + Sync {
     ) -> Result<Salvage> {
         Ok(Salvage::default())
     }
+    /// True if reads take level 0's files newest first and stop at the first version found,
+    /// so their order matters (repair then rewrites files whose versions interleave). False
+    /// for SLM-DB, whose index and searches compare sequence numbers.
+    fn level0_read_in_order(&self) -> bool {
+        true
+    }
     /// Repair, before its manifest commits: rebuilds the design's own index over `files` (the
     /// level-0 SSTs the repaired manifest records; SLM-DB's B+-tree). Nothing for other designs.
     fn rebuild_store(

@@ -328,6 +328,11 @@ impl Design for SlmDbDesign {
             .map_err(|_| Error::InvalidState("the B+-tree was opened twice".into()))
     }
 
+    /// Gets go through the tree or compare sequences over every file; scans merge by key.
+    fn level0_read_in_order(&self) -> bool {
+        false
+    }
+
     /// A fresh tree over the repaired level 0 (`rebuild.rs`).
     fn rebuild_store(
         &self,
