@@ -39,7 +39,7 @@ use super::repair_store::copy_region_to_lost;
 use crate::buffer::skiplist::{parse_skiplist_region_name, SkiplistBuffer};
 use crate::designs::{check_profile, design_of, BufferKind, Salvage};
 use crate::error::{Error, IoContext, Result};
-use crate::file_names::{parse_numbered_file, parse_wal_file_name, NumberedFile};
+use crate::file_names::{parse_numbered_file, parse_wal_file_name, wal_file_name, NumberedFile};
 use crate::fs::{FsRef, OsFileSystem};
 use crate::options::Options;
 use crate::pm::PmDeviceRef;
@@ -221,10 +221,20 @@ impl<'a> Repair<'a> {
         self.fs
             .create_dir_all(&lost)
             .context(|| format!("creating {}", lost.display()))?;
-        let name = from.file_name().map(PathBuf::from).unwrap_or_default();
+        let to = lost.join(from.file_name().map(PathBuf::from).unwrap_or_default());
+        if self.fs.rename(from, &to).is_ok() {
+            return Ok(());
+        }
+        // Another file system (a PM or WAL directory elsewhere): copy, then remove.
+        let data = self
+            .fs
+            .read_all(from)
+            .context(|| format!("reading {}", from.display()))?;
+        crate::fs::write_file_atomic(&*self.fs, &to, &data)
+            .context(|| format!("copying {} to {}", from.display(), lost.display()))?;
         self.fs
-            .rename(from, &lost.join(name))
-            .context(|| format!("moving {} to {}", from.display(), lost.display()))
+            .remove_file(from)
+            .context(|| format!("removing {}", from.display()))
     }
 
     /// The value logs with a valid header; the others are lost.
@@ -428,14 +438,19 @@ impl<'a> Repair<'a> {
         self.old.as_ref().map_or(0, |m| m.state.min_unflushed_pmlog)
     }
 
-    /// The write-ahead logs present (each holds one DRAM write buffer).
+    /// The write-ahead logs present that replay as open would replay them (each holds one DRAM
+    /// write buffer; a torn tail is allowed); a damaged one is lost.
     fn wal_buffers(&mut self) -> Result<Vec<u64>> {
         let dir = self.opts.wal_dir_for(self.path);
         let names = self.list(&dir)?;
-        Ok(names
-            .iter()
-            .filter_map(|n| parse_wal_file_name(n))
-            .collect())
+        let mut kept = Vec::new();
+        for n in names.iter().filter_map(|n| parse_wal_file_name(n)) {
+            match crate::wal::replay(&*self.fs, &dir, n, |_, _, _, _| Ok(())) {
+                Ok(_) => kept.push(n),
+                Err(e) => self.lose(&dir.join(wal_file_name(n)), e.to_string())?,
+            }
+        }
+        Ok(kept)
     }
 
     /// The PM Logs or skiplists present that recovery can read; an unreadable one is lost.
