@@ -62,7 +62,10 @@ fn data_files(dir: &Path) -> Vec<PathBuf> {
 
 /// Flips 8 bytes at a random place of 1–3 random files, and of a PM region of the design.
 fn damage(dir: &Path, opts: &Options, seed: &mut u64) {
-    let files = data_files(dir);
+    let mut files = data_files(dir);
+    if let Some(pm_dir) = &opts.pm_path {
+        files.extend(data_files(pm_dir)); // PM Logs and SSTs kept in PM (`flatlsm`)
+    }
     for _ in 0..1 + xorshift(seed) % 3 {
         let file = &files[(xorshift(seed) % files.len() as u64) as usize];
         let mut bytes = std::fs::read(file).unwrap();
