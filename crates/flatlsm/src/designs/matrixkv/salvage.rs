@@ -95,16 +95,18 @@ fn found_rows(
         .filter_map(|page| row_at(region, page_size, page as u32))
         .collect();
     found.sort_by_key(|t| std::cmp::Reverse(t.number()));
-    let mut used: HashSet<u32> = HashSet::new();
-    let mut rows = Vec::new();
+    let (mut used, mut rows, mut overwritten) = (HashSet::new(), Vec::new(), Vec::new());
     for table in found {
         match claim_pages(&table, &mut used) {
             true => rows.push((Arc::new(table), 0)),
-            false => salvage.notes.push(format!(
-                "row {} was overwritten by a newer row; left out",
-                table.number()
-            )),
+            false => overwritten.push(table.number()),
         }
+    }
+    if !overwritten.is_empty() {
+        salvage.notes.push(format!(
+            "rows {overwritten:?} of the matrix container were freed and partly overwritten by \
+             newer rows: left out"
+        ));
     }
     rows
 }
