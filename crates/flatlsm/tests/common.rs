@@ -88,3 +88,15 @@ pub fn slmdb() -> Options {
     o.pm_device = Some(SimulatedPmDevice::new());
     o
 }
+
+/// Tiny options of `profile`: `flatlsm` with PM in `<dir>/pmdir` (msync, real files), the others
+/// as their functions above (value separation on where the design has it).
+pub fn for_profile(dir: &Path, profile: flatlsm::Profile) -> Options {
+    match profile {
+        flatlsm::Profile::Leveled => leveled(1, true),
+        flatlsm::Profile::NoveLsm => novelsm(true),
+        flatlsm::Profile::SlmDb => slmdb(),
+        flatlsm::Profile::MatrixKv => matrixkv(),
+        _ => msync(dir, 1),
+    }
+}

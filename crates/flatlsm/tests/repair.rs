@@ -12,13 +12,7 @@ type Model = BTreeMap<Vec<u8>, Vec<u8>>;
 
 /// Options of `profile` with PM (if any) in `<dir>/pmdir`, small enough for files to pile up.
 fn options(dir: &Path, profile: Profile) -> Options {
-    match profile {
-        Profile::Leveled => common::leveled(1, true),
-        Profile::NoveLsm => common::novelsm(true),
-        Profile::SlmDb => common::slmdb(),
-        Profile::MatrixKv => common::matrixkv(),
-        _ => common::msync(dir, 1),
-    }
+    common::for_profile(dir, profile)
 }
 
 fn value(i: u32, round: u32) -> Vec<u8> {

@@ -16,13 +16,7 @@ use std::path::{Path, PathBuf};
 const SEEDS: u64 = 40;
 
 fn options(dir: &Path, profile: Profile) -> Options {
-    match profile {
-        Profile::Leveled => common::leveled(1, true),
-        Profile::NoveLsm => common::novelsm(true),
-        Profile::SlmDb => common::slmdb(),
-        Profile::MatrixKv => common::matrixkv(),
-        _ => common::msync(dir, 1),
-    }
+    common::for_profile(dir, profile)
 }
 
 fn populate(dir: &Path, opts: &Options) {
