@@ -165,7 +165,9 @@ struct Repair<'a> {
 }
 
 impl<'a> Repair<'a> {
+    /// A repair; numbers the old manifest handed out are never reused.
     fn new(fs: FsRef, path: &'a Path, opts: &'a Options, old: Option<RecoveredManifest>) -> Self {
+        let handed_out = old.as_ref().map_or(0, |m| m.state.next_file_number);
         Repair {
             fs,
             path,
@@ -173,7 +175,7 @@ impl<'a> Repair<'a> {
             dirs: sst_dirs(path, opts),
             old,
             report: RepairReport::default(),
-            max_number: 0,
+            max_number: handed_out.saturating_sub(1),
         }
     }
 
