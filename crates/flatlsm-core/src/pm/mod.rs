@@ -148,6 +148,10 @@ pub trait PmDevice: Send + Sync {
     fn rename_region(&self, from: &str, to: &str) -> Result<()>;
     /// Names of the regions present, sorted.
     fn list_regions(&self) -> Result<Vec<String>>;
+    /// True if region `name` is present.
+    fn has_region(&self, name: &str) -> Result<bool> {
+        Ok(self.list_regions()?.iter().any(|n| n == name))
+    }
     /// Makes creations and removals of regions durable (directory sync).
     fn sync_dir(&self) -> Result<()>;
 }

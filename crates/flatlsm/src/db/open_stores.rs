@@ -83,7 +83,7 @@ pub(super) fn block_cache(path: &Path, opts: &Options) -> Result<Option<Arc<Bloc
         return Ok(Some(BlockCache::new(opts.block_cache_size)));
     }
     let pm = open_pm_device(path, opts)?;
-    if pm.list_regions()?.iter().any(|n| n == BLOCK_CACHE_REGION) {
+    if pm.has_region(BLOCK_CACHE_REGION)? {
         pm.remove_region(BLOCK_CACHE_REGION)?;
     }
     let region = pm.create_region(BLOCK_CACHE_REGION, opts.block_cache_size)?;

@@ -228,12 +228,7 @@ impl<'a> Repair<'a> {
             return Ok(());
         }
         // Another file system (a PM or WAL directory elsewhere): copy, then remove.
-        let data = self
-            .fs
-            .read_all(from)
-            .context(|| format!("reading {}", from.display()))?;
-        crate::fs::write_file_atomic(&*self.fs, &to, &data)
-            .context(|| format!("copying {} to {}", from.display(), lost.display()))?;
+        self.copy_to_lost(from)?;
         self.fs
             .remove_file(from)
             .context(|| format!("removing {}", from.display()))
@@ -513,18 +508,19 @@ impl<'a> Repair<'a> {
         tombstones
     }
 
-    /// Copies `<db>/name` to `<db>/lost/name` (atomically: a crash leaves the whole copy or none).
-    fn copy_to_lost(&self, name: &str) -> Result<()> {
-        let from = self.path.join(name);
+    /// Copies `from` to `<db>/lost/` under its name (atomically: a crash leaves the whole copy
+    /// or none).
+    fn copy_to_lost(&self, from: &Path) -> Result<()> {
         let data = self
             .fs
-            .read_all(&from)
+            .read_all(from)
             .context(|| format!("reading {}", from.display()))?;
         let lost = self.path.join(LOST_DIR);
         self.fs
             .create_dir_all(&lost)
             .context(|| format!("creating {}", lost.display()))?;
-        crate::fs::write_file_atomic(&*self.fs, &lost.join(name), &data)
+        let to = lost.join(from.file_name().map(PathBuf::from).unwrap_or_default());
+        crate::fs::write_file_atomic(&*self.fs, &to, &data)
             .context(|| format!("copying {} to {}", from.display(), lost.display()))
     }
 
@@ -532,7 +528,7 @@ impl<'a> Repair<'a> {
     fn commit(&mut self, names: &[String], state: &ManifestState) -> Result<()> {
         for name in names {
             if crate::version::parse_manifest_file_name(name).is_some() {
-                self.copy_to_lost(name)?;
+                self.copy_to_lost(&self.path.join(name))?;
                 let note = format!("old manifest {name} copied to {LOST_DIR}/");
                 self.report.notes.push(note);
             }

@@ -254,9 +254,7 @@ pub(crate) struct Salvage {
     pub max_number: u64,
     /// What could not be read, and other things worth reporting.
     pub notes: Vec<String>,
-    /// True if something could not be read.
-    pub damaged: bool,
-    /// The store's region, which repair copies aside when something could not be read.
+    /// The store's region when something in it could not be read (repair copies it aside).
     pub copy: Option<Arc<dyn crate::pm::PmRegion>>,
 }
 

@@ -164,7 +164,7 @@ fn open_region(
     options: &MatrixKvOptions,
     version: &Version,
 ) -> Result<Arc<dyn PmRegion>> {
-    let exists = device.list_regions()?.iter().any(|n| n == CONTAINER_REGION);
+    let exists = device.has_region(CONTAINER_REGION)?;
     if version.rows.rows.is_empty() {
         // No row recorded: the container holds nothing. One with the options' geometry is
         // reused (creating one preallocates every byte); any other — a creation a crash

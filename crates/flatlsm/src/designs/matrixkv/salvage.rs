@@ -29,7 +29,7 @@ use std::sync::Arc;
 /// The rows of the container on `device` that `recorded` names (every row found without it).
 pub(super) fn salvage_rows(device: &dyn PmDevice, recorded: Option<&Version>) -> Result<Salvage> {
     let mut salvage = Salvage::default();
-    if !device.list_regions()?.iter().any(|n| n == CONTAINER_REGION) {
+    if !device.has_region(CONTAINER_REGION)? {
         if recorded.is_some_and(|v| !v.rows.rows.is_empty()) {
             salvage.notes.push(format!(
                 "the matrix container {CONTAINER_REGION} is missing: the rows the old manifest \
@@ -48,21 +48,15 @@ pub(super) fn salvage_rows(device: &dyn PmDevice, recorded: Option<&Version>) ->
         None => found_rows(&region, page_size, &mut salvage),
     };
     for (table, first) in rows {
-        keep_if_whole(table, first, &mut salvage);
-    }
-    if salvage.damaged {
-        salvage.copy = Some(region);
+        keep_if_whole(&region, table, first, &mut salvage);
     }
     Ok(salvage)
 }
 
 /// A container whose header does not check: nothing read, the region kept aside.
 fn unreadable(mut salvage: Salvage, region: Arc<dyn PmRegion>, why: String) -> Salvage {
-    salvage
-        .notes
-        .push(format!("the matrix container cannot be read: {why}"));
-    salvage.damaged = true;
-    salvage.copy = Some(region);
+    let note = format!("the matrix container cannot be read: {why}");
+    damaged(&mut salvage, &region, note);
     salvage
 }
 
@@ -79,7 +73,7 @@ fn recorded_rows(
         let (page, number) = (row.meta.first_page, row.meta.number);
         match RowTable::open(region.clone(), page_size, page, number) {
             Ok(t) => rows.push((Arc::new(t), row.first)),
-            Err(e) => damaged(salvage, format!("row {number} cannot be read: {e}")),
+            Err(e) => damaged(salvage, region, format!("row {number} cannot be read: {e}")),
         }
     }
     rows
@@ -133,7 +127,12 @@ fn row_at(region: &Arc<dyn PmRegion>, page_size: usize, page: u32) -> Option<Row
 }
 
 /// Adds the row's entries from `first` as a run if every one verifies, else reports it.
-fn keep_if_whole(table: Arc<RowTable>, first: u64, salvage: &mut Salvage) {
+fn keep_if_whole(
+    region: &Arc<dyn PmRegion>,
+    table: Arc<RowTable>,
+    first: u64,
+    salvage: &mut Salvage,
+) {
     let number = table.number();
     let mut check = RowIter::new(table.clone(), first);
     check.seek_to_first();
@@ -148,12 +147,14 @@ fn keep_if_whole(table: Arc<RowTable>, first: u64, salvage: &mut Salvage) {
         }
         Err(e) => damaged(
             salvage,
+            region,
             format!("row {number} has an entry that fails its check: {e}"),
         ),
     }
 }
 
-fn damaged(salvage: &mut Salvage, note: String) {
+/// Reports what could not be read; the container is then kept aside (`Salvage::copy`).
+fn damaged(salvage: &mut Salvage, region: &Arc<dyn PmRegion>, note: String) {
     salvage.notes.push(note);
-    salvage.damaged = true;
+    salvage.copy = Some(region.clone());
 }

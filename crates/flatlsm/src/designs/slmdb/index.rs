@@ -27,7 +27,7 @@ pub(super) fn open_btree(
     options: SlmDbOptions,
     version: &Version,
 ) -> Result<PmBtree> {
-    let exists = device.list_regions()?.iter().any(|n| n == BTREE_REGION);
+    let exists = device.has_region(BTREE_REGION)?;
     if version.num_files(0) > 0 {
         return match exists {
             true => PmBtree::recover(device.open_region(BTREE_REGION)?),

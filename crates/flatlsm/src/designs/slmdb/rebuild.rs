@@ -37,7 +37,7 @@ pub(super) fn rebuild_btree(
     tables: &TableCache,
 ) -> Result<()> {
     remove_if_present(device, REBUILT_REGION)?;
-    let size = match present(device, BTREE_REGION)? {
+    let size = match device.has_region(BTREE_REGION)? {
         true => device.open_region(BTREE_REGION)?.len(),
         false => size,
     };
@@ -59,12 +59,8 @@ pub(super) fn rebuild_btree(
     device.rename_region(REBUILT_REGION, BTREE_REGION)
 }
 
-fn present(device: &dyn PmDevice, name: &str) -> Result<bool> {
-    Ok(device.list_regions()?.iter().any(|n| n == name))
-}
-
 fn remove_if_present(device: &dyn PmDevice, name: &str) -> Result<()> {
-    match present(device, name)? {
+    match device.has_region(name)? {
         true => device.remove_region(name),
         false => Ok(()),
     }
