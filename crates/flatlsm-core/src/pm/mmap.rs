@@ -150,10 +150,6 @@ impl MmapPmDevice {
     }
 }
 
-/// Removes `path`, which a failed step of region creation created, and returns that step's
-/// error. A leftover would hold its space until the next open, one more file per retry; if it
-/// cannot be removed either, the next open removes it (a `.creating-*` file) or recovery does
-/// (a region whose log header was never written).
 /// The region file at `path` (opened for writing too if `write`) and its length; an empty
 /// file is refused (regions are created under a temporary name, so an empty one was damaged).
 pub(crate) fn open_region_file(path: &Path, write: bool) -> Result<(File, usize)> {
@@ -176,6 +172,10 @@ pub(crate) fn open_region_file(path: &Path, write: bool) -> Result<(File, usize)
     Ok((file, len))
 }
 
+/// Removes `path`, which a failed step of region creation created, and returns that step's
+/// error. A leftover would hold its space until the next open, one more file per retry; if it
+/// cannot be removed either, the next open removes it (a `.creating-*` file) or recovery does
+/// (a region whose log header was never written).
 fn remove_after_failure(path: &Path, cause: Error) -> Error {
     match fs::remove_file(path) {
         Err(e) if e.kind() != io::ErrorKind::NotFound => {
@@ -236,7 +236,25 @@ fn probe_mode(dir: &Path) -> Result<PmMode> {
     let removed = fs::remove_file(&path).context(|| format!("removing {}", path.display()));
     let dax = probed?;
     removed?;
-    Ok(if dax { PmMode::Dax } else { PmMode::Msync })
+    Ok(mode_for_probe(dir, dax, raw::has_cache_line_writeback()))
+}
+
+/// DAX only when `MAP_SYNC` worked *and* the CPU can write cache lines back from user space:
+/// elsewhere a DAX mapping would promise durability that no instruction delivers, so such a
+/// directory is used in msync mode (which the kernel makes durable on any architecture).
+fn mode_for_probe(dir: &Path, map_sync_works: bool, writeback: bool) -> PmMode {
+    if map_sync_works && !writeback {
+        log::warn!(
+            "PM directory {} is on a DAX file system, but this CPU architecture has no \
+             user-space cache-line write-back FlatLSM knows: using msync mode",
+            dir.display()
+        );
+    }
+    if map_sync_works && writeback {
+        PmMode::Dax
+    } else {
+        PmMode::Msync
+    }
 }
 
 /// True for the names the device itself uses for work in progress (a region being created, a
@@ -529,6 +547,14 @@ pub(crate) mod tests {
             dev.list_regions().unwrap().is_empty(),
             "probe file left behind"
         );
+    }
+
+    #[test]
+    fn dax_is_chosen_only_where_the_cpu_can_write_cache_lines_back() {
+        let dir = Path::new("/mnt/pmem");
+        assert_eq!(mode_for_probe(dir, true, true), PmMode::Dax);
+        assert_eq!(mode_for_probe(dir, true, false), PmMode::Msync);
+        assert_eq!(mode_for_probe(dir, false, true), PmMode::Msync);
     }
 
     #[test]
