@@ -18,6 +18,12 @@
 //! [`SimulatedPmDevice::with_group_commit`] reports [`PmMode::Msync`], so writers persist only at
 //! commits, as on an ordinary file, while persistence is still simulated line by line.
 //!
+//! Non-temporal stores ([`PmRegion::write_streaming`]) are modelled as unordered: until the
+//! next [`PmRegion::drain_streaming`] of the region a `persist` does not make them durable (their
+//! lines stay dirty, so a crash keeps any subset of their words). A writer that persists
+//! streamed bytes without draining them first thus loses them in crash tests, as it could on
+//! hardware whose fence is what empties the write-combining buffers.
+//!
 //! Region creation, renaming and removal are durable immediately (zero-filled at creation).
 //!
 //! Lock order: the device's `inner` mutex, then a region's `lines` mutex.
@@ -32,6 +38,7 @@ use parking_lot::Mutex;
 use super::raw::RawMapping;
 use super::{PmDevice, PmMode, PmRegion, CACHE_LINE};
 use crate::error::{Error, Result};
+use capture::{capture, capture_all, capture_of};
 
 /// A crash image: the bytes every region would hold after the power loss.
 type Image = BTreeMap<String, Vec<u8>>;
@@ -118,6 +125,9 @@ struct RegionData {
 struct Lines {
     durable: Vec<u8>,
     dirty: BTreeSet<usize>,
+    /// Lines holding non-temporal stores not yet ordered by a `drain_streaming` (a subset of
+    /// `dirty`): a `persist` leaves them dirty, so a crash may still lose them.
+    unfenced: BTreeSet<usize>,
 }
 
 impl SimulatedPmDevice {
@@ -390,6 +400,7 @@ impl RegionData {
             lines: Mutex::new(Lines {
                 durable: bytes,
                 dirty: BTreeSet::new(),
+                unfenced: BTreeSet::new(),
             }),
         }
     }
@@ -400,70 +411,6 @@ impl RegionData {
             return 0..0;
         }
         offset / CACHE_LINE..(offset + len - 1) / CACHE_LINE + 1
-    }
-}
-
-/// The durable images plus a seeded random subset of dirty lines, and within each kept line a
-/// random subset of its aligned 8-byte words.
-fn capture(regions: &BTreeMap<String, Arc<RegionData>>, seed: u64) -> Image {
-    let mut rng = SplitMix64(seed);
-    let mut image = Image::new();
-    for (name, data) in regions {
-        let lines = data.lines.lock();
-        let mut bytes = lines.durable.clone();
-        let len = bytes.len();
-        for &line in &lines.dirty {
-            if !rng.coin() {
-                continue;
-            }
-            let start = line * CACHE_LINE;
-            for word in (start..(start + CACHE_LINE).min(len)).step_by(8) {
-                if rng.coin() {
-                    let end = (word + 8).min(len);
-                    bytes[word..end].copy_from_slice(data.volatile.read(word, end - word));
-                }
-            }
-        }
-        image.insert(name.clone(), bytes);
-    }
-    image
-}
-
-/// What a crash of `kind` leaves (`seed` chooses for a power loss).
-fn capture_of(kind: CrashKind, regions: &BTreeMap<String, Arc<RegionData>>, seed: u64) -> Image {
-    match kind {
-        CrashKind::PowerLoss => capture(regions, seed),
-        CrashKind::ProcessCrash => capture_all(regions),
-    }
-}
-
-/// Every region's volatile image: what a process crash leaves.
-fn capture_all(regions: &BTreeMap<String, Arc<RegionData>>) -> Image {
-    regions
-        .iter()
-        .map(|(name, data)| {
-            (
-                name.clone(),
-                data.volatile.read(0, data.volatile.len()).to_vec(),
-            )
-        })
-        .collect()
-}
-
-/// Small deterministic PRNG (the crate has no runtime dependency on `rand`).
-struct SplitMix64(u64);
-
-impl SplitMix64 {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn coin(&mut self) -> bool {
-        self.next() & 1 == 1
     }
 }
 
@@ -586,6 +533,22 @@ impl PmRegion for SimulatedPmRegion {
             .extend(RegionData::line_range(offset, data.len()));
     }
 
+    /// Non-temporal stores: dirty like `write`, and unfenced until `drain_streaming`. The
+    /// model is the strictest of the modes' rules: DAX needs the fence (a flush does not reach
+    /// bytes still in write-combining buffers on every CPU), msync needs the persist, so only
+    /// drained *and* persisted streamed bytes are durable.
+    fn write_streaming(&self, offset: usize, data: &[u8]) {
+        self.write(offset, data);
+        let mut lines = self.data.lines.lock();
+        lines
+            .unfenced
+            .extend(RegionData::line_range(offset, data.len()));
+    }
+
+    fn drain_streaming(&self) {
+        self.data.lines.lock().unfenced.clear();
+    }
+
     fn store_u64(&self, offset: usize, value: u64) {
         let mut lines = self.data.lines.lock();
         self.data.volatile.store_u64(offset, value);
@@ -607,7 +570,7 @@ impl PmRegion for SimulatedPmRegion {
             let mut lines = self.data.lines.lock();
             let size = self.len();
             for line in RegionData::line_range(offset, len) {
-                if lines.dirty.remove(&line) {
+                if !lines.unfenced.contains(&line) && lines.dirty.remove(&line) {
                     let start = line * CACHE_LINE;
                     let end = (start + CACHE_LINE).min(size);
                     let src = self.data.volatile.read(start, end - start);
@@ -620,6 +583,9 @@ impl PmRegion for SimulatedPmRegion {
         Ok(())
     }
 }
+
+#[path = "simulated_capture.rs"]
+mod capture;
 
 #[cfg(test)]
 #[path = "simulated_tests.rs"]

@@ -113,3 +113,27 @@ fn corrupt_changes_what_reads_see_and_checks_range() {
     assert!(dev.open_region("nope").is_err());
     assert!(dev.create_region("r", 64).is_err());
 }
+
+/// Regression (issue 29): the device used plain writes for streaming stores, so no crash test
+/// could tell a writer that persisted streamed bytes before draining them.
+#[test]
+fn streamed_bytes_persisted_before_a_drain_are_not_durable() {
+    let dev = SimulatedPmDevice::new();
+    let r = dev.create_region("r", 4096).unwrap();
+    r.write_streaming(256, &[7; 512]);
+    r.persist(256, 512).unwrap();
+    assert_eq!(&dev.durable_image("r").unwrap()[256..768], &[0; 512][..]);
+    r.drain_streaming();
+    r.persist(256, 512).unwrap();
+    assert_eq!(&dev.durable_image("r").unwrap()[256..768], &[7; 512][..]);
+}
+
+#[test]
+fn streamed_bytes_are_visible_at_once_and_survive_a_process_crash() {
+    let dev = SimulatedPmDevice::new();
+    let r = dev.create_region("r", 4096).unwrap();
+    r.write_streaming(64, &[9; 300]);
+    assert_eq!(r.read(64, 300), &[9; 300][..]);
+    let after = dev.crash_process().open_region("r").unwrap();
+    assert_eq!(after.read(64, 300), &[9; 300][..]);
+}
