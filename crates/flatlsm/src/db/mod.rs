@@ -46,6 +46,7 @@ pub(crate) mod vlog_gc_job;
 #[cfg(test)]
 mod vlog_gc_tests;
 mod wal_recovery;
+pub(crate) mod wal_rules;
 mod write;
 
 pub use batch::WriteBatch;

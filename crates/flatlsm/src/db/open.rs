@@ -41,7 +41,8 @@ use super::skiplist_recovery::recover_skiplists;
 use super::snapshots::SnapshotRegistry;
 use super::state::{BgSignal, DbInner, SuperVersion, VersionState};
 use super::stats::Counters;
-use super::wal_recovery::recover_from_wal;
+use super::wal_recovery::{recover_from_wal, seal_recovered_wals};
+use super::wal_rules::KeptWal;
 use crate::buffer::skiplist::{parse_skiplist_region_name, SkiplistBuffer};
 use crate::buffer::BufferRef;
 use crate::designs::check_profile;
@@ -208,6 +209,8 @@ pub(super) struct Recovered {
     pub emptied: Vec<Arc<PmTable>>,
     /// The redirect tables the version names, loaded and verified.
     pub redirects: Vec<Arc<RedirectTable>>,
+    /// The write-ahead logs of `tables` (designs with them), sealed before the new manifest.
+    pub wals: Vec<KeptWal>,
 }
 
 /// Plans the PM Logs, verifies the recovered state against the files present and rebuilds the
@@ -263,6 +266,7 @@ fn recover_read_only(
         remove,
         emptied,
         redirects,
+        wals: Vec::new(),
     })
 }
 
@@ -334,20 +338,26 @@ fn commit_open(
         remove,
         emptied,
         redirects,
+        wals,
     } = recovered;
     let info_log = InfoLog::open(fs.clone(), path, &opts);
     design.open_store(path, &opts, &state.version)?;
     let next = next_file_number(&*fs, path, &pm, &state)?;
     let tables_seq = tables.iter().map(|t| t.max_sequence()).max();
+    // The new log's marker: the recovered logs end there (`state.last_sequence` may be above
+    // it: writes a power loss took from the newest log's unsynced tail).
+    let wal_after = tables_seq.unwrap_or(state.last_sequence);
     state.last_sequence = state.last_sequence.max(tables_seq.unwrap_or(0));
     // Created before the snapshot, so the snapshot records it before any write goes into it
-    // (its write-ahead log too, for designs with one).
+    // (its write-ahead log too, for designs with one, once the logs recovered are sealed).
     let mem: BufferRef = match design.buffer_kind() {
         BufferKind::PmSkiplist => SkiplistBuffer::create(&*pm, next + 1, opts.pmtable_size)?,
         _ => PmTable::create(&*pm, next + 1, opts.pmtable_size, None)?,
     };
+    let wal_dir = opts.wal_dir_for(path);
+    seal_recovered_wals(&*fs, &wal_dir, &wals)?;
     let wal = match design.uses_wal() {
-        true => Some(create_wal(&*fs, &opts.wal_dir_for(path), next + 1)?),
+        true => Some(create_wal(&*fs, &wal_dir, next + 1, wal_after)?),
         false => None,
     };
     state.next_file_number = next + 2;
@@ -363,7 +373,6 @@ fn commit_open(
     let buffers: Vec<u64> = state.pm_logs.iter().flatten().copied().collect();
     let dirs = sst_dirs(path, &opts);
     purge_orphans(&*fs, &dirs, &state.version, &buffers, &info_log)?;
-    let wal_dir = opts.wal_dir_for(path);
     if design.uses_wal() && wal_dir != path {
         remove_unnamed_wals(&*fs, &wal_dir, &buffers)?;
     }
