@@ -289,3 +289,25 @@ fn the_newest_logs_torn_tail_is_dropped_and_later_opens_accept_the_log() {
         assert_contents(&db, &model(OPS - 1), "reopened");
     });
 }
+
+/// Regression (matrixkv): with rows recorded, a missing matrix container failed the open with
+/// an I/O error ("opening PM region ... No such file") after the open had started writing;
+/// it is `Corruption` naming the container, decided before anything is written.
+#[test]
+fn a_missing_matrix_container_is_refused_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = Setup::new(dir.path(), Profile::MatrixKv);
+    build(&s);
+    let mut o = s.options();
+    o.background_work = true;
+    let db = Db::open(s.db(), o).unwrap();
+    db.flush().unwrap();
+    db.close().unwrap();
+    drop(db);
+    let container = dir.path().join("pm/matrix.pmc");
+    std::fs::remove_file(&container).unwrap();
+    let log = std::fs::read_to_string(s.db().join("LOG")).unwrap();
+    assert_refused_naming(&s, &container, "container removed");
+    let after = std::fs::read_to_string(s.db().join("LOG")).unwrap();
+    assert_eq!(log, after, "the refused open wrote its info log");
+}

@@ -45,6 +45,9 @@ pub(super) fn recover_from_wal(
 ) -> Result<Recovered> {
     let (state, redirects) =
         consistency::verified_tree(fs, &super::dirs::sst_dirs(path, opts), manifest.as_ref())?;
+    if let Some(m) = &manifest {
+        verify_store(fs, path, opts, m)?;
+    }
     let dir = opts.wal_dir_for(path);
     let mut needs = BTreeMap::new();
     let plan = match &manifest {
@@ -71,6 +74,20 @@ pub(super) fn recover_from_wal(
         redirects,
         wals,
     })
+}
+
+/// Refuses a version that records rows of a design's store (MatrixKV's container) when the
+/// store is missing (`db/consistency.rs`).
+fn verify_store(
+    fs: &dyn FileSystem,
+    path: &Path,
+    opts: &Options,
+    m: &RecoveredManifest,
+) -> Result<()> {
+    let design = crate::designs::design_of(opts);
+    let pm = (opts.pm_device.as_ref(), super::dirs::pm_dir_of(path, opts));
+    let regions = design.store_regions();
+    consistency::refuse_if_any(consistency::store_problems(fs, regions, (pm.0, &pm.1), m)?)
 }
 
 /// Applies the rules of `db/wal_rules.rs` to the logs in `dir`, noting in `needs` the table
