@@ -311,3 +311,29 @@ fn a_missing_matrix_container_is_refused_naming_it() {
     let after = std::fs::read_to_string(s.db().join("LOG")).unwrap();
     assert_eq!(log, after, "the refused open wrote its info log");
 }
+
+/// Range deletes take sequences without a log record: after every write here, so each log
+/// ends one sequence before the next log's marker, a gap the manifest's tombstones fill; the
+/// logs open as written.
+#[test]
+fn range_deletes_between_two_logs_are_not_taken_for_missing_writes() {
+    for profile in PROFILES {
+        let dir = tempfile::tempdir().unwrap();
+        let s = Setup::new(dir.path(), profile);
+        let db = Db::open(s.db(), s.options()).unwrap();
+        for i in 0..200 {
+            db.put(key(i), [b'r'; 2000]).unwrap();
+            db.delete_range(key(i + 1), key(i + 3)).unwrap();
+        }
+        db.close().unwrap();
+        drop(db);
+        assert!(s.wals().len() >= 4, "{profile:?}: too few logs");
+        assert!(s.check().is_ok(), "{profile:?}: {:?}", s.check());
+        drop(Db::open(s.db(), s.options()).unwrap());
+        let db = Db::open(s.db(), s.options()).unwrap();
+        assert_eq!(
+            db.get(key(199)).unwrap().as_deref(),
+            Some(&[b'r'; 2000][..])
+        );
+    }
+}
