@@ -15,7 +15,7 @@
 //!
 //! Reads only, apart from clearing the write-buffer device of stale buffers (never data: the
 //! logs are): like the PM recovery, every refusal happens before open writes anything. The
-//! writing phase of open then seals the logs it kept ([`seal_recovered_wals`]) before its new
+//! writing phase of open then seals the logs it kept (`seal_recovered_wals`) before its new
 //! manifest names a newer log, so that a log is never older than another with an unsynced or
 //! torn tail.
 
@@ -156,12 +156,26 @@ fn replay_log(
     Ok(Some(table))
 }
 
+/// The writing phase of open for a design with write-ahead logs, before its new manifest:
+/// seals the logs recovered, then creates log `number` of the new mutable buffer, whose marker
+/// says the older logs end at sequence `after`.
+pub(super) fn start_wals(
+    fs: &dyn FileSystem,
+    dir: &Path,
+    wals: &[KeptWal],
+    number: u64,
+    after: u64,
+) -> Result<crate::wal::WalWriter> {
+    seal_recovered_wals(fs, dir, wals)?;
+    super::open_stores::create_wal(fs, dir, number, after)
+}
+
 /// Makes the kept logs durable exactly as recovered, before the new manifest names a newer log
 /// (the writing phase of open): a log with bytes after its kept records (a torn tail, or a hole
 /// recovery to a point in time stopped at) is cut back to them by an atomic rewrite; any other
 /// is synced (a process crash may have left its last records in the page cache only). Else a
 /// later crash could leave it torn or short behind a newer log: a hole.
-pub(super) fn seal_recovered_wals(fs: &dyn FileSystem, dir: &Path, wals: &[KeptWal]) -> Result<()> {
+fn seal_recovered_wals(fs: &dyn FileSystem, dir: &Path, wals: &[KeptWal]) -> Result<()> {
     for k in wals {
         let path = dir.join(wal_file_name(k.number));
         let sealed = match k.end < k.len {

@@ -78,13 +78,7 @@ pub(crate) fn plan_wals(
         plan: WalPlan::default(),
         prev: None,
         stopped: None,
-        tombstones: state
-            .version
-            .range_dels
-            .tombstones()
-            .iter()
-            .map(|t| t.seq)
-            .collect(),
+        tombstones: tombstone_sequences(state),
     };
     for (i, &n) in named.iter().enumerate() {
         let newest = i + 1 == named.len();
@@ -101,6 +95,12 @@ pub(crate) fn plan_wals(
 pub(crate) fn named_logs(state: &ManifestState) -> Vec<u64> {
     let logs = state.pm_logs.iter().flatten().copied();
     logs.filter(|&n| n >= state.min_unflushed_pmlog).collect()
+}
+
+/// The sequences of the range tombstones the manifest records.
+fn tombstone_sequences(state: &ManifestState) -> BTreeSet<u64> {
+    let tombstones = state.version.range_dels.tombstones().iter();
+    tombstones.map(|t| t.seq).collect()
 }
 
 /// The newest log with writes judged so far.
@@ -135,26 +135,30 @@ impl Judge<'_> {
         newest: bool,
         scan: &mut impl FnMut(u64) -> Result<WalScan>,
     ) -> Result<()> {
-        if let Some(why) = &self.stopped {
-            self.plan.drop.push((n, why.clone()));
+        if self.dropped_after_stop(n) {
             return Ok(());
         }
         if !self.w.present.contains(&n) {
             let detail = "the manifest names this write-ahead log but it is missing: its \
                           writes are lost";
-            let e = Error::corruption(self.path(n), 0, detail);
-            self.hole(e, None);
+            self.hole(Error::corruption(self.path(n), 0, detail), None);
             return Ok(());
         }
         let (r, damage) = scan(n)?;
-        if !self.continues(n, &r) {
-            if let Some(why) = &self.stopped {
-                self.plan.drop.push((n, why.clone()));
-                return Ok(());
-            }
+        // By default a log after a hole is still judged (check lists every problem).
+        if self.continues(n, &r) || !self.dropped_after_stop(n) {
+            self.judge_log(n, newest, r, damage);
         }
-        self.judge_log(n, newest, r, damage);
         Ok(())
+    }
+
+    /// True (and log `n` dropped) if recovery to a point in time stopped before it.
+    fn dropped_after_stop(&mut self, n: u64) -> bool {
+        let Some(why) = &self.stopped else {
+            return false;
+        };
+        self.plan.drop.push((n, why.clone()));
+        true
     }
 
     /// Judges the records of log `n` (already checked against the older logs).
@@ -164,21 +168,12 @@ impl Judge<'_> {
             end: r.end,
             len: r.len,
         };
-        let torn_note = r.torn_tail.clone();
-        if let Some(e) = damage {
+        if let Some(e) = damage.or_else(|| self.torn_before_newest(n, newest, &r)) {
             return self.hole(e, Some(kept));
         }
-        if let (Some(note), false) = (&torn_note, newest) {
-            let detail = format!(
-                "torn tail in a write-ahead log that was synced whole when a newer log started: \
-                 damage, not a crash ({note})"
-            );
-            return self.hole(Error::corruption(self.path(n), r.end, detail), Some(kept));
-        }
-        if let Some(note) = torn_note {
-            self.plan
-                .notes
-                .push(format!("write-ahead log torn tail dropped: {note}"));
+        if let Some(note) = &r.torn_tail {
+            let note = format!("write-ahead log torn tail dropped: {note}");
+            self.plan.notes.push(note);
         }
         if r.entries > 0 {
             let (max_sequence, end) = (r.max_sequence, r.end);
@@ -189,6 +184,17 @@ impl Judge<'_> {
             });
         }
         self.plan.keep.push(kept);
+    }
+
+    /// The damage a torn tail is in log `n` when it is not the newest (it was synced whole
+    /// before the next log started, so no crash can have torn it).
+    fn torn_before_newest(&self, n: u64, newest: bool, r: &WalReplay) -> Option<Error> {
+        let note = r.torn_tail.as_ref().filter(|_| !newest)?;
+        let detail = format!(
+            "torn tail in a write-ahead log that was synced whole when a newer log started: \
+             damage, not a crash ({note})"
+        );
+        Some(Error::corruption(self.path(n), r.end, detail))
     }
 
     /// True if log `n`, whose replay is `r`, starts where the newest older log with writes
@@ -241,15 +247,17 @@ impl Judge<'_> {
         scan: &mut impl FnMut(u64) -> Result<WalScan>,
     ) -> Result<()> {
         let state = &self.w.manifest.state;
-        if n < state.min_unflushed_pmlog || state.pm_logs.is_none() {
-            self.plan.drop.push((n, "already flushed".into()));
+        let why = match state.pm_logs {
+            None => Some("the manifest predates recorded logs"),
+            Some(_) if n < state.min_unflushed_pmlog => Some("already flushed"),
+            Some(_) => None,
+        };
+        if let Some(why) = why {
+            self.plan.drop.push((n, why.into()));
             return Ok(());
         }
         let (r, damage) = scan(n)?;
-        // A creation writes the header and the marker (40 bytes) and syncs: a crash before
-        // that leaves at most 40 bytes of them (or zeros).
-        let created_only = r.len <= (WAL_HEADER_LEN + WAL_MARKER_LEN) as u64;
-        if r.entries == 0 && (damage.is_none() || created_only) {
+        if unwritten(&r, damage.is_some()) {
             let why = "holds no writes: its creation was interrupted before the manifest named it";
             self.plan.drop.push((n, why.into()));
             return Ok(());
@@ -281,4 +289,12 @@ impl Judge<'_> {
         );
         Error::corruption(self.path(n), WAL_HEADER_LEN as u64, detail)
     }
+}
+
+/// True for a log that never held a write: none replayed, and no damage beyond what a crash
+/// during its creation leaves (the header and marker, 40 bytes, are written and synced at
+/// once: at most 40 bytes of them, or zeros).
+fn unwritten(r: &WalReplay, damaged: bool) -> bool {
+    let created_only = r.len <= (WAL_HEADER_LEN + WAL_MARKER_LEN) as u64;
+    r.entries == 0 && (!damaged || created_only)
 }
