@@ -366,7 +366,9 @@ impl Dumper<'_> {
             Ok(())
         })?;
         if let Some(after) = r.after {
-            self.line(&format!("sequence marker: the older logs end at sequence {after}"))?;
+            self.line(&format!(
+                "sequence marker: the older logs end at sequence {after}"
+            ))?;
         }
         for l in &lines {
             self.line(l)?;
