@@ -217,7 +217,7 @@ fn an_older_log_cut_at_a_record_boundary_is_refused_by_the_sequence_check() {
 
 /// With `wal_point_in_time_recovery`, the same damage ends recovery at the hole: the writes
 /// before it are there, everything newer is dropped (its logs deleted), and the database then
-/// opens by default and takes writes.
+/// opens by default and takes writes, also when a crash kept the dropped logs (put back here).
 #[test]
 fn point_in_time_recovery_stops_at_the_hole_and_drops_everything_newer() {
     let damage = |s: &Setup| {
@@ -233,6 +233,13 @@ fn point_in_time_recovery_stops_at_the_hole_and_drops_everything_newer() {
             flatlsm_core::wal::replay(&flatlsm::fs::OsFileSystem, dir, number, |_, _, _, _| Ok(()))
                 .unwrap()
                 .max_sequence as usize;
+        let newer: Vec<(PathBuf, Vec<u8>)> = s
+            .wals()
+            .into_iter()
+            .filter(|p| p > log)
+            .map(|p| (p.clone(), std::fs::read(&p).unwrap()))
+            .collect();
+        assert!(!newer.is_empty());
         let mut o = s.options();
         o.wal_point_in_time_recovery = true;
         let db = Db::open(s.db(), o).unwrap();
@@ -240,6 +247,10 @@ fn point_in_time_recovery_stops_at_the_hole_and_drops_everything_newer() {
         db.put(b"after", b"pit").unwrap();
         db.close().unwrap();
         drop(db);
+        assert!(newer.iter().all(|(p, _)| !p.exists()), "dropped logs kept");
+        newer
+            .iter()
+            .for_each(|(p, data)| std::fs::write(p, data).unwrap());
         assert!(s.check().is_ok(), "{:?}: {:?}", s.profile, s.check());
         let db = Db::open(s.db(), s.options()).unwrap();
         let mut expected = model(kept);

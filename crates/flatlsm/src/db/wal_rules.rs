@@ -16,9 +16,12 @@
 //!   before it are kept, the damaged log is cut there) and every newer log is dropped.
 //!
 //! Logs the manifest does not name: below `min_unflushed_pmlog` they were flushed (removed);
-//! above, one that holds writes means the manifest lost the record naming it (cut short, or an
-//! older copy), refused in either mode (deleting it as an orphan would lose its writes); one
-//! without writes is a creation a crash interrupted before its record (removed).
+//! below the manifest's own number they were dropped by the open that wrote its first record
+//! (recovery to a point in time; a crash kept them from being deleted), removed. Any other one
+//! was created after that open: one that holds writes means the manifest lost the record
+//! naming it (cut short, or an older copy), refused in either mode (deleting it as an orphan
+//! would lose its writes); one without writes is a creation a crash interrupted before its
+//! record (removed).
 
 use crate::error::{Error, Result};
 use crate::file_names::wal_file_name;
@@ -250,6 +253,10 @@ impl Judge<'_> {
         let why = match state.pm_logs {
             None => Some("the manifest predates recorded logs"),
             Some(_) if n < state.min_unflushed_pmlog => Some("already flushed"),
+            Some(_) if n < manifest_number(self.w.manifest) => Some(
+                "older than the manifest, whose first record (written by the open that created \
+                 it) leaves it out: dropped by that open",
+            ),
             Some(_) => None,
         };
         if let Some(why) = why {
@@ -289,6 +296,12 @@ impl Judge<'_> {
         );
         Error::corruption(self.path(n), WAL_HEADER_LEN as u64, detail)
     }
+}
+
+/// The number of the manifest file `m` was read from (0 if its name is not a manifest's).
+fn manifest_number(m: &RecoveredManifest) -> u64 {
+    let name = m.path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    crate::version::parse_manifest_file_name(name).unwrap_or(0)
 }
 
 /// True for a log that never held a write: none replayed, and no damage beyond what a crash

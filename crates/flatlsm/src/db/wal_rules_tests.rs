@@ -44,7 +44,7 @@ fn manifest(min: u64, named: &[u64], tombstones: &[u64]) -> RecoveredManifest {
     });
     state.version.range_dels = Arc::new(RangeTombstones::new(t.collect()));
     RecoveredManifest {
-        path: "MANIFEST-000009".into(),
+        path: "MANIFEST-000004".into(),
         state,
         records: 1,
         torn_tail: None,
@@ -143,6 +143,22 @@ fn a_missing_log_is_a_hole_and_point_in_time_recovery_stops_before_it() {
     assert_eq!(problems(&p), vec![("/wal/000007.log".into(), 0)]);
     let p = plan(&m, logs(), true);
     assert_eq!((kept(&p), dropped(&p)), (vec![5], vec![9]));
+}
+
+/// A log the open that wrote the manifest dropped (numbered below it) is removed even with
+/// writes: a crash came between that manifest and the deletion.
+#[test]
+fn logs_dropped_by_the_open_that_wrote_the_manifest_are_removed() {
+    let mut m = manifest(2, &[2, 13], &[]);
+    m.path = "/db/MANIFEST-000012".into();
+    let logs = vec![
+        (2, log(Some(0), 4, 4)),
+        (7, log(Some(4), 5, 9)),
+        (13, log(Some(4), 1, 20)),
+    ];
+    let p = plan(&m, logs, false);
+    assert_eq!((kept(&p), dropped(&p)), (vec![2, 13], vec![7]));
+    assert!(p.problems.is_empty());
 }
 
 #[test]
