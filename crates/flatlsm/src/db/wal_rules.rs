@@ -192,11 +192,9 @@ impl Judge<'_> {
     /// The damage a torn tail is in log `n` when it is not the newest (it was synced whole
     /// before the next log started, so no crash can have torn it).
     fn torn_before_newest(&self, n: u64, newest: bool, r: &WalReplay) -> Option<Error> {
-        let note = r.torn_tail.as_ref().filter(|_| !newest)?;
-        let detail = format!(
-            "torn tail in a write-ahead log that was synced whole when a newer log started: \
-             damage, not a crash ({note})"
-        );
+        r.torn_tail.as_ref().filter(|_| !newest)?;
+        let detail = "the log ends in a torn record here, but it was synced whole when a newer \
+                      log started: damage, not a crash";
         Some(Error::corruption(self.path(n), r.end, detail))
     }
 
