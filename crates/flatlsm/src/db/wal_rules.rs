@@ -7,7 +7,8 @@
 //! the last sequence the older logs, range tombstones and the tree hold. Hence, for the logs
 //! the manifest names at or above `min_unflushed_pmlog` (oldest first):
 //! - each must be present and replay without damage; only the newest may end in a torn tail
-//!   (its unsynced last write); a torn tail in an older log is damage;
+//!   (its unsynced last write); a torn tail in an older log is damage (unless the log predates
+//!   sequence markers: opens before them did not seal the logs they recovered);
 //! - the newest older log with writes must end at the sequence the next log's marker records,
 //!   unless the sequences between are range tombstones (committed to the manifest, not a log);
 //!   otherwise writes at its end are missing (a log cut at a record boundary);
@@ -190,9 +191,13 @@ impl Judge<'_> {
     }
 
     /// The damage a torn tail is in log `n` when it is not the newest (it was synced whole
-    /// before the next log started, so no crash can have torn it).
+    /// before the next log started, so no crash can have torn it). Except in a log without a
+    /// sequence marker: opens before markers existed recovered a torn newest log without
+    /// cutting it back, so there the tail is dropped as before (the first open since seals it).
     fn torn_before_newest(&self, n: u64, newest: bool, r: &WalReplay) -> Option<Error> {
-        r.torn_tail.as_ref().filter(|_| !newest)?;
+        r.torn_tail
+            .as_ref()
+            .filter(|_| !newest && r.after.is_some())?;
         let detail = "the log ends in a torn record here, but it was synced whole when a newer \
                       log started: damage, not a crash";
         Some(Error::corruption(self.path(n), r.end, detail))

@@ -133,6 +133,10 @@ fn only_the_newest_log_may_end_in_a_torn_tail() {
     ];
     let p = plan(&m, logs, false);
     assert_eq!(problems(&p), vec![("/wal/000005.log".into(), 100)]);
+    // A log from before markers: an open then recovered it torn without sealing it.
+    let logs = vec![(5, logt(None, 9, 9, true)), (7, logt(None, 2, 11, false))];
+    let p = plan(&m, logs, false);
+    assert_eq!((kept(&p), problems(&p)), (vec![5, 7], vec![]));
 }
 
 #[test]
