@@ -6,7 +6,7 @@
 //! without an OPTIONS file (written before they existed) opens with the defaults and the flags,
 //! as before. Every such flag is an `Option` (or a switch that is off unless given), so "given"
 //! needs no `ArgMatches::value_source`. The per-open switches (`--create-if-missing`,
-//! `--allow-missing-pm`) are never stored: each command decides them.
+//! `--allow-missing-pm`, `--wal-point-in-time`) are never stored: each command decides them.
 
 use crate::parse_pm_mode;
 use flatlsm::{Compression, Db, Options, Profile};
@@ -45,6 +45,11 @@ pub struct DbArgs {
     /// that were only in PM (e.g. emulated PM after a reboot).
     #[arg(long = "allow-missing-pm")]
     pub allow_missing_pm: bool,
+    /// Designs with write-ahead logs: recover up to the first hole in the logs (damage in a
+    /// log before the newest, a missing log) and drop every write after it, instead of
+    /// refusing to open.
+    #[arg(long = "wal-point-in-time")]
+    pub wal_point_in_time: bool,
     /// Compression of the SSTs this command writes (flush, compaction), at every level: none,
     /// lz4, zstd or zstd:LEVEL (default: none for flush outputs and L1, lz4 below). Tables
     /// already written keep theirs.
@@ -128,6 +133,7 @@ impl DbArgs {
         }
         o.create_if_missing = self.create_if_missing;
         o.allow_missing_pm = self.allow_missing_pm;
+        o.wal_point_in_time_recovery = self.wal_point_in_time;
         Ok(())
     }
 

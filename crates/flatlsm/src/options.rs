@@ -115,6 +115,12 @@ pub struct Options {
     /// PM after a reboot), accepting the loss of writes that were only in PM (default false: such
     /// an open is refused, see `db/identity.rs`).
     pub allow_missing_pm: bool,
+    /// Designs with write-ahead logs (`leveled`, `matrixkv`): recover to the last point before
+    /// a hole in the logs — damage in a log other than the newest one's torn tail, a missing
+    /// log, writes missing between two logs — dropping every write after it, with a warning
+    /// (RocksDB's `kPointInTimeRecovery`). Default false: such an open is refused with the
+    /// damaged file and offset (docs/wal-format.md). Not stored: each open decides.
+    pub wal_point_in_time_recovery: bool,
     /// How PM is made durable (default [`PmModeOption::Auto`]).
     pub pm_mode: PmModeOption,
     /// Injected latency per persisted cache line in emulated mode (the SLM-DB paper used 500 ns).
@@ -245,6 +251,7 @@ impl Default for Options {
             error_if_exists: false,
             pm_path: None,
             allow_missing_pm: false,
+            wal_point_in_time_recovery: false,
             pm_mode: PmModeOption::Auto,
             pm_write_latency_ns: 0,
             pm_read_latency_ns: 0,
@@ -469,6 +476,10 @@ impl fmt::Debug for Options {
         f.debug_struct("Options")
             .field("pm_path", &self.pm_path)
             .field("allow_missing_pm", &self.allow_missing_pm)
+            .field(
+                "wal_point_in_time_recovery",
+                &self.wal_point_in_time_recovery,
+            )
             .field("pm_mode", &self.pm_mode)
             .field("pm_write_latency_ns", &self.pm_write_latency_ns)
             .field("pm_read_latency_ns", &self.pm_read_latency_ns)

@@ -11,7 +11,7 @@ type Entry = (u64, ValueKind, Vec<u8>, Vec<u8>);
 
 /// Writes batches `sizes[i]` entries long; returns every entry in order.
 fn write_batches(fs: &dyn FileSystem, dir: &Path, sizes: &[usize], sync: bool) -> Vec<Entry> {
-    let mut w = WalWriter::create(fs, dir, 7).unwrap();
+    let mut w = WalWriter::create(fs, dir, 7, 0).unwrap();
     let mut all = Vec::new();
     let mut seq = 1;
     for (b, &n) in sizes.iter().enumerate() {
@@ -72,14 +72,15 @@ fn every_cut_of_the_file_replays_the_whole_records_before_it() {
     let written = write_batches(&OsFileSystem, dir.path(), &[2, 1, 3], false);
     let path = dir.path().join("000007.log");
     let full = std::fs::read(&path).unwrap();
-    let ends = record_ends(&full);
+    let all_ends = record_ends(&full);
+    let (marker_end, ends) = (all_ends[0], &all_ends[1..]);
     for cut in WAL_HEADER_LEN..full.len() {
         std::fs::write(&path, &full[..cut]).unwrap();
         let (got, r) = replay_all(&OsFileSystem, dir.path()).unwrap();
         let whole = ends.iter().filter(|&&e| e <= cut).count();
         let expected: usize = [2, 1, 3][..whole].iter().sum();
         assert_eq!(got, written[..expected], "cut at {cut}");
-        let clean = ends.contains(&cut) || cut == WAL_HEADER_LEN;
+        let clean = ends.contains(&cut) || cut == WAL_HEADER_LEN || cut == marker_end;
         assert_eq!(r.torn_tail.is_some(), !clean, "cut at {cut}");
     }
 }
@@ -117,7 +118,8 @@ fn damage_before_the_tail_is_corruption_at_the_record() {
             ends[record - 1]
         };
         // The payload crc (header bytes 8..12) fails with its payload: a torn write too.
-        let in_last_payload = record == 2 && at >= start + 8;
+        // (Record 0 is the sequence marker.)
+        let in_last_payload = record == 3 && at >= start + 8;
         match replay_all(&OsFileSystem, dir.path()) {
             Err(Error::Corruption { offset, .. }) => {
                 assert!(
@@ -133,6 +135,52 @@ fn damage_before_the_tail_is_corruption_at_the_record() {
             Err(e) => panic!("byte {at}: {e}"),
         }
     }
+}
+
+/// The sequence marker written at creation is read back (not as a batch), and `end` is where
+/// the whole records end.
+#[test]
+fn the_sequence_marker_and_the_end_of_the_whole_records_are_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut w = WalWriter::create(&OsFileSystem, dir.path(), 7, 41).unwrap();
+    assert!(w.is_empty());
+    let one = [(ValueKind::Value, &b"k"[..], &b"v"[..])];
+    w.add_batch(42, one.into_iter(), true).unwrap();
+    let len = w.len();
+    let (_, r) = replay_all(&OsFileSystem, dir.path()).unwrap();
+    assert_eq!((r.after, r.records, r.max_sequence), (Some(41), 1, 42));
+    assert_eq!((r.end, r.len), (len, len));
+    let path = dir.path().join("000007.log");
+    let full = std::fs::read(&path).unwrap();
+    std::fs::write(&path, &full[..full.len() - 1]).unwrap();
+    let (got, r) = replay_all(&OsFileSystem, dir.path()).unwrap();
+    let marker_end = (WAL_HEADER_LEN + WAL_MARKER_LEN) as u64;
+    assert_eq!((got.len(), r.end, r.after), (0, marker_end, Some(41)));
+    assert!(r.torn_tail.is_some());
+}
+
+/// `replay_prefix` applies the whole batches before damage and returns the damage beside them.
+#[test]
+fn replay_prefix_stops_at_the_damage_and_keeps_what_came_before() {
+    let dir = tempfile::tempdir().unwrap();
+    let written = write_batches(&OsFileSystem, dir.path(), &[2, 3, 1], false);
+    let path = dir.path().join("000007.log");
+    let mut data = std::fs::read(&path).unwrap();
+    let ends = record_ends(&data);
+    data[ends[1] + 20] ^= 1; // the second batch's payload, with a batch after it
+    std::fs::write(&path, &data).unwrap();
+    let mut got = Vec::new();
+    let (r, damage) = replay_prefix(&OsFileSystem, dir.path(), 7, |seq, kind, k, v| {
+        got.push((seq, kind, k.to_vec(), v.to_vec()));
+        Ok(())
+    })
+    .unwrap();
+    assert_eq!(got, written[..2]);
+    assert_eq!(r.end, ends[1] as u64);
+    let Some(Error::Corruption { offset, .. }) = damage else {
+        panic!("expected damage, got {damage:?}");
+    };
+    assert_eq!(offset, ends[1] as u64);
 }
 
 #[test]

@@ -1,6 +1,6 @@
 //! [`WalWriter`]: appends one record per write batch (format and persist order in `mod.rs`).
 
-use super::{WAL_HEADER_LEN, WAL_MAGIC, WAL_RECORD_HEADER_LEN};
+use super::{WAL_HEADER_LEN, WAL_MAGIC, WAL_MARKER_LEN, WAL_RECORD_HEADER_LEN};
 use crate::error::{Error, IoContext, Result};
 use crate::file_names::wal_file_name;
 use crate::fs::{FileSystem, WritableFile};
@@ -20,28 +20,39 @@ pub struct WalWriter {
 }
 
 impl WalWriter {
-    /// Creates log `number` in `dir`: header written and synced, directory synced, so the
-    /// manifest may name it once this returns.
-    pub fn create(fs: &dyn FileSystem, dir: &Path, number: u64) -> Result<WalWriter> {
+    /// Creates log `number` in `dir`: header and sequence marker (every older log, range
+    /// tombstone and the tree end at sequence `after`) written and synced, directory synced, so
+    /// the manifest may name it once this returns.
+    pub fn create(fs: &dyn FileSystem, dir: &Path, number: u64, after: u64) -> Result<WalWriter> {
         let path = dir.join(wal_file_name(number));
-        let mut file = fs
+        let file = fs
             .create(&path)
             .context(|| format!("creating {}", path.display()))?;
-        let mut header = Vec::with_capacity(WAL_HEADER_LEN);
-        header.extend_from_slice(WAL_MAGIC);
-        header.extend_from_slice(&number.to_le_bytes());
-        file.append(&header)
-            .and_then(|()| file.sync())
-            .context(|| format!("writing the header of {}", path.display()))?;
-        fs.sync_dir(dir)
-            .context(|| format!("syncing {}", dir.display()))?;
-        Ok(WalWriter {
+        let mut w = WalWriter {
             number,
             path,
             file,
             buf: Vec::new(),
             failed: false,
-        })
+        };
+        w.write_start(after)?;
+        fs.sync_dir(dir)
+            .context(|| format!("syncing {}", dir.display()))?;
+        Ok(w)
+    }
+
+    /// Writes and syncs the header and the sequence marker (an empty batch numbered from
+    /// `after + 1`).
+    fn write_start(&mut self, after: u64) -> Result<()> {
+        let mut start = Vec::with_capacity(WAL_HEADER_LEN);
+        start.extend_from_slice(WAL_MAGIC);
+        start.extend_from_slice(&self.number.to_le_bytes());
+        self.encode(after.saturating_add(1), std::iter::empty());
+        start.extend_from_slice(&self.buf);
+        let file = &mut self.file;
+        file.append(&start)
+            .and_then(|()| file.sync())
+            .context(|| format!("writing the header of {}", self.path.display()))
     }
 
     /// The log's number (that of its write buffer).
@@ -54,9 +65,9 @@ impl WalWriter {
         self.file.len()
     }
 
-    /// True if only the header was written.
+    /// True if no batch was appended (only the header and the sequence marker).
     pub fn is_empty(&self) -> bool {
-        self.len() <= WAL_HEADER_LEN as u64
+        self.len() <= (WAL_HEADER_LEN + WAL_MARKER_LEN) as u64
     }
 
     /// Appends one batch (entries numbered from `first_seq`) and hands it to the OS; with

@@ -22,10 +22,16 @@
 //!   unrecorded log *with entries* that no GC wrote means the manifest lost records: refused.
 //!
 //! Logs replaced by a complete GC replacement are removed (the existing rule of open).
+//!
+//! A design's own PM store (MatrixKV's container): when the version records rows in it, its
+//! regions must be present (a flush's rows are persisted before its record, and the flushed
+//! write-ahead logs are deleted after it, so the rows are the only copy of those writes).
+//! Write-ahead logs follow the same rule book in `db/wal_rules.rs`.
 
 use crate::error::{Error, Result};
 use crate::file_names::redirect_file_name;
 use crate::fs::FileSystem;
+use crate::pm::PmDeviceRef;
 use crate::pmtable::log::{log_file_name, PmLogHeader};
 use crate::sst::SstDirs;
 use crate::version::{ManifestState, RecoveredManifest, Version};
@@ -120,6 +126,36 @@ fn file_problem(
         cut_hint(m)
     );
     Some(Error::corruption(path, actual.min(size), detail))
+}
+
+/// The design's store regions missing although `m`'s version records rows in them, as
+/// [`Error::Corruption`] naming the region (in the PM directory `pm_dir`, or on the injected
+/// device `pm`). Reads only.
+pub(crate) fn store_problems(
+    fs: &dyn FileSystem,
+    regions: &[&str],
+    (pm, pm_dir): (Option<&PmDeviceRef>, &Path),
+    m: &RecoveredManifest,
+) -> Result<Vec<Error>> {
+    let rows = m.state.version.rows.rows.len();
+    let mut problems = Vec::new();
+    for &name in regions.iter().filter(|_| rows > 0) {
+        let present = match pm {
+            Some(device) => device.has_region(name)?,
+            None => fs.exists(&pm_dir.join(name)),
+        };
+        if !present {
+            let detail = format!(
+                "missing: {} records {rows} rows in this store, flushed writes whose \
+                 write-ahead logs are deleted{}",
+                m.path.display(),
+                cut_hint(m)
+            );
+            let dir = pm.map_or(pm_dir, |d| d.dir());
+            problems.push(Error::corruption(dir.join(name), 0, detail));
+        }
+    }
+    Ok(problems)
 }
 
 /// Why a manifest may name files that are gone.

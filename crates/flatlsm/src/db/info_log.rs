@@ -188,6 +188,10 @@ fn header(dir: &Path, opts: &Options) -> Vec<String> {
         format!("Options.error_if_exists: {}", opts.error_if_exists),
         format!("Options.allow_missing_pm: {}", opts.allow_missing_pm),
         format!(
+            "Options.wal_point_in_time_recovery: {}",
+            opts.wal_point_in_time_recovery
+        ),
+        format!(
             "Options.file_system: {}",
             custom(opts.file_system.is_some())
         ),

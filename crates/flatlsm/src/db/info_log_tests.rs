@@ -45,7 +45,7 @@ fn open_writes_version_path_and_every_option_one_per_line() {
         "{text}"
     );
     let options = lines.iter().filter(|l| l.contains(" Options.")).count();
-    assert_eq!(options, stored_values(&opts).len() + 5);
+    assert_eq!(options, stored_values(&opts).len() + 6);
     let last = lines.last().unwrap();
     let fields: Vec<&str> = last.splitn(3, ' ').collect();
     assert_eq!(fields[1], thread_label());

@@ -46,6 +46,9 @@ pub(crate) mod vlog_gc_job;
 #[cfg(test)]
 mod vlog_gc_tests;
 mod wal_recovery;
+pub(crate) mod wal_rules;
+#[cfg(test)]
+mod wal_rules_tests;
 mod write;
 
 pub use batch::WriteBatch;

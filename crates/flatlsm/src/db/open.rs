@@ -29,6 +29,8 @@
 //!   checks passed and the new manifest is durable (see `purge_orphans`).
 //! - PM Logs are deleted only after the new manifest no longer records them, so a crash during
 //!   open never leaves a manifest naming a deleted log.
+//! - Write-ahead logs (designs with DRAM buffers) and MatrixKV's container: `db/wal_rules.rs`,
+//!   `db/wal_recovery.rs` (a hole in the logs, an unnamed log with writes: `Corruption`).
 
 use super::consistency::{self, plan_pm_logs, PmLogState, PmPlan, PmProblem};
 use super::dirs::{pm_dir_of, purge_orphans, sst_dirs};
@@ -36,12 +38,13 @@ use super::identity;
 use super::info_log::event;
 use super::info_log::InfoLog;
 use super::lock::{DirLock, LOCK_FILE};
-use super::open_stores::{block_cache, create_wal, remove_unnamed_wals};
+use super::open_stores::{block_cache, remove_unnamed_wals};
 use super::skiplist_recovery::recover_skiplists;
 use super::snapshots::SnapshotRegistry;
 use super::state::{BgSignal, DbInner, SuperVersion, VersionState};
 use super::stats::Counters;
-use super::wal_recovery::recover_from_wal;
+use super::wal_recovery::{recover_from_wal, start_wals};
+use super::wal_rules::KeptWal;
 use crate::buffer::skiplist::{parse_skiplist_region_name, SkiplistBuffer};
 use crate::buffer::BufferRef;
 use crate::designs::check_profile;
@@ -208,6 +211,8 @@ pub(super) struct Recovered {
     pub emptied: Vec<Arc<PmTable>>,
     /// The redirect tables the version names, loaded and verified.
     pub redirects: Vec<Arc<RedirectTable>>,
+    /// The write-ahead logs of `tables` (designs with them), sealed before the new manifest.
+    pub wals: Vec<KeptWal>,
 }
 
 /// Plans the PM Logs, verifies the recovered state against the files present and rebuilds the
@@ -263,6 +268,7 @@ fn recover_read_only(
         remove,
         emptied,
         redirects,
+        wals: Vec::new(),
     })
 }
 
@@ -334,20 +340,24 @@ fn commit_open(
         remove,
         emptied,
         redirects,
+        wals,
     } = recovered;
     let info_log = InfoLog::open(fs.clone(), path, &opts);
     design.open_store(path, &opts, &state.version)?;
     let next = next_file_number(&*fs, path, &pm, &state)?;
     let tables_seq = tables.iter().map(|t| t.max_sequence()).max();
+    // Where the recovered logs end (a power loss may have taken writes below last_sequence).
+    let wal_after = tables_seq.unwrap_or(state.last_sequence);
     state.last_sequence = state.last_sequence.max(tables_seq.unwrap_or(0));
     // Created before the snapshot, so the snapshot records it before any write goes into it
-    // (its write-ahead log too, for designs with one).
+    // (its write-ahead log too, for designs with one, once the logs recovered are sealed).
     let mem: BufferRef = match design.buffer_kind() {
         BufferKind::PmSkiplist => SkiplistBuffer::create(&*pm, next + 1, opts.pmtable_size)?,
         _ => PmTable::create(&*pm, next + 1, opts.pmtable_size, None)?,
     };
+    let wal_dir = opts.wal_dir_for(path);
     let wal = match design.uses_wal() {
-        true => Some(create_wal(&*fs, &opts.wal_dir_for(path), next + 1)?),
+        true => Some(start_wals(&*fs, &wal_dir, &wals, next + 1, wal_after)?),
         false => None,
     };
     state.next_file_number = next + 2;
@@ -363,7 +373,6 @@ fn commit_open(
     let buffers: Vec<u64> = state.pm_logs.iter().flatten().copied().collect();
     let dirs = sst_dirs(path, &opts);
     purge_orphans(&*fs, &dirs, &state.version, &buffers, &info_log)?;
-    let wal_dir = opts.wal_dir_for(path);
     if design.uses_wal() && wal_dir != path {
         remove_unnamed_wals(&*fs, &wal_dir, &buffers)?;
     }
@@ -566,7 +575,6 @@ fn pm_numbers(pm: &PmDeviceRef) -> Result<Vec<u64>> {
         .collect())
 }
 
-/// Removes the PM Logs the plan rejected (flushed, blank, empty, replaced, unfinished GC).
 /// Removes the PM Logs recovery decided to drop, and the free logs a previous run's pool kept
 /// (their contents are garbage: see `pmtable::pool`).
 fn remove_pm_logs(pm: &PmDeviceRef, remove: &[(String, String)], info_log: &InfoLog) -> Result<()> {

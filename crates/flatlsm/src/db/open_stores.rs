@@ -18,9 +18,15 @@ use crate::wal::WalWriter;
 use std::path::Path;
 use std::sync::Arc;
 
-/// Creates the first write-ahead log of this open in `dir` (created if missing), warning when
-/// `dir` is DRAM-backed: a reboot would lose the writes not yet flushed.
-pub(super) fn create_wal(fs: &dyn FileSystem, dir: &Path, number: u64) -> Result<WalWriter> {
+/// Creates the first write-ahead log of this open in `dir` (created if missing), its marker
+/// saying the older logs end at sequence `after`, warning when `dir` is DRAM-backed: a reboot
+/// would lose the writes not yet flushed.
+pub(super) fn create_wal(
+    fs: &dyn FileSystem,
+    dir: &Path,
+    number: u64,
+    after: u64,
+) -> Result<WalWriter> {
     fs.create_dir_all(dir)
         .context(|| format!("creating the WAL directory {}", dir.display()))?;
     if crate::pm::is_dram_backed(dir) {
@@ -30,7 +36,7 @@ pub(super) fn create_wal(fs: &dyn FileSystem, dir: &Path, number: u64) -> Result
             dir.display()
         );
     }
-    WalWriter::create(fs, dir, number)
+    WalWriter::create(fs, dir, number, after)
 }
 
 /// Removes the write-ahead logs in a separate WAL directory that no unflushed buffer owns (of

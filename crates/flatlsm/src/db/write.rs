@@ -215,15 +215,19 @@ impl DbInner {
     }
 
     /// Starts the write-ahead log of write buffer `number` (designs with one): created and
-    /// synced before the manifest names it. The previous log was synced when its buffer was
-    /// sealed, so a `sync` write's durability never depends on an older log.
+    /// synced before the manifest names it. The previous log is synced first, so a `sync`
+    /// write's durability never depends on an older log and only the newest log can have an
+    /// unsynced tail (the recovery rule of `db/wal_rules.rs`). The new log's marker records the
+    /// last sequence handed out (the caller holds `write_lock`): the older log's last write, or
+    /// a range tombstone after it.
     fn start_wal(&self, number: u64) -> Result<()> {
         let mut wal = self.wal.lock();
         let Some(old) = wal.as_mut() else {
             return Ok(());
         };
         self.fail_stop(old.sync())?;
-        *wal = Some(self.fail_stop(WalWriter::create(&*self.fs, &self.wal_dir, number))?);
+        let fresh = WalWriter::create(&*self.fs, &self.wal_dir, number, self.visible());
+        *wal = Some(self.fail_stop(fresh)?);
         Ok(())
     }
 

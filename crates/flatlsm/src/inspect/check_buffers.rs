@@ -1,7 +1,8 @@
 //! `check` of the write buffers, per design (the profile the manifest records):
 //! - `flatlsm`: the PM directory's identity and PM Logs, planned as open plans them;
-//! - `leveled`: every write-ahead log the manifest names as unflushed must be present (each
-//!   `.log` file present is replayed by the file checks);
+//! - `leveled`: the write-ahead logs, judged as open judges them (`db/wal_rules.rs`: every log
+//!   the manifest names present and whole, only the newest with a torn tail, no writes missing
+//!   between two logs, no unnamed log with writes), every record of each replayed;
 //! - `novelsm`: the PM directory's identity and every PM skiplist the manifest names, present
 //!   and verified node by node (read from a copy: a check writes nothing);
 //! - `matrixkv`: the write-ahead logs as `leveled`, the identity, and the matrix container:
@@ -9,15 +10,17 @@
 
 use super::check::Checker;
 use crate::buffer::skiplist::skiplist_region_name;
+use crate::db::wal_rules::{named_logs, plan_wals, WalDir, WalPlan};
 use crate::designs::Profile;
 use crate::error::{Error, Result};
 use crate::file_names::{parse_wal_file_name, wal_file_name};
-use crate::fs::FileSystem;
+use crate::fs::{FileSystem, OsFileSystem};
 use crate::pm::{DramPmDevice, PmDevice, PmRegion};
 use crate::pmskiplist::PmSkiplist;
 use crate::rowtable::container_header::read_container_header;
 use crate::rowtable::RowTable;
-use crate::version::{ManifestState, RecoveredManifest};
+use crate::version::RecoveredManifest;
+use crate::wal::WalReplay;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -30,9 +33,9 @@ impl Checker {
     ) -> Result<()> {
         let recorded = m.and_then(|m| m.state.profile.as_deref());
         match crate::designs::recorded_profile(recorded).parse::<Profile>() {
-            Ok(Profile::Leveled) => self.check_named_wals(m),
+            Ok(Profile::Leveled) => self.check_wals(m),
             Ok(Profile::MatrixKv) => {
-                self.check_named_wals(m);
+                self.check_wals(m);
                 self.check_identity(pm_dir, m);
                 self.check_container(pm_dir, m);
             }
@@ -54,24 +57,55 @@ impl Checker {
         Ok(())
     }
 
-    fn check_named_wals(&mut self, m: Option<&RecoveredManifest>) {
-        if self.wal_dir != self.dir {
-            let names = self.fs.list_dir(&self.wal_dir).unwrap_or_default();
-            for n in names.iter().filter_map(|n| parse_wal_file_name(n)) {
-                self.check_wal(n);
-            }
+    /// Judges the write-ahead logs as open does, replaying every record of each (a log read
+    /// fails as damage of that log); without a manifest, replays each log present.
+    fn check_wals(&mut self, m: Option<&RecoveredManifest>) {
+        let dir = self.wal_dir.clone();
+        let names = self.fs.list_dir(&dir).unwrap_or_default();
+        let present: Vec<u64> = names
+            .iter()
+            .filter_map(|n| parse_wal_file_name(n))
+            .collect();
+        let Some(m) = m else {
+            return present.iter().for_each(|&n| self.check_wal(n));
+        };
+        let w = WalDir {
+            dir: &dir,
+            manifest: m,
+            present: &present,
+            point_in_time: false,
+        };
+        let report = &mut self.report;
+        let plan = plan_wals(&w, |n| {
+            let scan = crate::wal::replay_prefix(&OsFileSystem, &dir, n, |_, _, _, _| Ok(()));
+            let scan = scan.unwrap_or_else(|e| (WalReplay::default(), Some(e)));
+            report.files_checked += 1;
+            report.records_checked += scan.0.entries;
+            Ok(scan)
+        });
+        match plan {
+            Ok(plan) => self.report_wal_plan(&dir, plan),
+            Err(e) => self.problem(e, &dir),
         }
-        for n in m.map_or_else(Vec::new, |m| unflushed(&m.state)) {
-            let path = self.wal_dir.join(wal_file_name(n));
-            if !self.fs.exists(&path) {
-                let detail = "the manifest names this write-ahead log but it is missing";
-                self.problem(Error::corruption(&path, 0, detail), &path);
-            }
+    }
+
+    /// Reports the problems of a plan of the logs in `dir`, and what open drops as notes.
+    fn report_wal_plan(&mut self, dir: &Path, plan: WalPlan) {
+        for e in plan.problems {
+            self.problem(e, dir);
+        }
+        for note in plan.notes {
+            self.report.notes.push(format!("{note} (at next open)"));
+        }
+        for (n, why) in plan.drop {
+            let path = dir.join(wal_file_name(n));
+            let note = format!("{}: {why}; removed at next open", path.display());
+            self.report.notes.push(note);
         }
     }
 
     fn check_skiplists(&mut self, pm_dir: &Path, m: Option<&RecoveredManifest>) {
-        for n in m.map_or_else(Vec::new, |m| unflushed(&m.state)) {
+        for n in m.map_or_else(Vec::new, |m| named_logs(&m.state)) {
             let path = pm_dir.join(skiplist_region_name(n));
             match verify_skiplist(&path, n) {
                 Ok(check) => {
@@ -152,12 +186,6 @@ fn check_rows(path: &Path, rows: &crate::version::RowSet) -> Result<u64> {
         }
     }
     Ok(entries)
-}
-
-/// The write buffers the manifest names as unflushed.
-fn unflushed(state: &ManifestState) -> Vec<u64> {
-    let logs = state.pm_logs.iter().flatten().copied();
-    logs.filter(|&n| n >= state.min_unflushed_pmlog).collect()
 }
 
 /// Verifies the skiplist in file `path` from a copy in memory.

@@ -365,6 +365,11 @@ impl Dumper<'_> {
             lines.push(format!("{} @ {seq} : {kind:?} => {value}", format.bytes(k)));
             Ok(())
         })?;
+        if let Some(after) = r.after {
+            self.line(&format!(
+                "sequence marker: the older logs end at sequence {after}"
+            ))?;
+        }
         for l in &lines {
             self.line(l)?;
         }

@@ -35,6 +35,7 @@ setters! {
     create_if_missing: bool,
     error_if_exists: bool,
     allow_missing_pm: bool,
+    wal_point_in_time_recovery: bool,
     pm_mode: PmModeOption,
     pm_write_latency_ns: u64,
     pm_read_latency_ns: u64,

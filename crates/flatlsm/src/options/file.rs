@@ -51,7 +51,8 @@ pub fn parse_options_file_name(name: &str) -> Option<u64> {
 /// The options stored with the database at `db` (its newest OPTIONS file), `None` if it has
 /// none (a database written before OPTIONS files existed, or no database at all). Fields the
 /// file does not hold keep their defaults: the per-open choices (`create_if_missing`,
-/// `error_if_exists`, `allow_missing_pm`), `file_system` and `pm_device`.
+/// `error_if_exists`, `allow_missing_pm`, `wal_point_in_time_recovery`), `file_system` and
+/// `pm_device`.
 ///
 /// ```
 /// # let dir = tempfile::tempdir().unwrap();

@@ -7,8 +7,8 @@
 //! placement) and paths as double-quoted strings in which `"`, `\`, control characters and
 //! bytes that are not UTF-8 are written `\"`, `\\` and `\xNN`; an unset optional value as `none`.
 //!
-//! Not stored: the per-open choices `create_if_missing`, `error_if_exists` and
-//! `allow_missing_pm` (a later open must decide them afresh: replaying a stored
+//! Not stored: the per-open choices `create_if_missing`, `error_if_exists`, `allow_missing_pm`
+//! and `wal_point_in_time_recovery` (a later open must decide them afresh: replaying a stored
 //! `allow_missing_pm` would silently accept lost writes), and the trait objects `file_system`
 //! and `pm_device`. The test `every_field_is_stored_or_named_as_not_stored` stops the build of
 //! the tests when a new field is neither.

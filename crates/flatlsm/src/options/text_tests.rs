@@ -6,12 +6,13 @@ use crate::designs::matrixkv::MatrixKvOptions;
 use crate::designs::slmdb::SlmDbOptions;
 
 /// Fields of `Options` (stored or not), of `LeveledOptions`, `MatrixKvOptions`, `SlmDbOptions`.
-const FIELD_COUNTS: [usize; 4] = [38, 6, 6, 9];
+const FIELD_COUNTS: [usize; 4] = [39, 6, 6, 9];
 /// The fields of `Options` the OPTIONS file does not hold (module docs).
-const NOT_STORED: [&str; 5] = [
+const NOT_STORED: [&str; 6] = [
     "create_if_missing",
     "error_if_exists",
     "allow_missing_pm",
+    "wal_point_in_time_recovery",
     "file_system",
     "pm_device",
 ];
@@ -56,6 +57,7 @@ pub(crate) fn every_field_changed() -> Options {
             b"/pm/\xff\x01\\".to_vec(),
         ))),
         allow_missing_pm: true,
+        wal_point_in_time_recovery: true,
         pm_mode: PmModeOption::Emulated,
         pm_write_latency_ns: 500,
         pm_read_latency_ns: 300,
