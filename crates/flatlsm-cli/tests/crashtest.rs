@@ -197,9 +197,10 @@ fn four_kills(profile: &str, sync_percent: &str) -> u64 {
 fn four_kills_with(profile: &str, sync_percent: &str, more: &[&str]) -> u64 {
     let dir = tempfile::tempdir().unwrap();
     let flags = ["--profile", profile, "--sync-percent", sync_percent];
-    let schedule = ["--kills", "4", "--max-run-ms", "300", "--seed", FOUR_KILLS_SEED];
+    let schedule = ["--kills", "4", "--max-run-ms", "300"];
+    let seed = ["--seed", FOUR_KILLS_SEED];
     let shape = ["--threads", "3", "--keys-per-thread", "500"];
-    let args = [&flags[..], &schedule[..], &shape[..], more].concat();
+    let args = [&flags[..], &schedule[..], &seed[..], &shape[..], more].concat();
     let (ok, text) = crashtest(&args, &dir.path().join("db"));
     assert!(ok, "{text}");
     assert!(text.contains("4 kills survived (1 during open"), "{text}");
@@ -281,8 +282,9 @@ fn no_acknowledged_non_sync_write_lost_on_emulated_pm(profile: &str) {
     }
     let pm = tempfile::tempdir_in(shm).unwrap();
     let pm_path = pm.path().join("pm");
-    let more = ["--pm-mode", "emulated", "--pm-path", pm_path.to_str().unwrap()];
-    assert!(four_kills_with(profile, "0", &more) > 0);
+    let mode = ["--pm-mode", "emulated"];
+    let path = ["--pm-path", pm_path.to_str().unwrap()];
+    assert!(four_kills_with(profile, "0", &[&mode[..], &path[..]].concat()) > 0);
 }
 
 #[test]
