@@ -137,7 +137,9 @@ pub struct Options {
     /// (a region in the PM directory, removed at open and close), as the placement study's
     /// block-cache-in-PM configuration.
     pub block_cache_placement: Placement,
-    /// Longest time a non-sync write may stay undurable (Buffer Log forced flush / msync group commit).
+    /// `flatlsm` profile: longest time a non-sync write may stay undurable (the periodic commit
+    /// of the PM Log: Buffer Log flush / msync). PM skiplists persist every write at once; the
+    /// write-ahead logs of `leveled` and `matrixkv` are not synced by it (docs/durability.md).
     pub pm_persist_interval_ms: u64,
     /// Capacity of one PMTable's PM Log in bytes.
     pub pmtable_size: usize,
@@ -523,8 +525,11 @@ pub enum Placement {
 /// Options for one write.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct WriteOptions {
-    /// Durable on return on every backend (otherwise durable within `pm_persist_interval_ms`,
-    /// or at once for large entries on cache-line PM modes).
+    /// Durable against power failure on return, in every profile (emulated PM aside). Without
+    /// it: `flatlsm` within `pm_persist_interval_ms` (at once for large batches on cache-line PM
+    /// modes), `novelsm`/`slmdb` on return anyway, `leveled`/`matrixkv` only once something
+    /// syncs the write-ahead log. A process crash loses no acknowledged write either way
+    /// (docs/durability.md).
     pub sync: bool,
     /// Fail with [`crate::Error::WriteStall`] at once, writing nothing, instead of being
     /// delayed (slowdown phase) or waiting for a free PMTable (stop), as RocksDB's
