@@ -43,6 +43,7 @@
 #[cfg(test)]
 mod entry_at_tests;
 mod format;
+mod salvage;
 #[cfg(test)]
 mod tests;
 
@@ -50,6 +51,7 @@ pub use format::{
     decode_entry, decode_header, decode_header_checked, encode_entry_header, encoded_entry_len,
     for_each_entry_in, is_blank_header, LogExtent,
 };
+pub use salvage::DurableDamage;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
