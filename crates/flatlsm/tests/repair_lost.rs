@@ -45,8 +45,8 @@ fn fullest_pm_log(pm_dir: &Path) -> (PathBuf, usize) {
         let bytes = std::fs::read(p).unwrap();
         u64::from_le_bytes(bytes[16..24].try_into().unwrap()) as usize
     };
-    let (log, used) = logs.map(|p| (used(&p), p)).max().expect("a PM Log");
-    (used, log).into()
+    let (used, log) = logs.map(|p| (used(&p), p)).max().expect("a PM Log");
+    (log, used)
 }
 
 /// Flips 8 bytes in the middle of the durable part of `log` (`used` bytes); returns the bytes.

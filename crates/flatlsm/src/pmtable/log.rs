@@ -17,6 +17,8 @@
 //!    the periodic group commit, sealing): the unpersisted bytes are persisted, *then*
 //!    `used_size` is stored (8-byte atomic) and persisted.
 //! 4. `used_size` only ever moves to a batch boundary, after every byte below it is durable.
+//! 5. Repair alone may cut a log damaged in its durable part back to a batch boundary below the
+//!    damage (`log/salvage.rs`): the whole log is copied aside first.
 //!
 //! # Recovery rule
 //! `[64, used_size)` is durable: every entry there must decode and pass its crc (anything else is
