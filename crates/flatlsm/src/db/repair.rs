@@ -191,13 +191,7 @@ impl<'a> Repair<'a> {
             return;
         }
         let name = old.path.file_name().unwrap_or_default().to_string_lossy();
-        let missing = found.missing.iter().map(|(path, what)| {
-            let file = path.file_name().unwrap_or_default().to_string_lossy();
-            format!("{name} records {file} ({what}), which is missing")
-        });
-        let mut signs: Vec<String> = missing.collect();
-        signs.extend(found.signs.iter().map(|s| format!("{s} ({name})")));
-        self.report.stale_manifest = signs;
+        self.report.stale_manifest = found.describe(&name);
         self.report.files_missing = found.missing;
         self.report.notes.push(format!(
             "the old manifest {name} lost records: its levels are not kept, every SST goes to \

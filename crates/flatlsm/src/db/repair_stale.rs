@@ -44,6 +44,16 @@ impl Staleness {
     pub fn is_stale(&self) -> bool {
         !self.missing.is_empty() || !self.signs.is_empty()
     }
+
+    /// Every sign, one line each, for the report (`manifest`: the old manifest's name).
+    pub fn describe(&self, manifest: &str) -> Vec<String> {
+        let missing = self.missing.iter().map(|(path, what)| {
+            let file = path.file_name().unwrap_or_default().to_string_lossy();
+            format!("{manifest} records {file} ({what}), which is missing")
+        });
+        let others = self.signs.iter().map(|s| format!("{s} ({manifest})"));
+        missing.chain(others).collect()
+    }
 }
 
 /// A database's write buffers: their kind and where they live.
@@ -83,6 +93,12 @@ fn missing_tree_files(
     dirs: &SstDirs,
     version: &Version,
 ) -> Vec<(PathBuf, String)> {
+    let recorded = recorded_tree_files(dirs, version).into_iter();
+    recorded.filter(|(path, _)| !fs.exists(path)).collect()
+}
+
+/// Every SST, value log and redirect table `version` records, with what it records it as.
+fn recorded_tree_files(dirs: &SstDirs, version: &Version) -> Vec<(PathBuf, String)> {
     let levels = version.levels.iter().enumerate();
     let ssts = levels.flat_map(|(level, files)| {
         files
@@ -97,8 +113,7 @@ fn missing_tree_files(
         let what = format!("the redirect table of value log {}", r.victim);
         (dirs.data.join(redirect_file_name(r.number)), what)
     });
-    let all = ssts.chain(vlogs).chain(redirects);
-    all.filter(|(path, _)| !fs.exists(path)).collect()
+    ssts.chain(vlogs).chain(redirects).collect()
 }
 
 /// The SSTs `version` records that verified with another size than recorded.
@@ -184,18 +199,21 @@ fn wal_signs(
         .iter()
         .filter_map(|n| parse_wal_file_name(n))
         .collect();
-    let holds_writes = |n: u64| {
-        let mut entries = 0u64;
-        let replay = crate::wal::replay(fs, dir, n, |_, _, _, _| {
-            entries += 1;
-            Ok(())
-        });
-        replay.is_ok() && entries > 0
-    };
+    let holds_writes = |n: u64| wal_holds_writes(fs, dir, n);
     let what = "a write-ahead log holding writes not yet flushed";
     let path = |n: u64| dir.join(wal_file_name(n));
     buffer_signs(state, &present, holds_writes, (what, path), found);
     Ok(())
+}
+
+/// True if write-ahead log `n` in `dir` replays at least one write.
+fn wal_holds_writes(fs: &dyn FileSystem, dir: &Path, n: u64) -> bool {
+    let mut entries = 0u64;
+    let replay = crate::wal::replay(fs, dir, n, |_, _, _, _| {
+        entries += 1;
+        Ok(())
+    });
+    replay.is_ok() && entries > 0
 }
 
 /// The buffer rules for skiplists and write-ahead logs: `present` against what `state`
