@@ -47,6 +47,8 @@ mod entry_at_tests;
 mod format;
 mod salvage;
 #[cfg(test)]
+mod salvage_tests;
+#[cfg(test)]
 mod tests;
 
 pub use format::{
