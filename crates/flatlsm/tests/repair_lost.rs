@@ -3,8 +3,9 @@
 //! never replaces an earlier one.
 //!
 //! Regressions: repair checked only the header of the PM Logs it kept, so a log damaged in its
-//! durable part made the repaired database refuse to open; and the MatrixKV container (a fixed
-//! name) copied to `lost/` by a second repair overwrote the first repair's copy.
+//! durable part made the repaired database refuse to open ("corruption in …/000007.pmlog at
+//! offset 13764: PM log entry crc mismatch"); and the MatrixKV container (a fixed name) copied
+//! to `lost/` by a second repair overwrote the first repair's copy.
 
 mod common;
 
@@ -85,8 +86,19 @@ fn a_pm_log_damaged_below_its_durable_end_is_salvaged_to_its_valid_prefix() {
     assert!(!report.is_complete(), "{report}");
     assert!(report.files_lost.iter().any(|(p, _)| *p == log), "{report}");
     let copy = dir.path().join("lost").join(log.file_name().unwrap());
-    let copied = std::fs::read(copy).unwrap() == damaged;
+    let copied = std::fs::read(&copy).unwrap() == damaged;
     assert!(copied, "the original is in lost/: {report}");
+    // The cut log damaged again: its second copy takes a new name in lost/.
+    let used = u64::from_le_bytes(std::fs::read(&log).unwrap()[16..24].try_into().unwrap());
+    let damaged_again = damage_durable_part(&log, used as usize);
+    let report = repair(dir.path(), opts.clone()).unwrap();
+    let first_kept = std::fs::read(&copy).unwrap() == damaged;
+    assert!(first_kept, "the first copy is kept: {report}");
+    let mut second = copy.into_os_string();
+    second.push(".1");
+    let copied = std::fs::read(&second).unwrap() == damaged_again;
+    assert!(copied, "the second original is in lost/ as .1: {report}");
+    Db::open(dir.path(), opts).unwrap_or_else(|e| panic!("open: {e}\n{report}"));
 }
 
 /// The first pages of every row the container `region` holds (page size 4 KiB).
