@@ -3,25 +3,32 @@
 //! - the database's exclusive lock is held throughout; nothing is ever deleted: a file repair
 //!   cannot record is moved to `<db>/lost/` and reported (open would purge it as an orphan);
 //! - every SST (database and PM directory) that opens and whose every block verifies is kept.
-//!   With a readable old manifest, the files it records keep their levels and the others
-//!   (left by interrupted jobs, or awaiting deletion: recorded files and write buffers hold
-//!   their entries) are left out for open to remove. Without one, every file goes to level 0,
-//!   ordered by its largest sequence number ascending (level 0's order:
+//!   With a readable old manifest that is current, the files it records keep their levels and
+//!   the others (left by interrupted jobs, or awaiting deletion: recorded files and write
+//!   buffers hold their entries) are left out for open to remove. Without one, or when it is
+//!   stale (`repair_stale.rs`: files it records are missing, or buffers hold writes it does not
+//!   record — it lost records, so unrecorded files may hold the only copy of data), every file
+//!   goes to level 0, ordered by its largest sequence number ascending (level 0's order:
 //!   a later file never holds older versions of a key than an earlier one); files whose
 //!   versions interleave with another's (user-key and sequence ranges both overlap) are first
-//!   rewritten together into new files (`repair_merge.rs`), so that order holds;
+//!   rewritten together into new files (`repair_merge.rs`), so that order holds. The files a
+//!   stale manifest records that are missing are reported, and the report is then incomplete;
 //! - every value log with a valid header is kept, whole (`total_bytes` = size − header); a
 //!   redirect table is kept when its victim log is absent and its target is kept; an SST
 //!   pointing into a log neither kept nor redirected is moved to lost/ (a version never holds
 //!   dangling pointers);
 //! - write buffers present (PM Logs, PM skiplists, write-ahead logs, by the design's buffer
-//!   kind) are recorded as the PM Log set, so the next open recovers them as unflushed buffers;
-//! - what a readable old manifest knows and the files cannot tell is carried over: its
-//!   `min_unflushed_pmlog` (older buffers were flushed), its range tombstones and its last
-//!   sequence (as a lower bound). Its profile must be `opts.profile`. From a manifest that
-//!   cannot be loaded, the range tombstones of its records up to the first damaged one;
+//!   kind) are recorded as the PM Log set, so the next open recovers them as unflushed buffers
+//!   (`repair_buffers.rs`; each passes the check open makes; a PM Log damaged in its durable
+//!   part is copied to lost/ and cut to its valid prefix);
+//! - what a readable old manifest knows and the files cannot tell is carried over, stale or
+//!   not: its `min_unflushed_pmlog` (older buffers were flushed), its range tombstones and its
+//!   last sequence (as a lower bound). Its profile must be `opts.profile`. From a manifest that
+//!   cannot be loaded, or a newer one beside a stale one, the range tombstones of its records
+//!   up to the first damaged one;
 //! - the new manifest (one snapshot, then CURRENT, `Manifest::create`) takes a number above
-//!   every number present; old manifests are copied to lost/ first. That is the commit point: a
+//!   every number present; old manifests are copied to lost/ first (`repair_lost.rs`: nothing
+//!   there is ever replaced). That is the commit point: a
 //!   crash before it leaves no CURRENT (or the old one), and repair can simply run again.
 //!
 //! - a design's own index over level 0 is rebuilt from the files, before the commit
@@ -31,19 +38,20 @@
 //!   as level-0 SSTs; the new manifest records nothing in the store. If part of it cannot be
 //!   read, the store's region is copied to lost/ and reported.
 
+pub use super::repair_report::RepairReport;
+
 use super::dirs::{pm_sst_names, sst_dirs};
 use super::lock::DirLock;
+use super::repair_lost::{copy_region_to_lost, copy_to_lost, move_to_lost};
 use super::repair_merge::{Run, RunWriter};
 use super::repair_scan::{salvage_range_dels, scan_redirect, scan_sst, scan_vlog, ScannedSst};
-use super::repair_store::copy_region_to_lost;
-use crate::buffer::skiplist::{parse_skiplist_region_name, SkiplistBuffer};
+use super::repair_stale::{resized_ssts, staleness, Buffers, Staleness};
 use crate::designs::{check_profile, design_of, BufferKind, Salvage};
 use crate::error::{Error, IoContext, Result};
-use crate::file_names::{parse_numbered_file, parse_wal_file_name, wal_file_name, NumberedFile};
+use crate::file_names::{parse_numbered_file, NumberedFile};
 use crate::fs::{FsRef, OsFileSystem};
 use crate::options::Options;
 use crate::pm::PmDeviceRef;
-use crate::pmtable::log::{parse_log_file_name, PmLog};
 use crate::range_del::RangeTombstone;
 use crate::sst::{SstDir, SstDirs, TableCache};
 use crate::version::{
@@ -52,64 +60,11 @@ use crate::version::{
 };
 use crate::vlog::RedirectTable;
 use std::collections::{BTreeMap, BTreeSet};
-use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// The directory (inside the database) files repair could not use are moved to.
 pub const LOST_DIR: &str = "lost";
-
-/// What [`repair`] kept and what it could not recover.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct RepairReport {
-    /// The SSTs recorded (level 0 first, in its order).
-    pub files_kept: Vec<PathBuf>,
-    /// SSTs whose entries were rewritten into new files (in `files_kept`), because their
-    /// versions interleave with another file's; the next open removes them.
-    pub files_rewritten: Vec<PathBuf>,
-    /// Files moved to `<db>/lost/`, each with why it could not be used (its old path).
-    pub files_lost: Vec<(PathBuf, String)>,
-    /// The value logs recorded.
-    pub vlogs_kept: Vec<u64>,
-    /// The redirect tables recorded (by file number).
-    pub redirects_kept: Vec<u64>,
-    /// The write buffers recorded as unflushed (PM Logs, skiplists or write-ahead logs).
-    pub buffers_kept: Vec<u64>,
-    /// The last sequence the new manifest records (open raises it past the buffers').
-    pub last_sequence: u64,
-    /// The new manifest.
-    pub manifest: PathBuf,
-    /// Other things worth knowing (old manifests moved aside, state that could not be rebuilt).
-    pub notes: Vec<String>,
-}
-
-impl RepairReport {
-    /// True if nothing was moved to lost/.
-    pub fn is_complete(&self) -> bool {
-        self.files_lost.is_empty()
-    }
-}
-
-impl fmt::Display for RepairReport {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(f, "new manifest: {}", self.manifest.display())?;
-        writeln!(f, "SSTs kept: {}", self.files_kept.len())?;
-        writeln!(f, "SSTs rewritten: {}", self.files_rewritten.len())?;
-        writeln!(f, "value logs kept: {:?}", self.vlogs_kept)?;
-        writeln!(f, "redirect tables kept: {:?}", self.redirects_kept)?;
-        writeln!(f, "write buffers kept: {:?}", self.buffers_kept)?;
-        writeln!(f, "last sequence: {}", self.last_sequence)?;
-        writeln!(f, "files moved to {LOST_DIR}/: {}", self.files_lost.len())?;
-        for (path, why) in &self.files_lost {
-            writeln!(f, "  lost {}: {why}", path.display())?;
-        }
-        for note in &self.notes {
-            writeln!(f, "note: {note}")?;
-        }
-        Ok(())
-    }
-}
 
 /// Rebuilds the manifest of the database at `path` from the SSTs, value logs, redirect tables
 /// and write buffers present (see the module rules), and returns what it kept and lost. The
@@ -153,13 +108,16 @@ pub fn repair(path: impl AsRef<Path>, opts: Options) -> Result<RepairReport> {
 type Placed = (usize, ScannedSst);
 
 /// One repair run's inputs and findings.
-struct Repair<'a> {
-    fs: FsRef,
-    path: &'a Path,
-    opts: &'a Options,
+pub(super) struct Repair<'a> {
+    pub(super) fs: FsRef,
+    pub(super) path: &'a Path,
+    pub(super) opts: &'a Options,
     dirs: SstDirs,
-    old: Option<RecoveredManifest>,
-    report: RepairReport,
+    /// The old manifest, if it could be loaded.
+    pub(super) old: Option<RecoveredManifest>,
+    /// The old manifest lost records (`repair_stale.rs`): its levels are not kept.
+    stale: bool,
+    pub(super) report: RepairReport,
     /// Every file number seen (the new manifest goes above them all).
     max_number: u64,
 }
@@ -174,6 +132,7 @@ impl<'a> Repair<'a> {
             opts,
             dirs: sst_dirs(path, opts),
             old,
+            stale: false,
             report: RepairReport::default(),
             max_number: handed_out.saturating_sub(1),
         }
@@ -181,11 +140,14 @@ impl<'a> Repair<'a> {
 
     fn run(mut self) -> Result<RepairReport> {
         let names = self.list(self.path)?;
+        let pm = self.buffer_device()?;
+        let staleness = self.staleness(pm.as_ref())?; // before anything moves to lost/
         let vlogs = self.vlogs(&names)?;
         let redirects = self.redirects(&names, &vlogs)?;
         let ssts = self.ssts(&names)?;
         let ssts = self.drop_dangling(ssts, &vlogs, &redirects)?;
-        let buffers = self.buffers()?;
+        self.judge_old(staleness, &ssts);
+        let buffers = self.buffers(pm.as_ref())?;
         let salvage = self.salvage_store()?;
         let ssts = self.order(ssts, salvage)?;
         self.rebuild_store(&ssts)?;
@@ -195,8 +157,50 @@ impl<'a> Repair<'a> {
         Ok(self.report)
     }
 
+    /// The device of the design's PM Logs or skiplists (`None` for write-ahead logs).
+    fn buffer_device(&self) -> Result<Option<PmDeviceRef>> {
+        let design = design_of(self.opts);
+        Ok(match (design.buffer_kind(), &self.opts.pm_device) {
+            (BufferKind::DramWithWal, _) => None,
+            (_, Some(d)) => Some(d.clone()),
+            (_, None) => Some(design.write_buffer_device(self.path, self.opts)?),
+        })
+    }
+
+    /// What the files present say about the old manifest (nothing without one).
+    fn staleness(&self, pm: Option<&PmDeviceRef>) -> Result<Staleness> {
+        let Some(old) = &self.old else {
+            return Ok(Staleness::default());
+        };
+        let wal_dir = self.opts.wal_dir_for(self.path);
+        let buffers = match (design_of(self.opts).buffer_kind(), pm) {
+            (BufferKind::PmTable, Some(pm)) => Buffers::PmLogs(pm),
+            (BufferKind::PmSkiplist, Some(pm)) => Buffers::Skiplists(pm),
+            _ => Buffers::Wals(&wal_dir),
+        };
+        staleness(&*self.fs, &self.dirs, &old.state, &buffers)
+    }
+
+    /// Decides whether the old manifest is stale (then its levels and its record of the
+    /// design's store are not used) and reports the files it records that are missing.
+    fn judge_old(&mut self, mut found: Staleness, ssts: &[ScannedSst]) {
+        let Some(old) = &self.old else { return };
+        found.signs.extend(resized_ssts(&old.state.version, ssts));
+        self.stale = found.is_stale();
+        if !self.stale {
+            return;
+        }
+        let name = old.path.file_name().unwrap_or_default().to_string_lossy();
+        self.report.stale_manifest = found.describe(&name);
+        self.report.files_missing = found.missing;
+        self.report.notes.push(format!(
+            "the old manifest {name} lost records: its levels are not kept, every SST goes to \
+             level 0 as without a manifest, and any range tombstones recorded after it are lost"
+        ));
+    }
+
     /// The names in `dir`, noting every numbered file's number.
-    fn list(&mut self, dir: &Path) -> Result<Vec<String>> {
+    pub(super) fn list(&mut self, dir: &Path) -> Result<Vec<String>> {
         let names = self
             .fs
             .list_dir(dir)
@@ -206,32 +210,25 @@ impl<'a> Repair<'a> {
         Ok(names)
     }
 
-    fn see(&mut self, number: u64) {
+    pub(super) fn see(&mut self, number: u64) {
         self.max_number = self.max_number.max(number);
     }
 
-    /// Moves `from` to `<db>/lost/` and reports it with `why`.
-    fn lose(&mut self, from: &Path, why: String) -> Result<()> {
-        self.move_to_lost(from)?;
-        self.report.files_lost.push((from.to_path_buf(), why));
-        Ok(())
+    /// The directory files go to (`repair_lost.rs`).
+    pub(super) fn lost_dir(&self) -> PathBuf {
+        self.path.join(LOST_DIR)
     }
 
-    /// Moves `from` to `<db>/lost/` (created if missing), keeping its name.
-    fn move_to_lost(&self, from: &Path) -> Result<()> {
-        let lost = self.path.join(LOST_DIR);
-        self.fs
-            .create_dir_all(&lost)
-            .context(|| format!("creating {}", lost.display()))?;
-        let to = lost.join(from.file_name().map(PathBuf::from).unwrap_or_default());
-        if self.fs.rename(from, &to).is_ok() {
-            return Ok(());
-        }
-        // Another file system (a PM or WAL directory elsewhere): copy, then remove.
-        self.copy_to_lost(from)?;
-        self.fs
-            .remove_file(from)
-            .context(|| format!("removing {}", from.display()))
+    /// Moves `from` to `<db>/lost/` and reports it with `why` (and where it went, when the
+    /// name was taken by an earlier repair's file).
+    pub(super) fn lose(&mut self, from: &Path, why: String) -> Result<()> {
+        let to = move_to_lost(&*self.fs, &self.lost_dir(), from)?;
+        let why = match to.file_name() == from.file_name() {
+            true => why,
+            false => format!("{why} (moved to {})", to.display()),
+        };
+        self.report.files_lost.push((from.to_path_buf(), why));
+        Ok(())
     }
 
     /// The value logs with a valid header; the others are lost.
@@ -332,12 +329,13 @@ impl<'a> Repair<'a> {
     /// The design's own store (MatrixKV's rows) as runs to write; when something could not be
     /// read, the store is copied to lost/ and reported.
     fn salvage_store(&mut self) -> Result<Salvage> {
-        let recorded = self.old.as_ref().map(|m| &m.state.version);
+        let old = self.old.as_ref().filter(|_| !self.stale);
+        let recorded = old.map(|m| &m.state.version);
         let salvage = design_of(self.opts).salvage_store(self.path, self.opts, recorded)?;
         self.see(salvage.max_number);
         self.report.notes.extend(salvage.notes.iter().cloned());
         if let Some(region) = &salvage.copy {
-            let to = copy_region_to_lost(&*self.fs, &self.path.join(LOST_DIR), &**region)?;
+            let to = copy_region_to_lost(&*self.fs, &self.lost_dir(), &**region)?;
             let why = format!(
                 "some of it could not be read (see the notes); copied to {}",
                 to.display()
@@ -372,13 +370,14 @@ impl<'a> Repair<'a> {
         Ok(placed)
     }
 
-    /// With a readable old manifest, the SSTs it records keep their levels (and metadata:
-    /// what range tombstones they applied), those of level 0 go on to be ordered with the
-    /// rest, and the SSTs it does not record are left out: files of interrupted jobs or
-    /// awaiting deletion, whose entries recorded files or write buffers hold (the next open
-    /// removes them, as it would have). Without one, every SST goes to level 0.
+    /// With a readable old manifest that is current, the SSTs it records keep their levels
+    /// (and metadata: what range tombstones they applied), those of level 0 go on to be
+    /// ordered with the rest, and the SSTs it does not record are left out: files of
+    /// interrupted jobs or awaiting deletion, whose entries recorded files or write buffers
+    /// hold (the next open removes them, as it would have). Without one, or with a stale one
+    /// (unrecorded files may hold the only copy of data), every SST goes to level 0.
     fn place(&mut self, ssts: Vec<ScannedSst>) -> (Vec<Placed>, Vec<ScannedSst>) {
-        let Some(old) = &self.old else {
+        let Some(old) = self.old.as_ref().filter(|_| !self.stale) else {
             return (Vec::new(), ssts);
         };
         let known = recorded_files(&old.state.version);
@@ -411,64 +410,6 @@ impl<'a> Repair<'a> {
         design_of(self.opts).rebuild_store(self.path, self.opts, &files, &tables)
     }
 
-    /// The write buffers to record as unflushed, by the design's buffer kind.
-    fn buffers(&mut self) -> Result<BTreeSet<u64>> {
-        let min = self.min_unflushed();
-        let design = design_of(self.opts);
-        let found = match design.buffer_kind() {
-            BufferKind::DramWithWal => self.wal_buffers()?,
-            kind => {
-                let pm = match &self.opts.pm_device {
-                    Some(d) => d.clone(),
-                    None => design.write_buffer_device(self.path, self.opts)?,
-                };
-                self.pm_buffers(&pm, kind)?
-            }
-        };
-        let kept: BTreeSet<u64> = found.into_iter().filter(|&n| n >= min).collect();
-        self.report.buffers_kept = kept.iter().copied().collect();
-        Ok(kept)
-    }
-
-    /// Buffers below this were flushed (the old manifest says so); 0 without one.
-    fn min_unflushed(&self) -> u64 {
-        self.old.as_ref().map_or(0, |m| m.state.min_unflushed_pmlog)
-    }
-
-    /// The write-ahead logs present that replay as open would replay them (each holds one DRAM
-    /// write buffer; a torn tail is allowed); a damaged one is lost.
-    fn wal_buffers(&mut self) -> Result<Vec<u64>> {
-        let dir = self.opts.wal_dir_for(self.path);
-        let names = self.list(&dir)?;
-        let mut kept = Vec::new();
-        for n in names.iter().filter_map(|n| parse_wal_file_name(n)) {
-            match crate::wal::replay(&*self.fs, &dir, n, |_, _, _, _| Ok(())) {
-                Ok(_) => kept.push(n),
-                Err(e) => self.lose(&dir.join(wal_file_name(n)), e.to_string())?,
-            }
-        }
-        Ok(kept)
-    }
-
-    /// The PM Logs or skiplists present that recovery can read; an unreadable one is lost.
-    fn pm_buffers(&mut self, pm: &PmDeviceRef, kind: BufferKind) -> Result<Vec<u64>> {
-        let mut kept = Vec::new();
-        for name in pm.list_regions()? {
-            let number = match kind {
-                BufferKind::PmSkiplist => parse_skiplist_region_name(&name),
-                _ => parse_log_file_name(&name),
-            };
-            let Some(n) = number else { continue };
-            self.see(n);
-            match readable_buffer(pm, kind, &name, n) {
-                Ok(true) => kept.push(n),
-                Ok(false) => {}
-                Err(e) => self.lose(&pm.dir().join(&name), e.to_string())?,
-            }
-        }
-        Ok(kept)
-    }
-
     /// The new manifest's state.
     fn state(
         &mut self,
@@ -493,10 +434,18 @@ impl<'a> Repair<'a> {
     }
 
     /// The old manifest's range tombstones: they live only there. A damaged one gives those
-    /// its readable records record.
+    /// its readable records record; so does a newer one beside a stale one.
     fn old_range_dels(&mut self, names: &[String]) -> Vec<RangeTombstone> {
         if let Some(m) = &self.old {
-            return m.state.version.range_dels.tombstones().to_vec();
+            let mut tombstones = m.state.version.range_dels.tombstones().to_vec();
+            if self.stale {
+                for t in self.newer_manifest_range_dels(names) {
+                    if tombstones.iter().all(|o| o.seq != t.seq) {
+                        tombstones.push(t); // one tombstone per sequence (the manifest's rule)
+                    }
+                }
+            }
+            return tombstones;
         }
         let (tombstones, note) = salvage_range_dels(&*self.fs, self.path, names).unwrap_or((
             Vec::new(),
@@ -508,28 +457,29 @@ impl<'a> Repair<'a> {
         tombstones
     }
 
-    /// Copies `from` to `<db>/lost/` under its name (atomically: a crash leaves the whole copy
-    /// or none).
-    fn copy_to_lost(&self, from: &Path) -> Result<()> {
-        let data = self
-            .fs
-            .read_all(from)
-            .context(|| format!("reading {}", from.display()))?;
-        let lost = self.path.join(LOST_DIR);
-        self.fs
-            .create_dir_all(&lost)
-            .context(|| format!("creating {}", lost.display()))?;
-        let to = lost.join(from.file_name().map(PathBuf::from).unwrap_or_default());
-        crate::fs::write_file_atomic(&*self.fs, &to, &data)
-            .context(|| format!("copying {} to {}", from.display(), lost.display()))
+    /// The range tombstones of the newest manifest file present, if it is newer than the
+    /// stale old one (CURRENT names an older copy; it may hold later ones), as far as its
+    /// records can be read.
+    fn newer_manifest_range_dels(&mut self, names: &[String]) -> Vec<RangeTombstone> {
+        let number = |name: &str| crate::version::parse_manifest_file_name(name);
+        let old = self.old.as_ref().and_then(|m| m.path.file_name());
+        let loaded = old.and_then(|n| number(&n.to_string_lossy()));
+        let newest = names.iter().filter_map(|n| number(n)).max();
+        if newest <= loaded {
+            return Vec::new();
+        }
+        let salvaged = salvage_range_dels(&*self.fs, self.path, names);
+        let (tombstones, note) = salvaged.unwrap_or_default();
+        self.report.notes.push(note);
+        tombstones
     }
 
     /// Copies the old manifests aside (`Manifest::create` removes them), then writes the new one and CURRENT (the commit point).
     fn commit(&mut self, names: &[String], state: &ManifestState) -> Result<()> {
         for name in names {
             if crate::version::parse_manifest_file_name(name).is_some() {
-                self.copy_to_lost(&self.path.join(name))?;
-                let note = format!("old manifest {name} copied to {LOST_DIR}/");
+                let to = copy_to_lost(&*self.fs, &self.lost_dir(), &self.path.join(name))?;
+                let note = format!("old manifest {name} copied to {}", to.display());
                 self.report.notes.push(note);
             }
         }
@@ -605,20 +555,4 @@ fn redirect_meta(t: &RedirectTable) -> RedirectMeta {
         file_size: t.file_size(),
         target: t.target(),
     }
-}
-
-/// True if write buffer `name` can be recorded: a PM Log with a header that is not an
-/// unfinished PMTable-GC replacement (its source holds the data; open removes it), or a
-/// skiplist that recovers. A blank PM Log (creation interrupted) is not recorded.
-fn readable_buffer(pm: &PmDeviceRef, kind: BufferKind, name: &str, n: u64) -> Result<bool> {
-    if kind == BufferKind::PmSkiplist {
-        return SkiplistBuffer::recover(&**pm, n).map(|_| true);
-    }
-    Ok(match PmLog::open_if_initialized(&**pm, name)? {
-        None => false,
-        Some(log) => {
-            let h = log.header();
-            h.replaces == 0 || h.gc_complete
-        }
-    })
 }

@@ -17,6 +17,8 @@
 //!    the periodic group commit, sealing): the unpersisted bytes are persisted, *then*
 //!    `used_size` is stored (8-byte atomic) and persisted.
 //! 4. `used_size` only ever moves to a batch boundary, after every byte below it is durable.
+//! 5. Repair alone may cut a log damaged in its durable part back to a batch boundary below the
+//!    damage (`log/salvage.rs`): the whole log is copied aside first.
 //!
 //! # Recovery rule
 //! `[64, used_size)` is durable: every entry there must decode and pass its crc (anything else is
@@ -43,6 +45,9 @@
 #[cfg(test)]
 mod entry_at_tests;
 mod format;
+mod salvage;
+#[cfg(test)]
+mod salvage_tests;
 #[cfg(test)]
 mod tests;
 
@@ -50,6 +55,7 @@ pub use format::{
     decode_entry, decode_header, decode_header_checked, encode_entry_header, encoded_entry_len,
     for_each_entry_in, is_blank_header, LogExtent,
 };
+pub use salvage::DurableDamage;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};

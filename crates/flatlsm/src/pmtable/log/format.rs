@@ -39,6 +39,13 @@ const KIND_BATCH_END: u8 = 0x80;
 /// Offset of the kind byte within an entry.
 const ENTRY_OFF_KIND: usize = 12;
 
+/// True if the entry starting `entry` is flagged as the last of its WriteBatch (version 2).
+pub(super) fn ends_batch(entry: &[u8]) -> bool {
+    entry
+        .get(ENTRY_OFF_KIND)
+        .is_some_and(|k| k & KIND_BATCH_END != 0)
+}
+
 /// The first 8 header bytes (magic, version, reserved) as the u64 stored last at creation.
 pub(super) fn magic_word() -> u64 {
     let mut b = [0u8; 8];
