@@ -206,7 +206,11 @@ pub(crate) fn finish_due_flushes(db: &DbInner) -> Result<()> {
 /// Flushes every immutable PMTable in one job; `Ok(false)` if there is none. A failure, in
 /// whichever thread it runs, puts the database in the background-error state.
 pub(crate) fn flush_one(db: &DbInner) -> Result<bool> {
-    record_failure(db, flush_immutables(db))
+    let flushed = flush_immutables(db);
+    if flushed.is_err() {
+        db.sync_point("flush:failed");
+    }
+    record_failure(db, flushed)
 }
 
 /// Sets the background error for a failed job so later writes fail fast instead of retrying.
@@ -242,6 +246,7 @@ fn flush_immutables(db: &DbInner) -> Result<bool> {
             let mut ctx = db.flush_context();
             ctx.options.keep_tombstones = claim.behind_others;
             let out = flush::flush_tables(&ctx, &tables, &version)?;
+            db.sync_point("flush:sst_written");
             claim.wait_turn();
             db.check_writable()?; // an older job failed: this one must not land after it
             install_flush(db, &tables, out, started)?;
@@ -272,6 +277,7 @@ fn wait_for_run_room(db: &DbInner) -> Result<bool> {
             continue;
         }
         db.wake_all();
+        db.sync_point("flush:waiting_for_room");
         let mut g = db.compacting.lock();
         db.compacting_cv.wait_for(&mut g, Duration::from_millis(10));
     }

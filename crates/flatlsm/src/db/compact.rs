@@ -70,6 +70,7 @@ fn run_reserved(db: &DbInner, version: &Arc<Version>, c: &Compaction) -> Result<
     if !db.try_reserve_in(version, &numbers) {
         return Ok(false);
     }
+    db.sync_point("compaction:inputs_reserved");
     let started = Instant::now();
     let result = job::run(&db.job_context(), c, version).and_then(|(mut edit, bytes)| {
         db.install(&mut edit, |_| {})?;

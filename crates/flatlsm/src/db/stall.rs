@@ -283,6 +283,7 @@ impl DbInner {
         if delay.is_zero() {
             return Ok(());
         }
+        self.sync_point("write:paced");
         let waited = self.wait_while_slow(start + delay);
         Counters::add(&self.counters.delayed_writes, 1);
         let micros = start.elapsed().as_micros() as u64;

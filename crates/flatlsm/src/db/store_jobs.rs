@@ -147,6 +147,7 @@ fn wait_for_room(db: &DbInner, unblock: Option<VersionEdit>) -> Result<bool> {
         return Ok(true);
     }
     db.wake_all();
+    db.sync_point("flush:waiting_for_room");
     let mut g = db.compacting.lock();
     db.compacting_cv.wait_for(&mut g, Duration::from_millis(10));
     Ok(true)
@@ -167,6 +168,7 @@ pub(crate) fn compact_store(db: &DbInner, version: &Arc<Version>) -> Result<bool
     if !db.try_reserve_in(version, &numbers) {
         return Ok(false);
     }
+    db.sync_point("compaction:inputs_reserved");
     let started = Instant::now();
     let ran = job::run_with(&db.job_context(), &job.compaction, version, job.sources);
     let result = ran.and_then(|(mut edit, bytes)| {
