@@ -7,6 +7,8 @@
 mod approximate;
 mod background;
 mod batch;
+#[cfg(test)]
+mod bg_wait_tests;
 mod bounds;
 mod checkpoint;
 mod compact;
