@@ -177,6 +177,7 @@ fn a_flush_waiting_for_container_room_ends_when_the_column_compaction_fails() {
     compaction.resume();
     let cause = background_cause(filler.result());
     assert!(cause.contains("injected write failure"), "{cause}");
+    fs.fail_writes.store(false, Ordering::SeqCst); // close syncs the WAL
     within("close", move || db.close()).unwrap();
 }
 

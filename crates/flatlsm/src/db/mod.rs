@@ -47,6 +47,7 @@ mod sync_point;
 pub(crate) mod vlog_gc_job;
 #[cfg(test)]
 mod vlog_gc_tests;
+mod waits;
 mod wal_recovery;
 mod write;
 

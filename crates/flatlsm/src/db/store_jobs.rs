@@ -15,7 +15,6 @@ use crate::error::Result;
 use crate::rowtable::build::{shared_prefix_len, RowBound};
 use crate::types::user_key_of;
 use crate::version::{FileMeta, Version, VersionEdit};
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -133,12 +132,13 @@ fn retire(db: &DbInner, inputs: &[Arc<FileMeta>], installed: &VersionEdit) -> Re
 }
 
 /// Installs `unblock` (if any), then waits for a store compaction (running one here without
-/// background threads); `Ok(false)` if the database is closing.
+/// background threads); `Ok(false)` if the database is closing, the background error if
+/// background work failed (no compaction will make room then: `waits.rs`).
 fn wait_for_room(db: &DbInner, unblock: Option<VersionEdit>) -> Result<bool> {
     if let Some(mut edit) = unblock {
         db.install(&mut edit, |_| {})?;
     }
-    if db.shutting_down.load(Ordering::Acquire) {
+    if !db.keep_waiting()? {
         return Ok(false);
     }
     if !db.opts.background_work {
