@@ -259,19 +259,29 @@ fn flush_claimed(db: &DbInner, claim: &Claim<'_>, tables: &[BufferRef]) -> Resul
     match super::store_jobs::flush_into_store(db, tables, started)? {
         StoreFlushed::Installed => Ok(true),
         StoreFlushed::GaveUp => Ok(false),
-        StoreFlushed::NotMine => {
-            let mut ctx = db.flush_context();
-            ctx.options.keep_tombstones = claim.behind_others;
-            let out = flush::flush_tables(&ctx, tables, &version)?;
-            db.sync_point("flush:sst_written");
-            if !my_turn(claim)? {
-                return Ok(false);
-            }
-            db.check_writable()?; // e.g. a compaction failed meanwhile
-            install_flush(db, tables, out, started)?;
-            Ok(true)
-        }
+        StoreFlushed::NotMine => flush_to_ssts(db, claim, tables, &version, started),
     }
+}
+
+/// Writes `tables` as SSTs against `version`, then installs them in `claim`'s turn (the older
+/// job may install meanwhile); `Ok(false)` if the database shut down first.
+fn flush_to_ssts(
+    db: &DbInner,
+    claim: &Claim<'_>,
+    tables: &[BufferRef],
+    version: &Arc<Version>,
+    started: Instant,
+) -> Result<bool> {
+    let mut ctx = db.flush_context();
+    ctx.options.keep_tombstones = claim.behind_others;
+    let out = flush::flush_tables(&ctx, tables, version)?;
+    db.sync_point("flush:sst_written");
+    if !my_turn(claim)? {
+        return Ok(false);
+    }
+    db.check_writable()?; // e.g. a compaction failed meanwhile
+    install_flush(db, tables, out, started)?;
+    Ok(true)
 }
 
 /// Waits for `claim`'s turn: `Ok(false)` if an older job gave up at shutdown, the older job's

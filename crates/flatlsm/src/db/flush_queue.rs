@@ -149,19 +149,24 @@ impl Drop for Claim<'_> {
             self.queue.cv.wait(&mut s);
         }
         if let Some(why) = self.refusal.take() {
-            let why = match std::thread::panicking() {
-                true => ended_without_installing(self.ticket),
-                false => why,
-            };
-            s.refused.get_or_insert(why);
+            // A job that panicked after saying how it ended did not end that way.
+            let panicked = std::thread::panicking().then(|| ended_without_installing(self.ticket));
+            s.refused.get_or_insert(panicked.unwrap_or(why));
         }
-        if s.serving == self.ticket {
-            s.serving += 1;
-        }
-        for n in &self.numbers {
-            s.claimed.remove(n);
-        }
+        s.pass_turn(self.ticket, &self.numbers);
         self.queue.cv.notify_all();
+    }
+}
+
+impl QueueState {
+    /// Serves the ticket after `ticket` if it was being served, and unclaims `numbers`.
+    fn pass_turn(&mut self, ticket: u64, numbers: &[u64]) {
+        if self.serving == ticket {
+            self.serving += 1;
+        }
+        for n in numbers {
+            self.claimed.remove(n);
+        }
     }
 }
 
