@@ -11,11 +11,13 @@
 
 use super::compact::compact_one;
 use super::events::{flush_line, FlushBytes};
+use super::flush_queue::Claim;
 use super::info_log::event;
 use super::state::DbInner;
 use super::stats::{BlockCacheStats, BloomStats, Counters, LevelStats, Stats, VlogStats};
 use super::store_jobs::StoreFlushed;
 use super::vlog_gc_job;
+use super::waits::StopWaiting;
 use crate::buffer::BufferRef;
 use crate::compaction::{flush, vlog_gc};
 use crate::error::{Error, Result};
@@ -27,16 +29,17 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-/// Starts the background threads.
+/// Starts the background threads. A panic in one becomes the background error
+/// (`DbInner::catch_panics`), so no waiter waits for a thread that is gone.
 pub(crate) fn start(db: &Arc<DbInner>) -> Vec<JoinHandle<()>> {
     let mut threads = Vec::new();
-    let spawn = |name: &str, f: fn(&DbInner), nice: i32| {
+    let spawn = |name: &'static str, f: fn(&DbInner), nice: i32| {
         let db = db.clone();
         std::thread::Builder::new()
             .name(name.into())
             .spawn(move || {
                 lower_priority(nice);
-                f(&db)
+                db.catch_panics(name, || f(&db))
             })
             .expect("spawning a background thread")
     };
@@ -94,8 +97,9 @@ fn persist_loop(db: &DbInner) {
     }
 }
 
+/// Jobs may start: the database is not shutting down and no background work failed.
 fn healthy(db: &DbInner) -> bool {
-    db.bg_error.lock().is_none()
+    db.stop_waiting().is_none()
 }
 
 /// Gives every immutable PMTable its bloom filter, so point reads skip tables without the key.
@@ -112,11 +116,11 @@ fn flush_loop(db: &DbInner) {
     while wait(db, Duration::from_millis(100)) {
         build_missing_filters(db);
         prepare_spare_logs(db);
-        while healthy(db) && flush_due(db) && !db.shutting_down.load(Ordering::Acquire) {
+        while healthy(db) && flush_due(db) {
             match flush_one(db) {
                 Ok(true) => prepare_spare_logs(db),
-                Ok(false) => break, // claimed by the other flush thread meanwhile
-                Err(e) => db.set_bg_error(&e),
+                // Claimed by the other flush thread meanwhile, or the database shuts down.
+                Ok(false) | Err(_) => break, // a failure is recorded by `flush_one`
             }
         }
     }
@@ -149,13 +153,8 @@ fn prepare_spare_logs(db: &DbInner) {
 fn compaction_loop(db: &DbInner) {
     while wait(db, Duration::from_millis(100)) {
         build_missing_filters(db);
-        while healthy(db) && !db.shutting_down.load(Ordering::Acquire) {
-            match compact_one(db) {
-                Ok(true) => {}
-                Ok(false) => break,
-                Err(e) => db.set_bg_error(&e),
-            }
-        }
+        // A failure is recorded by `compact_one`.
+        while healthy(db) && matches!(compact_one(db), Ok(true)) {}
     }
 }
 
@@ -163,14 +162,10 @@ fn compaction_loop(db: &DbInner) {
 /// (the flush backlog has the device first).
 fn vlog_gc_loop(db: &DbInner) {
     while wait(db, Duration::from_millis(100)) {
-        while healthy(db) && !db.shutting_down.load(Ordering::Acquire) {
-            if db.slowdown_due() || db.writes_stopped() {
+        // A failure is recorded by `vlog_gc_one`.
+        while healthy(db) && !db.slowdown_due() && !db.writes_stopped() {
+            if !matches!(vlog_gc_one(db), Ok(true)) {
                 break;
-            }
-            match vlog_gc_one(db) {
-                Ok(true) => {}
-                Ok(false) => break,
-                Err(e) => db.set_bg_error(&e),
             }
         }
     }
@@ -196,9 +191,9 @@ pub(crate) fn finish_due_flushes(db: &DbInner) -> Result<()> {
     if db.read_only || db.bg_error.lock().is_some() {
         return Ok(());
     }
-    while flush_due(db) {
-        flush_one(db)?;
-    }
+    // A flush that did nothing gave up (shutdown) or lost its tables to another job: looping
+    // on `flush_due` alone would spin while they stay due.
+    while flush_due(db) && flush_one(db)? {}
     db.flush_queue.wait_idle();
     Ok(())
 }
@@ -206,13 +201,19 @@ pub(crate) fn finish_due_flushes(db: &DbInner) -> Result<()> {
 /// Flushes every immutable PMTable in one job; `Ok(false)` if there is none. A failure, in
 /// whichever thread it runs, puts the database in the background-error state.
 pub(crate) fn flush_one(db: &DbInner) -> Result<bool> {
-    record_failure(db, flush_immutables(db))
+    let flushed = flush_immutables(db);
+    if flushed.is_err() {
+        db.sync_point("flush:failed");
+    }
+    record_failure(db, flushed)
 }
 
 /// Sets the background error for a failed job so later writes fail fast instead of retrying.
+/// A job that stopped because the database closed (`Error::Closed`) did not fail.
 pub(crate) fn record_failure<T>(db: &DbInner, r: Result<T>) -> Result<T> {
-    if let Err(e) = &r {
-        db.set_bg_error(e);
+    match &r {
+        Err(Error::Closed) | Ok(_) => {}
+        Err(e) => db.set_bg_error(e),
     }
     r
 }
@@ -220,34 +221,22 @@ pub(crate) fn record_failure<T>(db: &DbInner, r: Result<T>) -> Result<T> {
 /// One flush job: claims every immutable table no other job has (oldest last; a table sealed
 /// while it runs waits for the next job), writes them, and installs them in claim order
 /// (`flush_queue.rs`). With one flush thread the job waits for its turn before it starts;
-/// with two (SLM-DB) it writes its SST while the job before it indexes and installs.
+/// with two (SLM-DB) it writes its SST while the job before it indexes and installs. How the
+/// job ended reaches the queue before the next job's turn: a failure refuses every later
+/// install, so no newer flush lands before this one.
 fn flush_immutables(db: &DbInner) -> Result<bool> {
     if db.flush_queue.unclaimed(&db.sv.load().imms) == 0 || !wait_for_run_room(db)? {
         return Ok(false);
     }
-    let Some((claim, tables)) = db.flush_queue.claim(|| db.sv.load().imms.to_vec()) else {
+    let Some((mut claim, tables)) = db.flush_queue.claim(|| db.sv.load().imms.to_vec()) else {
         return Ok(false);
     };
-    let pipelined = db.design.flush_threads() > 1;
-    if !pipelined {
-        claim.wait_turn();
+    let installed = flush_claimed(db, &claim, &tables);
+    claim.end(refusal_after(&installed));
+    drop(claim);
+    if !installed? {
+        return Ok(false);
     }
-    let version = db.versions.lock().current.clone();
-    db.sync_point("flush:inputs_reserved");
-    let started = Instant::now();
-    match super::store_jobs::flush_into_store(db, &tables, started)? {
-        StoreFlushed::Installed => {}
-        StoreFlushed::GaveUp => return Ok(false),
-        StoreFlushed::NotMine => {
-            let mut ctx = db.flush_context();
-            ctx.options.keep_tombstones = claim.behind_others;
-            let out = flush::flush_tables(&ctx, &tables, &version)?;
-            claim.wait_turn();
-            db.check_writable()?; // an older job failed: this one must not land after it
-            install_flush(db, &tables, out, started)?;
-        }
-    }
-    drop((version, claim));
     for table in tables {
         table.release(&db.pm_pool)?;
     }
@@ -257,14 +246,71 @@ fn flush_immutables(db: &DbInner) -> Result<bool> {
     Ok(true)
 }
 
+/// Writes `tables` and installs them in `claim`'s turn; `Ok(false)` if the database shut down
+/// first (nothing installed).
+fn flush_claimed(db: &DbInner, claim: &Claim<'_>, tables: &[BufferRef]) -> Result<bool> {
+    let pipelined = db.design.flush_threads() > 1;
+    if !pipelined && !my_turn(claim)? {
+        return Ok(false);
+    }
+    let version = db.versions.lock().current.clone();
+    db.sync_point("flush:inputs_reserved");
+    let started = Instant::now();
+    match super::store_jobs::flush_into_store(db, tables, started)? {
+        StoreFlushed::Installed => Ok(true),
+        StoreFlushed::GaveUp => Ok(false),
+        StoreFlushed::NotMine => flush_to_ssts(db, claim, tables, &version, started),
+    }
+}
+
+/// Writes `tables` as SSTs against `version`, then installs them in `claim`'s turn (the older
+/// job may install meanwhile); `Ok(false)` if the database shut down first.
+fn flush_to_ssts(
+    db: &DbInner,
+    claim: &Claim<'_>,
+    tables: &[BufferRef],
+    version: &Arc<Version>,
+    started: Instant,
+) -> Result<bool> {
+    let mut ctx = db.flush_context();
+    ctx.options.keep_tombstones = claim.behind_others;
+    let out = flush::flush_tables(&ctx, tables, version)?;
+    db.sync_point("flush:sst_written");
+    if !my_turn(claim)? {
+        return Ok(false);
+    }
+    db.check_writable()?; // e.g. a compaction failed meanwhile
+    install_flush(db, tables, out, started)?;
+    Ok(true)
+}
+
+/// Waits for `claim`'s turn: `Ok(false)` if an older job gave up at shutdown, the older job's
+/// failure if one failed (this job must not install before it).
+fn my_turn(claim: &Claim<'_>) -> Result<bool> {
+    claim
+        .wait_turn()
+        .map_or_else(StopWaiting::give_up, |()| Ok(true))
+}
+
+/// What a flush job's claim records when dropped, given how the job ended: nothing after an
+/// install, else why no later job may install.
+fn refusal_after(installed: &Result<bool>) -> Option<StopWaiting> {
+    match installed {
+        Ok(true) => None,
+        Ok(false) | Err(Error::Closed) => Some(StopWaiting::Closing),
+        Err(e) => Some(StopWaiting::failed(e)),
+    }
+}
+
 /// Waits while level 0 holds the design's stop number of runs (FlatLSM: `2 × l1_merge_trigger`
 /// unmerged L1 runs; leveled: `level0_stop_writes_trigger`): compaction is behind, and writers
 /// stop as write buffers fill. Without background threads the compaction runs here.
-/// `Ok(false)` if the database shuts down meanwhile.
+/// `Ok(false)` if the database shuts down meanwhile; the background error if background work
+/// fails meanwhile (no compaction will make room then: `waits.rs`).
 fn wait_for_run_room(db: &DbInner) -> Result<bool> {
     let stop = db.design.level0_stop_runs(&db.opts);
     while db.design.level0_runs(&db.versions.lock().current) >= stop {
-        if db.shutting_down.load(Ordering::Acquire) {
+        if !db.keep_waiting()? {
             return Ok(false);
         }
         if !db.opts.background_work {
@@ -272,6 +318,7 @@ fn wait_for_run_room(db: &DbInner) -> Result<bool> {
             continue;
         }
         db.wake_all();
+        db.sync_point("flush:waiting_for_room");
         let mut g = db.compacting.lock();
         db.compacting_cv.wait_for(&mut g, Duration::from_millis(10));
     }
@@ -417,8 +464,9 @@ pub(crate) fn wait_idle(db: &DbInner) -> Result<()> {
     loop {
         db.check_writable()?;
         let mut worked = false;
-        while flush_due(db) {
-            worked |= flush_one(db)?;
+        // As in `finish_due_flushes`: a flush that did nothing ends the round.
+        while flush_due(db) && flush_one(db)? {
+            worked = true;
         }
         db.flush_queue.wait_idle();
         while compact_one(db)? {

@@ -70,6 +70,7 @@ fn run_reserved(db: &DbInner, version: &Arc<Version>, c: &Compaction) -> Result<
     if !db.try_reserve_in(version, &numbers) {
         return Ok(false);
     }
+    db.sync_point("compaction:inputs_reserved");
     let started = Instant::now();
     let result = job::run(&db.job_context(), c, version).and_then(|(mut edit, bytes)| {
         db.install(&mut edit, |_| {})?;
@@ -125,10 +126,21 @@ fn rewrite_in_range_under_range_dels(db: &DbInner, (b, e): (&[u8], &[u8])) -> Re
             return Ok(());
         };
         if !run_reserved(db, &version, &c)? {
-            let mut g = db.compacting.lock();
-            db.compacting_cv.wait_for(&mut g, Duration::from_millis(10));
+            wait_for_inputs(db)?;
         }
     }
+}
+
+/// Waits briefly for another job to release the inputs a `compact_range` step needs; fails
+/// once that job can no longer end normally (shutdown, background error: `waits.rs`), e.g.
+/// it panicked holding them.
+fn wait_for_inputs(db: &DbInner) -> Result<()> {
+    if let Some(stop) = db.stop_waiting() {
+        return Err(stop.into_error());
+    }
+    let mut g = db.compacting.lock();
+    db.compacting_cv.wait_for(&mut g, Duration::from_millis(10));
+    Ok(())
 }
 
 /// Moves the design's whole level-0 store (MatrixKV's rows) into level 1, as `compact_range`
@@ -166,8 +178,7 @@ fn compact_level_in_range(db: &DbInner, level: usize, (b, e): (&[u8], &[u8])) ->
             None => false,
         };
         if !done {
-            let mut g = db.compacting.lock();
-            db.compacting_cv.wait_for(&mut g, Duration::from_millis(10));
+            wait_for_inputs(db)?;
         }
     }
 }

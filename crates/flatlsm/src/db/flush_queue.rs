@@ -6,12 +6,22 @@
 //! immutable buffer no other job has claimed, so claims follow the buffers' age; jobs install
 //! (index, manifest edit, version swap) strictly in claim order — a ticket each, served one
 //! after the other — so an older flush never lands after a newer one, in the index or in the
-//! manifest. A claim dropped without installing (a failed job) still takes its turn, so the
-//! jobs after it are not left waiting.
+//! manifest.
+//!
+//! A claim dropped without installing (its job failed, panicked or gave up at shutdown) refuses
+//! the queue: the refusal is recorded under the queue's lock before the next ticket is served,
+//! and every later turn — of a job already waiting and of any job claiming afterwards — is
+//! refused with it, so no newer flush ever installs in place of an older one. A refusal is
+//! permanent: a failure is the background error, which lasts until the database is reopened
+//! (recovery then flushes the tables in order from their PM Logs or WALs), and a shutdown
+//! never ends. Locking: the queue's lock is a leaf lock (`state.rs`).
 
+use super::waits::StopWaiting;
 use crate::buffer::BufferRef;
+use crate::error::Error;
 use parking_lot::{Condvar, Mutex};
 use std::collections::HashSet;
+use std::sync::Arc;
 
 /// A write buffer, known by its number.
 pub(crate) trait Numbered {
@@ -29,6 +39,8 @@ struct QueueState {
     claimed: HashSet<u64>,
     next_ticket: u64,
     serving: u64,
+    /// Why every job's turn is refused from now on (module documentation).
+    refused: Option<StopWaiting>,
 }
 
 /// The flush jobs in flight (see the module documentation).
@@ -45,6 +57,10 @@ pub(crate) struct Claim<'q> {
     numbers: Vec<u64>,
     /// Older jobs were in flight when this one claimed its buffers.
     pub behind_others: bool,
+    /// What dropping the claim records: `None` once the job installed; until the job says
+    /// otherwise ([`Claim::end`]), a failure, so a job that ends by an early return or a
+    /// panic refuses the queue too.
+    refusal: Option<StopWaiting>,
 }
 
 impl FlushQueue {
@@ -65,6 +81,7 @@ impl FlushQueue {
             ticket,
             numbers,
             behind_others: ticket != s.serving,
+            refusal: Some(ended_without_installing(ticket)),
         };
         Some((claim, tables))
     }
@@ -87,26 +104,69 @@ impl FlushQueue {
 }
 
 impl Claim<'_> {
-    /// Waits until every older job has installed (or given up): this one may install now.
-    pub fn wait_turn(&self) {
+    /// Waits until every older job has installed: this one may install now. `Err` if the
+    /// queue was refused (a job failed, panicked or gave up at shutdown): this job must not
+    /// install.
+    pub fn wait_turn(&self) -> Result<(), StopWaiting> {
         let mut s = self.queue.state.lock();
-        while s.serving != self.ticket {
+        loop {
+            if let Some(why) = &s.refused {
+                return Err(why.clone());
+            }
+            if s.serving == self.ticket {
+                return Ok(());
+            }
             self.queue.cv.wait(&mut s);
         }
     }
+
+    /// Records how the job ended, for when the claim is dropped: `None` if it installed, else
+    /// why every later job is refused.
+    pub fn end(&mut self, refusal: Option<StopWaiting>) {
+        self.refusal = refusal;
+    }
 }
 
-/// Ends the job: after its turn, the next ticket is served and its buffers are unclaimed
-/// (installed, or left for a later job after a failure).
+/// The refusal of a claim dropped before its job said how it ended.
+fn ended_without_installing(ticket: u64) -> StopWaiting {
+    let how = match std::thread::panicking() {
+        true => "panicked",
+        false => "ended",
+    };
+    let e = format!(
+        "flush job {ticket} {how} without installing; later flushes must not install before it"
+    );
+    StopWaiting::Failed(Arc::new(Error::InvalidState(e)))
+}
+
+/// Ends the job: after its turn (or at once when the queue is refused: nothing installs any
+/// more, so the order no longer matters), its refusal is recorded, then the next ticket is
+/// served and its buffers are unclaimed (installed, or left for recovery after a refusal).
 impl Drop for Claim<'_> {
     fn drop(&mut self) {
-        self.wait_turn();
         let mut s = self.queue.state.lock();
-        s.serving += 1;
-        for n in &self.numbers {
-            s.claimed.remove(n);
+        while s.refused.is_none() && s.serving != self.ticket {
+            self.queue.cv.wait(&mut s);
         }
+        if let Some(why) = self.refusal.take() {
+            // A job that panicked after saying how it ended did not end that way.
+            let panicked = std::thread::panicking().then(|| ended_without_installing(self.ticket));
+            s.refused.get_or_insert(panicked.unwrap_or(why));
+        }
+        s.pass_turn(self.ticket, &self.numbers);
         self.queue.cv.notify_all();
+    }
+}
+
+impl QueueState {
+    /// Serves the ticket after `ticket` if it was being served, and unclaims `numbers`.
+    fn pass_turn(&mut self, ticket: u64, numbers: &[u64]) {
+        if self.serving == ticket {
+            self.serving += 1;
+        }
+        for n in numbers {
+            self.claimed.remove(n);
+        }
     }
 }
 
@@ -126,21 +186,23 @@ mod tests {
     #[test]
     fn jobs_claim_unclaimed_buffers_and_install_in_claim_order() {
         let queue = Arc::new(FlushQueue::default());
-        let (first, tables) = queue.claim(|| vec![1u64]).unwrap();
+        let (mut first, tables) = queue.claim(|| vec![1u64]).unwrap();
         assert_eq!((tables, first.behind_others), (vec![1], false));
         assert_eq!(queue.unclaimed(&[1u64, 2]), 1);
         let order = Arc::new(Mutex::new(Vec::new()));
         let second = {
             let (queue, order) = (queue.clone(), order.clone());
             std::thread::spawn(move || {
-                let (claim, tables) = queue.claim(|| vec![2u64, 1]).unwrap();
+                let (mut claim, tables) = queue.claim(|| vec![2u64, 1]).unwrap();
                 assert_eq!((tables, claim.behind_others), (vec![2], true));
-                claim.wait_turn();
+                claim.wait_turn().unwrap();
                 order.lock().push(2);
+                claim.end(None);
             })
         };
         std::thread::sleep(std::time::Duration::from_millis(50));
         order.lock().push(1);
+        first.end(None);
         drop(first);
         second.join().unwrap();
         assert_eq!(*order.lock(), vec![1, 2]);
@@ -148,15 +210,36 @@ mod tests {
         assert!(queue.claim(Vec::<u64>::new).is_none());
     }
 
-    /// A claim dropped without installing (a failed job) passes its turn on.
+    /// A job that failed refuses the turn of the job waiting behind it and of every job that
+    /// claims later, with its own failure; its buffers are unclaimed.
     #[test]
-    fn a_dropped_claim_passes_its_turn_on() {
+    fn a_failed_claim_refuses_every_later_turn() {
+        let queue = FlushQueue::default();
+        let (mut first, _) = queue.claim(|| vec![1u64]).unwrap();
+        let (second, _) = queue.claim(|| vec![1u64, 2]).unwrap();
+        let disk = Error::InvalidState("disk gone".into());
+        first.end(Some(StopWaiting::failed(&disk)));
+        drop(first);
+        let refused = second.wait_turn().unwrap_err().into_error();
+        assert!(refused.to_string().contains("disk gone"), "{refused}");
+        drop(second);
+        assert_eq!(queue.unclaimed(&[1u64, 2]), 2);
+        let (third, _) = queue.claim(|| vec![3u64]).unwrap();
+        assert!(matches!(third.wait_turn(), Err(StopWaiting::Failed(_))));
+    }
+
+    /// A claim dropped before its job said how it ended (an early return, a panic) refuses
+    /// the queue as a failure.
+    #[test]
+    fn a_claim_dropped_without_an_outcome_refuses_the_queue() {
         let queue = FlushQueue::default();
         let (first, _) = queue.claim(|| vec![1u64]).unwrap();
         let (second, _) = queue.claim(|| vec![1u64, 2]).unwrap();
         drop(first);
-        second.wait_turn();
-        drop(second);
-        assert_eq!(queue.unclaimed(&[1u64, 2]), 2);
+        let refused = second.wait_turn().unwrap_err().into_error();
+        assert!(
+            refused.to_string().contains("without installing"),
+            "{refused}"
+        );
     }
 }

@@ -24,8 +24,10 @@ impl JobHost for DbInner {
         self.shutting_down.load(Ordering::Acquire)
     }
 
+    /// Stopped writers wait for a flush; once none can come (`waits.rs`) they stop waiting
+    /// too, and so does this.
     fn yield_to_stopped_writers(&self) {
-        while self.writes_stopped() && !self.closing() {
+        while self.writes_stopped() && self.stop_waiting().is_none() {
             let mut g = self.bg_signal.lock();
             self.bg_cv.wait_for(&mut g, Duration::from_millis(10));
         }

@@ -7,6 +7,8 @@
 mod approximate;
 mod background;
 mod batch;
+#[cfg(test)]
+mod bg_wait_tests;
 mod bounds;
 mod checkpoint;
 mod compact;
@@ -48,6 +50,7 @@ mod sync_point;
 pub(crate) mod vlog_gc_job;
 #[cfg(test)]
 mod vlog_gc_tests;
+mod waits;
 mod wal_recovery;
 pub(crate) mod wal_rules;
 #[cfg(test)]

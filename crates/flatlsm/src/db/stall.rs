@@ -110,6 +110,10 @@ impl DbInner {
             // No episode may start after `close` ended the last one.
             return Err(Error::Closed);
         }
+        if let Some(stop) = self.stop_waiting() {
+            // No flush will end the slowdown: fail now rather than after the pacing.
+            return Err(stop.into_error());
+        }
         let slow = self.track_slowdown();
         if opts.no_slowdown {
             return self.refuse_if_stalled(slow);
@@ -283,6 +287,7 @@ impl DbInner {
         if delay.is_zero() {
             return Ok(());
         }
+        self.sync_point("write:paced");
         let waited = self.wait_while_slow(start + delay);
         Counters::add(&self.counters.delayed_writes, 1);
         let micros = start.elapsed().as_micros() as u64;
@@ -290,14 +295,15 @@ impl DbInner {
         waited
     }
 
-    /// Sleeps until `deadline` unless the slowdown phase ends first. Flushes wake `bg_cv`
-    /// after they change the immutables, and the condition is tested under `bg_signal`, so
-    /// no wake-up is lost.
+    /// Sleeps until `deadline` unless the slowdown phase ends first, or no flush can end it
+    /// any more (shutdown, background error: `waits.rs`). Flushes wake `bg_cv` after they
+    /// change the immutables, `set_bg_error` and `close` after they set their flags, and the
+    /// conditions are tested under `bg_signal`, so no wake-up is lost.
     fn wait_while_slow(&self, deadline: Instant) -> Result<()> {
         let mut g = self.bg_signal.lock();
         while Instant::now() < deadline && self.slowdown_due() {
-            if self.shutting_down.load(Ordering::Acquire) {
-                return Err(Error::Closed);
+            if let Some(stop) = self.stop_waiting() {
+                return Err(stop.into_error());
             }
             self.bg_cv.wait_until(&mut g, deadline);
         }
@@ -376,11 +382,8 @@ impl DbInner {
     fn block_until_pmtable_free(&self) -> Result<()> {
         let mut g = self.bg_signal.lock();
         while self.all_pmtables_in_use() {
-            if self.shutting_down.load(Ordering::Acquire) {
-                return Err(Error::Closed);
-            }
-            if let Some(e) = self.bg_error.lock().as_ref() {
-                return Err(Error::Background(e.clone()));
+            if let Some(stop) = self.stop_waiting() {
+                return Err(stop.into_error());
             }
             if !self.opts.background_work {
                 // Nobody else flushes: do it here.

@@ -1,11 +1,12 @@
 //! The shared state behind a [`crate::db::Db`] handle.
 //!
 //! Locking order (never take an earlier lock while holding a later one):
-//! `write_lock` → `versions` → `sv_lock`; `bg_signal`, `compacting`, the snapshot
-//! registry's mutex and the stall state (`stall.rs`) are leaf locks, and the info log's mutex
-//! (`info_log.rs`) lies below all of them (taken under any, it takes none). Readers take only `sv_lock`, briefly, to pin the current
-//! [`SuperVersion`] together with their sequence (see `read.rs`); every swap of the super
-//! version holds it.
+//! `write_lock` → `versions` → `sv_lock`; `bg_signal`, `compacting`, the flush queue's lock
+//! (`flush_queue.rs`), the snapshot registry's mutex and the stall state (`stall.rs`) are leaf
+//! locks; `bg_error` (taken under `bg_signal` by waiters testing `stop_waiting`, `waits.rs`)
+//! and the info log's mutex (`info_log.rs`) lie below all of them (taken under any, they take
+//! none). Readers take only `sv_lock`, briefly, to pin the current [`SuperVersion`] together
+//! with their sequence (see `read.rs`); every swap of the super version holds it.
 
 use super::info_log::event;
 use super::snapshots::SnapshotRegistry;
@@ -213,16 +214,20 @@ impl DbInner {
         self.compacting.lock().contains(&number)
     }
 
-    /// Records a background failure: writes fail from now on; reads keep working.
+    /// Records a background failure: writes fail from now on; reads keep working. The first
+    /// failure is kept (an `Error::Background` reporting it again is not nested in it). Every
+    /// waiter is woken: its wait ends on the error (`waits.rs`).
     pub fn set_bg_error(&self, e: &Error) {
         let message = format!("background work failed, database is read-only until reopened: {e}");
         event!(self.info_log, Error, message);
         let mut g = self.bg_error.lock();
         if g.is_none() {
-            *g = Some(Arc::new(crate::iter::copy_error(e)));
+            *g = Some(super::waits::cause_of(e));
         }
         drop(g);
         self.wake_all();
+        let _c = self.compacting.lock();
+        self.compacting_cv.notify_all();
     }
 
     /// Wakes every background thread and every waiting writer.

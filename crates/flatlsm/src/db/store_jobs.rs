@@ -15,7 +15,6 @@ use crate::error::Result;
 use crate::rowtable::build::{shared_prefix_len, RowBound};
 use crate::types::user_key_of;
 use crate::version::{FileMeta, Version, VersionEdit};
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -133,12 +132,13 @@ fn retire(db: &DbInner, inputs: &[Arc<FileMeta>], installed: &VersionEdit) -> Re
 }
 
 /// Installs `unblock` (if any), then waits for a store compaction (running one here without
-/// background threads); `Ok(false)` if the database is closing.
+/// background threads); `Ok(false)` if the database is closing, the background error if
+/// background work failed (no compaction will make room then: `waits.rs`).
 fn wait_for_room(db: &DbInner, unblock: Option<VersionEdit>) -> Result<bool> {
     if let Some(mut edit) = unblock {
         db.install(&mut edit, |_| {})?;
     }
-    if db.shutting_down.load(Ordering::Acquire) {
+    if !db.keep_waiting()? {
         return Ok(false);
     }
     if !db.opts.background_work {
@@ -147,6 +147,7 @@ fn wait_for_room(db: &DbInner, unblock: Option<VersionEdit>) -> Result<bool> {
         return Ok(true);
     }
     db.wake_all();
+    db.sync_point("flush:waiting_for_room");
     let mut g = db.compacting.lock();
     db.compacting_cv.wait_for(&mut g, Duration::from_millis(10));
     Ok(true)
@@ -167,6 +168,7 @@ pub(crate) fn compact_store(db: &DbInner, version: &Arc<Version>) -> Result<bool
     if !db.try_reserve_in(version, &numbers) {
         return Ok(false);
     }
+    db.sync_point("compaction:inputs_reserved");
     let started = Instant::now();
     let ran = job::run_with(&db.job_context(), &job.compaction, version, job.sources);
     let result = ran.and_then(|(mut edit, bytes)| {

@@ -42,7 +42,10 @@ impl SyncPoints {
         let (resume, resume_rx) = channel::<()>();
         let once = Mutex::new(Some((reached_tx, resume_rx)));
         self.set(point, move || {
-            if let Some((reached_tx, resume_rx)) = once.lock().take() {
+            // Taken in a statement of its own: a guard in the `if let` would be held while
+            // this thread waits, and every later thread would wait for it instead of passing.
+            let first = once.lock().take();
+            if let Some((reached_tx, resume_rx)) = first {
                 let _ = reached_tx.send(());
                 let _ = resume_rx.recv();
             }
