@@ -1,9 +1,10 @@
 //! A scan, like a get, stops at the first damage it meets: for every profile, one bit flipped in
 //! one of the profile's own files (SSTs, value logs, PM Logs, and the design's PM regions:
 //! `.pmskl` skiplists, MatrixKV's `matrix.pmc`, SLM-DB's `index.pmbt`) at many deterministic
-//! offsets, then full scans forward and backward. Every entry a scan yields must be the
-//! model's next one; the scan then ends where the model ends or with an error — never with an
-//! entry from an older source surfacing because a newer damaged one was skipped.
+//! offsets, then four scans (whole forward, whole backward, from a `seek`, backward from a
+//! `seek_for_prev`). Every entry a scan yields must be the model's next one; the scan then ends
+//! where the model ends or with an error — never with an entry from an older source surfacing
+//! because a newer damaged one was skipped.
 //!
 //! Regression: the merging iterator left a child that stopped on an error out of the merge and
 //! went on with the others, so a damaged SST let older versions (and deleted keys) of lower
@@ -13,7 +14,7 @@
 mod common;
 
 use flatlsm::pm::simulated::SimulatedPmDevice;
-use flatlsm::{Db, Options, Profile, ReadOptions, WriteBatch, WriteOptions};
+use flatlsm::{Db, DbIterator, Options, Profile, ReadOptions, WriteBatch, WriteOptions};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use std::collections::BTreeMap;
@@ -78,7 +79,7 @@ fn build(profile: Profile) -> Fixture {
 fn write_round(db: &Db, model: &mut Model, round: u32) {
     let w = WriteOptions::default();
     let keys = if round == 3 { 0..300 } else { 0..1200 };
-    for i in keys.filter(|i| round == 0 || (i + round) % 3 == 0) {
+    for i in keys.filter(|i| round == 0 || (i + round).is_multiple_of(3)) {
         let mut b = WriteBatch::new();
         b.put(key(i), value(i, round));
         model.insert(key(i), value(i, round));
@@ -220,7 +221,7 @@ impl Damage<'_> {
 
 impl std::fmt::Display for Damage<'_> {
     fn fmt(&self, out: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(out, "{:?} changed at {} ", self.target, self.at)
+        write!(out, "{:?} changed at {}", self.target, self.at)
     }
 }
 
@@ -260,8 +261,8 @@ fn check_scan(
 
 /// The DbIterator cursor's walk from its position (`step` moves it) as entries, its error last.
 fn walk(
-    mut it: flatlsm::DbIterator,
-    step: fn(&mut flatlsm::DbIterator),
+    mut it: DbIterator,
+    step: fn(&mut DbIterator),
 ) -> impl Iterator<Item = flatlsm::Result<Entry>> {
     let mut done = false;
     std::iter::from_fn(move || {
@@ -278,44 +279,57 @@ fn walk(
     })
 }
 
-/// Opens the damaged copy at `path` and scans it four ways: whole forward, whole backward,
-/// forward from a seek, backward from a `seek_for_prev`.
+/// The four scans of a copy: whole forward, whole backward, forward from a `seek` to the
+/// middle key, backward from a `seek_for_prev` to it.
+#[derive(Clone, Copy, Debug)]
+enum Scan {
+    Forward,
+    Backward,
+    FromSeek,
+    FromSeekForPrev,
+}
+
+/// Opens the damaged copy at `path` and scans it the four ways.
 fn scan_copy(path: &Path, opts: Options, model: &Model) -> Result<(), String> {
     let Ok(db) = Db::open(path, opts) else {
         return Ok(()); // damage found at open
     };
+    for how in [
+        Scan::Forward,
+        Scan::Backward,
+        Scan::FromSeek,
+        Scan::FromSeekForPrev,
+    ] {
+        scan(&db, how, model).map_err(|e| format!("{how:?} scan: {e}"))?;
+    }
+    Ok(())
+}
+
+/// One scan of `db`, held to the model.
+fn scan(db: &Db, how: Scan, model: &Model) -> Result<(), String> {
     let ro = ReadOptions {
         verify_checksums: true,
         ..ReadOptions::default()
     };
+    let Ok(mut it) = db.iter_opt(&ro) else {
+        return Ok(()); // damage found when pinning the sources
+    };
     let owned = |(k, v): (&Vec<u8>, &Vec<u8>)| (k.clone(), v.clone());
     let mid = key(600);
-    let scans: [(&str, fn(&mut flatlsm::DbIterator, &[u8])); 4] = [
-        ("forward", |_, _| {}),
-        ("backward", |_, _| {}),
-        ("seek", |it, k| it.seek(k)),
-        ("seek_for_prev", |it, k| it.seek_for_prev(k)),
-    ];
-    for (name, position) in scans {
-        let Ok(mut it) = db.iter_opt(&ro) else {
-            continue;
-        };
-        position(&mut it, &mid);
-        let outcome = match name {
-            "forward" => check_scan(it, model.iter().map(owned)),
-            "backward" => check_scan(it.rev(), model.iter().rev().map(owned)),
-            "seek" => check_scan(
-                walk(it, |i| i.advance()),
-                model.range(mid.clone()..).map(owned),
-            ),
-            _ => check_scan(
-                walk(it, |i| i.prev()),
-                model.range(..=mid.clone()).rev().map(owned),
-            ),
-        };
-        outcome.map_err(|e| format!("{name} scan: {e}"))?;
+    match how {
+        Scan::Forward => check_scan(it, model.iter().map(owned)),
+        Scan::Backward => check_scan(it.rev(), model.iter().rev().map(owned)),
+        Scan::FromSeek => {
+            it.seek(&mid);
+            let want = model.range(mid.clone()..).map(owned);
+            check_scan(walk(it, DbIterator::advance), want)
+        }
+        Scan::FromSeekForPrev => {
+            it.seek_for_prev(&mid);
+            let want = model.range(..=mid.clone()).rev().map(owned);
+            check_scan(walk(it, DbIterator::prev), want)
+        }
     }
-    Ok(())
 }
 
 /// Copies the fixture (with `damage` applied, if any) and scans the copy.
@@ -337,7 +351,7 @@ fn flips<'a>(f: &Fixture, t: &'a Target, rng: &mut StdRng) -> Vec<Damage<'a>> {
     let (bytes, used) = contents(f, t);
     let tail = used.len().saturating_sub(64);
     let one = |i: usize, rng: &mut StdRng| {
-        let from = if i % 4 == 0 && matches!(t, Target::File(_)) {
+        let from = if i.is_multiple_of(4) && matches!(t, Target::File(_)) {
             tail
         } else {
             0
