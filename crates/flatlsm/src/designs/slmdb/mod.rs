@@ -162,8 +162,9 @@ pub(crate) struct SlmState {
     /// Outputs of selective compactions that no flush has moved a key out of since: leaf-node
     /// scans do not flag them. A window of two SSTs' worth of keys spans about three files even
     /// over perfectly merged outputs, so below that `leaf_node_threshold` would flag every
-    /// output again and compaction would never settle. Invariant: while no flush runs, every
-    /// compaction's inputs are unsettled and its outputs settled, so compactions stop.
+    /// output again and compaction would never settle. Why it settles: while no flush runs,
+    /// leaf scans flag only files no compaction has produced, and every compaction turns its
+    /// inputs into settled outputs, so the files they can flag run out.
     settled: BTreeSet<u64>,
     /// Where the next leaf scan starts.
     scan_cursor: Vec<u8>,
