@@ -6,6 +6,13 @@
 //! children is small (PMTables + one per level), so the minimum (or maximum) is found by a
 //! linear scan, which is faster than a heap at this size and keeps no extra state to invalidate.
 //!
+//! Errors: the merge is valid only while every child's status is Ok. The first error of any
+//! child (a damaged block, a file that will not open, a failed PM read) makes the merge invalid
+//! with that error in `status()`, before any further entry — it never skips the failed child
+//! and goes on merging the others (RocksDB: the iterator turns invalid, `status()` holds the
+//! error). A later positioning call repositions every child; the merge is valid again only if
+//! every child then reports Ok (most children keep their first error, so it stays invalid).
+//!
 //! Invariant (as in LevelDB's MergingIterator): moving forward, every child is on its first
 //! entry that comes after the merged position, or on the current entry itself for the current
 //! child; moving backward, every child is on its last entry that comes before it. Switching
@@ -69,8 +76,13 @@ impl<'a> MergingIterator<'a> {
         self.current = self.pick(|m, i, best| m.comes_before(best, i));
     }
 
-    /// The valid child that `better` prefers over all others.
+    /// The valid child that `better` prefers over all others; none once any child has met an
+    /// error. A scan must stop at the first damage: merging on without the failed child would
+    /// let the older versions (and deleted keys) it shadows surface from the other children.
     fn pick(&self, better: impl Fn(&Self, usize, usize) -> bool) -> Option<usize> {
+        if self.children.iter().any(|c| c.status().is_err()) {
+            return None;
+        }
         let mut best: Option<usize> = None;
         for (i, child) in self.children.iter().enumerate() {
             if child.valid() && best.is_none_or(|b| better(self, i, b)) {

@@ -174,3 +174,125 @@ fn merging_iterator_random_walk_over_overlapping_children_matches_model() {
         check_random_walk(&mut merging(&children), &model, seed + 100, 1500);
     }
 }
+
+/// A source whose entry `poison` is damaged: moving onto it (either way, or by a seek) makes
+/// the cursor invalid with a corruption error, which it keeps, as a damaged SST block would.
+struct Damaged {
+    inner: VecIterator,
+    poison: Vec<u8>,
+    failed: bool,
+}
+
+impl Damaged {
+    fn boxed(entries: Entries, poison: Vec<u8>) -> Box<dyn InternalIterator> {
+        let inner = VecIterator::new(entries);
+        Box::new(Damaged {
+            inner,
+            poison,
+            failed: false,
+        })
+    }
+
+    fn moved(&mut self) {
+        self.failed |= self.inner.valid() && self.inner.key() == self.poison.as_slice();
+    }
+}
+
+impl InternalIterator for Damaged {
+    fn valid(&self) -> bool {
+        !self.failed && self.inner.valid()
+    }
+    fn seek_to_first(&mut self) {
+        self.inner.seek_to_first();
+        self.moved();
+    }
+    fn seek(&mut self, target: &[u8]) {
+        self.inner.seek(target);
+        self.moved();
+    }
+    fn next(&mut self) {
+        self.inner.next();
+        self.moved();
+    }
+    fn seek_to_last(&mut self) {
+        self.inner.seek_to_last();
+        self.moved();
+    }
+    fn prev(&mut self) {
+        self.inner.prev();
+        self.moved();
+    }
+    fn key(&self) -> &[u8] {
+        self.inner.key()
+    }
+    fn value(&self) -> &[u8] {
+        self.inner.value()
+    }
+    fn status(&self) -> crate::error::Result<()> {
+        match self.failed {
+            true => Err(crate::error::Error::corruption(
+                "000009.sst",
+                4096,
+                "bad crc",
+            )),
+            false => Ok(()),
+        }
+    }
+}
+
+/// A newer source damaged at `b@9` over an older one holding every key at sequence 1.
+fn newer_damaged_over_older() -> MergingIterator<'static> {
+    let newer = entries(&[("a", 9), ("b", 9), ("c", 9)], 0);
+    let older = entries(&[("a", 1), ("b", 1), ("c", 1), ("d", 1)], 1);
+    let newer = Damaged::boxed(newer, ik("b", 9));
+    MergingIterator::new(vec![newer, Box::new(VecIterator::new(older))])
+}
+
+/// The merge's entries from its position on (`step` moves it), and whether it ended on an error.
+fn walk_from(
+    it: &mut MergingIterator<'_>,
+    step: fn(&mut MergingIterator<'_>),
+) -> (Vec<String>, bool) {
+    let mut got = Vec::new();
+    while it.valid() {
+        got.push(value_of(it));
+        step(it);
+    }
+    (got, it.status().is_err())
+}
+
+/// Regression: the merge left a child that stopped on an error out and went on with the
+/// others, so the older source's `b@1`, `c@1`, ... surfaced before the error was reported.
+#[test]
+fn a_child_error_stops_the_merge_before_any_further_entry_forward_backward_and_after_seeks() {
+    let mut it = newer_damaged_over_older();
+    it.seek_to_first();
+    // Stepping past a@9 moves the newer child onto the damage: even a@1 is not yielded.
+    assert_eq!(
+        walk_from(&mut it, |i| i.next()),
+        (vec!["a@9/0".into()], true)
+    );
+    let mut it = newer_damaged_over_older();
+    it.seek_to_last();
+    let back = vec!["d@1/1".into(), "c@1/1".into(), "c@9/0".into()];
+    assert_eq!(walk_from(&mut it, |i| i.prev()), (back, true));
+    let mut it = newer_damaged_over_older();
+    it.seek(&ik("b", 20));
+    assert_eq!(walk_from(&mut it, |i| i.next()), (Vec::new(), true));
+    let mut it = newer_damaged_over_older();
+    it.seek_for_prev(&ik("b", 0));
+    assert_eq!(walk_from(&mut it, |i| i.prev()), (Vec::new(), true));
+}
+
+/// Switching direction re-seeks the other children: an error met there stops the merge too.
+#[test]
+fn a_child_error_met_while_switching_direction_stops_the_merge() {
+    let newer = entries(&[("a", 9), ("b", 9), ("d", 9)], 0);
+    let older = entries(&[("a", 1), ("c", 1), ("e", 1)], 1);
+    let newer = Damaged::boxed(newer, ik("b", 9));
+    let mut it = MergingIterator::new(vec![newer, Box::new(VecIterator::new(older))]);
+    it.seek(&ik("c", 20)); // the newer child lands on d@9, never having been on b@9
+    assert_eq!(value_of(&it), "c@1/1");
+    it.prev(); // switching, the newer child steps back from d@9 onto the damaged b@9
+    assert_eq!(walk_from(&mut it, |i| i.prev()), (Vec::new(), true));
+}

@@ -156,10 +156,13 @@ fn wait_for_room(db: &DbInner, unblock: Option<VersionEdit>) -> Result<bool> {
 /// Runs the store's next compaction into level 1, if one is due; `Ok(false)` if none is (or its
 /// L1 files are held by another job). The caller holds `compaction_lock`.
 pub(crate) fn compact_store(db: &DbInner, version: &Arc<Version>) -> Result<bool> {
-    let snapshots = db.snapshots.oldest(db.visible()) < db.visible();
+    let snapshots = || {
+        let visible = db.visible();
+        db.snapshots.oldest(visible) < visible
+    };
     let Some(job) = db
         .design
-        .store_compaction(version, &db.table_cache, snapshots)?
+        .store_compaction(version, &db.table_cache, &snapshots)?
     else {
         return Ok(false);
     };

@@ -193,12 +193,14 @@ pub(crate) trait Design: Send + Sync {
         0
     }
     /// The next compaction out of the store, if one is due; its inputs are read through
-    /// `tables`, and versions only an open snapshot can read are kept if `snapshots`.
+    /// `tables`, and versions only an open snapshot can read are kept if `snapshots()` says
+    /// one is open (asked when the design decides: a snapshot taken after the answer reads at
+    /// a sequence no older than the one visible then).
     fn store_compaction(
         &self,
         _version: &Version,
         _tables: &Arc<TableCache>,
-        _snapshots: bool,
+        _snapshots: &dyn Fn() -> bool,
     ) -> Result<Option<StoreCompaction>> {
         Ok(None)
     }

@@ -307,7 +307,7 @@ impl Design for MatrixKvDesign {
         &self,
         version: &Version,
         _tables: &Arc<TableCache>,
-        _snapshots: bool,
+        _snapshots: &dyn Fn() -> bool,
     ) -> Result<Option<StoreCompaction>> {
         let container = self.container()?;
         let view = container.view();

@@ -12,9 +12,12 @@
 //! upserts or removes it again. A get that meets such an entry searches the SSTs instead.
 //!
 //! Selective compaction (`selective.rs`): live-key counts (the tree's entries per file, counted
-//! at open and kept as keys move), leaf-node scans flagging files, candidates merged in groups
-//! (the most overlapped candidate and those overlapping it) keeping only the keys the tree still
-//! points at in each input. Commit order, instead of SLM-DB's compaction log: the outputs are
+//! at open and kept as keys move), leaf-node scans flagging files (never a compaction's outputs
+//! until a flush moves a key out of them, so compaction settles for every threshold),
+//! candidates merged in groups (the most overlapped candidate and those overlapping it) keeping
+//! only the keys the tree points at in each input as it stood at the pick (once a flush changes
+//! it mid-job, everything is kept for snapshots taken meanwhile, and the outputs parked). Commit
+//! order, instead of SLM-DB's compaction log: the outputs are
 //! synced and installed by one edit (inputs still named); the tree then follows each key from an
 //! input onto its copy (a conditional replace, never over a newer flush's entry); only then does
 //! a second edit delete the inputs. A crash between the edits leaves both named and every tree
@@ -61,7 +64,9 @@ pub struct SlmDbOptions {
     /// (default 0.7).
     pub live_key_threshold: f64,
     /// A leaf-node scan flags the files behind its window of keys (two SSTs' worth) when there
-    /// are more than this many (default 10).
+    /// are more than this many (default 10). Outputs of selective compactions are not flagged
+    /// until a flush moves a key out of them: a window spans about three files even over
+    /// merged outputs, so any value converges.
     pub leaf_node_threshold: usize,
     /// Selective compaction runs once more SSTs than this are candidates (default 4).
     pub compaction_trigger: usize,
@@ -154,14 +159,22 @@ pub(crate) struct SlmState {
     live: BTreeMap<u64, u64>,
     /// Files leaf scans flagged.
     flagged: BTreeSet<u64>,
+    /// Outputs of selective compactions that no flush has moved a key out of since: leaf-node
+    /// scans do not flag them. A window of two SSTs' worth of keys spans about three files even
+    /// over perfectly merged outputs, so below that `leaf_node_threshold` would flag every
+    /// output again and compaction would never settle. Why it settles: while no flush runs,
+    /// leaf scans flag only files no compaction has produced, and every compaction turns its
+    /// inputs into settled outputs, so the files they can flag run out.
+    settled: BTreeSet<u64>,
     /// Where the next leaf scan starts.
     scan_cursor: Vec<u8>,
     /// Outputs of compactions that ran while a snapshot was open and kept what only it may
     /// read: not candidates again until no snapshot is open (else they would be merged over
     /// and over, keeping the same entries).
     parked: BTreeSet<u64>,
-    /// The running compaction keeps entries for snapshots (its outputs are parked).
-    parking: bool,
+    /// What the running compaction keeps for snapshots (if it keeps any, its outputs are
+    /// parked).
+    keep: Arc<selective::Keep>,
     /// Level 0 of the latest installed version.
     files: Vec<Arc<FileMeta>>,
     /// Tombstones a compaction kept in each output because older versions of their keys lie
@@ -218,6 +231,7 @@ impl SlmDbDesign {
             if let Some(n) = state.live.get_mut(&old) {
                 *n = n.saturating_sub(1);
             }
+            state.settled.remove(&old); // a flush changed it: leaf scans judge it again
         }
         self.refresh(&state);
     }
@@ -229,7 +243,11 @@ impl SlmDbDesign {
         let window = (2 * entries / files).max(2) as usize;
         let threshold = self.options.leaf_node_threshold;
         let (flagged, next) = selective::leaf_scan(tree, &state.scan_cursor, window, threshold)?;
-        state.flagged.extend(flagged);
+        let unsettled: Vec<u64> = flagged
+            .into_iter()
+            .filter(|n| !state.settled.contains(n))
+            .collect();
+        state.flagged.extend(unsettled);
         state.scan_cursor = next;
         Ok(())
     }
@@ -242,14 +260,14 @@ impl SlmDbDesign {
         version: &Version,
         tables: &Arc<TableCache>,
         group: Vec<Arc<FileMeta>>,
-        snapshots: bool,
+        keep: Arc<selective::Keep>,
     ) -> Result<StoreCompaction> {
         let sources = group
             .iter()
             .map(|f| {
                 let it = LevelIterator::new(vec![f.clone()], tables.clone());
-                let valid =
-                    selective::ValidKeys::stream(Box::new(it), f.number, tree.clone(), snapshots);
+                let (tree, keep) = (tree.clone(), keep.clone());
+                let valid = selective::ValidKeys::stream(Box::new(it), f.number, tree, keep);
                 Box::new(valid) as Box<dyn crate::iter::InternalIterator>
             })
             .collect();
@@ -380,15 +398,20 @@ impl Design for SlmDbDesign {
         &self,
         version: &Version,
         tables: &Arc<TableCache>,
-        snapshots: bool,
+        snapshots: &dyn Fn() -> bool,
     ) -> Result<Option<StoreCompaction>> {
         let tree = self.btree()?.clone();
+        // The mark first: a snapshot taken after `snapshots()` answers reads every version
+        // the tree names at the mark (`selective::Keep`).
+        let mark = tree.changes();
+        let snapshots = snapshots();
+        let keep = selective::Keep::new(mark, snapshots);
         let group = {
             let mut state = self.state.lock();
             if !snapshots {
                 state.parked.clear();
             }
-            state.parking = snapshots;
+            state.keep = keep.clone();
             let named: BTreeSet<u64> = version.levels[0].iter().map(|f| f.number).collect();
             state.flagged.extend(self.scattered.take());
             // Files under a range tombstone every reader sees are due at once (the merge
@@ -407,7 +430,7 @@ impl Design for SlmDbDesign {
             }
             selective::pick(&cands, self.options.max_compaction_files)
         };
-        Ok(Some(self.job(&tree, version, tables, group, snapshots)?))
+        Ok(Some(self.job(&tree, version, tables, group, keep)?))
     }
 
     /// Moves every key the tree still points at in a retired input onto its copy in the
@@ -439,8 +462,10 @@ impl Design for SlmDbDesign {
             state.flagged.remove(n);
             state.parked.remove(n);
             state.pinned.remove(n);
+            state.settled.remove(n);
         }
-        match state.parking {
+        state.settled.extend(outputs.iter().map(|f| f.number));
+        match state.keep.keeps_all() {
             true => state.parked.extend(outputs.iter().map(|f| f.number)),
             false => state.pinned.extend(kept),
         }

@@ -12,6 +12,7 @@ use crate::types::{parse_internal_key, user_key_of, ValueKind};
 use crate::version::FileMeta;
 use std::collections::BTreeSet;
 use std::ops::Bound;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 /// Files of `files` whose `live` entries are below `threshold` of all, or flagged by a scan.
@@ -120,15 +121,53 @@ fn flagged(files: BTreeSet<u64>, threshold: usize) -> Vec<u64> {
     }
 }
 
+/// Whether one selective compaction keeps the entries only a snapshot may read, shared by its
+/// inputs' [`ValidKeys`] and read back when its outputs are installed (kept ones are parked).
+///
+/// Rule: the tree's answers prove an entry dead only as the tree stood at the pick, `mark`
+/// changes ago, when no snapshot could read older versions: every version it then named was
+/// visible, so every snapshot taken since reads it (or a newer one). A flush indexed during the
+/// job may name a version a snapshot taken in between cannot read (the entry here is then that
+/// snapshot's), so once the tree's change count moves, every entry is kept for the rest of the
+/// job. (Deciding by the live tree alone lost snapshot data under concurrent flushes.)
+#[derive(Debug, Default)]
+pub(super) struct Keep {
+    /// The tree's change count read before the pick asked about snapshots.
+    mark: u64,
+    /// Set from the start if a snapshot was open, or once the tree changed.
+    all: AtomicBool,
+}
+
+impl Keep {
+    /// Keeps everything if `snapshots`, else what the tree at change count `mark` leaves live.
+    pub fn new(mark: u64, snapshots: bool) -> Arc<Keep> {
+        let all = AtomicBool::new(snapshots);
+        Arc::new(Keep { mark, all })
+    }
+
+    /// True once the job keeps (or kept) entries only a snapshot may read.
+    pub fn keeps_all(&self) -> bool {
+        self.all.load(Ordering::Acquire)
+    }
+
+    /// Whether to keep a dead-looking entry the tree just judged (its answer read before this).
+    fn invalid(&self, tree: &PmBtree) -> bool {
+        if tree.changes() != self.mark {
+            self.all.store(true, Ordering::Release);
+        }
+        self.keeps_all()
+    }
+}
+
 /// The entries of input SST `file` a selective compaction keeps (a [`KeepRule`] over the file's
 /// stream): every version of a key the B+-tree points at in this file; for a key it lacks
 /// (deleted), the newest entry here if it is a tombstone (older versions may lie in files
 /// outside the job: the compaction's shadows decide whether it must stay); and — only while a
-/// snapshot may read them — everything else.
+/// snapshot may read them ([`Keep`]) — everything else.
 pub(super) struct ValidKeys {
     file: u64,
     tree: Arc<PmBtree>,
-    keep_invalid: bool,
+    keep: Arc<Keep>,
     /// The current user key, and what the tree says of it.
     key: Option<(Vec<u8>, Verdict)>,
 }
@@ -150,12 +189,12 @@ impl ValidKeys {
         inner: Box<dyn InternalIterator>,
         file: u64,
         tree: Arc<PmBtree>,
-        keep_invalid: bool,
+        keep: Arc<Keep>,
     ) -> Forward<Box<dyn InternalIterator>, ValidKeys> {
         let rule = ValidKeys {
             file,
             tree,
-            keep_invalid,
+            keep,
             key: None,
         };
         Forward::with_rule(inner, rule)
@@ -190,7 +229,7 @@ impl KeepRule for ValidKeys {
         Ok(match verdict {
             Verdict::Here => true,
             Verdict::Deleted if newest && tombstone => true,
-            _ => self.keep_invalid,
+            _ => self.keep.invalid(&self.tree),
         })
     }
 }
@@ -199,6 +238,9 @@ impl KeepRule for ValidKeys {
 mod tests {
     use super::*;
     use crate::compaction::policy::test_files::file;
+    use crate::iter::VecIterator;
+    use crate::pmbtree::{Location, NODE_SIZE};
+    use crate::types::make_internal_key;
 
     #[test]
     fn overlap_ratios_follow_the_papers_formula_past_a_shared_prefix() {
@@ -245,5 +287,85 @@ mod tests {
         assert_eq!(picked, vec![1]);
         let flagged = BTreeSet::from([2]);
         assert_eq!(candidates(&files, &live, &flagged, 0.7).len(), 2);
+    }
+
+    /// A tree in a fresh simulated region.
+    fn tree() -> Arc<PmBtree> {
+        use crate::pm::{PmDevice, SimulatedPmDevice};
+        let device = SimulatedPmDevice::new();
+        let region = device.create_region("t.pmbt", 16 * NODE_SIZE).unwrap();
+        Arc::new(PmBtree::create(region).unwrap())
+    }
+
+    fn at(file: u64) -> Location {
+        Location {
+            file,
+            offset: 0,
+            size: 1,
+        }
+    }
+
+    /// Input file 5 of a selective compaction: one version of each of `keys` (sequence 1).
+    fn input(
+        keys: &[&str],
+        tree: &Arc<PmBtree>,
+        keep: &Arc<Keep>,
+    ) -> Forward<Box<dyn InternalIterator>, ValidKeys> {
+        let entries = keys
+            .iter()
+            .map(|k| {
+                (
+                    make_internal_key(k.as_bytes(), 1, ValueKind::Value),
+                    b"v".to_vec(),
+                )
+            })
+            .collect();
+        let inner = Box::new(VecIterator::new(entries)) as Box<dyn InternalIterator>;
+        ValidKeys::stream(inner, 5, tree.clone(), keep.clone())
+    }
+
+    /// Regression: the verdicts read the live tree, so a flush indexed during the compaction
+    /// (writes after a snapshot taken since the pick) made the entries that snapshot reads look
+    /// dead, and they were dropped: the model test's snapshot scans lost keys.
+    #[test]
+    fn entries_a_flush_during_the_compaction_supersedes_are_kept_for_snapshots_taken_meanwhile() {
+        let tree = tree();
+        tree.upsert(b"a", at(7)).unwrap(); // superseded before the pick
+        tree.upsert(b"b", at(5)).unwrap();
+        tree.upsert(b"c", at(5)).unwrap();
+        tree.upsert(b"d", at(5)).unwrap();
+        let keep = Keep::new(tree.changes(), false);
+        let mut it = input(&["a", "b", "c", "d"], &tree, &keep);
+        it.seek_to_first();
+        assert_eq!(
+            user_key_of(it.key()),
+            b"b",
+            "a is dead as the tree stood at the pick"
+        );
+        assert!(!keep.keeps_all());
+        // A snapshot is taken; then c is overwritten and d deleted, and that flush is indexed.
+        tree.upsert(b"c", at(9)).unwrap();
+        tree.remove(b"d").unwrap();
+        let mut rest = Vec::new();
+        it.next();
+        while it.valid() {
+            rest.push(user_key_of(it.key()).to_vec());
+            it.next();
+        }
+        assert_eq!(rest, [b"c".to_vec(), b"d".to_vec()]);
+        assert!(
+            keep.keeps_all(),
+            "the outputs hold entries for snapshots: parked"
+        );
+    }
+
+    #[test]
+    fn with_a_snapshot_open_at_the_pick_every_entry_is_kept() {
+        let tree = tree();
+        tree.upsert(b"a", at(7)).unwrap();
+        let keep = Keep::new(tree.changes(), true);
+        let mut it = input(&["a", "b"], &tree, &keep);
+        it.seek_to_first();
+        assert_eq!(user_key_of(it.key()), b"a");
     }
 }
