@@ -100,3 +100,46 @@ pub fn for_profile(dir: &Path, profile: flatlsm::Profile) -> Options {
         _ => msync(dir, 1),
     }
 }
+
+/// Round `round`'s value of key number `i`: every third is 150 bytes (separated in the
+/// profiles that separate), the rest 20.
+pub fn round_value(i: u32, round: u32) -> Vec<u8> {
+    let len = if i.is_multiple_of(3) { 150 } else { 20 }; // some values are separated
+    let mut v = format!("value-{i}-{round}-").into_bytes();
+    v.resize(len, b'x');
+    v
+}
+
+/// Writes keys `prefix-0..n` (round `round`), deleting every seventh, into `db` and `model`.
+pub fn write_rounds(
+    db: &flatlsm::Db,
+    model: &mut std::collections::BTreeMap<Vec<u8>, Vec<u8>>,
+    prefix: &str,
+    n: u32,
+    round: u32,
+) {
+    for i in 0..n {
+        let key = format!("{prefix}-{i:05}").into_bytes();
+        if i % 7 == 6 && round > 0 {
+            db.delete(&key).unwrap();
+            model.remove(&key);
+        } else {
+            db.put(&key, round_value(i, round)).unwrap();
+            model.insert(key, round_value(i, round));
+        }
+    }
+}
+
+/// Copies a database directory (recursively, without its LOCK file).
+pub fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let dst = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &dst);
+        } else if e.file_name() != "LOCK" {
+            std::fs::copy(e.path(), &dst).unwrap();
+        }
+    }
+}

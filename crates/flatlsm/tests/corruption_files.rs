@@ -3,6 +3,8 @@
 //! [`Error::Corruption`] that names the damaged file and an offset inside it, or exactly the data
 //! that was written; never a panic, never wrong or silently missing data.
 
+mod common;
+
 use flatlsm::{Db, Error, Options, PmModeOption, ReadOptions, WriteBatch, WriteOptions};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -117,7 +119,7 @@ enum Outcome {
 fn check_copy(f: &Fixture, damage: impl FnOnce(&Path), damaged: Option<(&Path, &str)>) -> Outcome {
     let tmp = tempfile::tempdir().unwrap();
     let copy = tmp.path().join("db");
-    copy_dir(&f.db, &copy);
+    common::copy_dir(&f.db, &copy);
     damage(&copy);
     let what = damaged.map_or("nothing", |d| d.1);
     let result = catch_unwind(AssertUnwindSafe(|| read_everything(&copy, &f.model)));
@@ -193,19 +195,6 @@ fn read_everything(path: &Path, model: &Model) -> Result<(), ReadFailure> {
         )));
     }
     Ok(())
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let dst = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &dst);
-        } else if e.file_name() != "LOCK" {
-            std::fs::copy(e.path(), &dst).unwrap();
-        }
-    }
 }
 
 /// Files of the fixture (relative paths) whose name ends with `suffix` or starts with `prefix`.

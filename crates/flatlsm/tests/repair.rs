@@ -15,37 +15,16 @@ fn options(dir: &Path, profile: Profile) -> Options {
     common::for_profile(dir, profile)
 }
 
-fn value(i: u32, round: u32) -> Vec<u8> {
-    let len = if i.is_multiple_of(3) { 150 } else { 20 }; // some values are separated
-    let mut v = format!("value-{i}-{round}-").into_bytes();
-    v.resize(len, b'x');
-    v
-}
-
-/// Writes keys `prefix-0..n` (round `round`), deleting every seventh, into `db` and `model`.
-fn write(db: &Db, model: &mut Model, prefix: &str, n: u32, round: u32) {
-    for i in 0..n {
-        let key = format!("{prefix}-{i:05}").into_bytes();
-        if i % 7 == 6 && round > 0 {
-            db.delete(&key).unwrap();
-            model.remove(&key);
-        } else {
-            db.put(&key, value(i, round)).unwrap();
-            model.insert(key, value(i, round));
-        }
-    }
-}
-
 /// A database with data in SSTs (flushed and compacted) and in write buffers.
 fn populate(dir: &Path, opts: &Options) -> Model {
     let mut model = Model::new();
     let db = Db::open(dir, opts.clone()).unwrap();
-    write(&db, &mut model, "k", 2000, 0);
+    common::write_rounds(&db, &mut model, "k", 2000, 0);
     db.flush().unwrap();
     db.compact_range(None, None).unwrap();
-    write(&db, &mut model, "k", 2000, 1);
+    common::write_rounds(&db, &mut model, "k", 2000, 1);
     db.flush().unwrap();
-    write(&db, &mut model, "k", 300, 2); // stays in write buffers
+    common::write_rounds(&db, &mut model, "k", 300, 2); // stays in write buffers
     db.close().unwrap();
     model
 }
@@ -134,7 +113,7 @@ fn matrixkv_rows_are_kept_by_repair_as_level_0_files() {
     assert!(new.count() > 0, "the rows were written as SSTs: {report}");
     assert_contents(dir.path(), &opts, &model);
     let db = Db::open(dir.path(), opts.clone()).unwrap();
-    write(&db, &mut model, "k", 2000, 3); // new rows in the freed container
+    common::write_rounds(&db, &mut model, "k", 2000, 3); // new rows in the freed container
     db.close().unwrap();
     assert_contents(dir.path(), &opts, &model);
 }
@@ -147,9 +126,9 @@ fn a_damaged_matrixkv_row_is_reported_and_the_container_kept_in_lost() {
     let opts = options(dir.path(), Profile::MatrixKv);
     let mut model = Model::new();
     let db = Db::open(dir.path(), opts.clone()).unwrap();
-    write(&db, &mut model, "a", 300, 0);
+    common::write_rounds(&db, &mut model, "a", 300, 0);
     db.flush().unwrap();
-    write(&db, &mut model, "b", 300, 0);
+    common::write_rounds(&db, &mut model, "b", 300, 0);
     db.flush().unwrap();
     db.close().unwrap();
     let pm = opts.pm_device.clone().expect("a simulated PM device");
@@ -234,7 +213,7 @@ fn range_deletes_survive_a_repair_of_a_manifest_damaged_after_them() {
     db.delete_range("k-00100", "k-00200").unwrap();
     model.retain(|k, _| !(b"k-00100".as_slice()..b"k-00200".as_slice()).contains(&k.as_slice()));
     for round in 4..7 {
-        write(&db, &mut model, "m", 300, round);
+        common::write_rounds(&db, &mut model, "m", 300, round);
         db.flush().unwrap(); // more manifest records after the tombstone's
     }
     db.close().unwrap();
@@ -284,7 +263,7 @@ fn write_buffers_are_kept_by_repair() {
     let opts = options(dir.path(), Profile::FlatLsm);
     let mut model = Model::new();
     let db = Db::open(dir.path(), opts.clone()).unwrap();
-    write(&db, &mut model, "k", 100, 0); // never flushed
+    common::write_rounds(&db, &mut model, "k", 100, 0); // never flushed
     drop(db);
     remove_manifest(dir.path());
     let report = repair(dir.path(), opts.clone()).unwrap();
@@ -328,11 +307,11 @@ fn a_corrupted_sst_is_moved_to_lost_and_the_rest_is_recovered() {
     opts.kv_separation_threshold = usize::MAX; // values inline: a lost SST loses only its keys
     let mut model = Model::new();
     let db = Db::open(dir.path(), opts.clone()).unwrap();
-    write(&db, &mut model, "a", 500, 0);
+    common::write_rounds(&db, &mut model, "a", 500, 0);
     db.flush().unwrap();
     db.wait_for_background_work().unwrap();
     let first = ssts(dir.path());
-    write(&db, &mut model, "b", 500, 0);
+    common::write_rounds(&db, &mut model, "b", 500, 0);
     db.flush().unwrap();
     db.close().unwrap();
     let victim = ssts(dir.path())
@@ -394,8 +373,8 @@ fn repair_never_lets_an_old_version_in_a_compaction_output_shadow_a_newer_one() 
                 .wrapping_mul(6364136223846793005)
                 .wrapping_add(1442695040888963407);
             let key = format!("k-{:05}", (x >> 33) % 20000).into_bytes();
-            db.put(&key, value(round, round)).unwrap();
-            model.insert(key, value(round, round));
+            db.put(&key, common::round_value(round, round)).unwrap();
+            model.insert(key, common::round_value(round, round));
         }
         db.close().unwrap();
         remove_manifest(dir.path());

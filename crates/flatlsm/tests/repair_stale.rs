@@ -16,27 +16,6 @@ use std::path::Path;
 
 type Model = BTreeMap<Vec<u8>, Vec<u8>>;
 
-fn value(i: u32, round: u32) -> Vec<u8> {
-    let len = if i.is_multiple_of(3) { 150 } else { 20 }; // some values are separated
-    let mut v = format!("value-{i}-{round}-").into_bytes();
-    v.resize(len, b'x');
-    v
-}
-
-/// Writes keys `prefix-0..n` (round `round`), deleting every seventh after round 0.
-fn write(db: &Db, model: &mut Model, prefix: &str, n: u32, round: u32) {
-    for i in 0..n {
-        let key = format!("{prefix}-{i:05}").into_bytes();
-        if i % 7 == 6 && round > 0 {
-            db.delete(&key).unwrap();
-            model.remove(&key);
-        } else {
-            db.put(&key, value(i, round)).unwrap();
-            model.insert(key, value(i, round));
-        }
-    }
-}
-
 /// The manifest files and CURRENT of `dir`: (name, contents).
 fn manifest_files(dir: &Path) -> Vec<(String, Vec<u8>)> {
     let mut v: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir)
@@ -65,16 +44,16 @@ fn restore_manifest_files(dir: &Path, saved: &[(String, Vec<u8>)]) {
 fn database_with_a_stale_manifest(dir: &Path, opts: &Options) -> Model {
     let mut model = Model::new();
     let db = Db::open(dir, opts.clone()).unwrap();
-    write(&db, &mut model, "a", 300, 0);
+    common::write_rounds(&db, &mut model, "a", 300, 0);
     db.close().unwrap();
     let saved = manifest_files(dir);
     let db = Db::open(dir, opts.clone()).unwrap();
-    write(&db, &mut model, "k", 2000, 0);
+    common::write_rounds(&db, &mut model, "k", 2000, 0);
     db.flush().unwrap();
     db.compact_range(None, None).unwrap();
-    write(&db, &mut model, "k", 2000, 1);
+    common::write_rounds(&db, &mut model, "k", 2000, 1);
     db.flush().unwrap();
-    write(&db, &mut model, "k", 300, 2); // stays in write buffers
+    common::write_rounds(&db, &mut model, "k", 300, 2); // stays in write buffers
     db.close().unwrap();
     restore_manifest_files(dir, &saved);
     model
@@ -148,11 +127,11 @@ fn a_write_buffer_newer_than_the_manifest_marks_it_stale() {
     let opts = common::for_profile(dir.path(), Profile::FlatLsm);
     let mut model = Model::new();
     let db = Db::open(dir.path(), opts.clone()).unwrap();
-    write(&db, &mut model, "a", 100, 0);
+    common::write_rounds(&db, &mut model, "a", 100, 0);
     db.close().unwrap();
     let saved = manifest_files(dir.path());
     let db = Db::open(dir.path(), opts.clone()).unwrap();
-    write(&db, &mut model, "b", 100, 0); // into a new PM Log the old manifest never saw
+    common::write_rounds(&db, &mut model, "b", 100, 0); // into a new PM Log the old manifest never saw
     db.close().unwrap();
     restore_manifest_files(dir.path(), &saved);
     let report = repair(dir.path(), opts.clone()).unwrap();

@@ -160,19 +160,6 @@ fn files(dir: &Path, rel: &Path) -> Vec<PathBuf> {
     out
 }
 
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let dst = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &dst);
-        } else if e.file_name() != "LOCK" {
-            std::fs::copy(e.path(), &dst).unwrap();
-        }
-    }
-}
-
 /// The target's bytes, and the offsets worth flipping: every byte of a file; the non-zero
 /// bytes of a region (most of a region is unused space).
 fn contents(f: &Fixture, t: &Target) -> (Vec<u8>, Vec<usize>) {
@@ -197,7 +184,7 @@ struct Damage<'a> {
 impl Damage<'_> {
     /// Copies the fixture into `to`; returns the copy's PM device.
     fn copy(f: &Fixture, to: &Path) -> Arc<SimulatedPmDevice> {
-        copy_dir(&f.db, to);
+        common::copy_dir(&f.db, to);
         match &f.device {
             Some(d) => d.crash_process(),
             None => SimulatedPmDevice::new(),
