@@ -35,6 +35,7 @@ mod repair_merge;
 mod repair_report;
 mod repair_scan;
 mod repair_stale;
+mod repair_wals;
 mod skiplist_recovery;
 pub(crate) mod snapshots;
 mod stall;
