@@ -43,8 +43,7 @@ use super::skiplist_recovery::recover_skiplists;
 use super::snapshots::SnapshotRegistry;
 use super::state::{BgSignal, DbInner, SuperVersion, VersionState};
 use super::stats::Counters;
-use super::wal_recovery::{recover_from_wal, start_wals};
-use super::wal_rules::KeptWal;
+use super::wal_recovery::{recover_from_wal, start_wals, RecoveredWals};
 use crate::buffer::skiplist::{parse_skiplist_region_name, SkiplistBuffer};
 use crate::buffer::BufferRef;
 use crate::designs::check_profile;
@@ -212,7 +211,7 @@ pub(super) struct Recovered {
     /// The redirect tables the version names, loaded and verified.
     pub redirects: Vec<Arc<RedirectTable>>,
     /// The write-ahead logs of `tables` (designs with them), sealed before the new manifest.
-    pub wals: Vec<KeptWal>,
+    pub wals: RecoveredWals,
 }
 
 /// Plans the PM Logs, verifies the recovered state against the files present and rebuilds the
@@ -268,7 +267,7 @@ fn recover_read_only(
         remove,
         emptied,
         redirects,
-        wals: Vec::new(),
+        wals: RecoveredWals::default(),
     })
 }
 
@@ -357,7 +356,13 @@ fn commit_open(
     };
     let wal_dir = opts.wal_dir_for(path);
     let wal = match design.uses_wal() {
-        true => Some(start_wals(&*fs, &wal_dir, &wals, next + 1, wal_after)?),
+        true => Some(start_wals(
+            &*fs,
+            &wal_dir,
+            wals,
+            (next + 1, wal_after),
+            &info_log,
+        )?),
         false => None,
     };
     state.next_file_number = next + 2;
