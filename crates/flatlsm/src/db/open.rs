@@ -345,8 +345,8 @@ fn commit_open(
     design.open_store(path, &opts, &state.version)?;
     let next = next_file_number(&*fs, path, &pm, &state)?;
     let tables_seq = tables.iter().map(|t| t.max_sequence()).max();
-    // Where the recovered logs end (a power loss may have taken writes below last_sequence).
-    let wal_after = tables_seq.unwrap_or(state.last_sequence);
+    // The new log's number; where the recovered logs end (maybe below last_sequence).
+    let wal_start = (next + 1, tables_seq.unwrap_or(state.last_sequence));
     state.last_sequence = state.last_sequence.max(tables_seq.unwrap_or(0));
     // Created before the snapshot, so the snapshot records it before any write goes into it
     // (its write-ahead log too, for designs with one, once the logs recovered are sealed).
@@ -356,13 +356,7 @@ fn commit_open(
     };
     let wal_dir = opts.wal_dir_for(path);
     let wal = match design.uses_wal() {
-        true => Some(start_wals(
-            &*fs,
-            &wal_dir,
-            wals,
-            (next + 1, wal_after),
-            &info_log,
-        )?),
+        true => Some(start_wals(&*fs, &wal_dir, wals, wal_start, &info_log)?),
         false => None,
     };
     state.next_file_number = next + 2;

@@ -1,6 +1,7 @@
 //! Which write-ahead logs recovery replays, and how far. One place decides, for `Db::open`
-//! (`db/wal_recovery.rs`, which refuses, or recovers to a point in time) and `inspect::check`
-//! (which reports every problem); docs/wal-format.md ("Recovery rule") states the same rules.
+//! (`db/wal_recovery.rs`, which refuses, or recovers to a point in time), `inspect::check`
+//! (which reports every problem) and repair (`db/repair_wals.rs`, which keeps what recovery to
+//! a point in time keeps); docs/wal-format.md ("Recovery rule") states the same rules.
 //!
 //! The persist order they rely on (`wal/mod.rs`): a log is named by the manifest before its
 //! first write and synced whole before a newer log is created, whose sequence marker records
