@@ -9,7 +9,9 @@
 //! [`CrashFs::capture`] returns what a power loss now could leave: the durable directory entries,
 //! each file holding its synced bytes plus, chosen by a seed: nothing more (half the files), a
 //! prefix of its unsynced tail (as file systems that write data in order may keep), or a run of
-//! zeros (the size grew but the data never reached the disk). [`CrashFs::capture_process`]
+//! zeros (the size grew but the data never reached the disk). [`CrashFs::capture_pages`] models
+//! a kernel writing dirty pages back in any order: each 4 KiB page of an unsynced tail is kept
+//! or lost (zeros) independently, so a lost page may come before a kept one. [`CrashFs::capture_process`]
 //! returns what a process crash leaves: the live view whole (the page cache survives).
 //! [`CrashFs::from_image`] starts a new file system from such an image.
 //!
@@ -97,6 +99,11 @@ impl FsImage {
     pub fn paths(&self) -> Vec<PathBuf> {
         self.files.keys().cloned().collect()
     }
+
+    /// The bytes of file `path` in the image, to damage them (tests of damage after a crash).
+    pub fn file_mut(&mut self, path: &Path) -> Option<&mut Vec<u8>> {
+        self.files.get_mut(path)
+    }
 }
 
 struct Shared {
@@ -160,6 +167,23 @@ impl CrashFs {
         FsImage {
             dirs: st.dirs.clone(),
             files,
+        }
+    }
+
+    /// What a power loss now could leave if the kernel wrote the dirty pages of unsynced tails
+    /// back in any order: the durable directory entries, each file holding its synced bytes
+    /// and, of its unsynced tail, each [`PAGE_SIZE`] page (by file offset) kept or lost
+    /// independently, as `seed` chooses. A lost page reads as zeros; the file ends after its
+    /// last kept page, or at its whole length when the size reached the disk (seed again).
+    pub fn capture_pages(&self, seed: u64) -> FsImage {
+        let st = self.shared.state.lock();
+        let files = st.durable.iter().enumerate().map(|(i, (path, f))| {
+            let r = mix(seed ^ (i as u64).wrapping_mul(0xA24B_AED4_963E_E407));
+            (path.clone(), pages_written_back(&f.lock(), r))
+        });
+        FsImage {
+            dirs: st.dirs.clone(),
+            files: files.collect(),
         }
     }
 
@@ -229,6 +253,28 @@ impl Shared {
             None => Ok(()),
         }
     }
+}
+
+/// The unit [`CrashFs::capture_pages`] keeps or loses: a page of the page cache.
+pub const PAGE_SIZE: usize = 4096;
+
+/// `f` after a power loss during which the kernel wrote some pages of its unsynced tail back
+/// (chosen by `r`), in no particular order.
+fn pages_written_back(f: &FileData, r: u64) -> Vec<u8> {
+    let mut bytes = f.data.clone();
+    let mut end = f.synced;
+    for page in f.synced / PAGE_SIZE..f.data.len().div_ceil(PAGE_SIZE) {
+        let start = (page * PAGE_SIZE).max(f.synced);
+        let stop = ((page + 1) * PAGE_SIZE).min(f.data.len());
+        match mix(r.wrapping_add(page as u64)) & 1 {
+            0 => bytes[start..stop].fill(0),
+            _ => end = stop,
+        }
+    }
+    if r & 1 == 0 {
+        bytes.truncate(end); // the size on disk is the end of the last page written back
+    }
+    bytes
 }
 
 fn not_found(path: &Path) -> io::Error {

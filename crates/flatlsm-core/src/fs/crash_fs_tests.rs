@@ -48,6 +48,46 @@ fn unsynced_tail_survives_as_a_prefix_or_zeros() {
     assert!(lens.iter().any(|(_, zeros)| *zeros), "{lens:?}");
 }
 
+/// `capture_pages`: the synced bytes stay; each unsynced page is the data written or zeros,
+/// independently of the others (a lost page before a kept one happens); the file ends after a
+/// kept page or at its whole length.
+#[test]
+fn unsynced_pages_are_written_back_in_any_order() {
+    let fs = fs_with_dir();
+    let mut f = fs.create(&dir().join("a")).unwrap();
+    fs.sync_dir(&dir()).unwrap();
+    f.append(&[7; 1000]).unwrap();
+    f.sync().unwrap();
+    let tail: Vec<u8> = (0..5 * PAGE_SIZE).map(|i| (i % 251) as u8 | 1).collect();
+    f.append(&tail).unwrap();
+    let live = fs.live_contents(&dir().join("a")).unwrap();
+    let mut out_of_order = 0;
+    for seed in 0..64 {
+        let img = CrashFs::from_image(&fs.capture_pages(seed));
+        let data = img.read_all(&dir().join("a")).unwrap();
+        assert_eq!(data[..1000], [7; 1000], "seed {seed}");
+        let ends_well =
+            [1000, live.len()].contains(&data.len()) || data.len().is_multiple_of(PAGE_SIZE);
+        assert!(ends_well, "seed {seed}: {} bytes", data.len());
+        let kept = kept_pages(&data, &live, seed);
+        out_of_order += kept.windows(2).any(|w| !w[0] && w[1]) as u32;
+    }
+    assert!(out_of_order > 5, "{out_of_order} out-of-order images");
+}
+
+/// For each page (by file offset) of `data` after its synced 1000 bytes: true if it holds
+/// what was written (`live`), false if zeros (anything else fails).
+fn kept_pages(data: &[u8], live: &[u8], seed: u64) -> Vec<bool> {
+    let pages = 0..data.len().div_ceil(PAGE_SIZE);
+    let range = |p: usize| (p * PAGE_SIZE).max(1000)..((p + 1) * PAGE_SIZE).min(data.len());
+    let kept = pages.map(range).filter(|r| !r.is_empty()).map(|r| {
+        let zeros = data[r.clone()].iter().all(|&b| b == 0);
+        assert!(zeros || data[r.clone()] == live[r], "seed {seed}");
+        !zeros
+    });
+    kept.collect()
+}
+
 #[test]
 fn rename_and_remove_are_durable_only_after_a_directory_sync() {
     let fs = fs_with_dir();

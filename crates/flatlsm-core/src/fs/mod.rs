@@ -22,7 +22,7 @@ mod os;
 mod overlay;
 
 #[cfg(any(test, feature = "test-support"))]
-pub use crash_fs::{CallHook, CrashFs, FsCall, FsImage};
+pub use crash_fs::{CallHook, CrashFs, FsCall, FsImage, PAGE_SIZE};
 pub use direct_writer::DirectWriter;
 #[cfg(any(test, feature = "test-support"))]
 pub use fault::FaultFs;

@@ -7,10 +7,15 @@ use crate::fs::{CrashFs, FileSystem, OsFileSystem};
 use crate::types::ValueKind;
 use std::path::Path;
 
-type Entry = (u64, ValueKind, Vec<u8>, Vec<u8>);
+pub(super) type Entry = (u64, ValueKind, Vec<u8>, Vec<u8>);
 
 /// Writes batches `sizes[i]` entries long; returns every entry in order.
-fn write_batches(fs: &dyn FileSystem, dir: &Path, sizes: &[usize], sync: bool) -> Vec<Entry> {
+pub(super) fn write_batches(
+    fs: &dyn FileSystem,
+    dir: &Path,
+    sizes: &[usize],
+    sync: bool,
+) -> Vec<Entry> {
     let mut w = WalWriter::create(fs, dir, 7, 0).unwrap();
     let mut all = Vec::new();
     let mut seq = 1;
@@ -45,7 +50,10 @@ fn write_batches(fs: &dyn FileSystem, dir: &Path, sizes: &[usize], sync: bool) -
     all
 }
 
-fn replay_all(fs: &dyn FileSystem, dir: &Path) -> crate::error::Result<(Vec<Entry>, WalReplay)> {
+pub(super) fn replay_all(
+    fs: &dyn FileSystem,
+    dir: &Path,
+) -> crate::error::Result<(Vec<Entry>, WalReplay)> {
     let mut got = Vec::new();
     let r = replay(fs, dir, 7, |seq, kind, k, v| {
         got.push((seq, kind, k.to_vec(), v.to_vec()));
@@ -64,8 +72,9 @@ fn batches_replay_in_order_with_their_sequences() {
     assert_eq!(r.torn_tail, None);
 }
 
-/// Every prefix of the file (a crash may cut it anywhere after the synced header) replays the
-/// whole records it holds and reports the cut, never an error.
+/// Every prefix of the file after the marker (a crash may cut the unsynced tail anywhere)
+/// replays the whole records it holds and reports the cut, never an error; a cut inside the
+/// header and marker (synced at creation) is damage.
 #[test]
 fn every_cut_of_the_file_replays_the_whole_records_before_it() {
     let dir = tempfile::tempdir().unwrap();
@@ -74,19 +83,24 @@ fn every_cut_of_the_file_replays_the_whole_records_before_it() {
     let full = std::fs::read(&path).unwrap();
     let all_ends = record_ends(&full);
     let (marker_end, ends) = (all_ends[0], &all_ends[1..]);
-    for cut in WAL_HEADER_LEN..full.len() {
+    for cut in WAL_HEADER_LEN..marker_end {
+        std::fs::write(&path, &full[..cut]).unwrap();
+        let err = replay_all(&OsFileSystem, dir.path()).unwrap_err();
+        assert!(err.is_corruption(), "cut at {cut}: {err}");
+    }
+    for cut in marker_end..full.len() {
         std::fs::write(&path, &full[..cut]).unwrap();
         let (got, r) = replay_all(&OsFileSystem, dir.path()).unwrap();
         let whole = ends.iter().filter(|&&e| e <= cut).count();
         let expected: usize = [2, 1, 3][..whole].iter().sum();
         assert_eq!(got, written[..expected], "cut at {cut}");
-        let clean = ends.contains(&cut) || cut == WAL_HEADER_LEN || cut == marker_end;
+        let clean = ends.contains(&cut) || cut == marker_end;
         assert_eq!(r.torn_tail.is_some(), !clean, "cut at {cut}");
     }
 }
 
 /// Where each record of a well-formed log ends.
-fn record_ends(data: &[u8]) -> Vec<usize> {
+pub(super) fn record_ends(data: &[u8]) -> Vec<usize> {
     let mut ends = Vec::new();
     let mut pos = WAL_HEADER_LEN;
     while pos < data.len() {
@@ -97,11 +111,50 @@ fn record_ends(data: &[u8]) -> Vec<usize> {
     ends
 }
 
-/// A flipped byte in any record but the last, or in the last record's header, is refused with
-/// the file and the record's offset; in the last record's payload it is indistinguishable from
-/// a torn write and drops that record only.
+/// Where the record holding byte `at` starts (records end at `ends`), and its index.
+fn record_of(at: usize, ends: &[usize]) -> (usize, usize) {
+    let record = ends.iter().position(|&e| at < e).unwrap();
+    let start = match record {
+        0 => WAL_HEADER_LEN,
+        _ => ends[record - 1],
+    };
+    (record, start)
+}
+
+/// With every batch synced: a flipped byte in the marker or in any record but the last is
+/// refused with the file and the record's offset (a later record was written after a sync
+/// covering it); in the last record it cannot be told from a torn write and drops that record.
 #[test]
-fn damage_before_the_tail_is_corruption_at_the_record() {
+fn damage_before_a_synced_record_is_corruption_at_the_record() {
+    let dir = tempfile::tempdir().unwrap();
+    write_batches(&OsFileSystem, dir.path(), &[2, 2, 2], true);
+    let path = dir.path().join("000007.log");
+    let full = std::fs::read(&path).unwrap();
+    let ends = record_ends(&full);
+    for at in WAL_HEADER_LEN..full.len() {
+        let mut bad = full.clone();
+        bad[at] ^= 0x20;
+        std::fs::write(&path, &bad).unwrap();
+        let (record, start) = record_of(at, &ends);
+        match replay_all(&OsFileSystem, dir.path()) {
+            Err(Error::Corruption { offset, .. }) => {
+                assert!(record < 3, "byte {at}: the last record is a torn tail");
+                assert_eq!(offset, start as u64, "byte {at}");
+            }
+            Ok((got, r)) => {
+                assert_eq!(record, 3, "byte {at} of record {record} was accepted");
+                assert_eq!((got.len(), r.torn_tail.is_some()), (4, true), "byte {at}");
+            }
+            Err(e) => panic!("byte {at}: {e}"),
+        }
+    }
+}
+
+/// Without sync, no record says a later one's bytes were synced: a flipped byte in any batch
+/// is where a power cut's unsynced tail starts (the batches before it replay, the note names
+/// the offset and the bytes dropped); in the marker (synced at creation) it is damage.
+#[test]
+fn damage_in_the_unsynced_tail_is_a_torn_tail() {
     let dir = tempfile::tempdir().unwrap();
     write_batches(&OsFileSystem, dir.path(), &[2, 2, 2], false);
     let path = dir.path().join("000007.log");
@@ -111,29 +164,23 @@ fn damage_before_the_tail_is_corruption_at_the_record() {
         let mut bad = full.clone();
         bad[at] ^= 0x20;
         std::fs::write(&path, &bad).unwrap();
-        let record = ends.iter().position(|&e| at < e).unwrap();
-        let start = if record == 0 {
-            WAL_HEADER_LEN
-        } else {
-            ends[record - 1]
-        };
-        // The payload crc (header bytes 8..12) fails with its payload: a torn write too.
-        // (Record 0 is the sequence marker.)
-        let in_last_payload = record == 3 && at >= start + 8;
-        match replay_all(&OsFileSystem, dir.path()) {
-            Err(Error::Corruption { offset, .. }) => {
-                assert!(
-                    !in_last_payload,
-                    "byte {at}: the last payload is a torn tail"
-                );
-                assert_eq!(offset, start as u64, "byte {at}");
-            }
-            Ok((got, r)) => {
-                assert!(in_last_payload, "byte {at} of record {record} was accepted");
-                assert_eq!((got.len(), r.torn_tail.is_some()), (4, true), "byte {at}");
-            }
-            Err(e) => panic!("byte {at}: {e}"),
+        let (record, start) = record_of(at, &ends);
+        let replayed = replay_all(&OsFileSystem, dir.path());
+        if record == 0 {
+            assert!(replayed.unwrap_err().is_corruption(), "byte {at}");
+            continue;
         }
+        let (got, r) = replayed.unwrap();
+        assert_eq!(
+            (got.len(), r.end),
+            (2 * (record - 1), start as u64),
+            "byte {at}"
+        );
+        let note = r.torn_tail.unwrap();
+        let dropped = format!("offset {start}: ");
+        assert!(note.contains(&dropped), "byte {at}: {note}");
+        let bytes = format!("{} bytes dropped", full.len() - start);
+        assert!(note.contains(&bytes), "byte {at}: {note}");
     }
 }
 
@@ -163,11 +210,11 @@ fn the_sequence_marker_and_the_end_of_the_whole_records_are_reported() {
 #[test]
 fn replay_prefix_stops_at_the_damage_and_keeps_what_came_before() {
     let dir = tempfile::tempdir().unwrap();
-    let written = write_batches(&OsFileSystem, dir.path(), &[2, 3, 1], false);
+    let written = write_batches(&OsFileSystem, dir.path(), &[2, 3, 1], true);
     let path = dir.path().join("000007.log");
     let mut data = std::fs::read(&path).unwrap();
     let ends = record_ends(&data);
-    data[ends[1] + 20] ^= 1; // the second batch's payload, with a batch after it
+    data[ends[1] + 20] ^= 1; // the second batch's payload, with a synced batch after it
     std::fs::write(&path, &data).unwrap();
     let mut got = Vec::new();
     let (r, damage) = replay_prefix(&OsFileSystem, dir.path(), 7, |seq, kind, k, v| {
@@ -232,13 +279,15 @@ fn crashes_keep_what_was_handed_over_or_synced() {
 }
 
 /// The writer continued after `write_batches` (tests only: a log is never reopened).
-fn reopen_for_append(fs: &dyn FileSystem, dir: &Path) -> WalWriter {
+pub(super) fn reopen_for_append(fs: &dyn FileSystem, dir: &Path) -> WalWriter {
     let path = dir.join("000007.log");
+    let synced = fs.read_all(&path).unwrap().len() as u64;
     WalWriter {
         number: 7,
         file: fs.open_append(&path).unwrap(),
         path,
         buf: Vec::new(),
         failed: false,
+        synced,
     }
 }

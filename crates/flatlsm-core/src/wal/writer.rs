@@ -1,6 +1,6 @@
 //! [`WalWriter`]: appends one record per write batch (format and persist order in `mod.rs`).
 
-use super::{WAL_HEADER_LEN, WAL_MAGIC, WAL_MARKER_LEN, WAL_RECORD_HEADER_LEN};
+use super::{record_crc, Format, WAL_HEADER_LEN, WAL_MAGIC, WAL_MARKER_LEN, WAL_RECORD_HEADER_LEN};
 use crate::error::{Error, IoContext, Result};
 use crate::file_names::wal_file_name;
 use crate::fs::{FileSystem, WritableFile};
@@ -17,6 +17,8 @@ pub struct WalWriter {
     pub(super) buf: Vec<u8>,
     /// Set by a failed append or sync: the file's end is unknown, so nothing more is written.
     pub(super) failed: bool,
+    /// Bytes known durable: the length at the last successful sync (recorded in each record).
+    pub(super) synced: u64,
 }
 
 impl WalWriter {
@@ -34,6 +36,7 @@ impl WalWriter {
             file,
             buf: Vec::new(),
             failed: false,
+            synced: 0,
         };
         w.write_start(after)?;
         fs.sync_dir(dir)
@@ -44,15 +47,17 @@ impl WalWriter {
     /// Writes and syncs the header and the sequence marker (an empty batch numbered from
     /// `after + 1`).
     fn write_start(&mut self, after: u64) -> Result<()> {
-        let mut start = Vec::with_capacity(WAL_HEADER_LEN);
+        let mut start = Vec::with_capacity(WAL_HEADER_LEN + WAL_MARKER_LEN);
         start.extend_from_slice(WAL_MAGIC);
         start.extend_from_slice(&self.number.to_le_bytes());
-        self.encode(after.saturating_add(1), std::iter::empty());
+        self.encode(after.saturating_add(1), WAL_HEADER_LEN, std::iter::empty());
         start.extend_from_slice(&self.buf);
         let file = &mut self.file;
         file.append(&start)
             .and_then(|()| file.sync())
-            .context(|| format!("writing the header of {}", self.path.display()))
+            .context(|| format!("writing the header of {}", self.path.display()))?;
+        self.synced = self.file.len();
+        Ok(())
     }
 
     /// The log's number (that of its write buffer).
@@ -81,13 +86,21 @@ impl WalWriter {
         if self.failed {
             return Err(self.poisoned());
         }
-        self.encode(first_seq, entries);
-        let written = self.file.append(&self.buf).and_then(|()| match sync {
-            true => self.file.sync(),
-            false => self.file.flush(),
-        });
+        self.encode(first_seq, self.file.len() as usize, entries);
+        let written = self.file.append(&self.buf);
         self.failed = written.is_err();
-        written.context(|| format!("appending to {}", self.path.display()))
+        written.context(|| format!("appending to {}", self.path.display()))?;
+        match sync {
+            true => self.sync(),
+            false => self.handed_over(),
+        }
+    }
+
+    /// Hands the appended bytes to the OS (a process crash then loses nothing).
+    fn handed_over(&mut self) -> Result<()> {
+        let flushed = self.file.flush();
+        self.failed = flushed.is_err();
+        flushed.context(|| format!("appending to {}", self.path.display()))
     }
 
     /// Makes every record appended so far durable.
@@ -97,13 +110,25 @@ impl WalWriter {
         }
         let synced = self.file.sync();
         self.failed = synced.is_err();
-        synced.context(|| format!("syncing {}", self.path.display()))
+        synced.context(|| format!("syncing {}", self.path.display()))?;
+        self.synced = self.file.len();
+        Ok(())
     }
 
-    /// Encodes the record into `buf`.
+    /// Syncs the log, then appends the seal — an empty batch whose `synced` covers every byte
+    /// before it — and syncs that too (close): damage anywhere before the seal is then told
+    /// from a torn tail at the next recovery (module rule).
+    pub fn seal(&mut self) -> Result<()> {
+        self.sync()?;
+        self.add_batch(0, std::iter::empty(), true)
+    }
+
+    /// Encodes the record to be written at offset `pos` into `buf` (format 2: its crc binds it
+    /// to this log and offset, and it records the synced length).
     fn encode<'a>(
         &mut self,
         first_seq: u64,
+        pos: usize,
         entries: impl ExactSizeIterator<Item = (ValueKind, &'a [u8], &'a [u8])>,
     ) {
         let b = &mut self.buf;
@@ -111,6 +136,7 @@ impl WalWriter {
         b.extend_from_slice(&[0; WAL_RECORD_HEADER_LEN]);
         b.extend_from_slice(&first_seq.to_le_bytes());
         b.extend_from_slice(&(entries.len() as u32).to_le_bytes());
+        b.extend_from_slice(&self.synced.to_le_bytes());
         for (kind, key, value) in entries {
             b.push(kind as u8);
             put_varint(b, key.len() as u64);
@@ -121,7 +147,7 @@ impl WalWriter {
         let len = ((b.len() - WAL_RECORD_HEADER_LEN) as u32).to_le_bytes();
         b[..4].copy_from_slice(&len);
         b[4..8].copy_from_slice(&crc32c(&len).to_le_bytes());
-        let crc = crc32c(&b[WAL_RECORD_HEADER_LEN..]);
+        let crc = record_crc(Format::V2, self.number, pos, &b[WAL_RECORD_HEADER_LEN..]);
         b[8..12].copy_from_slice(&crc.to_le_bytes());
     }
 

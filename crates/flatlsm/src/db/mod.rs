@@ -37,6 +37,7 @@ mod repair_merge;
 mod repair_report;
 mod repair_scan;
 mod repair_stale;
+mod repair_wals;
 mod skiplist_recovery;
 pub(crate) mod snapshots;
 mod stall;
@@ -536,7 +537,7 @@ impl Handle {
             return Ok(());
         }
         let _w = self.inner.write_lock.lock();
-        let persisted = flushed.and(self.inner.sv.load().mem.commit().and(self.inner.sync_wal()));
+        let persisted = flushed.and(self.inner.sv.load().mem.commit().and(self.inner.seal_wal()));
         self.inner.shutting_down.store(true, Ordering::Release);
         self.inner.wake_all();
         // Background threads only end slowdown episodes, never start one: end it here.

@@ -43,8 +43,7 @@ use super::skiplist_recovery::recover_skiplists;
 use super::snapshots::SnapshotRegistry;
 use super::state::{BgSignal, DbInner, SuperVersion, VersionState};
 use super::stats::Counters;
-use super::wal_recovery::{recover_from_wal, start_wals};
-use super::wal_rules::KeptWal;
+use super::wal_recovery::{recover_from_wal, start_wals, RecoveredWals};
 use crate::buffer::skiplist::{parse_skiplist_region_name, SkiplistBuffer};
 use crate::buffer::BufferRef;
 use crate::designs::check_profile;
@@ -212,7 +211,7 @@ pub(super) struct Recovered {
     /// The redirect tables the version names, loaded and verified.
     pub redirects: Vec<Arc<RedirectTable>>,
     /// The write-ahead logs of `tables` (designs with them), sealed before the new manifest.
-    pub wals: Vec<KeptWal>,
+    pub wals: RecoveredWals,
 }
 
 /// Plans the PM Logs, verifies the recovered state against the files present and rebuilds the
@@ -268,7 +267,7 @@ fn recover_read_only(
         remove,
         emptied,
         redirects,
-        wals: Vec::new(),
+        wals: RecoveredWals::default(),
     })
 }
 
@@ -346,8 +345,8 @@ fn commit_open(
     design.open_store(path, &opts, &state.version)?;
     let next = next_file_number(&*fs, path, &pm, &state)?;
     let tables_seq = tables.iter().map(|t| t.max_sequence()).max();
-    // Where the recovered logs end (a power loss may have taken writes below last_sequence).
-    let wal_after = tables_seq.unwrap_or(state.last_sequence);
+    // The new log's number; where the recovered logs end (maybe below last_sequence).
+    let wal_start = (next + 1, tables_seq.unwrap_or(state.last_sequence));
     state.last_sequence = state.last_sequence.max(tables_seq.unwrap_or(0));
     // Created before the snapshot, so the snapshot records it before any write goes into it
     // (its write-ahead log too, for designs with one, once the logs recovered are sealed).
@@ -357,7 +356,7 @@ fn commit_open(
     };
     let wal_dir = opts.wal_dir_for(path);
     let wal = match design.uses_wal() {
-        true => Some(start_wals(&*fs, &wal_dir, &wals, next + 1, wal_after)?),
+        true => Some(start_wals(&*fs, &wal_dir, wals, wal_start, &info_log)?),
         false => None,
     };
     state.next_file_number = next + 2;

@@ -20,7 +20,10 @@
 //! - write buffers present (PM Logs, PM skiplists, write-ahead logs, by the design's buffer
 //!   kind) are recorded as the PM Log set, so the next open recovers them as unflushed buffers
 //!   (`repair_buffers.rs`; each passes the check open makes; a PM Log damaged in its durable
-//!   part is copied to lost/ and cut to its valid prefix);
+//!   part is copied to lost/ and cut to its valid prefix). Write-ahead logs are judged by
+//!   open's rules as recovery to a point in time judges them (`repair_wals.rs`): at the first
+//!   hole the writes before it are kept (a damaged log cut back to them, its original copied
+//!   to lost/) and every newer log moves to lost/;
 //! - what a readable old manifest knows and the files cannot tell is carried over, stale or
 //!   not: its `min_unflushed_pmlog` (older buffers were flushed), its range tombstones and its
 //!   last sequence (as a lower bound). Its profile must be `opts.profile`. From a manifest that
@@ -147,11 +150,11 @@ impl<'a> Repair<'a> {
         let ssts = self.ssts(&names)?;
         let ssts = self.drop_dangling(ssts, &vlogs, &redirects)?;
         self.judge_old(staleness, &ssts);
-        let buffers = self.buffers(pm.as_ref())?;
+        let range_dels = self.old_range_dels(&names);
+        let buffers = self.buffers(pm.as_ref(), &range_dels)?;
         let salvage = self.salvage_store()?;
         let ssts = self.order(ssts, salvage)?;
         self.rebuild_store(&ssts)?;
-        let range_dels = self.old_range_dels(&names);
         let state = self.state(ssts, vlogs, redirects, buffers, range_dels)?;
         self.commit(&names, &state)?;
         Ok(self.report)

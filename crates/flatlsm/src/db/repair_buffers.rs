@@ -3,8 +3,9 @@
 //!
 //! Rules:
 //! - a buffer numbered below the old manifest's `min_unflushed_pmlog` was flushed: not recorded;
-//! - a write-ahead log must replay as open replays it (a torn tail allowed), a PM skiplist
-//!   must recover; else it moves to lost/;
+//! - write-ahead logs are judged together by open's rules (`repair_wals.rs`: at the first hole
+//!   in the write order the writes before it are kept and every later one goes to lost/);
+//! - a PM skiplist must recover; else it moves to lost/;
 //! - a PM Log must have a valid header (else it moves to lost/), and is not recorded when blank
 //!   (creation interrupted) or an unfinished PMTable-GC replacement (its source holds the data;
 //!   open removes it). Its durable part must pass open's recovery scan (`PmLog::durable_damage`,
@@ -25,18 +26,24 @@ use super::repair_lost::copy_region_to_lost;
 use crate::buffer::skiplist::{parse_skiplist_region_name, SkiplistBuffer};
 use crate::designs::{design_of, BufferKind};
 use crate::error::Result;
-use crate::file_names::{parse_wal_file_name, wal_file_name};
 use crate::pm::PmDeviceRef;
 use crate::pmtable::log::{parse_log_file_name, DurableDamage, PmLog};
+use crate::range_del::RangeTombstone;
 use std::collections::BTreeSet;
 
 impl Repair<'_> {
     /// The write buffers to record as unflushed: write-ahead logs, or (with `pm`, the buffer
     /// device) PM Logs or skiplists, by the design's buffer kind.
-    pub(super) fn buffers(&mut self, pm: Option<&PmDeviceRef>) -> Result<BTreeSet<u64>> {
+    /// `tombstones`: the range tombstones the repaired manifest records (sequences between two
+    /// logs that are not missing writes).
+    pub(super) fn buffers(
+        &mut self,
+        pm: Option<&PmDeviceRef>,
+        tombstones: &[RangeTombstone],
+    ) -> Result<BTreeSet<u64>> {
         let min = self.min_unflushed();
         let found = match pm {
-            None => self.wal_buffers()?,
+            None => self.wal_buffers(tombstones)?,
             Some(pm) => self.pm_buffers(pm, min)?,
         };
         let kept: BTreeSet<u64> = found.into_iter().filter(|&n| n >= min).collect();
@@ -47,21 +54,6 @@ impl Repair<'_> {
     /// Buffers below this were flushed (the old manifest says so); 0 without one.
     pub(super) fn min_unflushed(&self) -> u64 {
         self.old.as_ref().map_or(0, |m| m.state.min_unflushed_pmlog)
-    }
-
-    /// The write-ahead logs present that replay as open would replay them (each holds one DRAM
-    /// write buffer; a torn tail is allowed); a damaged one is lost.
-    fn wal_buffers(&mut self) -> Result<Vec<u64>> {
-        let dir = self.opts.wal_dir_for(self.path);
-        let names = self.list(&dir)?;
-        let mut kept = Vec::new();
-        for n in names.iter().filter_map(|n| parse_wal_file_name(n)) {
-            match crate::wal::replay(&*self.fs, &dir, n, |_, _, _, _| Ok(())) {
-                Ok(_) => kept.push(n),
-                Err(e) => self.lose(&dir.join(wal_file_name(n)), e.to_string())?,
-            }
-        }
-        Ok(kept)
     }
 
     /// The PM Logs or skiplists present that recovery can read (those at or above `min`

@@ -62,7 +62,7 @@ pub(super) fn recover_skiplists(
         remove,
         emptied: Vec::new(),
         redirects,
-        wals: Vec::new(),
+        wals: Default::default(),
     })
 }
 

@@ -5,7 +5,9 @@
 //!
 //! Rules (`db/wal_rules.rs`; the persist order is in `wal/mod.rs` and docs/wal-format.md):
 //! - a log the manifest names must exist and replay without damage; only the newest may end in
-//!   a torn tail (dropped with a warning); each must start where the older ones end. A hole is
+//!   a torn tail (its unsynced tail a power cut left, pages written back out of order
+//!   included: dropped with a warning in the info log naming the file, the offset and the
+//!   bytes dropped); each must start where the older ones end. A hole is
 //!   `Corruption` (the open is refused) unless `wal_point_in_time_recovery`, which stops at the
 //!   first hole and drops every later write;
 //! - a log the manifest does not name that holds writes is `Corruption` (the manifest lost the
@@ -20,6 +22,7 @@
 //! torn tail.
 
 use super::consistency;
+use super::info_log::{event, InfoLog};
 use super::open::Recovered;
 use super::wal_rules::{plan_wals, KeptWal, WalDir, WalPlan};
 use crate::error::{Error, IoContext, Result};
@@ -34,6 +37,16 @@ use crate::version::RecoveredManifest;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
+
+/// The logs recovery kept, and the warnings on what it dropped.
+#[derive(Debug, Default)]
+pub(super) struct RecoveredWals {
+    /// The logs of the recovered tables, oldest first: sealed before the new manifest.
+    pub keep: Vec<KeptWal>,
+    /// What recovery dropped (a torn tail: file, offset, bytes; the hole recovery to a point in
+    /// time stopped at): written to the info log by [`start_wals`], once it is open.
+    pub notes: Vec<String>,
+}
 
 /// Verifies the tree files the manifest names, judges the logs and replays those kept.
 pub(super) fn recover_from_wal(
@@ -55,14 +68,14 @@ pub(super) fn recover_from_wal(
         None => WalPlan::default(),
     };
     consistency::refuse_if_any(plan.problems)?;
-    plan.notes.iter().for_each(|note| log::warn!("{note}"));
     discard_stale_buffers(pm)?;
-    let (mut tables, mut wals) = (Vec::new(), Vec::new());
+    let (mut tables, mut wals) = (Vec::new(), RecoveredWals::default());
+    wals.notes = plan.notes;
     for k in plan.keep {
         let need = needs.get(&k.number).copied().unwrap_or(0);
         if let Some(t) = replay_log(fs, &dir, pm, (k.number, need), opts)? {
             tables.push(t as crate::buffer::BufferRef);
-            wals.push(k);
+            wals.keep.push(k);
         }
     }
     tables.reverse(); // newest first
@@ -157,16 +170,20 @@ fn replay_log(
 }
 
 /// The writing phase of open for a design with write-ahead logs, before its new manifest:
-/// seals the logs recovered, then creates log `number` of the new mutable buffer, whose marker
-/// says the older logs end at sequence `after`.
+/// warns in `info_log` of what recovery dropped, seals the logs recovered, then creates log
+/// `number` of the new mutable buffer, whose marker says the older logs end at sequence
+/// `after`.
 pub(super) fn start_wals(
     fs: &dyn FileSystem,
     dir: &Path,
-    wals: &[KeptWal],
-    number: u64,
-    after: u64,
+    wals: RecoveredWals,
+    (number, after): (u64, u64),
+    info_log: &InfoLog,
 ) -> Result<crate::wal::WalWriter> {
-    seal_recovered_wals(fs, dir, wals)?;
+    for note in wals.notes {
+        event!(info_log, Warn, note);
+    }
+    seal_recovered_wals(fs, dir, &wals.keep)?;
     super::open_stores::create_wal(fs, dir, number, after)
 }
 
@@ -188,7 +205,7 @@ fn seal_recovered_wals(fs: &dyn FileSystem, dir: &Path, wals: &[KeptWal]) -> Res
 }
 
 /// Rewrites `path` with its first `end` bytes (temporary file, sync, rename, directory sync).
-fn cut_back(fs: &dyn FileSystem, path: &Path, end: u64) -> std::io::Result<()> {
+pub(super) fn cut_back(fs: &dyn FileSystem, path: &Path, end: u64) -> std::io::Result<()> {
     let data = fs.read_all(path)?;
     let keep = &data[..(end as usize).min(data.len())];
     write_file_atomic(fs, path, keep)

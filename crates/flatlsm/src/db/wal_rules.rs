@@ -1,6 +1,7 @@
 //! Which write-ahead logs recovery replays, and how far. One place decides, for `Db::open`
-//! (`db/wal_recovery.rs`, which refuses, or recovers to a point in time) and `inspect::check`
-//! (which reports every problem); docs/wal-format.md ("Recovery rule") states the same rules.
+//! (`db/wal_recovery.rs`, which refuses, or recovers to a point in time), `inspect::check`
+//! (which reports every problem) and repair (`db/repair_wals.rs`, which keeps what recovery to
+//! a point in time keeps); docs/wal-format.md ("Recovery rule") states the same rules.
 //!
 //! The persist order they rely on (`wal/mod.rs`): a log is named by the manifest before its
 //! first write and synced whole before a newer log is created, whose sequence marker records
@@ -59,6 +60,18 @@ pub(crate) struct WalPlan {
     /// What recovery drops and says so: a torn tail of the newest log; the hole recovery to a
     /// point in time stopped at.
     pub notes: Vec<String>,
+    /// The hole recovery to a point in time stopped at (`None` by default: holes are problems).
+    pub stop: Option<Stop>,
+}
+
+/// The first hole, where recovery to a point in time stopped.
+#[derive(Debug)]
+pub(crate) struct Stop {
+    /// What the hole is (what open refuses without point in time).
+    pub why: String,
+    /// The log the hole is in (kept, to be cut back to its `end`), if it is in one rather than
+    /// between two logs.
+    pub damaged: Option<KeptWal>,
 }
 
 /// The inputs of the rules.
@@ -231,18 +244,20 @@ impl Judge<'_> {
     fn hole(&mut self, e: Error, damaged: Option<KeptWal>) {
         self.prev = None;
         if !self.w.point_in_time {
-            self.plan.problems.push(e);
-            return;
+            return self.plan.problems.push(e);
         }
-        let why = format!("after the hole at which recovery to a point in time stopped: {e}");
         self.plan.notes.push(format!(
             "recovery to a point in time stopped at a hole in the write-ahead logs; every \
              later write is dropped: {e}"
         ));
-        if let Some(k) = damaged {
-            self.plan.keep.push(k);
-        }
-        self.stopped = Some(why);
+        self.plan.keep.extend(damaged);
+        self.stopped = Some(format!(
+            "after the hole at which recovery to a point in time stopped: {e}"
+        ));
+        self.plan.stop = Some(Stop {
+            why: e.to_string(),
+            damaged,
+        });
     }
 
     /// Judges log `n`, present but not named by the manifest.

@@ -214,6 +214,12 @@ impl DbInner {
         self.wal.lock().as_mut().map_or(Ok(()), WalWriter::sync)
     }
 
+    /// Syncs the write-ahead log and seals it (close): its seal record attests that every byte
+    /// before it was synced, so damage there is refused, not dropped as a torn tail.
+    pub(crate) fn seal_wal(&self) -> Result<()> {
+        self.wal.lock().as_mut().map_or(Ok(()), WalWriter::seal)
+    }
+
     /// Starts the write-ahead log of write buffer `number` (designs with one): created and
     /// synced before the manifest names it. The previous log is synced first, so a `sync`
     /// write's durability never depends on an older log and only the newest log can have an
