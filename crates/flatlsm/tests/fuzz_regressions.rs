@@ -1,0 +1,37 @@
+//! Inputs on which a decoder panicked, found by fuzzing (docs/fuzzing.md), each kept under
+//! `fuzz/corpus/<target>/regression-*` and fed to its decoder here, as given and resealed
+//! (`fuzz_api::check`): each must now be refused with a corruption error (or accepted).
+
+use flatlsm::fuzz_api::{check, decode, reseal};
+use std::path::PathBuf;
+
+/// The committed regression input `name` of `target`.
+fn input(target: &str, name: &str) -> Vec<u8> {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fuzz/corpus")
+        .join(target)
+        .join(format!("regression-{name}"));
+    std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// Decodes the input resealed (its checksums made to match, what a crafted file has) and
+/// expects a corruption error; then the full check of the fuzz target.
+fn refused_when_resealed(target: &str, name: &str) {
+    let data = input(target, name);
+    let sealed = reseal(target, &data).expect("a format with checksums");
+    match decode(target, &sealed) {
+        Err(e) => assert!(e.is_corruption(), "{target}/{name}: {e}"),
+        Ok(()) => panic!("{target}/{name}: accepted"),
+    }
+    check(target, &data);
+}
+
+#[test]
+fn a_row_whose_metadata_points_past_its_pages_is_refused_not_a_panic() {
+    refused_when_resealed("rowtable", "meta-offset-past-pages");
+}
+
+#[test]
+fn a_row_whose_metadata_offset_lies_past_its_data_end_is_refused_not_a_panic() {
+    refused_when_resealed("rowtable", "meta-offset-past-data-end");
+}
