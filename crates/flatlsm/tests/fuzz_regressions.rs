@@ -26,6 +26,11 @@ fn refused_when_resealed(target: &str, name: &str) {
     check(target, &data);
 }
 
+/// The full check of the fuzz target (as given and resealed): no panic, no inconsistency.
+fn survives(target: &str, name: &str) {
+    check(target, &input(target, name));
+}
+
 #[test]
 fn a_row_whose_metadata_points_past_its_pages_is_refused_not_a_panic() {
     refused_when_resealed("rowtable", "meta-offset-past-pages");
@@ -34,4 +39,14 @@ fn a_row_whose_metadata_points_past_its_pages_is_refused_not_a_panic() {
 #[test]
 fn a_row_whose_metadata_offset_lies_past_its_data_end_is_refused_not_a_panic() {
     refused_when_resealed("rowtable", "meta-offset-past-data-end");
+}
+
+#[test]
+fn a_skiplist_head_with_a_damaged_height_word_leaves_no_stale_upper_links() {
+    survives("pm_skiplist", "damaged-head-height");
+}
+
+#[test]
+fn a_btree_slot_whose_key_record_does_not_start_with_its_key_bytes_is_refused() {
+    refused_when_resealed("pm_btree", "record-unlike-slot-key");
 }

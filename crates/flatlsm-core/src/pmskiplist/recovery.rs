@@ -164,7 +164,9 @@ fn rebuild_upper_levels(region: &dyn PmRegion, kept: &[u64]) {
     }
     for (level, &l) in last.iter().enumerate().skip(1) {
         let node = Node::at(region, l);
-        if level < node.height() {
+        // The head has every level whatever its height word says (that word is never checked:
+        // a damaged one must not leave stale links to follow).
+        if l == HEAD || level < node.height() {
             node.set_next(level, 0);
         }
     }
