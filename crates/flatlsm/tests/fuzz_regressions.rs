@@ -50,3 +50,10 @@ fn a_skiplist_head_with_a_damaged_height_word_leaves_no_stale_upper_links() {
 fn a_btree_slot_whose_key_record_does_not_start_with_its_key_bytes_is_refused() {
     refused_when_resealed("pm_btree", "record-unlike-slot-key");
 }
+
+#[test]
+fn a_skiplist_link_near_the_largest_offset_is_refused_not_an_overflow() {
+    survives("pm_skiplist", "link-near-u64-max");
+    let data = input("pm_skiplist", "link-near-u64-max");
+    assert!(decode("pm_skiplist", &data).is_err_and(|e| e.is_corruption()));
+}

@@ -139,7 +139,8 @@ fn walk(region: &dyn PmRegion, committed: u64, repair: bool) -> Result<Walk> {
 
 /// The node at `at` if it lies in the region after the head, is aligned and checks.
 fn verified(region: &dyn PmRegion, at: u64, cap: u64, head_len: u64) -> Result<Node<'_>> {
-    if !at.is_multiple_of(8) || at < HEAD + head_len || at + 24 > cap {
+    // `at` is a link read from the region: any u64 (`at + 24` could overflow).
+    if !at.is_multiple_of(8) || at < HEAD + head_len || at > cap.saturating_sub(24) {
         return Err(corrupt(region, at, "link to a node outside the region"));
     }
     let node = Node::at(region, at);

@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 /// Keys a walk looks up again (seek, get), at most: enough to reach every leaf or level of a
 /// seed, few enough to keep an execution cheap.
-pub(super) const PROBES: usize = 64;
+pub(super) const PROBES: usize = 16;
 
 /// `data` as the PM region `name`, in DRAM.
 pub(super) fn region(name: &str, data: &[u8]) -> Result<Arc<dyn PmRegion>> {
