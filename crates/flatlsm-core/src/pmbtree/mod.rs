@@ -34,7 +34,7 @@
 //! are walked from the head: a leaf without its magic, a next word outside the region or
 //! looping, a valid slot failing its crc (or its key record failing its own, or not starting
 //! with the key bytes the slot keeps), a key valid twice in one leaf, or leaves out of key order
-//! is `Corruption` naming the region and offset. A split a crash interrupted after the
+//! (the empty key outside the head included) is `Corruption` naming the region and offset. A split a crash interrupted after the
 //! link leaves the moved keys in both L and N: keys of a leaf at or above its successor's
 //! smallest key are such copies and are cleared from it (persisted). Empty leaves other than the
 //! head are unlinked (persisted). Each repair is an operation of the forward order, so a crash

@@ -224,14 +224,23 @@ impl Stream {
 /// value checksums, the metadata array's checksum, then the header's (which covers it).
 fn row(b: &mut [u8], page: usize, first: usize) {
     let base = first * page;
-    let Some(count) = get32(b, base + 48) else {
+    let Some((stream, list_end)) = row_stream(b, page, base) else {
         return;
     };
-    let count = (count as usize).min((page - ROW_HEADER_LEN) / 4);
+    reseal_row_data(b, &stream, base);
+    let crc = crc32c_extend(
+        crc32c(&b[base..base + 80]),
+        &b[base + ROW_HEADER_LEN..list_end],
+    );
+    put(b, base + 80, &crc.to_le_bytes());
+}
+
+/// The stream of the row whose header is at `base` (its page list as far as the header page
+/// holds one) and the end of its page list.
+fn row_stream(b: &[u8], page: usize, base: usize) -> Option<(Stream, usize)> {
+    let count = (get32(b, base + 48)? as usize).min((page - ROW_HEADER_LEN) / 4);
     let list_end = base + ROW_HEADER_LEN + 4 * count;
-    let Some(list) = b.get(base + ROW_HEADER_LEN..list_end) else {
-        return;
-    };
+    let list = b.get(base + ROW_HEADER_LEN..list_end)?;
     let pages = list
         .chunks_exact(4)
         .map(|p| get32(p, 0).unwrap_or(0) as usize);
@@ -239,6 +248,12 @@ fn row(b: &mut [u8], page: usize, first: usize) {
         page,
         pages: pages.collect(),
     };
+    Some((stream, list_end))
+}
+
+/// The entries the metadata array points at, then the array's checksum in the header at
+/// `base`.
+fn reseal_row_data(b: &mut [u8], stream: &Stream, base: usize) {
     let entries = get64(b, base + 16).map_or(0, index).min(b.len() / META_LEN);
     let meta = get64(b, base + 32).map_or(usize::MAX, index);
     for i in 0..entries {
@@ -246,16 +261,11 @@ fn row(b: &mut [u8], page: usize, first: usize) {
             break;
         };
         let offset = u64::from_le_bytes(m.try_into().unwrap_or_default());
-        reseal_entry(b, &stream, index(offset));
+        reseal_entry(b, stream, index(offset));
     }
     if let Some(array) = stream.read(b, meta, entries * META_LEN) {
         put(b, base + 56, &crc32c(&array).to_le_bytes());
     }
-    let crc = crc32c_extend(
-        crc32c(&b[base..base + 80]),
-        &b[base + ROW_HEADER_LEN..list_end],
-    );
-    put(b, base + 80, &crc.to_le_bytes());
 }
 
 /// The key checksum (lengths and internal key) and value checksum of the entry at logical

@@ -34,40 +34,43 @@ pub(super) fn matrix_container(data: &[u8]) -> Result<()> {
     let region = region("matrix.pmc", data)?;
     let page_size = read_container_header(&*region)?;
     let mut rows = Vec::new();
-    for page in 1..data.len() / page_size {
-        let at = page * page_size;
-        if data[at..].starts_with(ROW_MAGIC) {
-            let number = u64_at(data, at + 8);
-            rows.push(RowTable::open(
-                region.clone(),
-                page_size,
-                page as u32,
-                number,
-            )?);
-        }
+    for page in (1..data.len() / page_size).filter(|p| is_row(data, p * page_size)) {
+        let number = u64_at(data, page * page_size + 8);
+        let table = RowTable::open(region.clone(), page_size, page as u32, number)?;
+        rows.push(table);
     }
     rows.sort_by_key(|t| std::cmp::Reverse(t.number()));
     rows.dedup_by_key(|t| t.number());
     walk(rows.into_iter().map(|t| (Arc::new(t), 0)).collect())
 }
 
-/// Every row alone, then the rows merged: iterated, sought and looked up.
+/// True if a row header starts at `at`.
+fn is_row(data: &[u8], at: usize) -> bool {
+    data[at..].starts_with(ROW_MAGIC)
+}
+
+/// Every row alone, then the rows merged.
 fn walk(rows: Rows) -> Result<()> {
     for (table, _) in &rows {
         row_sizes(table);
         let mut it = RowIter::new(table.clone(), 0);
         scan(&mut it, table.len())?;
     }
+    walk_merged(&rows)
+}
+
+/// The rows merged: iterated, each probed key sought through the hints and looked up both
+/// ways, then steps backwards from the end.
+fn walk_merged(rows: &Rows) -> Result<()> {
     let entries = rows.iter().map(|(t, _)| t.len()).sum();
     let mut merged = MatrixIter::new(rows.clone());
-    let keys = scan(&mut merged, entries)?;
-    for key in &keys {
-        let user_key = user_key_of(key);
+    for key in scan(&mut merged, entries)? {
+        let user_key = user_key_of(&key);
         merged.seek(&make_internal_key(user_key, MAX_SEQUENCE, KIND_FOR_SEEK));
         merged.status()?;
-        hint_get(&rows, user_key, MAX_SEQUENCE)?;
-        naive_get(&rows, user_key, MAX_SEQUENCE)?;
-        hint_positions(&rows, user_key)?;
+        hint_get(rows, user_key, MAX_SEQUENCE)?;
+        naive_get(rows, user_key, MAX_SEQUENCE)?;
+        hint_positions(rows, user_key)?;
     }
     merged.seek_to_last();
     for _ in 0..PROBES {
