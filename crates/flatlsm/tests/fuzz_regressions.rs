@@ -64,3 +64,10 @@ fn a_skiplist_link_near_the_largest_offset_is_refused_not_an_overflow() {
 fn a_btree_leaf_after_the_head_holding_the_empty_key_is_refused() {
     refused_when_resealed("pm_btree", "empty-key-outside-head");
 }
+
+#[test]
+fn a_footer_read_at_an_offset_near_the_largest_is_refused_not_an_overflow() {
+    survives("sst_footer", "offset-near-u64-max");
+    let data = input("sst_footer", "offset-near-u64-max");
+    assert!(decode("sst_footer", &data).is_err_and(|e| e.is_corruption()));
+}
