@@ -22,14 +22,13 @@
 //!
 //! Persist order ([`build::build_row`]): every byte is written, then every page the row uses is
 //! persisted; only then may the manifest record the row (the engine's commit protocol). A row is
-//! laid out for an upper bound of its size: its page list may run past the page holding its
-//! last metadata byte, and those pages are freed at once and are not the row's. Recovery rule
-//! ([`RowTable::open`]): a row exists iff the manifest records it; its header must check
-//! (magic, crc, number, page size, page list equal to the recorded first page) and its
-//! metadata array its crc, its offsets ascending inside the data, else `Corruption` naming the
-//! container and offset. Entries are
-//! checked when read: keys by every search, values by every read. Pages no recorded row uses
-//! are free ([`pages`]): a row a crash interrupted before its manifest record is garbage.
+//! laid out for an upper bound of its size: its page list may run past the page holding its last
+//! metadata byte, and those pages are freed at once and are not the row's. Recovery rule
+//! ([`RowTable::open`]): a row exists iff the manifest records it; its header must check (magic,
+//! crc, number, page size, page list equal to the recorded first page) and its metadata array its
+//! crc, its offsets ascending inside the data, else `Corruption` naming the container and offset.
+//! Entries are checked when read: keys by every search, values by every read. Pages no recorded row
+//! uses are free ([`pages`]): a row a crash interrupted before its manifest record is garbage.
 //!
 //! Thread-safety: a `RowTable` is immutable once built; readers share it freely. Pages before
 //! a row's first live entry may be reused once no reader holds that row (the engine's job).
