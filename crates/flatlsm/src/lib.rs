@@ -33,6 +33,8 @@ mod designs;
 #[doc(hidden)]
 pub mod fuzz_api;
 pub mod inspect;
+#[doc(hidden)]
+pub mod kv_lines;
 pub mod options;
 mod pmtable;
 mod values;

@@ -4,7 +4,7 @@
 //! 2 GiB); see docs/design-decisions.md for the reasoning behind each.
 
 mod builder;
-mod file;
+pub(crate) mod file;
 pub(crate) mod text;
 
 pub(crate) use file::write_options_file;

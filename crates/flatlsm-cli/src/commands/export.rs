@@ -6,10 +6,10 @@
 //! A file is written under a temporary name (`FILE.partial`), synced and then renamed to
 //! `FILE`, so `FILE` only ever appears complete; a failed export removes the temporary file.
 
-use super::kv_lines::LineFormat;
 use super::scan::{half_open, KeyRangeArgs};
 use super::transfer_progress::TransferProgress;
 use crate::db_args::{DbArgs, Encoding};
+use flatlsm::kv_lines::LineFormat;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};

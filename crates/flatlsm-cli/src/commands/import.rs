@@ -6,9 +6,9 @@
 //! included), nothing from it on, and the error names the line. So what an import leaves behind
 //! never depends on the batch size.
 
-use super::kv_lines::LineFormat;
 use super::transfer_progress::TransferProgress;
 use crate::db_args::{DbArgs, Encoding};
+use flatlsm::kv_lines::LineFormat;
 use flatlsm::{Db, WriteBatch};
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};

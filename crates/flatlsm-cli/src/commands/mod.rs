@@ -7,7 +7,6 @@ pub mod dump;
 pub mod export;
 pub mod import;
 pub mod keys;
-mod kv_lines;
 pub mod maintenance;
 pub mod repair;
 pub mod scan;

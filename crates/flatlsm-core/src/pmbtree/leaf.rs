@@ -132,16 +132,22 @@ impl<'a> Leaf<'a> {
                 format!("B+-tree leaf {}: {what}", self.node),
             )
         };
-        let (key, location) = decode_slot(&self.slot_image(slot))
-            .ok_or_else(|| bad(format!("slot {slot} fails its checksum")))?;
+        let image = self.slot_image(slot);
+        let (key, location) =
+            decode_slot(&image).ok_or_else(|| bad(format!("slot {slot} fails its checksum")))?;
         let (key, record) = match key {
             SlotKey::Inline(key) => (key, None),
             SlotKey::Record { len, offset } => {
-                let key = read_record(self.region, offset, len).ok_or_else(|| {
-                    bad(format!(
-                        "slot {slot}: its key record at {offset} fails its checksum"
-                    ))
-                })?;
+                // `find` skips slots by the key bytes a slot keeps: they must be the record's.
+                let head = &image[32..32 + HEAD_BYTES];
+                let key = read_record(self.region, offset, len)
+                    .filter(|k| k[..HEAD_BYTES] == *head)
+                    .ok_or_else(|| {
+                        bad(format!(
+                            "slot {slot}: its key record at {offset} fails its checksum or \
+                             does not start with the key bytes the slot keeps"
+                        ))
+                    })?;
                 (key, Some(offset))
             }
         };

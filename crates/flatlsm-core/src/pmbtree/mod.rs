@@ -30,14 +30,15 @@
 //! of L's keys in its slots, their bits set — and persisted; then L's next = N (persisted); then
 //! L's bitmap without the moved keys (persisted).
 //!
-//! Recovery rule ([`PmBtree::recover`]): the header must check, else `Corruption`. The leaves
-//! are walked from the head: a leaf without its magic, a next word outside the region or
-//! looping, a valid slot failing its crc, a key valid twice in one leaf, or leaves out of key
-//! order is `Corruption` naming the region and offset. A split a crash interrupted after the
-//! link leaves the moved keys in both L and N: keys of a leaf at or above its successor's
-//! smallest key are such copies and are cleared from it (persisted). Empty leaves other than the
-//! head are unlinked (persisted). Each repair is an operation of the forward order, so a crash
-//! during recovery is repaired again by the next.
+//! Recovery rule ([`PmBtree::recover`]): the header must check, else `Corruption`. The leaves are
+//! walked from the head: a leaf without its magic, a next word outside the region or looping, a
+//! valid slot failing its crc (or its key record failing its own, or not starting with the key
+//! bytes the slot keeps), a key valid twice in one leaf, or leaves out of key order (the empty key
+//! outside the head included) is `Corruption` naming the region and offset. A split a crash
+//! interrupted after the link leaves the moved keys in both L and N: keys of a leaf at or above its
+//! successor's smallest key are such copies and are cleared from it (persisted). Empty leaves other
+//! than the head are unlinked (persisted). Each repair is an operation of the forward order, so a
+//! crash during recovery is repaired again by the next.
 //!
 //! Concurrency: one writer at a time and any number of readers, through a reader-writer lock
 //! over the DRAM index (a reader must not see a slot reused under it).

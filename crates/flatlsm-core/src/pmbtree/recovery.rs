@@ -118,17 +118,21 @@ fn drop_split_copies(region: &dyn PmRegion, list: &mut [Found]) -> Result<()> {
     Ok(())
 }
 
-/// Every key of a leaf orders before every key of the next non-empty leaf.
+/// Every key of a leaf orders before every key of the next non-empty leaf, and only the head
+/// holds the empty key (its fence: the key routes there).
 fn check_order(region: &dyn PmRegion, list: &[Found]) -> Result<()> {
     let mut last: Option<&[u8]> = None;
-    for f in list {
+    for (i, f) in list.iter().enumerate() {
         let min = f.entries.iter().map(|e| e.key.as_slice()).min();
-        if let (Some(prev), Some(min)) = (last, min) {
-            if min <= prev {
-                let at = f.node as usize * NODE_SIZE;
-                let what = format!("B+-tree leaf {} holds keys out of order", f.node);
-                return Err(corrupt(region, at, what));
-            }
+        let after_last = match (last, min) {
+            (Some(prev), Some(min)) => min > prev,
+            (None, Some(min)) => i == 0 || !min.is_empty(),
+            (_, None) => true,
+        };
+        if !after_last {
+            let at = f.node as usize * NODE_SIZE;
+            let what = format!("B+-tree leaf {} holds keys out of order", f.node);
+            return Err(corrupt(region, at, what));
         }
         last = f.entries.iter().map(|e| e.key.as_slice()).max().or(last);
     }

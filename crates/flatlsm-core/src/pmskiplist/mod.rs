@@ -23,8 +23,8 @@
 //! it was linked, so a node failing its crc, lying outside the region, or out of key order is
 //! `Corruption` naming the region and offset. Nodes with a sequence above `committed_seq` belong
 //! to a batch a crash interrupted: they are unlinked (each unlink persisted, so a crash during
-//! recovery redoes it). The upper levels are then rebuilt. A node written but never linked is
-//! unreachable and ignored.
+//! recovery redoes it). The upper levels are then rebuilt (all of the head's, whatever its
+//! unchecked height word says). A node written but never linked is unreachable and ignored.
 //!
 //! Concurrency: one writer (the caller serializes inserts); readers never lock. A node is
 //! reachable only after its bytes are written (the link store is a release, loads acquire), and

@@ -139,7 +139,8 @@ fn walk(region: &dyn PmRegion, committed: u64, repair: bool) -> Result<Walk> {
 
 /// The node at `at` if it lies in the region after the head, is aligned and checks.
 fn verified(region: &dyn PmRegion, at: u64, cap: u64, head_len: u64) -> Result<Node<'_>> {
-    if !at.is_multiple_of(8) || at < HEAD + head_len || at + 24 > cap {
+    // `at` is a link read from the region: any u64 (`at + 24` could overflow).
+    if !at.is_multiple_of(8) || at < HEAD + head_len || at > cap.saturating_sub(24) {
         return Err(corrupt(region, at, "link to a node outside the region"));
     }
     let node = Node::at(region, at);
@@ -164,7 +165,9 @@ fn rebuild_upper_levels(region: &dyn PmRegion, kept: &[u64]) {
     }
     for (level, &l) in last.iter().enumerate().skip(1) {
         let node = Node::at(region, l);
-        if level < node.height() {
+        // The head has every level whatever its height word says (that word is never checked:
+        // a damaged one must not leave stale links to follow).
+        if l == HEAD || level < node.height() {
             node.set_next(level, 0);
         }
     }

@@ -22,13 +22,13 @@
 //!
 //! Persist order ([`build::build_row`]): every byte is written, then every page the row uses is
 //! persisted; only then may the manifest record the row (the engine's commit protocol). A row is
-//! laid out for an upper bound of its size: its page list may run past the page holding its
-//! last metadata byte, and those pages are freed at once and are not the row's. Recovery rule
-//! ([`RowTable::open`]): a row exists iff the manifest records it; its header must check
-//! (magic, crc, number, page size, page list equal to the recorded first page) and its
-//! metadata array its crc, else `Corruption` naming the container and offset. Entries are
-//! checked when read: keys by every search, values by every read. Pages no recorded row uses
-//! are free ([`pages`]): a row a crash interrupted before its manifest record is garbage.
+//! laid out for an upper bound of its size: its page list may run past the page holding its last
+//! metadata byte, and those pages are freed at once and are not the row's. Recovery rule
+//! ([`RowTable::open`]): a row exists iff the manifest records it; its header must check (magic,
+//! crc, number, page size, page list equal to the recorded first page) and its metadata array its
+//! crc, its offsets ascending inside the data, else `Corruption` naming the container and offset.
+//! Entries are checked when read: keys by every search, values by every read. Pages no recorded row
+//! uses are free ([`pages`]): a row a crash interrupted before its manifest record is garbage.
 //!
 //! Thread-safety: a `RowTable` is immutable once built; readers share it freely. Pages before
 //! a row's first live entry may be reused once no reader holds that row (the engine's job).
@@ -218,12 +218,25 @@ impl RowTable {
         }
     }
 
+    /// The metadata array must match its checksum, and its offsets must ascend inside the data
+    /// (what every reader relies on: `entry_lengths` reads an entry's header at its offset,
+    /// `bytes_from` subtracts offsets). A writer bug or a crafted file could match the
+    /// checksum and still break them.
     fn check_meta_crc(&self, expected: u32) -> Result<()> {
         let bytes = self.read(self.meta_offset, self.entries as usize * META_LEN);
-        if crc32c(&bytes) == expected {
-            return Ok(());
+        if crc32c(&bytes) != expected {
+            return Err(self.corrupt(self.meta_offset, "metadata array checksum mismatch"));
         }
-        Err(self.corrupt(self.meta_offset, "metadata array checksum mismatch"))
+        let mut low = self.data_start;
+        for (i, m) in bytes.chunks_exact(META_LEN).enumerate() {
+            let offset = u64::from_le_bytes(m[..8].try_into().unwrap());
+            if offset < low || offset >= self.data_end {
+                let at = self.meta_offset + (i * META_LEN) as u64;
+                return Err(self.corrupt(at, "metadata offset out of order or outside the data"));
+            }
+            low = offset + 1;
+        }
+        Ok(())
     }
 
     /// Assembles an open row from what its builder wrote (nothing to check); `words` are the

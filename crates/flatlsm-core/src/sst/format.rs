@@ -126,7 +126,9 @@ impl Footer {
 /// Decodes and validates a footer read from file offset `offset` (so the file is
 /// `offset + FOOTER_LEN` bytes long). Never panics; any defect is `Error::Corruption`.
 pub fn decode_footer(bytes: &[u8], path: &Path, offset: u64) -> Result<Footer> {
-    let bad = |at: usize, what: String| Error::corruption(path, offset + at as u64, what);
+    // Saturating: `offset` is the caller's (a fuzzer passes any), and this must never panic.
+    let bad =
+        |at: usize, what: String| Error::corruption(path, offset.saturating_add(at as u64), what);
     if bytes.len() != FOOTER_LEN {
         return Err(bad(
             0,

@@ -56,11 +56,11 @@ pub(crate) struct IdentityPlan {
 
 /// The parsed contents of an IDENTITY file.
 #[derive(Debug, Clone, PartialEq, Eq)]
-struct Identity {
-    id: String,
-    pm_path: String,
+pub(crate) struct Identity {
+    pub(crate) id: String,
+    pub(crate) pm_path: String,
     /// Read from the first format (no checksum): open rewrites it in the current one.
-    legacy: bool,
+    pub(crate) legacy: bool,
 }
 
 impl IdentityPlan {
@@ -260,14 +260,14 @@ fn read_identity(fs: &dyn FileSystem, path: &Path) -> Result<Option<Identity>> {
 
 /// The current format: two lines and the crc32c of their bytes. The PM path is only shown in
 /// messages, so a newline in it is escaped rather than breaking the line structure.
-fn encode_identity(id: &str, pm_path: &str) -> String {
+pub(crate) fn encode_identity(id: &str, pm_path: &str) -> String {
     let pm_path = pm_path.replace('\n', "\\n");
     let body = format!("{MAGIC_V2}{id}\npm-path {pm_path}\n");
     format!("{body}crc32c {:08x}\n", crc32c(body.as_bytes()))
 }
 
 /// Parses either format; on failure the offset of the bad line and what was expected.
-fn parse_identity(data: &[u8]) -> std::result::Result<Identity, (u64, String)> {
+pub(crate) fn parse_identity(data: &[u8]) -> std::result::Result<Identity, (u64, String)> {
     let expected = format!(
         "expected \"{MAGIC_V2}<32 hex digits>\\npm-path <dir>\\ncrc32c <8 hex digits>\\n\""
     );

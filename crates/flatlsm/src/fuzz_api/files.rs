@@ -1,7 +1,7 @@
-//! Entry points for the cargo-fuzz targets in `fuzz/` and the stable decoder tests: each feeds
-//! untrusted bytes to one decoder of bytes on PM or SSD and walks whatever it accepts. None may
-//! panic; every rejection must be [`Error::Corruption`]. Not a stable API.
+//! The first nine targets: the PM Log, SSTable parts, the manifest and its records, value logs
+//! and their redirect tables (checked as given; no [`super::reseal`]).
 
+use super::{path, MemFile};
 use crate::error::{Error, Result};
 use crate::fs::RandomAccessFile;
 use crate::iter::InternalIterator;
@@ -11,25 +11,10 @@ use crate::types::ValuePointer;
 use crate::version::edit::VersionEdit;
 use crate::version::manifest::replay;
 use crate::vlog::{check_header, decode_record, redirect, VLOG_HEADER_LEN};
-use std::path::Path;
 use std::sync::Arc;
 
-/// Decoders a fuzz target can exercise (one per target in `fuzz/fuzz_targets`).
-pub const TARGETS: [&str; 9] = [
-    "pm_log",
-    "sst_footer",
-    "sst_block",
-    "sst_bloom",
-    "sst_table",
-    "manifest",
-    "version_edit",
-    "vlog",
-    "vlog_redirect",
-];
-
-/// Runs decoder `target` (one of [`TARGETS`]) over `data`. `Ok` if the bytes were accepted,
-/// otherwise the decoder's error, which must be a corruption error.
-pub fn decode(target: &str, data: &[u8]) -> Result<()> {
+/// Runs one of the first nine targets.
+pub(super) fn decode(target: &str, data: &[u8]) -> Result<()> {
     match target {
         "pm_log" => pm_log(data),
         "sst_footer" => sst_footer(data),
@@ -46,18 +31,6 @@ pub fn decode(target: &str, data: &[u8]) -> Result<()> {
     }
 }
 
-/// Like [`decode`], but panics if the decoder rejects the bytes with anything other than a
-/// corruption error (what a fuzz target asserts).
-pub fn check(target: &str, data: &[u8]) {
-    if let Err(e) = decode(target, data) {
-        assert!(e.is_corruption(), "{target}: non-corruption error {e}");
-    }
-}
-
-fn path(name: &str) -> &Path {
-    Path::new(name)
-}
-
 /// A PM Log: header, then every entry recovery accepts (clamped to the bytes given).
 fn pm_log(data: &[u8]) -> Result<()> {
     let p = path("000001.pmlog");
@@ -68,9 +41,7 @@ fn pm_log(data: &[u8]) -> Result<()> {
 /// A footer: the first 8 bytes (LE) are the offset the footer was read at, the rest the
 /// footer itself.
 fn sst_footer(data: &[u8]) -> Result<()> {
-    let offset = data
-        .get(..8)
-        .map_or(0, |b| u64::from_le_bytes(b.try_into().unwrap_or_default()));
+    let offset = super::u64_at(data, 0);
     decode_footer(data.get(8..).unwrap_or_default(), path("f.sst"), offset).map(drop)
 }
 
@@ -144,22 +115,5 @@ fn vlog_redirect(data: &[u8]) -> Result<()> {
         other => Err(Error::InvalidState(format!(
             "offset 0 translated: {other:?}"
         ))),
-    }
-}
-
-/// An SSTable held in memory.
-struct MemFile(Vec<u8>);
-
-impl RandomAccessFile for MemFile {
-    fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> std::io::Result<()> {
-        let eof = || std::io::Error::from(std::io::ErrorKind::UnexpectedEof);
-        let start = usize::try_from(offset).map_err(|_| eof())?;
-        let end = start.checked_add(buf.len()).ok_or_else(eof)?;
-        buf.copy_from_slice(self.0.get(start..end).ok_or_else(eof)?);
-        Ok(())
-    }
-
-    fn size(&self) -> std::io::Result<u64> {
-        Ok(self.0.len() as u64)
     }
 }

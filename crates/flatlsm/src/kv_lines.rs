@@ -9,6 +9,9 @@
 //! - hex (`--hex`): `HEXKEY<SPACE>HEXVALUE`, lowercase on output, either case on input.
 //!
 //! Exactly one separator per line; an empty field (e.g. an empty value) is allowed.
+//!
+//! It lives in the library (hidden from the documentation, not a stable API) so that the
+//! `export_format` fuzz target reaches it through `fuzz_api`; the `flatlsm` tool uses it.
 
 /// How a pair is written on its line.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

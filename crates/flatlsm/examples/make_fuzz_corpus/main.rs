@@ -1,8 +1,12 @@
-//! Builds the seed corpus of the fuzz targets in `fuzz/` from a real database.
+//! Builds the seed corpus of the fuzz targets in `fuzz/` from real databases.
 //!
 //! `cargo run -p flatlsm --example make_fuzz_corpus [-- OUT_DIR]` (default `fuzz/corpus`) creates
 //! a database with data in PM Logs, L1 and L2 SSTables, the manifest and value logs, then copies
-//! each file (or the piece a target decodes) into `OUT_DIR/<target>/`.
+//! each file (or the piece a target decodes) into `OUT_DIR/<target>/`; then small databases of
+//! the other profiles give the seeds of the other targets (`profiles.rs`).
+
+mod profiles;
+mod shrink;
 
 use flatlsm::{Db, Options, PmModeOption, WriteBatch, WriteOptions};
 use flatlsm_core::sst::{decode_footer, Block, BlockHandle, FOOTER_LEN};
@@ -39,6 +43,7 @@ fn main() -> Res<()> {
             written += 1;
         }
     }
+    written += profiles::write_seeds(&out, tmp.path())?;
     println!("wrote {written} corpus files under {}", out.display());
     Ok(())
 }
