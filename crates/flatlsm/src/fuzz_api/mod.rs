@@ -6,7 +6,7 @@
 //!
 //! Checksums: most formats guard their structure with crc32c, so mutated bytes rarely get past
 //! the first check. [`check`] therefore decodes each input twice: as given, and *resealed*
-//! ([`reseal`]: every checksum the decoder verifies recomputed over the mutated bytes), so a
+//! (`reseal`: every checksum the decoder verifies recomputed over the mutated bytes), so a
 //! fuzzer also reaches the structural checks behind the checksums — what a writer bug or a
 //! crafted file would feed the decoder. Targets and layouts: docs/fuzzing.md.
 
@@ -49,7 +49,7 @@ pub const TARGETS: [&str; 17] = [
 /// region of fewer than two nodes as a wrong size before reading it (`PmBtree::recover`).
 pub const ARGUMENT_ERRORS: [&str; 1] = ["pm_btree"];
 
-/// Runs decoder `target` (one of [`TARGETS`]) over `data` as given (no [`reseal`]). `Ok` if the
+/// Runs decoder `target` (one of [`TARGETS`]) over `data` as given (no `reseal`). `Ok` if the
 /// bytes were accepted (and walked), otherwise the decoder's error.
 pub fn decode(target: &str, data: &[u8]) -> Result<()> {
     match target {
