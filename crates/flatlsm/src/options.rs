@@ -183,11 +183,13 @@ pub struct Options {
     pub flush_threads: usize,
     /// Values of at least this many bytes go to the value log; smaller ones stay inline.
     pub kv_separation_threshold: usize,
-    /// Write value logs with direct I/O (O_DIRECT: no page-cache copy, the flush's largest CPU
-    /// cost), falling back to buffered writes where the file system refuses it (default true).
-    /// Fresh values are then not in the page cache: their first read goes to the device
-    /// (docs/design-decisions.md). Turn it off for read-right-after-write workloads that fit
-    /// in memory.
+    /// Write value logs with direct I/O (O_DIRECT), falling back to buffered writes where the
+    /// file system refuses it (default false). Off, value logs are written through the page
+    /// cache with write-behind (each 2 MiB buffer's write-back started at once, the one before
+    /// waited for), so fresh values are read from memory, as RocksDB reads its fresh blocks,
+    /// and the page cache (bounded and reclaimed by the kernel) is the value cache. On, the
+    /// page-cache copy is saved but every first read of a fresh value goes to the device
+    /// (docs/design-decisions.md, "Fresh values in the page cache").
     pub vlog_direct_writes: bool,
     /// With `vlog_direct_writes`, ask the kernel to read each written value-log buffer back
     /// into the page cache in the background (`posix_fadvise(WILLNEED)`; default false):
@@ -273,7 +275,7 @@ impl Default for Options {
                 .map(|n| n.get())
                 .unwrap_or(2),
             kv_separation_threshold: 512,
-            vlog_direct_writes: true,
+            vlog_direct_writes: false,
             vlog_cache_written: false,
             block_size: 4096,
             bloom_bits_per_key: 10,

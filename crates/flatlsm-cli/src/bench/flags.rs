@@ -191,8 +191,9 @@ pub struct BenchFlags {
     /// measured flush rate). RocksDB keeps its own default.
     #[arg(long = "delayed_write_rate")]
     pub delayed_write_rate: Option<u64>,
-    /// Write value logs with O_DIRECT (default 1; 0: through the page cache, so fresh values
-    /// are read from memory).
+    /// Write value logs with O_DIRECT (default 0: through the page cache with write-behind, so
+    /// fresh values are read from memory; 1 saves the page-cache copy, and first reads go to
+    /// the device).
     #[arg(long = "vlog_direct_writes", num_args = 0..=1,
           default_missing_value = "true", value_parser = parse_flag_bool)]
     pub vlog_direct_writes: Option<bool>,

@@ -12,6 +12,10 @@
 //! - With `cache_written`, the I/O thread asks the platform to read each written buffer back
 //!   into the page cache in the background ([`DirectFile::cache_written`]), so fresh data is
 //!   read from memory, as after a buffered write, without a CPU copy on the write path.
+//! - Through the page cache (direct I/O off or refused), the I/O thread starts each written
+//!   buffer's write-back at once and waits for the one before ([`DirectFile::write_behind`]):
+//!   the device works while the owner fills buffers, as with direct I/O, dirty pages stay
+//!   bounded, the final `sync` is short, and the data stays in the page cache for readers.
 //! - Buffers are aligned without `unsafe`: a `Vec` one block larger than needed, used from its
 //!   first aligned byte (a `Vec`'s heap block does not move when the `Vec` is moved).
 //!
@@ -92,6 +96,10 @@ impl IoThread {
                     if cache_written && result.is_ok() {
                         // Only a hint: a refusal leaves the data on the device, still readable.
                         let _ = file.cache_written(job.offset, job.len as u64);
+                    }
+                    if result.is_ok() {
+                        // Only a hint too: the final sync writes whatever this did not.
+                        let _ = file.write_behind(job.offset, job.len as u64);
                     }
                     let back = Done {
                         buf: job.buf,

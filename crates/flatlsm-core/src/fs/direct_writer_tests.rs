@@ -146,3 +146,17 @@ fn a_refused_direct_write_falls_back_to_buffered_writes() {
         .unwrap();
     assert!(!buffered.is_direct());
 }
+
+#[test]
+fn a_buffered_file_written_behind_reads_back_exactly_at_every_boundary() {
+    let dir = crate::testing::disk_tempdir();
+    for (i, len) in boundary_lengths().into_iter().enumerate() {
+        let path = dir.path().join(format!("f{i}"));
+        let data = pattern(len);
+        let mut w = DirectWriter::new(OsFileSystem.create_direct(&path, false).unwrap());
+        append_in_chunks(&mut w, &data, &[4096, 17, 100_000]);
+        w.sync().unwrap();
+        assert!(!w.is_direct());
+        assert!(std::fs::read(&path).unwrap() == data, "length {len}");
+    }
+}

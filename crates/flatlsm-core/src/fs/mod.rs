@@ -91,6 +91,15 @@ pub trait DirectFile: Send + Sync {
         let _ = (offset, len);
         Ok(())
     }
+    /// For a buffered file: starts writing `[offset, offset + len)`, just written, to the
+    /// device, and waits for the write-back started earlier below `offset`. The data stays in
+    /// the page cache (clean), dirty pages stay bounded to about one buffer, and the final
+    /// `sync` finds little left to write. A hint: durability still comes from `sync`. Direct
+    /// files and the default do nothing.
+    fn write_behind(&self, offset: u64, len: u64) -> io::Result<()> {
+        let _ = (offset, len);
+        Ok(())
+    }
 }
 
 /// The directory-level operations the engine needs.

@@ -133,6 +133,12 @@ impl DirectFile for OsDirectFile {
         let file = self.file.lock();
         rustix::fs::fadvise(&*file, offset, len, rustix::fs::Advice::WillNeed).map_err(Into::into)
     }
+    fn write_behind(&self, offset: u64, len: u64) -> io::Result<()> {
+        if self.direct.load(Ordering::Relaxed) {
+            return Ok(()); // direct writes reach the device before they return
+        }
+        crate::pm::raw::write_behind(&self.file.lock(), offset, len)
+    }
     fn set_len(&self, len: u64) -> io::Result<()> {
         self.file.lock().set_len(len)
     }

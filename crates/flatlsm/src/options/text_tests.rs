@@ -75,7 +75,7 @@ pub(crate) fn every_field_changed() -> Options {
         target_file_size: 3 << 20,
         flush_threads: 199,
         kv_separation_threshold: 1024,
-        vlog_direct_writes: false,
+        vlog_direct_writes: true,
         vlog_cache_written: true,
         block_size: 8192,
         bloom_bits_per_key: 14,
