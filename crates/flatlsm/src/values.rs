@@ -40,10 +40,20 @@ impl ValueLocator {
 
     /// The record's pointer now: `ptr` itself, or its translation if its log is redirected.
     pub fn locate(&self, ptr: &ValuePointer) -> Result<ValuePointer> {
-        match self.version.redirects.get(&ptr.file_number) {
-            None => Ok(*ptr),
-            Some(r) => self.redirects.get(r.number)?.translate(ptr),
-        }
+        locate(&self.version, &self.redirects, ptr)
+    }
+}
+
+/// Where `ptr`'s record is as `version` sees it (through `redirects`' tables): for a read that
+/// holds its version already and needs no locator of its own.
+pub(crate) fn locate(
+    version: &Version,
+    redirects: &RedirectSet,
+    ptr: &ValuePointer,
+) -> Result<ValuePointer> {
+    match version.redirects.get(&ptr.file_number) {
+        None => Ok(*ptr),
+        Some(r) => redirects.get(r.number)?.translate(ptr),
     }
 }
 

@@ -38,6 +38,7 @@ pub use writer::{VlogIo, VlogWriter};
 use crate::error::Result;
 use crate::fs::FileSystem;
 use crate::types::ValuePointer;
+use arc_swap::ArcSwap;
 use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -62,19 +63,22 @@ pub fn parse_vlog_file_name(name: &str) -> Option<u64> {
 /// Open readers by file number, shared by all readers of the database.
 ///
 /// Readers are opened on first use and kept until [`VlogSet::evict`] (call it before deleting the
-/// file). Opening happens outside the lock; two threads racing to open the same file keep the
-/// first reader inserted.
+/// file). A read takes no lock and touches no shared reference count: the map is replaced
+/// whole (copy on write, under `update`) when a reader is added or evicted, which happens once
+/// per log, and read through an `arc_swap` guard. Opening happens outside the lock; two threads
+/// racing to open the same file keep the first reader inserted.
 pub struct VlogSet {
     fs: Arc<dyn FileSystem>,
     dir: PathBuf,
-    readers: Mutex<HashMap<u64, Arc<VlogReader>>>,
+    readers: ArcSwap<HashMap<u64, Arc<VlogReader>>>,
+    update: Mutex<()>,
 }
 
 impl std::fmt::Debug for VlogSet {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("VlogSet")
             .field("dir", &self.dir)
-            .field("open", &self.readers.lock().len())
+            .field("open", &self.readers.load().len())
             .finish()
     }
 }
@@ -85,29 +89,41 @@ impl VlogSet {
         VlogSet {
             fs,
             dir,
-            readers: Mutex::new(HashMap::new()),
+            readers: ArcSwap::from_pointee(HashMap::new()),
+            update: Mutex::new(()),
         }
     }
 
     /// The reader of value log `number` for point reads (no readahead), opening it if needed.
     /// Sequential readers (value-log GC) open their own [`VlogReader`] instead.
     pub fn reader(&self, number: u64) -> Result<Arc<VlogReader>> {
-        if let Some(r) = self.readers.lock().get(&number) {
+        if let Some(r) = self.readers.load().get(&number) {
             return Ok(Arc::clone(r));
         }
         let opened = Arc::new(VlogReader::open(&*self.fs, &self.dir, number)?);
         opened.advise_random();
-        let mut readers = self.readers.lock();
-        Ok(Arc::clone(readers.entry(number).or_insert(opened)))
+        Ok(self.change(|map| Arc::clone(map.entry(number).or_insert(opened))))
     }
 
     /// Reads the value `ptr` addresses, through the reader of its file.
     pub fn read_value(&self, ptr: &ValuePointer) -> Result<Vec<u8>> {
+        if let Some(r) = self.readers.load().get(&ptr.file_number) {
+            return r.read_value(ptr);
+        }
         self.reader(ptr.file_number)?.read_value(ptr)
+    }
+
+    /// Applies `f` to a copy of the map and publishes the copy.
+    fn change<T>(&self, f: impl FnOnce(&mut HashMap<u64, Arc<VlogReader>>) -> T) -> T {
+        let _g = self.update.lock();
+        let mut map = HashMap::clone(&self.readers.load());
+        let out = f(&mut map);
+        self.readers.store(Arc::new(map));
+        out
     }
 
     /// Forgets the reader of value log `number` (in-flight users keep their `Arc`).
     pub fn evict(&self, number: u64) {
-        self.readers.lock().remove(&number);
+        self.change(|map| map.remove(&number));
     }
 }

@@ -1,6 +1,6 @@
 //! The read path: mutable PMTable → immutable PMTables (newest first) → L1's unmerged runs
 //! (level 0, newest file first) → Ordered-L1 → L2 → value log. Readers pin a [`SuperVersion`]
-//! and its sequence (under `sv_lock`, held only for that) and read from it without locks. Value
+//! and its sequence (without a lock: `DbInner::pin`) and read from it without locks. Value
 //! pointers are resolved as the pinned version sees them (`values.rs`): through a redirect table
 //! when value-log GC moved their log, so a read or iterator of an older version still reads the
 //! old log, which that version keeps alive.
@@ -14,26 +14,39 @@ use crate::sst::TableCache;
 use crate::types::{make_internal_key, parse_internal_key, SequenceNumber, ValueKind};
 use crate::types::{ValuePointer, KIND_FOR_SEEK};
 use crate::version::{Version, MAX_LEVELS};
+use arc_swap::Guard;
 use std::sync::Arc;
 
 impl DbInner {
     /// Pins what a read at `seq` needs: every entry with a sequence <= `seq` is reachable from
     /// the pinned super version, and no job has dropped a version a read at `seq` sees.
     ///
-    /// Both are read under `sv_lock`, the lock every super-version swap holds. A GC or flush
-    /// computes its oldest readable sequence before it swaps, and the visible sequence never
-    /// decreases, so a super version written by such a job always comes with a sequence >= the
-    /// oldest the job kept versions for. (Without the lock a job could run between the two
-    /// loads, and a read at `seq` found an older value.) A snapshot's sequence is protected by
-    /// its registration instead (`snapshots.rs`).
+    /// Without a lock (a read takes none): it loads the super version, then the visible
+    /// sequence, then the super version again, and retries if a swap came between. The pair is
+    /// then what both were at the moment the sequence was read, as if read under `sv_lock`,
+    /// the lock every swap holds. A GC or flush computes its oldest readable sequence before it
+    /// swaps, and the visible sequence never decreases, so a super version written by such a
+    /// job always comes with a sequence >= the oldest the job kept versions for. (Loaded the
+    /// other way round, a job could run between the two loads, and a read at `seq` found an
+    /// older value.) A snapshot's sequence is protected by its registration instead
+    /// (`snapshots.rs`), so any current super version serves it.
+    ///
+    /// The guard it returns costs no shared reference count (`arc_swap`'s per-thread slots):
+    /// hold it for one read; [`Guard::into_inner`] gives an `Arc` for longer.
     pub(crate) fn pin(
         &self,
         snapshot_seq: Option<SequenceNumber>,
-    ) -> (SequenceNumber, Arc<SuperVersion>) {
-        let pinned = {
-            let _g = self.sv_lock.lock();
-            let seq = snapshot_seq.unwrap_or_else(|| self.visible());
-            (seq, self.sv.load_full())
+    ) -> (SequenceNumber, Guard<Arc<SuperVersion>>) {
+        let pinned = loop {
+            let sv = self.sv.load();
+            let Some(seq) = snapshot_seq else {
+                let seq = self.visible();
+                if Arc::ptr_eq(&sv, &self.sv.load()) {
+                    break (seq, sv);
+                }
+                continue;
+            };
+            break (seq, sv);
         };
         self.sync_point("read:seq_chosen");
         pinned
@@ -144,7 +157,7 @@ impl DbInner {
     /// tombstone or a version older than `deleted_below` (a range tombstone's).
     fn decode_found(
         &self,
-        version: &Arc<Version>,
+        version: &Version,
         (ikey, value): (&[u8], Vec<u8>),
         path: &std::path::Path,
         deleted_below: SequenceNumber,
@@ -160,7 +173,8 @@ impl DbInner {
             ValueKind::ValuePointer => {
                 let ptr = ValuePointer::decode(&value)
                     .ok_or_else(|| Error::corruption(path, 0, "value pointer of wrong length"))?;
-                Ok(Some(self.locator(version.clone()).resolve(&ptr)?))
+                let at = crate::values::locate(version, &self.vlog_redirects, &ptr)?;
+                Ok(Some(self.vlogs.read_value(&at)?))
             }
         }
     }
@@ -175,6 +189,7 @@ impl DbInner {
         // Read before the pin: an index change after it may be one the pinned sources lack.
         let mark = self.design.scan_mark();
         let (seq, sv) = self.pin(snapshot_seq);
+        let sv = Guard::into_inner(sv);
         let read = ReadAt {
             seq,
             snapshot: snapshot_seq.is_some(),
