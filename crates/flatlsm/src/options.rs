@@ -215,8 +215,8 @@ pub struct Options {
     pub compression_per_level: Vec<Compression>,
     /// DRAM block cache capacity in bytes (0 disables it).
     pub block_cache_size: usize,
-    /// Most SSTs kept open (RocksDB's `max_open_files`); beyond it the least recently used
-    /// table is closed and reopened when next read. `None` (default): no bound, as RocksDB's
+    /// Most SSTs kept open (RocksDB's `max_open_files`); beyond it a table not used recently
+    /// is closed and reopened when next read. `None` (default): no bound, as RocksDB's
     /// -1. Accepted: at least 1.
     pub max_open_files: Option<usize>,
     /// Rewrite a value-log file's live values once this fraction of it is garbage.

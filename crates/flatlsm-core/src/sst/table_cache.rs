@@ -1,13 +1,16 @@
 //! Open tables by file number, opened on demand through the [`FileSystem`].
 //!
-//! Thread-safety: `Send + Sync`; the map is behind a mutex that is *not* held while a table is
-//! being opened, so two threads may open the same file concurrently, in which case the first
-//! inserted table wins and the other is dropped. Invariant: a cached table was opened with the
-//! file size given by the first `get`; callers evict a table when its file is deleted.
+//! Thread-safety: `Send + Sync`. The tables sit in a sharded `quick_cache` (as the block cache
+//! does): a lookup takes one shard's read lock and touches no shared counter, so reads on many
+//! threads do not queue on it. A table is opened once: concurrent `get`s of a table being
+//! opened wait for that open (a failed open lets the next caller try). Invariant: a cached
+//! table was opened with the file size given by the `get` that opened it; callers evict a table
+//! when its file is deleted.
 //!
-//! Bounded (RocksDB's `max_open_files`): beyond `capacity` open tables, the least recently used
-//! one is dropped from the cache; a reader still holding it keeps it (and its descriptor) until
-//! it is done, and the next `get` opens the file again.
+//! Bounded (RocksDB's `max_open_files`): beyond `capacity` open tables the cache drops one
+//! (CLOCK-Pro: a table not used recently, favouring tables used more than once); a reader still
+//! holding it keeps it (and its descriptor) until it is done, and the next `get` opens the file
+//! again.
 
 use super::bloom::FilterCounters;
 use super::cache::BlockCache;
@@ -15,9 +18,11 @@ use super::table::Table;
 use super::{SstDir, SstDirs};
 use crate::error::{IoContext, Result};
 use crate::fs::FileSystem;
-use parking_lot::Mutex;
-use std::collections::HashMap;
+use quick_cache::sync::Cache;
 use std::sync::Arc;
+
+/// Tables the cache expects to hold at most, for sizing when it is unbounded.
+const EXPECTED_TABLES: usize = 1024;
 
 /// A cache of open [`Table`]s keyed by file number.
 pub struct TableCache {
@@ -26,40 +31,21 @@ pub struct TableCache {
     block_cache: Option<Arc<BlockCache>>,
     /// What the filters of its tables answered on point lookups.
     filter_counters: Arc<FilterCounters>,
-    /// Open tables and the tick of their last use.
-    tables: Mutex<Tables>,
-    /// Most tables kept open (`usize::MAX`: no bound).
-    capacity: usize,
+    /// Open tables.
+    tables: Cache<u64, Arc<Table>>,
 }
 
-#[derive(Default)]
-struct Tables {
-    open: HashMap<u64, (Arc<Table>, u64)>,
-    tick: u64,
-}
-
-impl Tables {
-    fn touch(&mut self, number: u64) -> Option<Arc<Table>> {
-        self.tick += 1;
-        let tick = self.tick;
-        let (table, used) = self.open.get_mut(&number)?;
-        *used = tick;
-        Some(Arc::clone(table))
-    }
-
-    /// Keeps `table` (or the one another thread put first), then drops the least recently used
-    /// tables beyond `capacity`.
-    fn insert(&mut self, number: u64, table: Arc<Table>, capacity: usize) -> Arc<Table> {
-        self.tick += 1;
-        let tick = self.tick;
-        let kept = Arc::clone(&self.open.entry(number).or_insert((table, tick)).0);
-        while self.open.len() > capacity.max(1) {
-            let oldest = self.open.iter().min_by_key(|(_, (_, used))| *used);
-            let Some((&victim, _)) = oldest else { break };
-            self.open.remove(&victim);
-        }
-        kept
-    }
+/// A table map holding up to `capacity` tables.
+fn table_map(capacity: usize) -> Cache<u64, Arc<Table>> {
+    let expected = capacity.clamp(1, EXPECTED_TABLES);
+    let weight = u64::try_from(capacity).unwrap_or(u64::MAX);
+    Cache::with(
+        expected,
+        weight,
+        Default::default(),
+        Default::default(),
+        Default::default(),
+    )
 }
 
 impl TableCache {
@@ -75,14 +61,13 @@ impl TableCache {
             dirs,
             block_cache,
             filter_counters: Arc::default(),
-            tables: Mutex::new(Tables::default()),
-            capacity: usize::MAX,
+            tables: table_map(usize::MAX),
         }
     }
 
     /// Keeps at most `capacity` tables open (at least one).
     pub fn with_capacity(mut self, capacity: usize) -> Self {
-        self.capacity = capacity.max(1);
+        self.tables = table_map(capacity.max(1));
         self
     }
 
@@ -104,23 +89,27 @@ impl TableCache {
     /// The open table `file_number` (of `file_size` bytes, kept in `dir`), opening and
     /// verifying it if needed.
     pub fn get(&self, file_number: u64, file_size: u64, dir: SstDir) -> Result<Arc<Table>> {
-        if let Some(t) = self.tables.lock().touch(file_number) {
+        if let Some(t) = self.tables.get(&file_number) {
             return Ok(t);
         }
+        let open = || self.open(file_number, file_size, dir);
+        self.tables.get_or_insert_with(&file_number, open)
+    }
+
+    /// Opens and verifies table `file_number`.
+    fn open(&self, file_number: u64, file_size: u64, dir: SstDir) -> Result<Arc<Table>> {
         let path = self.dirs.path(file_number, dir);
         let file = self
             .fs
             .open(&path)
             .context(|| format!("opening {}", path.display()))?;
         let (cache, counters) = (self.block_cache.clone(), self.filter_counters.clone());
-        let table = Table::open_counted(file, path, file_number, file_size, cache, Some(counters))?;
-        let mut tables = self.tables.lock();
-        Ok(tables.insert(file_number, table, self.capacity))
+        Table::open_counted(file, path, file_number, file_size, cache, Some(counters))
     }
 
     /// Forgets table `file_number` and its cached blocks (call when the file is deleted).
     pub fn evict(&self, file_number: u64) {
-        self.tables.lock().open.remove(&file_number);
+        self.tables.remove(&file_number);
         if let Some(c) = &self.block_cache {
             c.erase_file(file_number);
         }
@@ -128,7 +117,7 @@ impl TableCache {
 
     /// Number of open tables.
     pub fn len(&self) -> usize {
-        self.tables.lock().open.len()
+        self.tables.len()
     }
 
     /// True if no table is open.

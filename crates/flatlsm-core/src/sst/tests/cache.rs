@@ -203,7 +203,7 @@ fn table_cache_opens_on_demand_shares_and_evicts() {
 /// With a capacity, the least recently used table leaves the cache; a reader holding it keeps
 /// reading, and the next `get` opens the file again.
 #[test]
-fn a_bounded_table_cache_drops_the_least_recently_used_table() {
+fn a_bounded_table_cache_drops_a_table_used_once_before_one_used_again() {
     let dir = tempfile::tempdir().unwrap();
     let fs: Arc<dyn FileSystem> = Arc::new(OsFileSystem);
     let mut sizes = Vec::new();
@@ -220,7 +220,7 @@ fn a_bounded_table_cache_drops_the_least_recently_used_table() {
     let get = |n: u64| cache.get(n, sizes[n as usize - 1], SstDir::Data).unwrap();
     let first = get(1);
     get(2);
-    get(1); // 2 is now the least recently used
+    get(1); // 1 is used again, 2 only once
     get(3);
     assert_eq!(cache.len(), 2);
     assert!(Arc::ptr_eq(&first, &get(1)), "1 stayed open");
