@@ -16,6 +16,7 @@
 
 use super::cursor::{PmTableCursor, PmTableIterator};
 use super::index::{ArenaIndex, NodeInfo, NodeRef};
+use super::live_filter::LiveFilter;
 use super::log::{
     encoded_entry_len, log_file_name, EntryOffset, LogEntry, LogExtent, PmLog, PmLogWriter,
     ValueSpan, PM_LOG_HEADER_LEN,
@@ -63,6 +64,9 @@ pub struct PmTable {
     /// [`PmTable::build_filter`]); lets a point read skip the table's skiplist search.
     /// Invariant: set only while `writer` is `None`, so it covers every key of the table.
     filter: OnceLock<BloomFilter>,
+    /// The filter a table written in this process fills as it indexes (recovered tables get
+    /// `filter` at open instead): point reads of the mutable table skip it with this.
+    live_filter: Option<LiveFilter>,
     /// Where recovery found the log to end (recovered tables only).
     recovered_end: OnceLock<LogExtent>,
 }
@@ -84,6 +88,7 @@ impl PmTable {
         Arc::new(PmTable {
             log: writer.log().clone(),
             index: ArenaIndex::new(writer.capacity() as usize),
+            live_filter: Some(LiveFilter::for_log(writer.capacity() as usize)),
             writer: Mutex::new(Some(writer)),
             live_bytes: AtomicU64::new(0),
             max_seq: AtomicU64::new(0),
@@ -110,6 +115,7 @@ impl PmTable {
             max_seq: AtomicU64::new(0),
             min_seq: AtomicU64::new(u64::MAX),
             filter: OnceLock::new(),
+            live_filter: None,
             recovered_end: OnceLock::new(),
         };
         let log = table.log.clone();
@@ -197,6 +203,9 @@ impl PmTable {
             value_len: e.value.len(),
         };
         self.min_seq.fetch_min(e.seq, Ordering::Relaxed);
+        if let Some(f) = &self.live_filter {
+            f.add(e.key); // before the node is linked (live_filter.rs)
+        }
         if self.newest_version_is_newer(e.key, info.trailer) {
             // An older entry replayed after a newer one (GC'd log): it is not live.
             return self.index.insert(e.key, info);
@@ -254,7 +263,7 @@ impl PmTable {
 
     /// Newest version of `user_key` with sequence <= `seq`.
     pub fn get(&self, user_key: &[u8], seq: SequenceNumber) -> Result<Option<MemLookup>> {
-        if self.filter.get().is_some_and(|f| !f.may_contain(user_key)) {
+        if !self.may_contain(user_key) {
             return Ok(None);
         }
         let trailer = pack_trailer(seq, KIND_FOR_SEEK);
@@ -270,6 +279,15 @@ impl PmTable {
         }
         let value = self.value_of(&info)?.to_vec();
         Ok(Some(MemLookup::Value(value, info.trailer >> 8)))
+    }
+
+    /// False only if the table holds no entry of `user_key` (its filters say so).
+    fn may_contain(&self, user_key: &[u8]) -> bool {
+        match (self.filter.get(), &self.live_filter) {
+            (Some(f), _) => f.may_contain(user_key),
+            (None, Some(f)) => f.may_contain(user_key),
+            (None, None) => true,
+        }
     }
 
     /// `node`'s user key, written over `buf`.
