@@ -1,13 +1,19 @@
-//! Whole-table bloom filter over user keys, with LevelDB's hash and double hashing.
+//! Whole-table bloom filter over user keys, in one of two layouts.
 //!
-//! Encoding: `bits` bytes of bit array followed by one byte holding the number of probes `k`
-//! (1..=30). A key sets/tests `k` bits `h, h+delta, h+2*delta, ...` modulo the bit count, where
-//! `h` is LevelDB's 32-bit hash (seed 0xbc9f1d34) and `delta = h.rotate_right(17)`.
+//! Encoding: `bits` bytes of bit array followed by one byte. The byte's high bit tells the
+//! layout; its low seven bits hold the number of probes `k` (1..=30):
+//! - high bit clear (classic, LevelDB's): a key sets/tests `k` bits `h, h+delta, ...` modulo
+//!   the bit count, where `h` is LevelDB's 32-bit hash (seed 0xbc9f1d34) and
+//!   `delta = h.rotate_right(17)`. The PMTables' in-memory filters and older SSTs use it.
+//! - high bit set (blocked, `blocked_bloom.rs`): the array is whole 64-byte blocks and a key's
+//!   `k` bits lie in one block, chosen by [`hash64`]: one cache miss per test. New SSTs use it.
+//!
 //! A decoded [`BloomFilter`] is immutable and thread-safe.
 //!
 //! [`FilterCounters`] count what the filters of a database's tables answered on point lookups
 //! (relaxed atomics: each exact, not a consistent cut).
 
+use super::blocked_bloom::{self, hash64};
 use crate::error::{Error, Result};
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -31,6 +37,14 @@ pub fn bloom_hash(data: &[u8]) -> u32 {
         h ^= h >> 24;
     }
     h
+}
+
+/// The filter-block contents of a blocked filter over keys given by their [`hash64`].
+pub(crate) fn build_blocked_filter(hashes: &[u64], bits_per_key: usize) -> Vec<u8> {
+    let k = blocked_bloom::probes_for(bits_per_key);
+    let mut out = blocked_bloom::build(hashes, bits_per_key, k);
+    out.push(BLOCKED | k as u8);
+    out
 }
 
 /// Builds the filter bytes for the given key hashes at `bits_per_key`.
@@ -63,26 +77,36 @@ fn probes(mut h: u32, k: usize, bits: usize) -> impl Iterator<Item = usize> {
 pub struct BloomFilter {
     bits: Vec<u8>,
     k: usize,
+    blocked: bool,
 }
+
+/// The trailer bit that marks the blocked layout.
+pub(crate) const BLOCKED: u8 = 0x80;
 
 impl BloomFilter {
     /// Validates filter-block contents read from `offset` of `path`.
     pub fn decode(mut bytes: Vec<u8>, path: &Path, offset: u64) -> Result<BloomFilter> {
-        let Some(&k) = bytes.last() else {
+        let Some(&last) = bytes.last() else {
             return Err(Error::corruption(path, offset, "empty filter block"));
         };
         let at = offset + bytes.len() as u64 - 1;
+        let (blocked, k) = (last & BLOCKED != 0, last & !BLOCKED);
         if bytes.len() < 2 || !(1..=30).contains(&k) {
-            return Err(Error::corruption(
-                path,
-                at,
-                format!("bad bloom probe count {k}"),
-            ));
+            let detail = format!("bad bloom probe count {last}");
+            return Err(Error::corruption(path, at, detail));
         }
         bytes.pop();
+        if blocked && !bytes.len().is_multiple_of(blocked_bloom::BLOCK_BYTES) {
+            let detail = format!(
+                "blocked bloom filter of {} bytes: not whole 64-byte blocks",
+                bytes.len()
+            );
+            return Err(Error::corruption(path, offset, detail));
+        }
         Ok(BloomFilter {
             bits: bytes,
             k: k as usize,
+            blocked,
         })
     }
 
@@ -91,11 +115,18 @@ impl BloomFilter {
     pub fn from_hashes(hashes: &[u32], bits_per_key: usize) -> BloomFilter {
         let mut bits = build_filter(hashes, bits_per_key.max(1));
         let k = bits.pop().map_or(1, usize::from);
-        BloomFilter { bits, k }
+        BloomFilter {
+            bits,
+            k,
+            blocked: false,
+        }
     }
 
     /// False only if `user_key` was certainly not added.
     pub fn may_contain(&self, user_key: &[u8]) -> bool {
+        if self.blocked {
+            return blocked_bloom::may_contain(&self.bits, self.k as u32, hash64(user_key));
+        }
         let bits = self.bits.len() * 8;
         probes(bloom_hash(user_key), self.k, bits).all(|p| self.bits[p / 8] & (1 << (p % 8)) != 0)
     }
@@ -194,5 +225,21 @@ mod tests {
         assert!(BloomFilter::decode(vec![], Path::new("f"), 0).is_err());
         assert!(BloomFilter::decode(vec![0xff, 0], Path::new("f"), 0).is_err());
         assert!(BloomFilter::decode(vec![0xff, 31], Path::new("f"), 0).is_err());
+        assert!(BloomFilter::decode(vec![0xff, BLOCKED], Path::new("f"), 0).is_err());
+        let not_whole_blocks = vec![0xff, BLOCKED | 6];
+        assert!(BloomFilter::decode(not_whole_blocks, Path::new("f"), 0).is_err());
+    }
+
+    #[test]
+    fn a_blocked_filter_block_decodes_and_answers_like_the_keys_it_was_built_from() {
+        let keys: Vec<Vec<u8>> = (0..1000).map(|i| format!("key{i}").into_bytes()).collect();
+        let hashes: Vec<u64> = keys.iter().map(|k| hash64(k)).collect();
+        let f = BloomFilter::decode(build_blocked_filter(&hashes, 10), Path::new("f"), 0).unwrap();
+        assert!(keys.iter().all(|k| f.may_contain(k)));
+        assert_eq!(f.probes(), 6);
+        let fp = (0..10_000)
+            .filter(|i| f.may_contain(format!("absent{i}").as_bytes()))
+            .count();
+        assert!(fp < 300, "{fp} of 10000");
     }
 }

@@ -8,7 +8,8 @@
 //! builder is poisoned and refuses further calls. A builder has a single owner (`Send`, not shared).
 
 use super::block_builder::BlockBuilder;
-use super::bloom::{bloom_hash, build_filter};
+use super::blocked_bloom::hash64;
+use super::bloom::build_blocked_filter;
 use super::format::{
     block_trailer, BlockHandle, Footer, BLOCK_TYPE_RAW, FOOTER_LEN, FORMAT_VERSION,
 };
@@ -38,7 +39,7 @@ pub struct TableBuilder {
     num_entries: u64,
     smallest: Vec<u8>,
     last_key: Vec<u8>,
-    key_hashes: Vec<u32>,
+    key_hashes: Vec<u64>,
     poisoned: bool,
 }
 
@@ -69,7 +70,7 @@ impl TableBuilder {
         self.check_entry(internal_key, value)?;
         let uk = user_key_of(internal_key);
         if self.num_entries == 0 || uk != user_key_of(&self.last_key) {
-            self.key_hashes.push(bloom_hash(uk));
+            self.key_hashes.push(hash64(uk));
         }
         if self.num_entries == 0 {
             self.smallest = internal_key.to_vec();
@@ -103,7 +104,7 @@ impl TableBuilder {
             self.guard(Self::flush_data_block)?;
         }
         let filter = if self.bloom_bits_per_key > 0 {
-            let contents = build_filter(&self.key_hashes, self.bloom_bits_per_key);
+            let contents = build_blocked_filter(&self.key_hashes, self.bloom_bits_per_key);
             self.guard(|b| b.write_block(&contents))?
         } else {
             BlockHandle::default()

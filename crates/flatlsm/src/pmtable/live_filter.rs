@@ -13,6 +13,7 @@
 //! store), so a reader that pinned a sequence sees the bits of every entry at or below it.
 //! All of it is safe Rust: every word is an atomic.
 
+use crate::sst::blocked_bloom::{hash64, locate};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 /// Bits a key sets in its block.
@@ -25,7 +26,7 @@ const BLOCK_WORDS: usize = 8;
 /// A blocked bloom filter over user keys, filled concurrently with reads (module docs).
 pub struct LiveFilter {
     words: Box<[AtomicU64]>,
-    blocks: u64,
+    blocks: usize,
 }
 
 impl LiveFilter {
@@ -37,7 +38,7 @@ impl LiveFilter {
             words: (0..blocks * BLOCK_WORDS)
                 .map(|_| AtomicU64::new(0))
                 .collect(),
-            blocks: blocks as u64,
+            blocks,
         }
     }
 
@@ -61,35 +62,12 @@ impl LiveFilter {
         self.words.len() * 8
     }
 
-    /// The first word of the key's block and its bit positions within the block.
+    /// The first word of the key's block and its bit positions within the block (the SST
+    /// filters' blocked layout, `sst::blocked_bloom`).
     fn locate(&self, user_key: &[u8]) -> (usize, impl Iterator<Item = usize>) {
-        let x = hash(user_key);
-        let block = (((x >> 32) * self.blocks) >> 32) as usize * BLOCK_WORDS;
-        let probes = (0..PROBES).map(move |i| ((x >> (9 * i)) & 511) as usize);
-        (block, probes)
+        let (block, probes) = locate(hash64(user_key), self.blocks, PROBES);
+        (block * BLOCK_WORDS, probes)
     }
-}
-
-/// A 64-bit hash of `key`: eight bytes at a time, each word multiplied in, then splitmix64's
-/// finalizer. (The SST filters' 32-bit LevelDB hash collides too often on keys that differ in
-/// a few digits to pick a block and six bits from.)
-fn hash(key: &[u8]) -> u64 {
-    let mut h = 0x9e37_79b9_7f4a_7c15 ^ key.len() as u64;
-    let mut words = key.chunks_exact(8);
-    for w in &mut words {
-        let w = u64::from_le_bytes(w.try_into().unwrap_or([0; 8]));
-        h = (h ^ w).wrapping_mul(0xff51_afd7_ed55_8ccd).rotate_left(31);
-    }
-    let mut last = [0u8; 8];
-    last[..words.remainder().len()].copy_from_slice(words.remainder());
-    mix(h ^ u64::from_le_bytes(last))
-}
-
-/// splitmix64's finalizer.
-fn mix(mut x: u64) -> u64 {
-    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    x ^ (x >> 31)
 }
 
 #[cfg(test)]
