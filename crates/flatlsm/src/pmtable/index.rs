@@ -52,6 +52,17 @@ pub struct NodeInfo {
     pub value_len: usize,
 }
 
+/// The nodes next to a node just inserted, in index order (0: none). Entries of one user key
+/// are adjacent, newest first: a `before` of the same key is a newer version of it, an `after`
+/// of the same key the version it replaces as the newest.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Neighbors {
+    /// The node before it (0: it is first).
+    pub before: NodeRef,
+    /// The node after it (0: it is last).
+    pub after: NodeRef,
+}
+
 /// Writer-only state.
 struct WriterState {
     /// Next free word.
@@ -304,12 +315,16 @@ impl ArenaIndex {
     }
 
     /// Inserts (`key`, `info.trailer`) → `info`. The pair must not be in the index yet.
-    pub fn insert(&self, key: &[u8], info: NodeInfo) -> Result<()> {
+    pub fn insert(&self, key: &[u8], info: NodeInfo) -> Result<Neighbors> {
         let mut w = self.writer.lock();
         let height = random_height(&mut w.rng);
         let mut prevs = [0; MAX_HEIGHT];
         let top = self.height.load(Relaxed);
         self.search(key, info.trailer, false, &mut prevs);
+        let around = Neighbors {
+            before: prevs[0],
+            after: self.link(prevs[0], 0),
+        };
         // Levels above the current top start at the head (prevs[l] = 0 already).
         let node = self.allocate(&mut w, NODE_FIXED_WORDS + height + key_words(key.len()))?;
         self.fill(node, key, info, height);
@@ -324,7 +339,7 @@ impl ArenaIndex {
             self.set_link(prev, level, node);
         }
         self.len.fetch_add(1, Release);
-        Ok(())
+        Ok(around)
     }
 
     /// Writes a node's fixed words and key (not yet linked).

@@ -172,3 +172,31 @@ fn readers_racing_the_writer_always_see_a_sorted_prefix_of_the_inserts() {
     writer.join().unwrap();
     assert_eq!(index.iter().count(), 20_000);
 }
+
+#[test]
+fn an_insert_reports_the_newer_and_the_replaced_version_of_its_key_as_neighbours() {
+    let index = ArenaIndex::new(1 << 20);
+    let trailer_of = |n: NodeRef| (n != 0).then(|| index.info(n).trailer);
+    let b5 = index.insert(b"b", info(5)).unwrap();
+    assert_eq!((b5.before, b5.after), (0, 0));
+    let b7 = index.insert(b"b", info(7)).unwrap();
+    assert_eq!(
+        (trailer_of(b7.before), trailer_of(b7.after)),
+        (None, Some(5))
+    );
+    let b3 = index.insert(b"b", info(3)).unwrap();
+    assert_eq!(
+        (trailer_of(b3.before), trailer_of(b3.after)),
+        (Some(5), None)
+    );
+    let a1 = index.insert(b"a", info(1)).unwrap();
+    assert_eq!(
+        (trailer_of(a1.before), trailer_of(a1.after)),
+        (None, Some(7))
+    );
+    let c9 = index.insert(b"c", info(9)).unwrap();
+    assert_eq!(
+        (trailer_of(c9.before), trailer_of(c9.after)),
+        (Some(3), None)
+    );
+}

@@ -26,14 +26,11 @@ use crate::error::{Error, Result};
 use crate::pm::PmDevice;
 use crate::range_del::RangeTombstones;
 use crate::sst::bloom::{bloom_hash, BloomFilter};
-use crate::types::{pack_trailer, SequenceNumber, ValueKind, KIND_FOR_SEEK, MAX_SEQUENCE};
+use crate::types::{pack_trailer, SequenceNumber, ValueKind, KIND_FOR_SEEK};
 use parking_lot::Mutex;
 use std::cmp::Ordering as KeyOrder;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
-
-/// The trailer a seek for the newest version of a user key uses.
-const NEWEST_TRAILER: u64 = (MAX_SEQUENCE << 8) | KIND_FOR_SEEK as u64;
 
 /// The kind byte of a trailer (the index stores only trailers the log handed out).
 fn kind_of(trailer: u64) -> Option<ValueKind> {
@@ -206,36 +203,36 @@ impl PmTable {
         if let Some(f) = &self.live_filter {
             f.add(e.key); // before the node is linked (live_filter.rs)
         }
-        if self.newest_version_is_newer(e.key, info.trailer) {
+        // One search: the neighbours the insert found tell whether the entry is the newest
+        // version of its key, and which version it replaces as the newest.
+        let around = self.index.insert(e.key, info)?;
+        if self.is_version_of(around.before, e.key) {
             // An older entry replayed after a newer one (GC'd log): it is not live.
-            return self.index.insert(e.key, info);
+            return Ok(());
         }
         let logged = encoded_entry_len(e.key.len(), e.value.len()) as u64;
         self.live_bytes.fetch_add(logged, Ordering::Relaxed);
         self.max_seq.fetch_max(e.seq, Ordering::Relaxed);
-        self.index.insert(e.key, info)
+        if self.is_version_of(around.after, e.key) {
+            self.no_longer_live(around.after, e.key);
+        }
+        Ok(())
     }
 
-    /// True if the index holds a newer version of `user_key` than `trailer`; otherwise the
-    /// newest indexed version (if any) stops being live and its bytes leave `live_bytes`.
-    fn newest_version_is_newer(&self, user_key: &[u8], trailer: u64) -> bool {
-        let Some(prev) = self.index.lower_bound(user_key, NEWEST_TRAILER) else {
-            return false;
-        };
-        if self.index.compare_user_key(prev, user_key) != KeyOrder::Equal {
-            return false;
-        }
-        let old = self.index.info(prev);
-        if old.trailer > trailer {
-            return true;
-        }
-        let old_len = encoded_entry_len(user_key.len(), old.value_len) as u64;
+    /// True if `node` (0: none) is an entry of `user_key`.
+    fn is_version_of(&self, node: NodeRef, user_key: &[u8]) -> bool {
+        node != 0 && self.index.compare_user_key(node, user_key) == KeyOrder::Equal
+    }
+
+    /// Takes the bytes of `node`, a version of `user_key` a newer one replaced, out of
+    /// `live_bytes`.
+    fn no_longer_live(&self, node: NodeRef, user_key: &[u8]) {
+        let old_len = encoded_entry_len(user_key.len(), self.index.info(node).value_len) as u64;
         let _ = self
             .live_bytes
             .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| {
                 Some(v.saturating_sub(old_len))
             });
-        false
     }
 
     /// Builds the table's bloom filter if the table is immutable and has none yet; returns
