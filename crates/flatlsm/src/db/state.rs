@@ -5,8 +5,9 @@
 //! (`flush_queue.rs`), the snapshot registry's mutex and the stall state (`stall.rs`) are leaf
 //! locks; `bg_error` (taken under `bg_signal` by waiters testing `stop_waiting`, `waits.rs`)
 //! and the info log's mutex (`info_log.rs`) lie below all of them (taken under any, they take
-//! none). Readers take only `sv_lock`, briefly, to pin the current [`SuperVersion`] together
-//! with their sequence (see `read.rs`); every swap of the super version holds it.
+//! none). Every swap of the super version holds `sv_lock`; readers take no lock: they load the
+//! current [`SuperVersion`], their sequence, and the super version again, retrying on a swap,
+//! which pins the two as if under `sv_lock` (see `read.rs`).
 
 use super::info_log::event;
 use super::snapshots::SnapshotRegistry;
