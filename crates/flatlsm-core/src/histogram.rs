@@ -15,6 +15,7 @@
 //! and max may each include a value the others do not yet), but every figure is exact once
 //! recording stops. Nothing here is persistent.
 
+use crate::counter::{stripe_index, STRIPES};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
@@ -44,9 +45,6 @@ pub fn bucket_bounds(i: usize) -> (u64, u64) {
     let low = ((SUB + i % SUB) as u64) << shift;
     (low, low + ((1u64 << shift) - 1))
 }
-
-/// Copies of the counters a histogram keeps (threads record into `thread index % STRIPES`).
-pub const STRIPES: usize = 8;
 
 /// One copy of the counters, on cache lines of its own.
 #[derive(Debug)]
@@ -79,16 +77,6 @@ impl Default for Histogram {
             stripes: (0..STRIPES).map(|_| Stripe::default()).collect(),
         }
     }
-}
-
-/// This thread's stripe: threads are numbered in the order they first record.
-fn stripe_index() -> usize {
-    use std::sync::atomic::AtomicUsize;
-    static NEXT: AtomicUsize = AtomicUsize::new(0);
-    thread_local! {
-        static INDEX: usize = NEXT.fetch_add(1, Ordering::Relaxed) % STRIPES;
-    }
-    INDEX.with(|i| *i)
 }
 
 impl Histogram {

@@ -22,6 +22,7 @@
 //! are compiled only with the `test-support` feature.
 
 pub mod compression;
+pub mod counter;
 pub mod error;
 pub mod file_names;
 pub mod fs;

@@ -11,12 +11,12 @@
 //! A decoded [`BloomFilter`] is immutable and thread-safe.
 //!
 //! [`FilterCounters`] count what the filters of a database's tables answered on point lookups
-//! (relaxed atomics: each exact, not a consistent cut).
+//! (striped counters, `counter.rs`: each exact once lookups stop, not a consistent cut).
 
 use super::blocked_bloom::{self, hash64};
+use crate::counter::StripedCounter;
 use crate::error::{Error, Result};
 use std::path::Path;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 /// LevelDB's `Hash(data, n, 0xbc9f1d34)`, used for bloom probes.
 pub fn bloom_hash(data: &[u8]) -> u32 {
@@ -147,39 +147,39 @@ impl BloomFilter {
 /// `BLOOM_FILTER_FULL_POSITIVE` tickers).
 #[derive(Debug, Default)]
 pub struct FilterCounters {
-    checked: AtomicU64,
-    useful: AtomicU64,
-    false_positives: AtomicU64,
+    checked: StripedCounter,
+    useful: StripedCounter,
+    false_positives: StripedCounter,
 }
 
 impl FilterCounters {
     /// Lookups that asked a filter.
     pub fn checked(&self) -> u64 {
-        self.checked.load(Ordering::Relaxed)
+        self.checked.get()
     }
 
     /// Lookups the filter answered "absent", sparing a block read.
     pub fn useful(&self) -> u64 {
-        self.useful.load(Ordering::Relaxed)
+        self.useful.get()
     }
 
     /// Lookups the filter let through that then found no entry of the key (visible at the
     /// lookup's sequence) in the table.
     pub fn false_positives(&self) -> u64 {
-        self.false_positives.load(Ordering::Relaxed)
+        self.false_positives.get()
     }
 
     /// Counts one filter answer: `passed` is whether it said "maybe".
     pub(crate) fn count_check(&self, passed: bool) {
-        self.checked.fetch_add(1, Ordering::Relaxed);
+        self.checked.add(1);
         if !passed {
-            self.useful.fetch_add(1, Ordering::Relaxed);
+            self.useful.add(1);
         }
     }
 
     /// Counts a lookup the filter let through that found nothing.
     pub(crate) fn count_false_positive(&self) {
-        self.false_positives.fetch_add(1, Ordering::Relaxed);
+        self.false_positives.add(1);
     }
 }
 

@@ -26,6 +26,7 @@
 //! consistent cut).
 
 use super::block::Block;
+use crate::counter::StripedCounter;
 use crate::pm::PmArena;
 use quick_cache::sync::Cache;
 use quick_cache::{DefaultHashBuilder, Lifecycle, OptionsBuilder, Weighter};
@@ -75,9 +76,9 @@ pub struct BlockCache {
     arena: Option<Arc<PmArena>>,
     blocks: Cache<Key, Arc<Block>, ByCharge, DefaultHashBuilder, CountEvictions>,
     capacity: usize,
-    hits: AtomicU64,
-    misses: AtomicU64,
-    inserts: AtomicU64,
+    hits: StripedCounter,
+    misses: StripedCounter,
+    inserts: StripedCounter,
     evictions: Arc<AtomicU64>,
 }
 
@@ -113,9 +114,9 @@ impl BlockCache {
             arena,
             blocks,
             capacity,
-            hits: AtomicU64::new(0),
-            misses: AtomicU64::new(0),
-            inserts: AtomicU64::new(0),
+            hits: StripedCounter::default(),
+            misses: StripedCounter::default(),
+            inserts: StripedCounter::default(),
             evictions,
         })
     }
@@ -132,17 +133,17 @@ impl BlockCache {
 
     /// Number of lookups that found their block.
     pub fn hits(&self) -> u64 {
-        self.hits.load(Ordering::Relaxed)
+        self.hits.get()
     }
 
     /// Number of lookups that did not find their block.
     pub fn misses(&self) -> u64 {
-        self.misses.load(Ordering::Relaxed)
+        self.misses.get()
     }
 
     /// Number of blocks admitted to the cache.
     pub fn inserts(&self) -> u64 {
-        self.inserts.load(Ordering::Relaxed)
+        self.inserts.get()
     }
 
     /// Number of blocks the cache dropped to make room (not counting [`BlockCache::erase_file`]).
@@ -158,7 +159,7 @@ impl BlockCache {
         } else {
             &self.misses
         };
-        counter.fetch_add(1, Ordering::Relaxed);
+        counter.add(1);
         found
     }
 
@@ -176,7 +177,7 @@ impl BlockCache {
             },
         };
         self.blocks.insert((file_number, offset), block);
-        self.inserts.fetch_add(1, Ordering::Relaxed);
+        self.inserts.add(1);
     }
 
     /// Drops every cached block of `file_number` (for example after the table was deleted).
