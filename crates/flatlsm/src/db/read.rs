@@ -39,14 +39,10 @@ impl DbInner {
     ) -> (SequenceNumber, Guard<Arc<SuperVersion>>) {
         let pinned = loop {
             let sv = self.sv.load();
-            let Some(seq) = snapshot_seq else {
-                let seq = self.visible();
-                if Arc::ptr_eq(&sv, &self.sv.load()) {
-                    break (seq, sv);
-                }
-                continue;
-            };
-            break (seq, sv);
+            let seq = snapshot_seq.unwrap_or_else(|| self.visible());
+            if snapshot_seq.is_some() || Arc::ptr_eq(&sv, &self.sv.load()) {
+                break (seq, sv);
+            }
         };
         self.sync_point("read:seq_chosen");
         pinned
