@@ -246,6 +246,9 @@ impl PmTable {
         if writer.is_some() || bits_per_key == 0 {
             return false;
         }
+        if self.live_filter.is_some() {
+            return true; // filled as every key was indexed: no second pass over the index
+        }
         self.filter.get_or_init(|| {
             let mut key = Vec::new();
             let hashes: Vec<u32> = self
