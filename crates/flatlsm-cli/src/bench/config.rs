@@ -32,7 +32,8 @@ pub struct BenchConfig {
     pub l1_ratios: Vec<f64>,
     /// Run the PM placement study's nine workloads (`--preset placement`).
     pub placement_study: bool,
-    /// Value sizes `--compare profiles` sweeps (empty: one run at `value_size`).
+    /// Value sizes `--compare profiles` or the YCSB grid sweeps (empty: one run at
+    /// `value_size`).
     pub value_sizes: Vec<usize>,
     /// Bytes written at each value size of the sweep.
     pub sweep_bytes: u64,
@@ -55,6 +56,12 @@ pub struct BenchConfig {
     pub scan_whole_db: bool,
     /// YCSB updates write only existing keys (`Preset::ycsb_update_if_present`).
     pub ycsb_update_if_present: bool,
+    /// Operations of YCSB-E (each a scan): `reads`, or a preset's fraction of it.
+    pub scan_reads: u64,
+    /// The memory cgroup limit of the run in bytes (`None`: no limit).
+    pub memory_limit: Option<u64>,
+    /// Data sizes as multiples of the memory, for the YCSB grid (empty: no grid).
+    pub memory_data_ratios: Vec<f64>,
 }
 
 /// db_bench's default key count.
@@ -159,13 +166,21 @@ impl BenchConfig {
             return Err("--sweep_bytes must be at least 1".into());
         }
         let seek_nexts = args.seek_nexts.or(p.seek_nexts).unwrap_or(0);
+        let reads = args
+            .reads
+            .or(p.reads)
+            .unwrap_or_else(|| reads_for(num, p.read_fraction));
+        let memory_data_ratios = p.memory_data_ratios.unwrap_or_default().to_vec();
+        if !memory_data_ratios.is_empty() && args.compare.as_deref() != Some("rocksdb") {
+            return Err("the YCSB grid compares with RocksDB: keep --compare rocksdb".into());
+        }
         Ok(BenchConfig {
             benchmarks,
             num,
-            reads: args
-                .reads
-                .or(p.reads)
-                .unwrap_or_else(|| reads_for(num, p.read_fraction)),
+            reads,
+            scan_reads: p.scan_fraction.map_or(reads, |f| reads_for(reads, Some(f))),
+            memory_limit: args.memory_limit.or(p.memory_limit).filter(|&b| b > 0),
+            memory_data_ratios,
             value_size: args
                 .value_size
                 .or(p.value_size)

@@ -145,10 +145,15 @@ pub struct BenchFlags {
     /// out.
     #[arg(long = "rate_limit_ops")]
     pub rate_limit_ops: Option<f64>,
-    /// Value sizes a `--compare profiles` preset sweeps, comma-separated (default: the
-    /// preset's), each run writing the preset's bytes.
+    /// Value sizes a `--compare profiles` preset or the `ycsb` preset sweeps,
+    /// comma-separated (default: the preset's).
     #[arg(long = "value_sizes")]
     pub value_sizes: Option<String>,
+    /// Runs the whole benchmark in a Linux memory cgroup of this many bytes, so every engine
+    /// gets the same memory (heap, page cache and tmpfs pages alike; see docs/bench.md). 0:
+    /// no limit (the `ycsb` preset's default is 4 GiB).
+    #[arg(long = "memory_limit")]
+    pub memory_limit: Option<u64>,
     /// Bytes of user data each value size of a `--compare profiles` sweep writes (default: the
     /// preset's); `--num` instead fixes the key count at every size.
     #[arg(long = "sweep_bytes")]

@@ -1,5 +1,5 @@
 //! `--json FILE`: every outcome (result line figures, latencies, timeline, engine counters,
-//! settling, reopen time) in one machine-readable document.
+//! settling, memory, reopen time) in one machine-readable document.
 
 use super::histogram::Summary;
 use super::outcome::Outcome;
@@ -54,6 +54,10 @@ pub fn outcome_json(o: &Outcome) -> Value {
         "settle": o.settle.map(|s| json!({
             "seconds": s.seconds, "write_amplification": s.write_amplification,
         })),
+        "memory_bytes": {
+            "block_cache": o.memory.block_cache, "page_cache": o.memory.page_cache,
+            "pm_resident": o.memory.pm_resident, "rss_anon": o.memory.rss_anon,
+        },
         "reopen_seconds": o.reopen_seconds,
         "cpu_seconds": m.cpu_seconds,
         "cpu_seconds_per_million_ops": o.cpu_per_million_ops(),

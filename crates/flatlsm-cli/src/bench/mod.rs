@@ -5,6 +5,7 @@
 //! `fillrandom   :       3.123 micros/op 320234 ops/sec 12.497 seconds 4000000 operations;  1250.3 MB/s`
 //! See docs/bench.md for flags, outputs and the paper-scaled comparison.
 
+mod cgroup;
 mod compare;
 mod config;
 mod cpu;
@@ -16,6 +17,7 @@ mod histogram;
 mod intervals;
 mod json;
 mod keys;
+mod memory;
 mod mixed;
 mod outcome;
 mod page_cache;
@@ -31,6 +33,7 @@ mod suite;
 mod sweep;
 mod workdir;
 mod ycsb_gen;
+mod ycsb_grid;
 mod ycsb_workload;
 
 /// Flags of `flatlsm bench` (boxed: the flag set is large and lives in [`flags`]).
@@ -49,10 +52,21 @@ use workdir::WorkDir;
 /// Runs the requested benchmarks (and the comparison, if asked for).
 pub fn run(args: BenchArgs) -> Result<(), String> {
     let cfg = BenchConfig::resolve(*args.flags)?;
+    let _confined = match cfg.memory_limit {
+        Some(limit) => Some(confine(limit)?),
+        None => None,
+    };
     let work = WorkDir::new(cfg.args.db.as_deref());
     let result = run_in(&cfg, &work);
     work.cleanup(compare::SIBLINGS);
     result
+}
+
+/// Moves the run into a memory cgroup of `limit` bytes (left when the value drops).
+fn confine(limit: u64) -> Result<cgroup::MemoryCgroup, String> {
+    let group = cgroup::MemoryCgroup::enter(limit)?;
+    println!("memory cgroup: {}", group.path().display());
+    Ok(group)
 }
 
 fn run_in(cfg: &BenchConfig, work: &WorkDir) -> Result<(), String> {
@@ -69,6 +83,11 @@ fn run_in(cfg: &BenchConfig, work: &WorkDir) -> Result<(), String> {
     if cfg.placement_study {
         let outcomes = placement::run(cfg, work)?;
         return finish(cfg, &outcomes, serde_json::Value::Null);
+    }
+    if !cfg.memory_data_ratios.is_empty() {
+        // Each point drew its own figures; one figure of every point would be unreadable.
+        let (outcomes, summary) = ycsb_grid::run(cfg, work)?;
+        return finish_without_plots(cfg, &outcomes, summary);
     }
     if !cfg.l1_ratios.is_empty() {
         let outcomes = sweep::run(cfg, work)?;
@@ -102,6 +121,15 @@ fn finish(
     if let Some(dir) = &plot_dir(cfg) {
         print_plots(plot_outcomes(dir, outcomes, "")?);
     }
+    finish_without_plots(cfg, outcomes, comparison)
+}
+
+/// The CSV's path and the JSON report of a finished run.
+fn finish_without_plots(
+    cfg: &BenchConfig,
+    outcomes: &[Outcome],
+    comparison: serde_json::Value,
+) -> Result<(), String> {
     println!("interval throughput CSV: {}", cfg.report_file.display());
     if let Some(path) = &cfg.args.json {
         json::write(path, config_json(cfg), outcomes, comparison)?;
@@ -147,6 +175,12 @@ fn print_header(cfg: &BenchConfig) {
     );
     if let Some(p) = &cfg.args.preset {
         println!("Preset:     {p}");
+    }
+    if let Some(limit) = cfg.memory_limit {
+        println!(
+            "Memory:     {} MiB (memory cgroup; heap, page cache and tmpfs)",
+            limit >> 20
+        );
     }
     println!("------------------------------------------------");
 }

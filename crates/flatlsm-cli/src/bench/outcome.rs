@@ -5,6 +5,7 @@ use super::cpu;
 use super::engine::EngineStats;
 use super::histogram::Summary;
 use super::intervals::{self, IntervalStats};
+use super::memory::{self, MemoryUse};
 use super::result_line::result_line;
 use super::runner::Measured;
 
@@ -41,6 +42,8 @@ pub struct Outcome {
     /// Latency CDF points (µs, fraction) when no histogram was recorded here (parsed db_bench
     /// output); otherwise the CDF comes from the histograms.
     pub external_cdf: Option<Vec<(f64, f64)>>,
+    /// The memory the engine occupied when the benchmark ended (not taken: all `None`).
+    pub memory: MemoryUse,
 }
 
 impl Outcome {
@@ -65,6 +68,7 @@ impl Outcome {
             latency,
             reopen_seconds: None,
             external_cdf: None,
+            memory: MemoryUse::default(),
         }
     }
 
@@ -125,6 +129,7 @@ impl Outcome {
             s.ssd_bytes
         );
         out += &self.cost_line();
+        out += &self.memory_line();
         out += &s.store_compaction_line().unwrap_or_default();
         if let Some(st) = &self.settle {
             out += &format!(
@@ -133,6 +138,19 @@ impl Outcome {
             );
         }
         out
+    }
+
+    /// `  memory (MiB): block cache ... | page cache ... | PM (tmpfs) ... | RssAnon ...`
+    /// (see [`memory`]).
+    fn memory_line(&self) -> String {
+        let m = &self.memory;
+        format!(
+            "  memory (MiB): block cache {} | page cache {} | PM (tmpfs) {} | RssAnon {}\n",
+            memory::mib(m.block_cache),
+            memory::mib(m.page_cache),
+            memory::mib(m.pm_resident),
+            memory::mib(m.rss_anon)
+        )
     }
 
     /// `  process CPU ... | flushes ...`: what the benchmark cost the machine, and how fast its

@@ -21,6 +21,10 @@
 //! read of the whole database) and `slmdb-ycsb` (its Fig. 7: YCSB A, B, C, F, D, then E on a
 //! reloaded database), `leveled` against `slmdb`, 0.2 reads per write of the fill.
 //!
+//! `ycsb` (issue 26): YCSB A–F (E with a tenth of the operations) against RocksDB and
+//! RocksDB+BlobDB at 1 KB and 4 KB values, with data half and 1.5 times the memory, the whole run
+//! in a 4 GiB memory cgroup (`ycsb_grid.rs`, `cgroup.rs`).
+//!
 //! `no-pm-disk`: the same workload for machines without PM: the PM Logs are ordinary files under
 //! `<db>/pm` persisted with msync, on the disk of the data, and RocksDB (in process and
 //! db_bench) keeps its WAL in its database directory on that disk, without sync.
@@ -97,6 +101,13 @@ pub struct Preset {
     /// YCSB updates write only keys that exist (SLM-DB's "insert if exists", its section 6.4),
     /// instead of YCSB's plain puts.
     pub ycsb_update_if_present: bool,
+    /// Memory cgroup limit in bytes for the whole run (a `--memory_limit` flag wins).
+    pub memory_limit: Option<u64>,
+    /// Data sizes as multiples of the memory (the limit, else the free memory), each run at
+    /// every value size against RocksDB (the `ycsb` preset's grid, `ycsb_grid.rs`).
+    pub memory_data_ratios: Option<&'static [f64]>,
+    /// YCSB-E operations per operation of the other workloads (its scans cost tens of reads).
+    pub scan_fraction: Option<f64>,
 }
 
 /// Bytes of user data the paper-scaled preset writes.
@@ -118,10 +129,11 @@ pub fn lookup(name: &str) -> Result<Preset, String> {
         "slmdb-pm-latency" => Ok(slmdb_pm_latency()),
         "slmdb-ops" => Ok(slmdb_ops()),
         "slmdb-ycsb" => Ok(slmdb_ycsb()),
+        "ycsb" => Ok(ycsb()),
         _ => Err(format!(
             "unknown --preset {name:?}: expected paper-scaled, no-pm-disk, l1-ratio, placement, \
              pm-memtables, designs-4k, matrixkv-writes, matrixkv-tail, matrixkv-reads, \
-             slmdb-writes, slmdb-pm-latency, slmdb-ops or slmdb-ycsb"
+             slmdb-writes, slmdb-pm-latency, slmdb-ops, slmdb-ycsb or ycsb"
         )),
     }
 }
@@ -376,6 +388,25 @@ fn slmdb_ycsb() -> Preset {
     }
 }
 
+/// Memory cgroup of the `ycsb` preset: data of half of it fits, 1.5 times it does not.
+pub const YCSB_MEMORY_LIMIT: u64 = 4 << 30;
+
+/// YCSB A–F against RocksDB with and without BlobDB, data in memory and not (see the module
+/// docs).
+fn ycsb() -> Preset {
+    Preset {
+        benchmarks: Some("ycsba,ycsbb,ycsbc,ycsbd,ycsbf,ycsbe"),
+        compare: Some("rocksdb"),
+        needs_pm_path: true,
+        value_sizes: Some(&[1024, 4096]),
+        memory_limit: Some(YCSB_MEMORY_LIMIT),
+        memory_data_ratios: Some(&[0.5, 1.5]),
+        reads: Some(200_000),
+        scan_fraction: Some(0.1),
+        ..Preset::default()
+    }
+}
+
 /// matrixkv's container for the 8 GiB runs: 2 GiB (eight 256 MiB write buffers; the paper's
 /// 8 GB held 128 of its 64 MB ones), L1 as large, columns of 40–80 MiB (½·AF·S_sst..AF·S_sst
 /// with 8 MiB units).
@@ -492,6 +523,19 @@ mod tests {
         assert_eq!(p.read_fraction, Some(0.2));
         assert!(p.scan_whole_db && p.needs_pm_path && !p.ycsb_update_if_present);
         assert_eq!(p.compare, Some("profiles"));
+    }
+
+    #[test]
+    fn the_ycsb_preset_runs_a_to_f_at_two_sizes_in_and_beyond_memory() {
+        let p = lookup("ycsb").unwrap();
+        assert_eq!(p.benchmarks, Some("ycsba,ycsbb,ycsbc,ycsbd,ycsbf,ycsbe"));
+        assert_eq!(p.value_sizes, Some(&[1024, 4096][..]));
+        assert_eq!(p.memory_data_ratios, Some(&[0.5, 1.5][..]));
+        assert_eq!(
+            (p.memory_limit, p.compare),
+            (Some(4 << 30), Some("rocksdb"))
+        );
+        assert!(p.needs_pm_path);
     }
 
     /// SLM-DB's Fig. 7: A, B, C, F, D on one loaded database, E on a reloaded one, updates

@@ -9,7 +9,7 @@ use super::flush_cost::flush_cost;
 use super::histogram::Latencies;
 use super::outcome::{Outcome, Settle};
 use super::runner::{Measured, OpKind, Plan};
-use super::{intervals, mixed, page_cache, read, ycsb_workload};
+use super::{intervals, memory, mixed, page_cache, read, ycsb_workload};
 use std::time::{Duration, Instant};
 
 /// The benchmarks db_bench has under the same names (the ones `--compare` can run through it).
@@ -128,6 +128,7 @@ fn emit(
     before: &EngineStats,
 ) -> Result<Outcome, String> {
     o.stats = o.stats.since(before);
+    o.memory = memory::measure(engine);
     print!(
         "{}",
         o.report(cfg.args.histogram, cfg.args.report_interval_seconds)
@@ -204,10 +205,14 @@ fn run_one(
         ycsb => {
             let table = table.ok_or("YCSB table not loaded")?;
             let conditional = cfg.ycsb_update_if_present;
-            with_extra(
-                ycsb_workload::run(ycsb, e, reads, table, conditional)?,
-                true,
-            )
+            let ops = match ycsb {
+                "ycsbe" => Plan {
+                    ops_per_thread: cfg.scan_reads,
+                    ..reads
+                },
+                _ => reads,
+            };
+            with_extra(ycsb_workload::run(ycsb, e, ops, table, conditional)?, true)
         }
     };
     if writes {

@@ -83,7 +83,32 @@ const METRICS: &[Metric] = &[
         value: |o| o.cpu_per_million_ops(),
         higher_is_better: false,
     },
+    Metric {
+        name: "block cache (MiB)",
+        value: |o| mib(o.memory.block_cache),
+        higher_is_better: false,
+    },
+    Metric {
+        name: "page cache (MiB)",
+        value: |o| mib(o.memory.page_cache),
+        higher_is_better: false,
+    },
+    Metric {
+        name: "PM (tmpfs) (MiB)",
+        value: |o| mib(o.memory.pm_resident),
+        higher_is_better: false,
+    },
+    Metric {
+        name: "RssAnon (MiB)",
+        value: |o| mib(o.memory.rss_anon),
+        higher_is_better: false,
+    },
 ];
+
+/// Bytes in MiB (the memory rows).
+fn mib(bytes: Option<u64>) -> Option<f64> {
+    bytes.map(|b| b as f64 / 1_048_576.0)
+}
 
 /// One row: the metric, each engine's value, and FlatLSM's ratio to each other engine.
 struct Row {

@@ -195,6 +195,18 @@ impl Engine for FlatLsmEngine {
         Ok(bytes)
     }
 
+    /// The database directory; PM Logs and WALs in their own directories when set (inside
+    /// the database directory otherwise, where they count as page cache).
+    fn directories(&self) -> (Vec<PathBuf>, Vec<PathBuf>) {
+        let o = &self.options;
+        let pm = [&o.pm_path, &o.wal_dir].into_iter().flatten().cloned();
+        (vec![self.dir.clone()], pm.collect())
+    }
+
+    fn block_cache_bytes(&self) -> Option<u64> {
+        self.db.as_ref().map(|d| d.stats().block_cache.usage)
+    }
+
     fn close(&mut self) -> Result<(), String> {
         match self.db.take() {
             Some(db) => db.close().map_err(err),

@@ -203,6 +203,15 @@ pub trait Engine: Sync {
     fn recovery_bytes(&self) -> Option<u64>;
     /// Closes the database.
     fn close(&mut self) -> Result<(), String>;
+    /// Where its files live: (directories on the data disk, PM directories), for the memory
+    /// report ([`super::memory`]).
+    fn directories(&self) -> (Vec<std::path::PathBuf>, Vec<std::path::PathBuf>) {
+        (Vec::new(), Vec::new())
+    }
+    /// Bytes its block cache holds now (`None` where the engine does not say).
+    fn block_cache_bytes(&self) -> Option<u64> {
+        None
+    }
     /// Flushes every write buffer (FlatLSM: all PMTables) to SSD; returns the bytes they held.
     fn flush_pmtables(&self) -> Result<u64, String> {
         Err(format!("{} cannot run the flush benchmark", self.name()))

@@ -236,6 +236,17 @@ impl Engine for RocksDbEngine {
         None
     }
 
+    fn directories(&self) -> (Vec<PathBuf>, Vec<PathBuf>) {
+        (
+            vec![self.dir.clone()],
+            self.wal_dir.iter().cloned().collect(),
+        )
+    }
+
+    fn block_cache_bytes(&self) -> Option<u64> {
+        Some(self.property("rocksdb.block-cache-usage"))
+    }
+
     fn close(&mut self) -> Result<(), String> {
         drop(self.db.take());
         Ok(())
