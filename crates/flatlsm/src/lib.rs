@@ -37,6 +37,7 @@ pub mod inspect;
 pub mod kv_lines;
 pub mod options;
 mod pmtable;
+mod snapshot;
 mod values;
 
 /// The file-system seam: every file the engine touches goes through a [`fs::FileSystem`]

@@ -22,12 +22,11 @@ use crate::designs::Profile;
 use crate::error::{Error, Result};
 use crate::fs::FsRef;
 use crate::pm::PmDeviceRef;
-use crate::types::SequenceNumber;
+pub use crate::snapshot::Snapshot;
 pub use flatlsm_core::compression::Compression;
 use std::fmt;
 use std::ops::RangeInclusive;
 use std::path::PathBuf;
-use std::sync::Arc;
 
 /// Largest accepted key, in bytes.
 pub const MAX_KEY_SIZE: usize = 64 << 10;
@@ -537,26 +536,6 @@ pub struct WriteOptions {
     /// delayed (slowdown phase) or waiting for a free PMTable (stop), as RocksDB's
     /// `no_slowdown` returns `Status::Incomplete`. The caller may retry later.
     pub no_slowdown: bool,
-}
-
-/// A consistent point-in-time view, from [`crate::db::Db::snapshot`].
-#[derive(Debug)]
-pub struct Snapshot {
-    pub(crate) seq: SequenceNumber,
-    pub(crate) registry: Arc<crate::db::snapshots::SnapshotRegistry>,
-}
-
-impl Snapshot {
-    /// The sequence number the snapshot reads at.
-    pub fn sequence(&self) -> SequenceNumber {
-        self.seq
-    }
-}
-
-impl Drop for Snapshot {
-    fn drop(&mut self) {
-        self.registry.release(self.seq);
-    }
 }
 
 /// Options for one read or iterator.

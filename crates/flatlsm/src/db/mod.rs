@@ -39,7 +39,6 @@ mod repair_scan;
 mod repair_stale;
 mod repair_wals;
 mod skiplist_recovery;
-pub(crate) mod snapshots;
 mod stall;
 #[cfg(test)]
 mod stall_tests;

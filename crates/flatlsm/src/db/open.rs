@@ -40,7 +40,7 @@ use super::info_log::InfoLog;
 use super::lock::{DirLock, LOCK_FILE};
 use super::open_stores::{block_cache, remove_unnamed_wals};
 use super::skiplist_recovery::recover_skiplists;
-use super::snapshots::SnapshotRegistry;
+use crate::snapshot::SnapshotRegistry;
 use super::state::{BgSignal, DbInner, SuperVersion, VersionState};
 use super::stats::Counters;
 use super::wal_recovery::{recover_from_wal, start_wals, RecoveredWals};

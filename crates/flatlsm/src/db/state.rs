@@ -10,7 +10,7 @@
 //! which pins the two as if under `sv_lock` (see `read.rs`).
 
 use super::info_log::event;
-use super::snapshots::SnapshotRegistry;
+use crate::snapshot::SnapshotRegistry;
 use super::stats::Counters;
 use crate::buffer::BufferRef;
 use crate::error::{Error, Result};

@@ -1,4 +1,7 @@
-//! The set of open snapshots, so merges keep every version a snapshot can read.
+//! Snapshots: the handle a reader holds ([`Snapshot`]) and the set of open ones
+//! ([`SnapshotRegistry`]) that merges consult, so they keep every version a snapshot can read.
+//! Both sit below `options` (a [`crate::ReadOptions`] names a snapshot) and `db` (which hands
+//! them out), so neither imports the other.
 //!
 //! Thread-safety: a mutex-protected multiset; operations are O(log n). The mutex is a leaf
 //! lock. As in LevelDB, a snapshot's sequence is read and registered under it, and a job's
@@ -8,6 +11,7 @@
 use crate::types::SequenceNumber;
 use parking_lot::Mutex;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// Open snapshots by sequence number (with a count per sequence).
 #[derive(Debug, Default)]
@@ -53,5 +57,25 @@ impl SnapshotRegistry {
     /// Number of open snapshots.
     pub fn count(&self) -> usize {
         self.open.lock().values().sum()
+    }
+}
+
+/// A consistent point-in-time view, from [`crate::db::Db::snapshot`].
+#[derive(Debug)]
+pub struct Snapshot {
+    pub(crate) seq: SequenceNumber,
+    pub(crate) registry: Arc<SnapshotRegistry>,
+}
+
+impl Snapshot {
+    /// The sequence number the snapshot reads at.
+    pub fn sequence(&self) -> SequenceNumber {
+        self.seq
+    }
+}
+
+impl Drop for Snapshot {
+    fn drop(&mut self) {
+        self.registry.release(self.seq);
     }
 }
