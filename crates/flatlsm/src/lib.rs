@@ -59,14 +59,11 @@ pub use db::{
     CheckpointOptions, Db, LevelStats, Stats, StoreCompactionStat, VlogStats, WriteBatch,
     PROPERTY_NAMES,
 };
-pub use designs::leveled::LeveledOptions;
-pub use designs::matrixkv::MatrixKvOptions;
-pub use designs::slmdb::SlmDbOptions;
-pub use designs::{profile_of, Profile};
+pub use designs::profile_of;
 pub use error::{Error, Result};
 pub use iter::DbIterator;
 pub use options::{
-    load_options, Compression, Options, Placement, PmModeOption, ReadOptions, Snapshot,
-    WriteOptions,
+    load_options, Compression, LeveledOptions, MatrixKvOptions, Options, Placement, PmModeOption,
+    Profile, ReadOptions, SlmDbOptions, Snapshot, WriteOptions,
 };
 pub use types::SequenceNumber;

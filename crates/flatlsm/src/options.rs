@@ -12,13 +12,14 @@ pub use file::{
     load_options, load_options_from, options_file_name, parse_options_file_name, read_options_file,
 };
 mod compression;
+mod design_options;
+mod profile;
+
+pub use design_options::{LeveledOptions, MatrixKvOptions, SlmDbOptions};
+pub use profile::Profile;
 
 pub use compression::UNCOMPRESSED_LEVELS;
 
-use crate::designs::leveled::LeveledOptions;
-use crate::designs::matrixkv::MatrixKvOptions;
-use crate::designs::slmdb::SlmDbOptions;
-use crate::designs::Profile;
 use crate::error::{Error, Result};
 use crate::fs::FsRef;
 use crate::pm::PmDeviceRef;

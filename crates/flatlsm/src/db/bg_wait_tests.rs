@@ -8,9 +8,9 @@
 //! the test if it does not return, so a regression fails instead of hanging the run.
 
 use super::{Db, WriteBatch};
-use crate::designs::Profile;
 use crate::error::{Error, Result};
 use crate::fs::FaultFs;
+use crate::options::Profile;
 use crate::options::{Options, MIN_DELAYED_WRITE_RATE};
 use crate::pm::simulated::SimulatedPmDevice;
 use parking_lot::Mutex;

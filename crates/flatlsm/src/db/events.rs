@@ -4,7 +4,7 @@
 
 use crate::buffer::{BufferRef, WriteBuffer};
 use crate::compaction::job::Compaction;
-use crate::designs::Profile;
+use crate::options::Profile;
 use crate::version::VersionEdit;
 use std::time::Duration;
 

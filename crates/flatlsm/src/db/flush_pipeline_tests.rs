@@ -10,9 +10,9 @@
 //!   versions, and after a reopen the older table flushed last over the newer one.
 
 use super::Db;
-use crate::designs::Profile;
 use crate::error::Error;
 use crate::fs::FaultFs;
+use crate::options::Profile;
 use crate::options::{Options, WriteOptions};
 use crate::pm::simulated::SimulatedPmDevice;
 use std::sync::atomic::Ordering;

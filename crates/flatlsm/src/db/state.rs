@@ -10,7 +10,6 @@
 //! which pins the two as if under `sv_lock` (see `read.rs`).
 
 use super::info_log::event;
-use crate::snapshot::SnapshotRegistry;
 use super::stats::Counters;
 use crate::buffer::BufferRef;
 use crate::error::{Error, Result};
@@ -18,6 +17,7 @@ use crate::fs::FsRef;
 use crate::options::Options;
 use crate::pm::PmDeviceRef;
 use crate::pmtable::PmLogPool;
+use crate::snapshot::SnapshotRegistry;
 use crate::sst::{SstDir, TableCache};
 use crate::version::{Manifest, PmLogMeta, Version, VersionEdit};
 use crate::vlog::{RedirectSet, VlogSet};

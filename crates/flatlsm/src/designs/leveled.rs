@@ -15,75 +15,13 @@
 use super::{BufferKind, Design, FlushShape};
 use crate::compaction::policy::leveled::LeveledPolicy;
 use crate::compaction::policy::CompactionPolicy;
-use crate::error::{Error, Result};
+use crate::error::Result;
+use crate::options::LeveledOptions;
 use crate::options::{Options, Placement};
 use crate::pm::{DramPmDevice, PmDeviceRef};
 use crate::sst::SstDir;
 use crate::version::Version;
 use std::path::Path;
-
-/// Options of the `leveled` profile, named as db_bench names them.
-#[derive(Clone, Copy, Debug, PartialEq)]
-#[non_exhaustive]
-pub struct LeveledOptions {
-    /// Target size of level 1 in bytes (RocksDB's default 256 MiB).
-    pub max_bytes_for_level_base: u64,
-    /// Each level's target size over the previous one's (default 10).
-    pub max_bytes_for_level_multiplier: f64,
-    /// Level-0 runs that start an L0 → L1 compaction (default 4).
-    pub level0_file_num_compaction_trigger: usize,
-    /// Level-0 runs from which writes are delayed (default 20).
-    pub level0_slowdown_writes_trigger: usize,
-    /// Level-0 runs at which flushes wait, and writers stop once memtables are full
-    /// (default 36).
-    pub level0_stop_writes_trigger: usize,
-    /// Level-0 files are kept in the PM directory (RocksDB's `db_paths` with a PM path for
-    /// level 0; the MatrixKV paper's RocksDB-L0-NVM); compactions write level 1 and above to
-    /// the database directory. Default false. Each file's directory is recorded in the
-    /// manifest, so a database reopens whatever this option then says. Ignored by `matrixkv`,
-    /// whose level 0 is its container.
-    pub level0_in_pm: bool,
-}
-
-impl Default for LeveledOptions {
-    fn default() -> Self {
-        LeveledOptions {
-            max_bytes_for_level_base: 256 << 20,
-            max_bytes_for_level_multiplier: 10.0,
-            level0_file_num_compaction_trigger: 4,
-            level0_slowdown_writes_trigger: 20,
-            level0_stop_writes_trigger: 36,
-            level0_in_pm: false,
-        }
-    }
-}
-
-impl LeveledOptions {
-    /// Checks ranges and that the triggers are ordered (compaction <= slowdown <= stop).
-    pub fn validate(&self) -> Result<()> {
-        let o = self;
-        let multiplier_ok = (1.0..=f64::MAX).contains(&o.max_bytes_for_level_multiplier);
-        if o.max_bytes_for_level_base == 0 || !multiplier_ok {
-            return Err(Error::InvalidArgument(format!(
-                "max_bytes_for_level_base = {} must be > 0 and max_bytes_for_level_multiplier = {} \
-                 at least 1",
-                o.max_bytes_for_level_base, o.max_bytes_for_level_multiplier
-            )));
-        }
-        let (c, s, t) = (
-            o.level0_file_num_compaction_trigger,
-            o.level0_slowdown_writes_trigger,
-            o.level0_stop_writes_trigger,
-        );
-        if c == 0 || c > s || s > t {
-            return Err(Error::InvalidArgument(format!(
-                "level-0 triggers must satisfy 1 <= level0_file_num_compaction_trigger ({c}) <= \
-                 level0_slowdown_writes_trigger ({s}) <= level0_stop_writes_trigger ({t})"
-            )));
-        }
-        Ok(())
-    }
-}
 
 /// The leveled SSD tree under a memtable: the `leveled` design (a DRAM memtable and its WAL,
 /// `BufferKind::DramWithWal`) and the `novelsm` design (NoveLSM's persistent PM skiplist,

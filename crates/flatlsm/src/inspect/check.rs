@@ -141,7 +141,7 @@ fn uses_wals(m: Option<&RecoveredManifest>) -> bool {
     let profile = crate::designs::recorded_profile(recorded).parse();
     matches!(
         profile,
-        Ok(crate::designs::Profile::Leveled | crate::designs::Profile::MatrixKv)
+        Ok(crate::options::Profile::Leveled | crate::options::Profile::MatrixKv)
     )
 }
 

@@ -11,10 +11,10 @@
 use super::check::Checker;
 use crate::buffer::skiplist::skiplist_region_name;
 use crate::db::wal_rules::{named_logs, plan_wals, WalDir, WalPlan};
-use crate::designs::Profile;
 use crate::error::{Error, Result};
 use crate::file_names::{parse_wal_file_name, wal_file_name};
 use crate::fs::{FileSystem, OsFileSystem};
+use crate::options::Profile;
 use crate::pm::{DramPmDevice, PmDevice, PmRegion};
 use crate::pmskiplist::PmSkiplist;
 use crate::rowtable::container_header::read_container_header;

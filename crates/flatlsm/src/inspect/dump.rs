@@ -10,10 +10,10 @@
 //! Options a file kind cannot honour are refused before anything is printed.
 
 use super::{escape_bytes, hex_bytes, FileKind};
-use crate::designs::Profile;
 use crate::error::{Error, IoContext, Result};
 use crate::fs::{FileSystem, OsFileSystem};
 use crate::iter::InternalIterator;
+use crate::options::Profile;
 use crate::pmtable::log::{decode_header, for_each_entry_in};
 use crate::sst::{StoredBlock, Table};
 use crate::types::{

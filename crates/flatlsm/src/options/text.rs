@@ -16,7 +16,7 @@
 //! Invariant: for every stored field, `decode(encode(v)) == v` (floats: bit for bit).
 
 use super::{Compression, Options, Placement, PmModeOption};
-use crate::designs::Profile;
+use crate::options::Profile;
 use std::ffi::OsString;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::PathBuf;

@@ -1,9 +1,9 @@
 //! Unit tests of the stored options' text: every field round-trips, values decode exactly.
 
 use super::*;
-use crate::designs::leveled::LeveledOptions;
-use crate::designs::matrixkv::MatrixKvOptions;
-use crate::designs::slmdb::SlmDbOptions;
+use crate::options::LeveledOptions;
+use crate::options::MatrixKvOptions;
+use crate::options::SlmDbOptions;
 
 /// Fields of `Options` (stored or not), of `LeveledOptions`, `MatrixKvOptions`, `SlmDbOptions`.
 const FIELD_COUNTS: [usize; 4] = [39, 6, 6, 9];

@@ -13,7 +13,7 @@
 
 use super::{into_next_level, round_robin, CompactionPolicy, PolicyView};
 use crate::compaction::job::Compaction;
-use crate::designs::leveled::LeveledOptions;
+use crate::options::LeveledOptions;
 use crate::version::{Version, MAX_LEVELS};
 
 /// RocksDB-style leveled picks.

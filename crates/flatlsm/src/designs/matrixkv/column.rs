@@ -15,10 +15,10 @@
 //! row consumed to its end is deleted) together — one manifest edit, the commit point. Pages
 //! the rows no longer need are returned only after that (`rows.rs`).
 
-use super::MatrixKvOptions;
 use crate::compaction::job::Compaction;
 use crate::error::Result;
 use crate::iter::InternalIterator;
+use crate::options::MatrixKvOptions;
 use crate::rowtable::search::RowIter;
 use crate::rowtable::RowTable;
 use crate::types::user_key_of;

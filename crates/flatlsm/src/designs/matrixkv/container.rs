@@ -11,9 +11,9 @@
 //! readers take views (`Arc<MatrixRows>`) and never lock while searching.
 
 use super::rows::{Epoch, MatrixRows};
-use super::MatrixKvOptions;
 use crate::error::{Error, Result};
 use crate::iter::InternalIterator;
+use crate::options::MatrixKvOptions;
 use crate::pm::{PmDevice, PmRegion};
 use crate::rowtable::build::{build_row, RowBound, RowTarget};
 use crate::rowtable::container_header::{read_container_header, write_container_header};

@@ -2,10 +2,11 @@
 //! keys, and a get that reads one block ([`SlmIndex`]).
 
 use super::scan::{Scattered, TreeScan};
-use super::{SlmDbOptions, BTREE_REGION};
+use super::BTREE_REGION;
 use crate::designs::{Level0Store, ReadAt, ScanAt, StoreLookup};
 use crate::error::{Error, Result};
 use crate::iter::InternalIterator;
+use crate::options::SlmDbOptions;
 use crate::pm::PmDevice;
 use crate::pmbtree::{Location, PmBtree};
 use crate::range_del::RangeTombstones;

@@ -38,8 +38,9 @@ use crate::compaction::policy::{CompactionPolicy, PolicyView};
 use crate::error::{Error, Result};
 use crate::iter::LevelIterator;
 use crate::options::Options;
+use crate::options::SlmDbOptions;
 use crate::pm::PmDeviceRef;
-use crate::pmbtree::{PmBtree, NODE_SIZE};
+use crate::pmbtree::PmBtree;
 use crate::range_del::RangeTombstones;
 use crate::sst::TableCache;
 use crate::version::{FileMeta, Version, VersionEdit};
@@ -52,92 +53,6 @@ use std::sync::{Arc, OnceLock};
 
 /// The PM region of the B+-tree.
 pub(crate) const BTREE_REGION: &str = "index.pmbt";
-
-/// Options of the `slmdb` profile, with SLM-DB's defaults.
-#[derive(Clone, Copy, Debug, PartialEq)]
-#[non_exhaustive]
-pub struct SlmDbOptions {
-    /// Bytes of PM for the B+-tree (default 1 GiB: about 8 million keys of up to 32 bytes).
-    /// A tree cannot be resized.
-    pub btree_size: u64,
-    /// An SST whose live keys fall below this share of its entries is a compaction candidate
-    /// (default 0.7).
-    pub live_key_threshold: f64,
-    /// A leaf-node scan flags the files behind its window of keys (two SSTs' worth) when there
-    /// are more than this many (default 10). Outputs of selective compactions are not flagged
-    /// until a flush moves a key out of them: a window spans about three files even over
-    /// merged outputs, so any value converges.
-    pub leaf_node_threshold: usize,
-    /// Selective compaction runs once more SSTs than this are candidates (default 4).
-    pub compaction_trigger: usize,
-    /// Files one selective compaction merges at most (default 15).
-    pub max_compaction_files: usize,
-    /// Candidates from which writes are delayed (default 15).
-    pub slowdown_candidates: usize,
-    /// Candidates at which flushes wait, and writers stop once memtables are full (35).
-    pub stop_candidates: usize,
-    /// A range query's keys are cut into sub-ranges of this many (default 30)...
-    pub range_subrange_keys: usize,
-    /// ...and the files behind its most scattered one become candidates when there are more
-    /// than this many (SLM-DB's sequentiality degree threshold, default 8).
-    pub sequentiality_threshold: usize,
-}
-
-impl Default for SlmDbOptions {
-    fn default() -> Self {
-        SlmDbOptions {
-            btree_size: 1 << 30,
-            live_key_threshold: 0.7,
-            leaf_node_threshold: 10,
-            compaction_trigger: 4,
-            max_compaction_files: 15,
-            slowdown_candidates: 15,
-            stop_candidates: 35,
-            range_subrange_keys: 30,
-            sequentiality_threshold: 8,
-        }
-    }
-}
-
-impl SlmDbOptions {
-    /// The tree needs at least a header and a leaf, in whole nodes; the thresholds must be
-    /// ordered (trigger < slowdown <= stop) and the live share within 0..=1.
-    pub fn validate(&self) -> Result<()> {
-        let o = self;
-        let share_ok = (0.0..=1.0).contains(&o.live_key_threshold);
-        let order_ok = o.compaction_trigger < o.slowdown_candidates
-            && o.slowdown_candidates <= o.stop_candidates
-            && o.max_compaction_files >= 1
-            && o.range_subrange_keys >= 1;
-        if !share_ok || !order_ok {
-            return Err(Error::InvalidArgument(format!(
-                "slmdb: live_key_threshold = {} must be within 0..=1, and compaction_trigger \
-                 ({}) < slowdown_candidates ({}) <= stop_candidates ({}), \
-                 max_compaction_files ({}) >= 1, range_subrange_keys ({}) >= 1",
-                o.live_key_threshold,
-                o.compaction_trigger,
-                o.slowdown_candidates,
-                o.stop_candidates,
-                o.max_compaction_files,
-                o.range_subrange_keys
-            )));
-        }
-        self.validate_size()
-    }
-
-    fn validate_size(&self) -> Result<()> {
-        let nodes = self.btree_size / NODE_SIZE as u64;
-        let whole = self.btree_size.is_multiple_of(NODE_SIZE as u64);
-        match nodes >= 2 && whole && nodes <= u32::MAX as u64 {
-            true => Ok(()),
-            false => Err(Error::InvalidArgument(format!(
-                "slmdb.btree_size = {}: must be a multiple of {NODE_SIZE} bytes, at least 2 and \
-                 at most 2^32 nodes",
-                self.btree_size
-            ))),
-        }
-    }
-}
 
 /// The `slmdb` design.
 pub(crate) struct SlmDbDesign {
