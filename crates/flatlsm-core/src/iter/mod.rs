@@ -12,11 +12,13 @@ mod level;
 mod merging;
 #[cfg(test)]
 mod tests;
+mod version_filter;
 
 pub use db_iter::{DbIterator, IterLatency, ValueResolver};
 pub use error_copy::copy_error;
 pub use level::LevelIterator;
 pub use merging::MergingIterator;
+pub use version_filter::VersionFilter;
 
 use crate::error::Result;
 use crate::types::compare_internal_keys;

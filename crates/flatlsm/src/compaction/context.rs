@@ -9,8 +9,8 @@
 //! So a job can be run, and tested, against any host: the designs share the jobs and differ in
 //! what they pick ([`super::policy`]) and when they run them.
 
-use crate::db::info_log::InfoLog;
 use crate::fs::FileSystem;
+use crate::observe::info_log::InfoLog;
 use crate::options::Compression;
 use crate::range_del::RangeTombstones;
 use crate::sst::{SstDir, TableCache};

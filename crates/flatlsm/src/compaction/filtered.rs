@@ -7,8 +7,8 @@
 //! `seek_to_last` and `prev` leave the stream invalid with an error, since a backward walk
 //! cannot tell which entries a forward one would drop.
 
-use super::filter::VersionFilter;
 use crate::error::{Error, Result};
+use crate::iter::VersionFilter;
 use crate::iter::{copy_error, InternalIterator};
 use crate::range_del::RangeTombstones;
 use crate::types::SequenceNumber;

@@ -29,7 +29,7 @@ use crate::types::{make_internal_key, parse_internal_key, ParsedInternalKey, Val
 use crate::version::{FileMeta, Version, VersionEdit, VlogMeta};
 use std::sync::Arc;
 
-use super::filter::VersionFilter;
+use crate::iter::VersionFilter;
 
 /// A thread's key range: (lower exclusive, upper inclusive), `None` = unbounded.
 type KeyRange = (Option<Vec<u8>>, Option<Vec<u8>>);

@@ -16,9 +16,9 @@
 //!   only level-0 files and reserve nothing.
 
 use super::context::JobContext;
-use super::filter::VersionFilter;
 use super::output::TableOutput;
 use crate::error::Result;
+use crate::iter::VersionFilter;
 use crate::iter::{InternalIterator, LevelIterator, MergingIterator};
 use crate::types::user_key_of;
 use crate::version::{FileMeta, Version, VersionEdit, MAX_LEVELS};

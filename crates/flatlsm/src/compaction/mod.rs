@@ -3,7 +3,6 @@
 //! leveled compaction, and value-log garbage collection.
 
 pub(crate) mod context;
-pub mod filter;
 pub(crate) mod filtered;
 pub(crate) mod flush;
 pub(crate) mod job;

@@ -12,9 +12,7 @@
 use super::compact::compact_one;
 use super::events::{flush_line, FlushBytes};
 use super::flush_queue::Claim;
-use super::info_log::event;
 use super::state::DbInner;
-use super::stats::{BlockCacheStats, BloomStats, Counters, LevelStats, Stats, VlogStats};
 use super::store_jobs::StoreFlushed;
 use super::vlog_gc_job;
 use super::waits::StopWaiting;
@@ -22,6 +20,8 @@ use crate::buffer::BufferRef;
 use crate::compaction::{flush, vlog_gc};
 use crate::error::{Error, Result};
 use crate::file_names::{parse_numbered_file, NumberedFile};
+use crate::observe::info_log::event;
+use crate::observe::stats::{BlockCacheStats, BloomStats, Counters, LevelStats, Stats, VlogStats};
 use crate::version::{Version, VersionEdit};
 use std::collections::HashSet;
 use std::sync::atomic::Ordering;

@@ -8,13 +8,13 @@
 
 use super::background::{drop_unreferenced_vlogs, purge_obsolete_files, record_failure};
 use super::events::compaction_line;
-use super::info_log::event;
 use super::state::DbInner;
-use super::stats::Counters;
 use crate::compaction::job::{self, Compaction};
 use crate::compaction::policy::range_dels::rewrite_under_range_dels;
 use crate::compaction::policy::{into_next_level, round_robin, PolicyView};
 use crate::error::Result;
+use crate::observe::info_log::event;
+use crate::observe::stats::Counters;
 use crate::types::user_key_of;
 use crate::version::Version;
 use std::sync::Arc;

@@ -2,10 +2,10 @@
 //! holds (`SstDirs`: level 0 of `leveled` with `level0_in_pm` is kept in the PM directory) —
 //! and the purge of orphans at open, which covers both.
 
-use super::info_log::event;
 use crate::error::{IoContext, Result};
 use crate::file_names::{parse_numbered_file, NumberedFile};
 use crate::fs::FileSystem;
+use crate::observe::info_log::event;
 use crate::options::Options;
 use crate::sst::{parse_sst_file_name, SstDirs};
 use crate::version::Version;
@@ -58,7 +58,7 @@ pub(crate) fn purge_orphans(
     dirs: &SstDirs,
     version: &Version,
     write_buffers: &[u64],
-    info_log: &super::info_log::InfoLog,
+    info_log: &crate::observe::info_log::InfoLog,
 ) -> Result<()> {
     let mut live: HashSet<u64> = version.file_numbers().into_iter().collect();
     live.extend(write_buffers); // their write-ahead logs, for designs with one

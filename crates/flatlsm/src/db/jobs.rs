@@ -2,8 +2,8 @@
 //! the [`JobContext`] it builds for each one (`compaction/context.rs`).
 
 use super::state::DbInner;
-use super::stats::Counters;
 use crate::compaction::context::{JobContext, JobHost, JobOptions};
+use crate::observe::stats::Counters;
 use crate::sst::SstDir;
 use crate::values::ValueLocator;
 use crate::version::Version;

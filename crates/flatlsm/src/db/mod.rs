@@ -19,13 +19,10 @@ mod events;
 mod flush_pipeline_tests;
 mod flush_queue;
 pub(crate) mod identity;
-pub(crate) mod info_log;
 mod jobs;
-mod latency;
 mod lock;
 mod open;
 mod open_stores;
-mod properties;
 #[cfg(test)]
 mod race_tests;
 mod range_delete;
@@ -43,7 +40,6 @@ mod stall;
 #[cfg(test)]
 mod stall_tests;
 pub(crate) mod state;
-pub(crate) mod stats;
 mod store_jobs;
 #[cfg(test)]
 mod sync_point;
@@ -57,15 +53,17 @@ pub(crate) mod wal_rules;
 mod wal_rules_tests;
 mod write;
 
+pub use crate::observe::{
+    BlockCacheStats, BloomStats, LevelStats, Stats, StoreCompactionStat, VlogStats,
+};
+pub use crate::observe::{LatencyStats, LatencySummary};
+pub use crate::observe::{LATENCY_OPERATIONS, PROPERTY_NAMES};
 pub use batch::WriteBatch;
 pub use checkpoint::CheckpointOptions;
-pub use latency::{LatencyStats, LatencySummary};
 pub use lock::DirLock;
 pub use open::{is_database_file_name, is_pm_dir_file_name};
 pub(crate) use open_stores::open_pm_device;
-pub use properties::{LATENCY_OPERATIONS, PROPERTY_NAMES};
 pub use repair::{repair, RepairReport, LOST_DIR};
-pub use stats::{BlockCacheStats, BloomStats, LevelStats, Stats, StoreCompactionStat, VlogStats};
 
 use crate::error::{Error, Result};
 use crate::iter::DbIterator;
@@ -486,13 +484,13 @@ impl Db {
     /// # Ok::<(), flatlsm::Error>(())
     /// ```
     pub fn property(&self, name: &str) -> Option<String> {
-        properties::property(&self.stats(), name)
+        crate::observe::properties::property(&self.stats(), name)
     }
 
     /// The integer property `name` (RocksDB's `GetIntProperty`); `None` for an unknown name
     /// or a text one (`flatlsm.stats`, `flatlsm.latency`).
     pub fn property_int(&self, name: &str) -> Option<u64> {
-        properties::int_property(&self.stats(), name)
+        crate::observe::properties::int_property(&self.stats(), name)
     }
 
     /// Waits until no flush, compaction or value-log GC is due (for benchmarks' "settled").
@@ -513,7 +511,7 @@ impl Db {
     }
 
     /// The live latency histograms.
-    fn latency(&self) -> &latency::Latency {
+    fn latency(&self) -> &crate::observe::latency::Latency {
         &self.inner.counters.latency
     }
 

@@ -27,11 +27,11 @@
 //! `write_lock` (no write could proceed anyway) and sets `StallControl::stopped`, which
 //! `no_slowdown` writers check before queueing for that lock.
 
-use super::info_log::event;
 use super::state::DbInner;
-use super::stats::Counters;
 use crate::buffer::WriteBuffer;
 use crate::error::{Error, Result};
+use crate::observe::info_log::event;
+use crate::observe::stats::Counters;
 use crate::options::{WriteOptions, DEFAULT_DELAYED_WRITE_RATE, MIN_DELAYED_WRITE_RATE};
 use crate::pmtable::log::LogEntry;
 use parking_lot::Mutex;
@@ -329,7 +329,7 @@ impl DbInner {
         let finished_ms = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_millis() as u64);
-        let stat = crate::db::stats::StoreCompactionStat {
+        let stat = crate::observe::stats::StoreCompactionStat {
             finished_ms,
             micros: took.as_micros() as u64,
             store_bytes,

@@ -9,11 +9,11 @@
 //! current [`SuperVersion`], their sequence, and the super version again, retrying on a swap,
 //! which pins the two as if under `sv_lock` (see `read.rs`).
 
-use super::info_log::event;
-use super::stats::Counters;
 use crate::buffer::BufferRef;
 use crate::error::{Error, Result};
 use crate::fs::FsRef;
+use crate::observe::info_log::event;
+use crate::observe::stats::Counters;
 use crate::options::Options;
 use crate::pm::PmDeviceRef;
 use crate::pmtable::PmLogPool;
@@ -65,7 +65,7 @@ pub(crate) struct DbInner {
     pub read_only: bool,
     pub path: PathBuf,
     /// The `LOG` file: options at open, jobs, stalls, errors (`info_log.rs`).
-    pub info_log: super::info_log::InfoLog,
+    pub info_log: crate::observe::info_log::InfoLog,
     pub fs: FsRef,
     pub pm: PmDeviceRef,
     /// Retired PM Logs, recycled for new PMTables.

@@ -5,13 +5,13 @@
 
 use super::background::{install_flush, record_failure};
 use super::state::DbInner;
-use super::stats::Counters;
 use crate::buffer::{BufferRef, WriteBuffer};
 use crate::compaction::filtered::Filtered;
 use crate::compaction::flush::FlushOutput;
 use crate::compaction::job;
 use crate::designs::{StoreFlush, StorePart};
 use crate::error::Result;
+use crate::observe::stats::Counters;
 use crate::rowtable::build::{shared_prefix_len, RowBound};
 use crate::types::user_key_of;
 use crate::version::{FileMeta, Version, VersionEdit};

@@ -16,11 +16,11 @@
 //! Recovery rule: see `compaction::vlog_gc` (a crash before the edit leaves orphans only).
 
 use super::background::purge_obsolete_files;
-use super::info_log::event;
 use super::state::DbInner;
-use super::stats::Counters;
 use crate::compaction::vlog_gc::{self, GcOutput};
 use crate::error::Result;
+use crate::observe::info_log::event;
+use crate::observe::stats::Counters;
 
 /// Runs one value-log GC if a log is due; `Ok(false)` if none is, or if the job was abandoned
 /// (the database is closing, or the log was dropped meanwhile).

@@ -22,12 +22,12 @@
 //! torn tail.
 
 use super::consistency;
-use super::info_log::{event, InfoLog};
 use super::open::Recovered;
 use super::wal_rules::{plan_wals, KeptWal, WalDir, WalPlan};
 use crate::error::{Error, IoContext, Result};
 use crate::file_names::{parse_wal_file_name, wal_file_name};
 use crate::fs::{write_file_atomic, FileSystem};
+use crate::observe::info_log::{event, InfoLog};
 use crate::options::Options;
 use crate::pm::PmDeviceRef;
 use crate::pmtable::log::{encoded_entry_len, LogEntry, PM_LOG_HEADER_LEN};

@@ -7,10 +7,10 @@
 
 use super::batch::WriteBatch;
 use super::state::{DbInner, SuperVersion};
-use super::stats::Counters;
 use crate::buffer::BufferRef;
 use crate::designs::new_buffer;
 use crate::error::{Error, Result};
+use crate::observe::stats::Counters;
 use crate::options::{WriteOptions, MAX_KEY_SIZE};
 use crate::pmtable::log::{encoded_entry_len, LogEntry, PM_LOG_HEADER_LEN};
 use crate::pmtable::PmTable;

@@ -21,8 +21,8 @@ use super::log::{
     encoded_entry_len, log_file_name, EntryOffset, LogEntry, LogExtent, PmLog, PmLogWriter,
     ValueSpan, PM_LOG_HEADER_LEN,
 };
-use crate::compaction::filter::VersionFilter;
 use crate::error::{Error, Result};
+use crate::iter::VersionFilter;
 use crate::pm::PmDevice;
 use crate::range_del::RangeTombstones;
 use crate::sst::bloom::{bloom_hash, BloomFilter};

@@ -111,7 +111,7 @@ pub const PROPERTY_NAMES: &[&str] = &[
 pub const LATENCY_OPERATIONS: &[&str] = &["get", "put", "write", "seek", "next"];
 
 /// The integer property `name` of `stats`, if it is one.
-pub(super) fn int_property(stats: &Stats, name: &str) -> Option<u64> {
+pub(crate) fn int_property(stats: &Stats, name: &str) -> Option<u64> {
     if let Some(level) = name.strip_prefix("flatlsm.num-files-at-level") {
         let l: usize = level.parse().ok()?;
         return Some(stats.levels.get(l).map_or(0, |l| l.files as u64));
@@ -136,7 +136,7 @@ fn latency_property(stats: &Stats, op_figure: &str) -> Option<u64> {
 }
 
 /// The property `name` as text: `flatlsm.stats` is the whole report, the others their number.
-pub(super) fn property(stats: &Stats, name: &str) -> Option<String> {
+pub(crate) fn property(stats: &Stats, name: &str) -> Option<String> {
     match name {
         "flatlsm.stats" => Some(stats.to_string()),
         "flatlsm.latency" => Some(stats.latency.to_string()),
