@@ -35,6 +35,7 @@ pub mod fuzz_api;
 pub mod inspect;
 #[doc(hidden)]
 pub mod kv_lines;
+mod layout;
 mod observe;
 pub mod options;
 mod pmtable;

@@ -392,7 +392,7 @@ pub(crate) fn purge_obsolete_files(db: &DbInner) -> Result<()> {
         .fs
         .list_dir(&db.path)
         .map_err(|e| Error::io(format!("listing {}", db.path.display()), e))?;
-    let pm_ssts = super::dirs::pm_sst_names(&*db.fs, db.table_cache.dirs())?;
+    let pm_ssts = crate::layout::pm_sst_names(&*db.fs, db.table_cache.dirs())?;
     let separate_wals = db.design.uses_wal() && db.wal_dir != db.path;
     let wal_names = match separate_wals {
         true => super::open_stores::list_wals(&*db.fs, &db.wal_dir)?,

@@ -20,11 +20,11 @@
 //! every mutable file (manifest, PM regions, identities, OPTIONS) is new.
 
 use super::background::flush_all;
-use super::identity::IdentityPlan;
 use super::state::DbInner;
 use super::Db;
 use crate::error::{Error, IoContext, Result};
 use crate::file_names::redirect_file_name;
+use crate::layout::identity::IdentityPlan;
 use crate::sst::{sst_file_name, SstDir};
 use crate::version::{Manifest, ManifestState, Version};
 use crate::vlog::vlog_file_name;
@@ -153,7 +153,7 @@ impl DbInner {
         (opts.pm_path, opts.wal_dir, opts.file_system) = (None, None, None);
         crate::options::write_options_file(&*self.fs, tmp, &opts)?;
         // Every database directory has one (a reader's lock needs the file to exist).
-        let lock = tmp.join(super::lock::LOCK_FILE);
+        let lock = tmp.join(crate::layout::lock::LOCK_FILE);
         self.fs
             .create(&lock)
             .and_then(|mut f| f.sync())
@@ -222,7 +222,7 @@ impl DbInner {
     /// file: the region's mappings are shared, so the page cache (or DAX media) holds every
     /// store made to it, and no job changes it while the caller holds the locks.
     fn copy_region(&self, name: &str, dst: &Path) -> Result<()> {
-        let src = super::dirs::pm_dir_of(&self.path, &self.opts).join(name);
+        let src = crate::layout::pm_dir_of(&self.path, &self.opts).join(name);
         std::fs::copy(&src, dst)
             .context(|| format!("copying PM region {} to {}", src.display(), dst.display()))?;
         std::fs::File::open(dst)

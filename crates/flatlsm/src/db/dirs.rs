@@ -1,42 +1,14 @@
-//! Where a database's files live — the data directory, the PM directory and the SSTables each
-//! holds (`SstDirs`: level 0 of `leveled` with `level0_in_pm` is kept in the PM directory) —
-//! and the purge of orphans at open, which covers both.
+//! The purge of orphans at open: files in the data and PM directories (`crate::layout`) the
+//! recovered version does not name.
 
 use crate::error::{IoContext, Result};
 use crate::file_names::{parse_numbered_file, NumberedFile};
 use crate::fs::FileSystem;
+use crate::layout::pm_sst_names;
 use crate::observe::info_log::event;
-use crate::options::Options;
-use crate::sst::{parse_sst_file_name, SstDirs};
+use crate::sst::SstDirs;
 use crate::version::Version;
 use std::collections::HashSet;
-use std::path::{Path, PathBuf};
-
-/// The SSTables in the PM directory of `dirs` (level 0 of `leveled` with `level0_in_pm`), if
-/// it is another directory and exists.
-pub(crate) fn pm_sst_names(fs: &dyn FileSystem, dirs: &SstDirs) -> Result<Vec<String>> {
-    if dirs.pm == dirs.data || !fs.exists(&dirs.pm) {
-        return Ok(Vec::new());
-    }
-    let names = fs
-        .list_dir(&dirs.pm)
-        .context(|| format!("listing {}", dirs.pm.display()))?;
-    let ssts = names.into_iter();
-    Ok(ssts.filter(|n| parse_sst_file_name(n).is_some()).collect())
-}
-
-/// The directories SSTables of the database at `path` live in.
-pub(crate) fn sst_dirs(path: &Path, opts: &Options) -> SstDirs {
-    SstDirs {
-        data: path.to_path_buf(),
-        pm: pm_dir_of(path, opts),
-    }
-}
-
-/// The PM directory: `pm_path`, or `<db>/pm`.
-pub(crate) fn pm_dir_of(path: &Path, opts: &Options) -> PathBuf {
-    opts.pm_path.clone().unwrap_or_else(|| path.join("pm"))
-}
 
 /// Deletes SSTs, value logs and redirect tables the recovered version does not name, and
 /// leftover temporary files. Called only after `verify` passed and the new manifest is durable, which is what

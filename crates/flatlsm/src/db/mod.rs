@@ -18,9 +18,7 @@ mod events;
 #[cfg(test)]
 mod flush_pipeline_tests;
 mod flush_queue;
-pub(crate) mod identity;
 mod jobs;
-mod lock;
 mod open;
 mod open_stores;
 #[cfg(test)]
@@ -53,6 +51,7 @@ pub(crate) mod wal_rules;
 mod wal_rules_tests;
 mod write;
 
+pub use crate::layout::lock::DirLock;
 pub use crate::observe::{
     BlockCacheStats, BloomStats, LevelStats, Stats, StoreCompactionStat, VlogStats,
 };
@@ -60,9 +59,7 @@ pub use crate::observe::{LatencyStats, LatencySummary};
 pub use crate::observe::{LATENCY_OPERATIONS, PROPERTY_NAMES};
 pub use batch::WriteBatch;
 pub use checkpoint::CheckpointOptions;
-pub use lock::DirLock;
 pub use open::{is_database_file_name, is_pm_dir_file_name};
-pub(crate) use open_stores::open_pm_device;
 pub use repair::{repair, RepairReport, LOST_DIR};
 
 use crate::error::{Error, Result};

@@ -33,9 +33,7 @@
 //!   `db/wal_recovery.rs` (a hole in the logs, an unnamed log with writes: `Corruption`).
 
 use super::consistency::{self, plan_pm_logs, PmLogState, PmPlan, PmProblem};
-use super::dirs::{pm_dir_of, purge_orphans, sst_dirs};
-use super::identity;
-use super::lock::{DirLock, LOCK_FILE};
+use super::dirs::purge_orphans;
 use super::open_stores::{block_cache, remove_unnamed_wals};
 use super::skiplist_recovery::recover_skiplists;
 use super::state::{BgSignal, DbInner, SuperVersion, VersionState};
@@ -47,6 +45,9 @@ use crate::designs::{BufferKind, Design};
 use crate::error::{Error, IoContext, Result};
 use crate::file_names::{is_info_log_file_name, parse_numbered_file, NumberedFile};
 use crate::fs::{FileSystem, FsRef, OsFileSystem};
+use crate::layout::identity;
+use crate::layout::lock::{DirLock, LOCK_FILE};
+use crate::layout::{pm_dir_of, sst_dirs};
 use crate::observe::info_log::event;
 use crate::observe::info_log::InfoLog;
 use crate::observe::stats::Counters;

@@ -1,18 +1,16 @@
 //! What open sets up besides the manifest and the write buffers: the first write-ahead log of
 //! this open (designs with one) and the block cache, on the heap or in a PM region used as
 //! memory; and the removal of write-ahead logs no unflushed buffer owns in a separate WAL
-//! directory (also run by the obsolete-file purge); the PM device; and the copy-on-write views
+//! directory (also run by the obsolete-file purge); and the copy-on-write views
 //! a read-only open runs against.
 
-use super::dirs::pm_dir_of;
 use crate::error::{IoContext, Result};
 use crate::file_names::parse_wal_file_name;
 use crate::fs::FileSystem;
 use crate::fs::FsRef;
-use crate::options::{Options, Placement, PmModeOption};
-use crate::pm::mmap::{MmapPmDevice, PmModeRequest};
+use crate::layout::{open_pm_device, pm_dir_of};
+use crate::options::{Options, Placement};
 use crate::pm::PmArena;
-use crate::pm::PmDeviceRef;
 use crate::sst::BlockCache;
 use crate::wal::WalWriter;
 use std::path::Path;
@@ -94,26 +92,6 @@ pub(super) fn block_cache(path: &Path, opts: &Options) -> Result<Option<Arc<Bloc
     }
     let region = pm.create_region(BLOCK_CACHE_REGION, opts.block_cache_size)?;
     Ok(Some(BlockCache::in_pm(PmArena::new(region))))
-}
-
-/// The PM device `opts` inject, else that of the PM directory they select (created if
-/// missing).
-pub(crate) fn open_pm_device(path: &Path, opts: &Options) -> Result<PmDeviceRef> {
-    if let Some(device) = &opts.pm_device {
-        return Ok(device.clone()); // an injected device (a test's, a read-only view)
-    }
-    let dir = pm_dir_of(path, opts);
-    std::fs::create_dir_all(&dir).context(|| format!("creating PM directory {}", dir.display()))?;
-    let request = match opts.pm_mode {
-        PmModeOption::Auto => PmModeRequest::Auto,
-        PmModeOption::Msync => PmModeRequest::Msync,
-        PmModeOption::Emulated => PmModeRequest::Emulated {
-            write_latency_ns: opts.pm_write_latency_ns,
-            read_latency_ns: opts.pm_read_latency_ns,
-        },
-    };
-    let device: PmDeviceRef = MmapPmDevice::open(&dir, request)?;
-    Ok(device)
 }
 
 /// `opts` and `fs` for a read-only open of an existing database: copy-on-write views of the

@@ -43,8 +43,6 @@
 
 pub use super::repair_report::RepairReport;
 
-use super::dirs::{pm_sst_names, sst_dirs};
-use super::lock::DirLock;
 use super::repair_lost::{copy_region_to_lost, copy_to_lost, move_to_lost};
 use super::repair_merge::{Run, RunWriter};
 use super::repair_scan::{salvage_range_dels, scan_redirect, scan_sst, scan_vlog, ScannedSst};
@@ -53,6 +51,8 @@ use crate::designs::{check_profile, design_of, BufferKind, Salvage};
 use crate::error::{Error, IoContext, Result};
 use crate::file_names::{parse_numbered_file, NumberedFile};
 use crate::fs::{FsRef, OsFileSystem};
+use crate::layout::lock::DirLock;
+use crate::layout::{pm_sst_names, sst_dirs};
 use crate::options::Options;
 use crate::pm::PmDeviceRef;
 use crate::range_del::RangeTombstone;
@@ -430,7 +430,7 @@ impl<'a> Repair<'a> {
         state.last_sequence = sst_seq.max(old_seq).max(tombstone_seq);
         state.min_unflushed_pmlog = self.min_unflushed();
         state.pm_logs = Some(buffers);
-        state.identity = super::identity::read_db_identity(&*self.fs, self.path);
+        state.identity = crate::layout::identity::read_db_identity(&*self.fs, self.path);
         state.profile = Some(self.opts.profile.name().to_string());
         self.report.last_sequence = state.last_sequence;
         Ok(state)

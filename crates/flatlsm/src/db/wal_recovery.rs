@@ -57,7 +57,7 @@ pub(super) fn recover_from_wal(
     opts: &Options,
 ) -> Result<Recovered> {
     let (state, redirects) =
-        consistency::verified_tree(fs, &super::dirs::sst_dirs(path, opts), manifest.as_ref())?;
+        consistency::verified_tree(fs, &crate::layout::sst_dirs(path, opts), manifest.as_ref())?;
     if let Some(m) = &manifest {
         verify_store(fs, path, opts, m)?;
     }
@@ -98,7 +98,10 @@ fn verify_store(
     m: &RecoveredManifest,
 ) -> Result<()> {
     let design = crate::designs::design_of(opts);
-    let pm = (opts.pm_device.as_ref(), super::dirs::pm_dir_of(path, opts));
+    let pm = (
+        opts.pm_device.as_ref(),
+        crate::layout::pm_dir_of(path, opts),
+    );
     let regions = design.store_regions();
     consistency::refuse_if_any(consistency::store_problems(fs, regions, (pm.0, &pm.1), m)?)
 }

@@ -203,7 +203,7 @@ impl DbInner {
         }
         let cache_in_pm = self.opts.block_cache_placement == crate::options::Placement::Pm;
         if cache_in_pm && self.opts.block_cache_size > 0 {
-            let pm = crate::db::open_pm_device(&self.path, &self.opts)?;
+            let pm = crate::layout::open_pm_device(&self.path, &self.opts)?;
             pm.remove_region(super::open_stores::BLOCK_CACHE_REGION)?;
         }
         Ok(())

@@ -19,7 +19,7 @@ pub(crate) struct FlatLsmDesign;
 
 impl Design for FlatLsmDesign {
     fn write_buffer_device(&self, path: &Path, opts: &Options) -> Result<PmDeviceRef> {
-        crate::db::open_pm_device(path, opts)
+        crate::layout::open_pm_device(path, opts)
     }
 
     fn buffer_kind(&self) -> BufferKind {

@@ -40,7 +40,7 @@ impl Design for LeveledDesign {
         let in_pm = self.memtable == BufferKind::PmSkiplist;
         match (in_pm, opts.memtable_placement) {
             (false, Placement::Dram) => Ok(DramPmDevice::new(path.join("[dram]"))),
-            _ => crate::db::open_pm_device(path, opts),
+            _ => crate::layout::open_pm_device(path, opts),
         }
     }
 

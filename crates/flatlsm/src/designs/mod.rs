@@ -174,7 +174,7 @@ pub(crate) struct Salvage {
 pub(crate) fn store_device(path: &Path, opts: &Options) -> Result<PmDeviceRef> {
     match &opts.pm_device {
         Some(d) => Ok(d.clone()),
-        None => crate::db::open_pm_device(path, opts),
+        None => crate::layout::open_pm_device(path, opts),
     }
 }
 

@@ -3,9 +3,9 @@
 //! the same text), and loaded options are validated as open validates them.
 
 use super::{inconsistent, path};
-use crate::db::identity::{encode_identity, parse_identity};
 use crate::error::{Error, Result};
 use crate::kv_lines::LineFormat;
+use crate::layout::identity::{encode_identity, parse_identity};
 use crate::options::file::{decode, encode};
 use crate::types::crc32c;
 

@@ -13,10 +13,10 @@
 
 use super::FileKind;
 use crate::db::consistency::{plan_pm_logs, tree_file_problems, PmLogState};
-use crate::db::identity::{self, IDENTITY_FILE};
 use crate::error::{Error, IoContext, Result};
 use crate::fs::{FileSystem, OsFileSystem};
 use crate::iter::InternalIterator;
+use crate::layout::identity::{self, IDENTITY_FILE};
 use crate::pmtable::log::{
     decode_header_checked, for_each_entry_in, is_blank_header, log_file_name, parse_log_file_name,
     PmLogHeader,

@@ -98,7 +98,7 @@ impl Design for MatrixKvDesign {
     fn write_buffer_device(&self, path: &Path, opts: &Options) -> Result<PmDeviceRef> {
         match opts.memtable_placement {
             Placement::Dram => Ok(DramPmDevice::new(path.join("[dram]"))),
-            Placement::Pm => crate::db::open_pm_device(path, opts),
+            Placement::Pm => crate::layout::open_pm_device(path, opts),
         }
     }
 

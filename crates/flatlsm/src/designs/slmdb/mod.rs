@@ -217,7 +217,7 @@ impl CompactionPolicy for NoCompaction {
 
 impl Design for SlmDbDesign {
     fn write_buffer_device(&self, path: &Path, opts: &Options) -> Result<PmDeviceRef> {
-        crate::db::open_pm_device(path, opts)
+        crate::layout::open_pm_device(path, opts)
     }
 
     fn store_regions(&self) -> &'static [&'static str] {
