@@ -11,8 +11,8 @@
 //! [`decompress`] returns exactly the bytes given to [`compress`] or an error, never other
 //! bytes and never a panic, whatever the input. Pure functions: thread-safe.
 
+use crate::coding::MAX_BLOCK_SIZE;
 use crate::error::{Error, Result};
-use crate::sst::MAX_BLOCK_SIZE;
 use std::cell::RefCell;
 use std::fmt;
 use std::ops::RangeInclusive;
@@ -162,7 +162,7 @@ impl Compressor {
         let raw_len = u32::try_from(raw.len()).ok();
         let raw_len = raw_len.filter(|&n| n as usize <= MAX_BLOCK_SIZE)?;
         let mut stored = Vec::with_capacity(raw.len() / 2 + 8);
-        crate::sst::coding::put_varint32(&mut stored, raw_len);
+        crate::coding::put_varint32(&mut stored, raw_len);
         stored.extend(self.payload(raw)?);
         (stored.len() <= raw.len() - raw.len() / 8).then_some(stored)
     }
@@ -204,8 +204,7 @@ pub fn decompress(t: u8, stored: Vec<u8>) -> std::result::Result<Vec<u8>, String
 
 /// The raw size a compressed buffer records and the prefix's length.
 fn raw_size_prefix(stored: &[u8]) -> std::result::Result<(usize, usize), String> {
-    let (raw_len, n) =
-        crate::sst::coding::get_varint32(stored).ok_or("has no valid raw-size prefix")?;
+    let (raw_len, n) = crate::coding::get_varint32(stored).ok_or("has no valid raw-size prefix")?;
     match raw_len as usize {
         len if len > MAX_BLOCK_SIZE => Err(format!(
             "claims {len} raw bytes, more than {MAX_BLOCK_SIZE}"

@@ -5,9 +5,9 @@
 //! (`MANIFEST-NNNNNN`) share one number
 //! space (`next_file_number`). Every place that decides what a directory entry is (open's orphan
 //! removal and its next file number, the obsolete-file purge, `check`, `dump`, tools that clear a
-//! directory) asks [`parse_numbered_file`], so a new file type is added here once. Each type's
-//! own module still formats its name (`sst_file_name`, `vlog_file_name`, [`redirect_file_name`],
-//! `manifest_file_name`).
+//! directory) asks [`parse_numbered_file`], so a new file type is added here once, and every
+//! name is formatted here too ([`sst_file_name`], [`vlog_file_name`], [`redirect_file_name`],
+//! [`manifest_file_name`], [`wal_file_name`]): the modules that write the files re-export them.
 //!
 //! The info log (`LOG`, rotated to `LOG.old.<micros>`) is not numbered: diagnostics only, no
 //! part of the durable state; [`is_info_log_file_name`] names it for the tools and for the
@@ -15,10 +15,10 @@
 //!
 //! Nothing here touches a file: pure functions over names, never panicking on any input.
 
-use crate::sst::parse_sst_file_name;
-use crate::version::parse_manifest_file_name;
-use crate::vlog::parse_vlog_file_name;
-
+/// Prefix of a manifest.
+const MANIFEST_PREFIX: &str = "MANIFEST-";
+/// Suffix of a value log.
+const VLOG_SUFFIX: &str = ".vlog";
 /// Suffix of a value-log redirect table.
 const REDIRECT_SUFFIX: &str = ".vredir";
 /// Suffix of a write-ahead log.
@@ -60,6 +60,49 @@ pub fn parse_numbered_file(name: &str) -> Option<NumberedFile> {
         .or_else(|| parse_redirect_file_name(name).map(NumberedFile::Redirect))
         .or_else(|| parse_manifest_file_name(name).map(NumberedFile::Manifest))
         .or_else(|| parse_wal_file_name(name).map(NumberedFile::Wal))
+}
+
+/// The file name of table `number`: six or more digits and `.sst`, e.g. `000042.sst`.
+pub fn sst_file_name(number: u64) -> String {
+    format!("{number:06}.sst")
+}
+
+/// The table number encoded in a file name produced by [`sst_file_name`], if it is one.
+pub fn parse_sst_file_name(name: &str) -> Option<u64> {
+    let digits = name.strip_suffix(".sst")?;
+    if digits.len() < 6 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let n: u64 = digits.parse().ok()?;
+    (sst_file_name(n) == name).then_some(n)
+}
+
+/// The manifest file name for `number`: `MANIFEST-{number:06}`.
+pub fn manifest_file_name(number: u64) -> String {
+    format!("{MANIFEST_PREFIX}{number:06}")
+}
+
+/// Parses a manifest file name; `None` if `name` is not one.
+pub fn parse_manifest_file_name(name: &str) -> Option<u64> {
+    let digits = name.strip_prefix(MANIFEST_PREFIX)?;
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse().ok()
+}
+
+/// The file name of value log `number`: `{number:06}.vlog`.
+pub fn vlog_file_name(number: u64) -> String {
+    format!("{number:06}{VLOG_SUFFIX}")
+}
+
+/// Parses a value-log file name; `None` if `name` is not one.
+pub fn parse_vlog_file_name(name: &str) -> Option<u64> {
+    let digits = name.strip_suffix(VLOG_SUFFIX)?;
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse().ok()
 }
 
 /// The file name of write-ahead log `number`: `{number:06}.log` (RocksDB's name).

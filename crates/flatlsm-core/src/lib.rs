@@ -21,6 +21,7 @@
 //! Test doubles (crash-simulating and fault-injecting file systems, the simulated PM device)
 //! are compiled only with the `test-support` feature.
 
+pub(crate) mod coding;
 pub mod compression;
 pub mod counter;
 pub mod error;

@@ -5,7 +5,7 @@
 //! so lookups and iteration can never fail or read out of bounds. A `Block` is immutable after
 //! decoding and is shared between threads through `Arc<Block>` (it is `Send + Sync`).
 
-use super::coding::{get_fixed32, get_varint32};
+use crate::coding::{get_fixed32, get_varint32};
 use crate::error::{Error, Result};
 use crate::pm::{PmArena, PmSpan};
 use crate::types::compare_internal_keys;

@@ -4,7 +4,7 @@
 //! this); every `RESTART_INTERVAL`-th entry is stored with `shared = 0` and its offset is recorded
 //! in the restart array. Single owner; not shared between threads.
 
-use super::coding::put_varint32;
+use crate::coding::put_varint32;
 
 /// Entries between restart points.
 pub(crate) const RESTART_INTERVAL: usize = 16;

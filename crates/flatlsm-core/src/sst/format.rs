@@ -11,7 +11,7 @@
 //!
 //! Everything here is pure or reads through a shared `RandomAccessFile`, so it is thread-safe.
 
-use super::coding::{get_fixed32, get_fixed64, get_varint64, put_varint64};
+use crate::coding::{get_fixed32, get_fixed64, get_varint64, put_varint64};
 use crate::compression::type_name;
 use crate::error::{Error, Result};
 use crate::fs::RandomAccessFile;

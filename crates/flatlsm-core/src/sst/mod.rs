@@ -22,7 +22,6 @@ pub mod blocked_bloom;
 pub mod bloom;
 mod builder;
 mod cache;
-pub(crate) mod coding;
 mod format;
 mod iterator;
 mod table;
@@ -30,8 +29,7 @@ mod table_cache;
 #[cfg(test)]
 mod tests;
 
-/// Largest accepted block size (SSTable blocks are read whole).
-pub const MAX_BLOCK_SIZE: usize = 1 << 30;
+pub use crate::coding::MAX_BLOCK_SIZE;
 
 pub use block::Block;
 pub use bloom::{BloomFilter, FilterCounters};
@@ -46,6 +44,7 @@ pub use table::Table;
 pub use table_cache::TableCache;
 
 use crate::compression::Compression;
+pub use crate::file_names::{parse_sst_file_name, sst_file_name};
 use std::path::{Path, PathBuf};
 
 /// Where a table file lives: RocksDB's `db_paths` path id, with two tiers. Recorded per file in
@@ -90,21 +89,6 @@ impl SstDirs {
     pub fn path(&self, number: u64, dir: SstDir) -> PathBuf {
         self.dir(dir).join(sst_file_name(number))
     }
-}
-
-/// The file name of table `number`: six or more digits and `.sst`, e.g. `000042.sst`.
-pub fn sst_file_name(number: u64) -> String {
-    format!("{number:06}.sst")
-}
-
-/// The table number encoded in a file name produced by [`sst_file_name`], if it is one.
-pub fn parse_sst_file_name(name: &str) -> Option<u64> {
-    let digits = name.strip_suffix(".sst")?;
-    if digits.len() < 6 || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    let n: u64 = digits.parse().ok()?;
-    (sst_file_name(n) == name).then_some(n)
 }
 
 /// How a [`TableBuilder`] lays out a table.

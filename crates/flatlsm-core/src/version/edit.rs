@@ -42,7 +42,7 @@
 //!
 //! Thread-safety: plain data (`Send + Sync`).
 
-use super::coding::{put_bytes, put_varint, Decoder};
+use crate::coding::{put_bytes, put_varint64, Decoder};
 use crate::error::Result;
 use crate::range_del::RangeTombstone;
 use crate::sst::SstDir;
@@ -184,37 +184,37 @@ impl VersionEdit {
         ];
         for (tag, v) in scalars {
             if let Some(v) = v {
-                put_varint(&mut b, tag);
-                put_varint(&mut b, v);
+                put_varint64(&mut b, tag);
+                put_varint64(&mut b, v);
             }
         }
         for &(level, number) in &self.deleted_files {
-            put_varint(&mut b, TAG_DELETED_FILE);
-            put_varint(&mut b, level as u64);
-            put_varint(&mut b, number);
+            put_varint64(&mut b, TAG_DELETED_FILE);
+            put_varint64(&mut b, level as u64);
+            put_varint64(&mut b, number);
         }
         for (level, f) in &self.new_files {
             let tag = match f.dir {
                 SstDir::Data => TAG_NEW_FILE,
                 SstDir::Pm => TAG_NEW_FILE_IN_PM,
             };
-            put_varint(&mut b, tag);
-            put_varint(&mut b, *level as u64);
+            put_varint64(&mut b, tag);
+            put_varint64(&mut b, *level as u64);
             encode_file(&mut b, f);
             if f.range_dels_applied != 0 {
-                put_varint(&mut b, TAG_FILE_RANGE_DELS_APPLIED);
-                put_varint(&mut b, f.number);
-                put_varint(&mut b, f.range_dels_applied);
+                put_varint64(&mut b, TAG_FILE_RANGE_DELS_APPLIED);
+                put_varint64(&mut b, f.number);
+                put_varint64(&mut b, f.range_dels_applied);
             }
         }
         for v in &self.new_vlogs {
-            put_varint(&mut b, TAG_NEW_VLOG);
-            put_varint(&mut b, v.number);
-            put_varint(&mut b, v.total_bytes);
+            put_varint64(&mut b, TAG_NEW_VLOG);
+            put_varint64(&mut b, v.number);
+            put_varint64(&mut b, v.total_bytes);
         }
         for &n in &self.deleted_vlogs {
-            put_varint(&mut b, TAG_DELETED_VLOG);
-            put_varint(&mut b, n);
+            put_varint64(&mut b, TAG_DELETED_VLOG);
+            put_varint64(&mut b, n);
         }
         self.encode_pm_fields(&mut b);
         self.encode_redirect_fields(&mut b);
@@ -226,28 +226,28 @@ impl VersionEdit {
     /// Encodes the fields of tags 19–20 (tag 21 follows each file it marks).
     fn encode_range_del_fields(&self, b: &mut Vec<u8>) {
         for t in &self.new_range_dels {
-            put_varint(b, TAG_NEW_RANGE_DEL);
-            put_varint(b, t.seq);
+            put_varint64(b, TAG_NEW_RANGE_DEL);
+            put_varint64(b, t.seq);
             put_bytes(b, &t.start);
             put_bytes(b, &t.end);
         }
         for &seq in &self.retired_range_dels {
-            put_varint(b, TAG_RETIRED_RANGE_DEL);
-            put_varint(b, seq);
+            put_varint64(b, TAG_RETIRED_RANGE_DEL);
+            put_varint64(b, seq);
         }
     }
 
     /// Encodes the fields of tags 11–12.
     fn encode_redirect_fields(&self, b: &mut Vec<u8>) {
         for r in &self.new_redirects {
-            put_varint(b, TAG_NEW_REDIRECT);
+            put_varint64(b, TAG_NEW_REDIRECT);
             for v in [r.victim, r.number, r.file_size, r.target] {
-                put_varint(b, v);
+                put_varint64(b, v);
             }
         }
         for &victim in &self.deleted_redirects {
-            put_varint(b, TAG_DELETED_REDIRECT);
-            put_varint(b, victim);
+            put_varint64(b, TAG_DELETED_REDIRECT);
+            put_varint64(b, victim);
         }
     }
 
@@ -255,20 +255,20 @@ impl VersionEdit {
     /// Tags 11–12 follow (`encode_redirect_fields`).
     fn encode_pm_fields(&self, b: &mut Vec<u8>) {
         if self.tracks_pm_logs {
-            put_varint(b, TAG_TRACKS_PM_LOGS);
-            put_varint(b, PM_LOG_TRACKING_VERSION);
+            put_varint64(b, TAG_TRACKS_PM_LOGS);
+            put_varint64(b, PM_LOG_TRACKING_VERSION);
         }
         for log in &self.new_pm_logs {
-            put_varint(b, TAG_NEW_PM_LOG);
-            put_varint(b, log.number);
-            put_varint(b, log.replaces);
+            put_varint64(b, TAG_NEW_PM_LOG);
+            put_varint64(b, log.number);
+            put_varint64(b, log.replaces);
         }
         if let Some(id) = &self.identity {
-            put_varint(b, TAG_IDENTITY);
+            put_varint64(b, TAG_IDENTITY);
             put_bytes(b, id.as_bytes());
         }
         if let Some(profile) = &self.profile {
-            put_varint(b, TAG_PROFILE);
+            put_varint64(b, TAG_PROFILE);
             put_bytes(b, profile.as_bytes());
         }
     }
@@ -419,15 +419,15 @@ fn set_once(d: &mut Decoder<'_>, slot: &mut Option<u64>, what: &str) -> Result<(
 }
 
 fn encode_file(b: &mut Vec<u8>, f: &FileMeta) {
-    put_varint(b, f.number);
-    put_varint(b, f.file_size);
-    put_varint(b, f.num_entries);
+    put_varint64(b, f.number);
+    put_varint64(b, f.file_size);
+    put_varint64(b, f.num_entries);
     put_bytes(b, &f.smallest);
     put_bytes(b, &f.largest);
-    put_varint(b, f.vlog_refs.len() as u64);
+    put_varint64(b, f.vlog_refs.len() as u64);
     for &(vlog, bytes) in &f.vlog_refs {
-        put_varint(b, vlog);
-        put_varint(b, bytes);
+        put_varint64(b, vlog);
+        put_varint64(b, bytes);
     }
 }
 

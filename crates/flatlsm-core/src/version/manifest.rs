@@ -39,6 +39,7 @@
 use super::edit::VersionEdit;
 use super::manifest_state::ManifestState;
 use crate::error::{Error, IoContext, Result};
+pub use crate::file_names::{manifest_file_name, parse_manifest_file_name};
 use crate::fs::{write_file_atomic, FileSystem, WritableFile};
 use crate::types::crc32c;
 use std::path::{Path, PathBuf};
@@ -47,27 +48,11 @@ use std::sync::Arc;
 /// Name of the file that names the live manifest.
 pub const CURRENT_FILE_NAME: &str = "CURRENT";
 
-const MANIFEST_PREFIX: &str = "MANIFEST-";
-
 /// Size of a record header: crc u32 + len u32.
 const RECORD_HEADER_LEN: usize = 8;
 
 /// Most payload bytes checksummed while deciding whether a bad final record is a torn write.
 const TORN_SEARCH_BUDGET: usize = 64 << 20;
-
-/// The manifest file name for `number`: `MANIFEST-{number:06}`.
-pub fn manifest_file_name(number: u64) -> String {
-    format!("{MANIFEST_PREFIX}{number:06}")
-}
-
-/// Parses a manifest file name; `None` if `name` is not one.
-pub fn parse_manifest_file_name(name: &str) -> Option<u64> {
-    let digits = name.strip_prefix(MANIFEST_PREFIX)?;
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    digits.parse().ok()
-}
 
 /// The open manifest writer.
 pub struct Manifest {

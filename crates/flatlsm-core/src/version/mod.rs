@@ -15,7 +15,6 @@
 //! Thread-safety: [`Version`] and [`VersionEdit`] are immutable plain data, shared as
 //! `Arc<Version>`; [`Manifest`] has a single owner.
 
-pub(crate) mod coding;
 pub mod edit;
 pub mod manifest;
 pub mod manifest_state;

@@ -7,8 +7,8 @@
 //! - a row's first live entry only advances, and never past its entry count;
 //! - a deleted row exists; the compactor boundary only advances.
 
-use super::coding::{put_varint, Decoder};
 use super::edit::VersionEdit;
+use crate::coding::{put_varint64, Decoder};
 use crate::error::{Error, Result};
 use std::collections::BTreeMap;
 
@@ -123,23 +123,23 @@ impl RowSet {
 /// Encodes the fields of tags 14–17.
 pub(super) fn encode_row_fields(e: &VersionEdit, b: &mut Vec<u8>) {
     for r in &e.new_rows {
-        put_varint(b, TAG_NEW_ROW);
+        put_varint64(b, TAG_NEW_ROW);
         for v in [r.number, r.first_page as u64, r.entries, r.bytes] {
-            put_varint(b, v);
+            put_varint64(b, v);
         }
     }
     for &(number, first) in &e.row_firsts {
-        put_varint(b, TAG_ROW_FIRST);
-        put_varint(b, number);
-        put_varint(b, first);
+        put_varint64(b, TAG_ROW_FIRST);
+        put_varint64(b, number);
+        put_varint64(b, first);
     }
     for &number in &e.deleted_rows {
-        put_varint(b, TAG_DELETED_ROW);
-        put_varint(b, number);
+        put_varint64(b, TAG_DELETED_ROW);
+        put_varint64(b, number);
     }
     if let Some(t) = e.compactor_through {
-        put_varint(b, TAG_COMPACTOR_THROUGH);
-        put_varint(b, t);
+        put_varint64(b, TAG_COMPACTOR_THROUGH);
+        put_varint64(b, t);
     }
 }
 
@@ -264,8 +264,8 @@ mod tests {
     fn a_repeated_compactor_boundary_is_corruption() {
         let mut b = Vec::new();
         for _ in 0..2 {
-            put_varint(&mut b, TAG_COMPACTOR_THROUGH);
-            put_varint(&mut b, 3);
+            put_varint64(&mut b, TAG_COMPACTOR_THROUGH);
+            put_varint64(&mut b, 3);
         }
         let err = VersionEdit::decode(&b, Path::new("M"), 0).unwrap_err();
         assert!(err.is_corruption(), "{err}");

@@ -436,9 +436,9 @@ fn a_bad_range_tombstone_edit_is_refused() {
     };
     assert!(Version::default().apply(&empty).is_err());
     let mut orphan_mark = Vec::new();
-    super::coding::put_varint(&mut orphan_mark, 21);
-    super::coding::put_varint(&mut orphan_mark, 9);
-    super::coding::put_varint(&mut orphan_mark, 3);
+    crate::coding::put_varint64(&mut orphan_mark, 21);
+    crate::coding::put_varint64(&mut orphan_mark, 9);
+    crate::coding::put_varint64(&mut orphan_mark, 3);
     let err = VersionEdit::decode(&orphan_mark, Path::new("M"), 0).unwrap_err();
     assert!(err.to_string().contains("file 9"), "{err}");
 }

@@ -36,6 +36,7 @@ pub use redirect::{RedirectEntry, RedirectSet, RedirectTable};
 pub use writer::{VlogIo, VlogWriter};
 
 use crate::error::Result;
+pub use crate::file_names::{parse_vlog_file_name, vlog_file_name};
 use crate::fs::FileSystem;
 use crate::types::ValuePointer;
 use arc_swap::ArcSwap;
@@ -43,22 +44,6 @@ use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
-
-const VLOG_SUFFIX: &str = ".vlog";
-
-/// The file name of value log `number`: `{number:06}.vlog`.
-pub fn vlog_file_name(number: u64) -> String {
-    format!("{number:06}{VLOG_SUFFIX}")
-}
-
-/// Parses a value-log file name; `None` if `name` is not one.
-pub fn parse_vlog_file_name(name: &str) -> Option<u64> {
-    let digits = name.strip_suffix(VLOG_SUFFIX)?;
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    digits.parse().ok()
-}
 
 /// Open readers by file number, shared by all readers of the database.
 ///

@@ -2,11 +2,11 @@
 
 use super::tail::{judge_tail, NotWhole};
 use super::{record_crc, Format, WAL_HEADER_LEN, WAL_MAGIC, WAL_MAGIC_V1, WAL_RECORD_HEADER_LEN};
+use crate::coding::Decoder;
 use crate::error::{Error, IoContext, Result};
 use crate::file_names::wal_file_name;
 use crate::fs::FileSystem;
 use crate::types::{crc32c, ValueKind};
-use crate::version::coding::Decoder;
 use std::path::Path;
 
 /// What a replay found.

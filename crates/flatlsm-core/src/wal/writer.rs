@@ -1,11 +1,11 @@
 //! [`WalWriter`]: appends one record per write batch (format and persist order in `mod.rs`).
 
 use super::{record_crc, Format, WAL_HEADER_LEN, WAL_MAGIC, WAL_MARKER_LEN, WAL_RECORD_HEADER_LEN};
+use crate::coding::put_varint64;
 use crate::error::{Error, IoContext, Result};
 use crate::file_names::wal_file_name;
 use crate::fs::{FileSystem, WritableFile};
 use crate::types::{crc32c, ValueKind};
-use crate::version::coding::put_varint;
 use std::path::{Path, PathBuf};
 
 /// The open write-ahead log of the mutable write buffer.
@@ -139,9 +139,9 @@ impl WalWriter {
         b.extend_from_slice(&self.synced.to_le_bytes());
         for (kind, key, value) in entries {
             b.push(kind as u8);
-            put_varint(b, key.len() as u64);
+            put_varint64(b, key.len() as u64);
             b.extend_from_slice(key);
-            put_varint(b, value.len() as u64);
+            put_varint64(b, value.len() as u64);
             b.extend_from_slice(value);
         }
         let len = ((b.len() - WAL_RECORD_HEADER_LEN) as u32).to_le_bytes();

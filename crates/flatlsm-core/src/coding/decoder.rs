@@ -1,24 +1,17 @@
-//! Varint and length-prefixed byte coding for manifest payloads.
+//! Length-prefixed bytes and a bounds-checked [`Decoder`] for tagged payloads (manifest
+//! records, WAL batches).
 //!
 //! Varints are unsigned LEB128 (7 bits per byte, low group first, at most 10 bytes for a u64).
 //! The [`Decoder`] never panics: every read is bounds-checked and a malformed field becomes an
 //! [`Error::Corruption`] naming the file and the absolute offset of the field.
 
+use super::put_varint64;
 use crate::error::{Error, Result};
 use std::path::Path;
 
-/// Appends `v` as an unsigned LEB128 varint.
-pub(crate) fn put_varint(buf: &mut Vec<u8>, mut v: u64) {
-    while v >= 0x80 {
-        buf.push((v as u8) | 0x80);
-        v >>= 7;
-    }
-    buf.push(v as u8);
-}
-
 /// Appends a varint length followed by the bytes.
 pub(crate) fn put_bytes(buf: &mut Vec<u8>, b: &[u8]) {
-    put_varint(buf, b.len() as u64);
+    put_varint64(buf, b.len() as u64);
     buf.extend_from_slice(b);
 }
 
@@ -144,7 +137,7 @@ mod tests {
             u64::MAX,
         ] {
             let mut buf = Vec::new();
-            put_varint(&mut buf, v);
+            put_varint64(&mut buf, v);
             let mut d = Decoder::new(&buf, Path::new("x"), 0);
             assert_eq!(d.varint("v").unwrap(), v);
             assert!(d.is_empty());
@@ -163,7 +156,7 @@ mod tests {
     #[test]
     fn byte_length_past_end_is_corruption_at_field_offset() {
         let mut buf = Vec::new();
-        put_varint(&mut buf, 5);
+        put_varint64(&mut buf, 5);
         buf.extend_from_slice(b"abc");
         let mut d = Decoder::new(&buf, Path::new("f"), 100);
         match d.bytes("key").unwrap_err() {

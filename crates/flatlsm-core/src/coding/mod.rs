@@ -1,7 +1,18 @@
-//! Varint and fixed-width little-endian encodings used inside SSTable blocks.
+//! The byte encodings every persisted format shares, at the bottom of the crate: LEB128
+//! varints and fixed-width little-endian integers (SSTable blocks and footers, compression
+//! prefixes), and the bounds-checked [`Decoder`] with length-prefixed bytes (manifest records,
+//! WAL batches).
 //!
 //! Decoders never panic: they return `None` when the input is truncated or a varint is
 //! overlong/overflows, and callers turn that into `Error::Corruption` with a file offset.
+
+mod decoder;
+
+/// Largest accepted block size (SSTable blocks are read whole, and a compressed block claims
+/// no more raw bytes than this).
+pub const MAX_BLOCK_SIZE: usize = 1 << 30;
+
+pub(crate) use decoder::{put_bytes, Decoder};
 
 /// Appends `v` as a LEB128 varint (7 bits per byte, low group first).
 pub(crate) fn put_varint64(dst: &mut Vec<u8>, mut v: u64) {
