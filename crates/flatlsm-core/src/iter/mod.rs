@@ -8,7 +8,6 @@ mod db_iter;
 #[cfg(test)]
 mod db_iter_tests;
 mod error_copy;
-mod level;
 mod merging;
 #[cfg(test)]
 mod tests;
@@ -16,7 +15,6 @@ mod version_filter;
 
 pub use db_iter::{DbIterator, IterLatency, ValueResolver};
 pub use error_copy::copy_error;
-pub use level::LevelIterator;
 pub use merging::MergingIterator;
 pub use version_filter::VersionFilter;
 

@@ -16,6 +16,7 @@
 //! `Arc<Version>`; [`Manifest`] has a single owner.
 
 pub mod edit;
+mod level_iter;
 pub mod manifest;
 pub mod manifest_state;
 pub mod rows;
@@ -30,6 +31,7 @@ mod redirect_tests;
 mod tests;
 
 pub use edit::{FileMeta, PmLogMeta, RedirectMeta, VersionEdit, VlogMeta};
+pub use level_iter::LevelIterator;
 pub use manifest::{
     apply_manifest_records, current_manifest_path, manifest_file_name, parse_manifest_file_name,
     read_manifest_records, readable_manifest_prefix, Manifest, ManifestRecord, RecoveredManifest,

@@ -19,8 +19,9 @@ use super::context::JobContext;
 use super::output::TableOutput;
 use crate::error::Result;
 use crate::iter::VersionFilter;
-use crate::iter::{InternalIterator, LevelIterator, MergingIterator};
+use crate::iter::{InternalIterator, MergingIterator};
 use crate::types::user_key_of;
+use crate::version::LevelIterator;
 use crate::version::{FileMeta, Version, VersionEdit, MAX_LEVELS};
 use std::sync::Arc;
 

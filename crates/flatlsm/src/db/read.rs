@@ -8,11 +8,12 @@
 use super::state::{DbInner, SuperVersion};
 use crate::designs::{ReadAt, ScanAt, StoreLookup};
 use crate::error::{Error, Result};
-use crate::iter::{DbIterator, InternalIterator, LevelIterator, MergingIterator, ValueResolver};
+use crate::iter::{DbIterator, InternalIterator, MergingIterator, ValueResolver};
 use crate::pmtable::MemLookup;
 use crate::sst::TableCache;
 use crate::types::{make_internal_key, parse_internal_key, SequenceNumber, ValueKind};
 use crate::types::{ValuePointer, KIND_FOR_SEEK};
+use crate::version::LevelIterator;
 use crate::version::{Version, MAX_LEVELS};
 use arc_swap::Guard;
 use std::sync::Arc;

@@ -21,10 +21,11 @@
 use super::repair_scan::{Scan, ScannedSst};
 use crate::error::{IoContext, Result};
 use crate::fs::{tmp_path, FsRef};
-use crate::iter::{InternalIterator, LevelIterator, MergingIterator};
+use crate::iter::{InternalIterator, MergingIterator};
 use crate::options::Options;
 use crate::sst::{SstDir, SstDirs, TableBuildOptions, TableBuilder, TableCache};
 use crate::types::user_key_of;
+use crate::version::LevelIterator;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 

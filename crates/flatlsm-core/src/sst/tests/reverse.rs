@@ -3,10 +3,10 @@
 
 use super::*;
 use crate::fs::{FileSystem, OsFileSystem};
-use crate::iter::LevelIterator;
 use crate::sst::{sst_file_name, TableCache};
 use crate::testing::walk_check::{check_random_walk, check_reverse_scan};
 use crate::version::FileMeta;
+use crate::version::LevelIterator;
 
 /// User keys `k0000..` (every third number), each with versions 9 and 4, the older a tombstone.
 fn versioned(range: std::ops::Range<u32>) -> Entries {

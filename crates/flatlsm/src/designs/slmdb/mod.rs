@@ -36,13 +36,13 @@ use super::{store_device, BufferKind, Design, FlushShape, Level0Store, StoreComp
 use crate::compaction::job::Compaction;
 use crate::compaction::policy::{CompactionPolicy, PolicyView};
 use crate::error::{Error, Result};
-use crate::iter::LevelIterator;
 use crate::options::Options;
 use crate::options::SlmDbOptions;
 use crate::pm::PmDeviceRef;
 use crate::pmbtree::PmBtree;
 use crate::range_del::RangeTombstones;
 use crate::sst::TableCache;
+use crate::version::LevelIterator;
 use crate::version::{FileMeta, Version, VersionEdit};
 use index::SlmIndex;
 use parking_lot::Mutex;

@@ -20,11 +20,12 @@
 use super::index::SlmIndex;
 use crate::designs::{ScanAt, StoreLookup};
 use crate::error::{Error, Result};
-use crate::iter::{copy_error, InternalIterator, LevelIterator, MergingIterator};
+use crate::iter::{copy_error, InternalIterator, MergingIterator};
 use crate::pmbtree::Location;
 use crate::sst::TableCache;
 use crate::types::{make_internal_key, parse_internal_key, user_key_of, KIND_FOR_SEEK};
 use crate::types::{SequenceNumber, MAX_SEQUENCE};
+use crate::version::LevelIterator;
 use parking_lot::Mutex;
 use std::collections::BTreeSet;
 use std::ops::Bound;

@@ -1,12 +1,11 @@
 //! Concatenates the SSTables of one sorted, non-overlapping level into one cursor, opening
 //! each table only when the cursor reaches it (moving forward or backward).
 
-use super::copy_error;
-use super::InternalIterator;
+use super::FileMeta;
 use crate::error::{Error, Result};
+use crate::iter::{copy_error, InternalIterator};
 use crate::sst::{TableCache, TableIterator};
 use crate::types::compare_internal_keys;
-use crate::version::FileMeta;
 use std::cmp::Ordering;
 use std::sync::Arc;
 
