@@ -20,6 +20,14 @@
 //!
 //! Test doubles (crash-simulating and fault-injecting file systems, the simulated PM device)
 //! are compiled only with the `test-support` feature.
+//!
+//! Layers, bottom first: `error` < `types` < `counter` < `coding` < `file_names` <
+//! `range_del` < `histogram` < `pm` < `fs` < `compression` < `iter` < `sst` < `version` <
+//! `vlog` < `wal` < `pmskiplist` < `pmbtree` < `rowtable` < `testing`.
+//!
+//! A module imports only modules before it in this list (its own tests aside);
+//! `crates/flatlsm/tests/layers.rs` checks every `crate::` path of both crates against the
+//! lists, so an upward import fails the default tests.
 
 pub(crate) mod coding;
 pub mod compression;

@@ -20,11 +20,27 @@
 //! storage seams [`fs`] and [`pm`] (bring your own file system or PM device). Everything else is
 //! internal; the building blocks live in the `flatlsm-core` crate. The architecture is described
 //! in `docs/architecture.md`:
+//! - `snapshot`: snapshot handles and the registry of open ones.
+//! - `options`: every knob, the [`Profile`] and each design's option struct.
+//! - `observe`: the info log, statistics, latency histograms and properties.
 //! - `pmtable`: PMTables, a DRAM index over a PM Log with a DRAM Buffer Log; they are L0.
 //! - `buffer`: the write buffers of every design (PMTable, DRAM memtable + WAL, PM skiplist).
-//! - `designs`: one room per design (FlatLSM, leveled, NoveLSM): what it recovers and builds.
+//! - `values`: resolving value pointers into the value logs.
+//! - `layout`: where a database's files live: data and PM directories, the PM device, LOCK,
+//!   IDENTITY.
 //! - `compaction`: one job type, a context it runs against, and one pure policy per design.
-//! - `db`: the database handle: write path, read path, background work, recovery.
+//! - `designs`: one room per design (FlatLSM, leveled, NoveLSM, MatrixKV, SLM-DB): what it
+//!   recovers and builds.
+//! - `db`: the database handle: write path, read path, background work, recovery, repair.
+//! - `inspect`: offline `check` and `dump`; `kv_lines` and `fuzz_api` serve the tools.
+//!
+//! Layers, bottom first (the building blocks of `flatlsm-core` below them all): `snapshot` <
+//! `options` < `observe` < `pmtable` < `buffer` < `values` < `layout` < `compaction` <
+//! `designs` < `db` < `inspect` < `kv_lines` < `fuzz_api`.
+//!
+//! A module imports only modules before it in this list (its own tests aside);
+//! `tests/layers.rs` checks every `crate::` path against it, so an upward import fails the
+//! default tests.
 
 mod buffer;
 mod compaction;

@@ -153,7 +153,7 @@ pub struct StoreCompactionStat {
 pub struct Stats {
     /// The design of the database.
     #[serde(serialize_with = "by_name")]
-    pub profile: crate::Profile,
+    pub profile: crate::options::Profile,
     /// How PM is persisted.
     #[serde(serialize_with = "by_display")]
     pub pm_mode: Option<PmMode>,
@@ -215,7 +215,7 @@ pub struct Stats {
     pub pmtables: usize,
     /// PM Log bytes in use by all PMTables.
     pub pmtable_bytes: u64,
-    /// Per SSD level the design uses ([`crate::Profile::num_levels`]); FlatLSM: 0 = L1's
+    /// Per SSD level the design uses ([`crate::options::Profile::num_levels`]); FlatLSM: 0 = L1's
     /// unmerged runs, 1 = the ordered L1, 2 = L2.
     pub levels: Vec<LevelStats>,
     /// How many unmerged runs L1 holds (level 0; merged at `l1_merge_trigger`).
@@ -245,7 +245,7 @@ pub struct Stats {
     pub bloom: BloomStats,
 }
 
-fn by_name<S: serde::Serializer>(p: &crate::Profile, s: S) -> Result<S::Ok, S::Error> {
+fn by_name<S: serde::Serializer>(p: &crate::options::Profile, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_str(p.name())
 }
 

@@ -95,7 +95,7 @@ impl OptionValue for Profile {
     fn decode(text: &str) -> Result<Self, String> {
         name_of(text)?
             .parse()
-            .map_err(|e: crate::Error| e.to_string())
+            .map_err(|e: crate::error::Error| e.to_string())
     }
 }
 
@@ -131,7 +131,7 @@ impl OptionValue for Compression {
     fn decode(text: &str) -> Result<Self, String> {
         name_of(text)?
             .parse()
-            .map_err(|e: crate::Error| e.to_string())
+            .map_err(|e: crate::error::Error| e.to_string())
     }
 }
 
@@ -146,7 +146,7 @@ impl OptionValue for Vec<Compression> {
         names
             .split(',')
             .filter(|n| !n.is_empty())
-            .map(|n| n.parse().map_err(|e: crate::Error| e.to_string()))
+            .map(|n| n.parse().map_err(|e: crate::error::Error| e.to_string()))
             .collect()
     }
 }
