@@ -202,9 +202,9 @@ impl Encoding {
     /// Renders bytes for output: hex, or text with non-printable bytes as `\xNN`.
     pub fn encode(self, b: &[u8]) -> String {
         if self.hex {
-            flatlsm::inspect::hex_bytes(b)
+            flatlsm::tool_support::hex_bytes(b)
         } else {
-            flatlsm::inspect::escape_bytes(b)
+            flatlsm::tool_support::escape_bytes(b)
         }
     }
 }

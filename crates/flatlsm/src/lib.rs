@@ -32,11 +32,12 @@
 //! - `designs`: one room per design (FlatLSM, leveled, NoveLSM, MatrixKV, SLM-DB): what it
 //!   recovers and builds.
 //! - `db`: the database handle: write path, read path, background work, recovery, repair.
-//! - `inspect`: offline `check` and `dump`; `kv_lines` and `fuzz_api` serve the tools.
+//! - `inspect`: offline `check` and `dump`; `kv_lines`, `fuzz_api` and `tool_support` (hidden,
+//!   not part of the API) serve the tools and tests.
 //!
 //! Layers, bottom first (the building blocks of `flatlsm-core` below them all): `snapshot` <
 //! `options` < `observe` < `pmtable` < `buffer` < `values` < `layout` < `compaction` <
-//! `designs` < `db` < `inspect` < `kv_lines` < `fuzz_api`.
+//! `designs` < `db` < `inspect` < `kv_lines` < `fuzz_api` < `tool_support`.
 //!
 //! A module imports only modules before it in this list (its own tests aside);
 //! `tests/layers.rs` checks every `crate::` path against it, so an upward import fails the
@@ -56,14 +57,35 @@ mod observe;
 pub mod options;
 mod pmtable;
 mod snapshot;
+#[doc(hidden)]
+pub mod tool_support;
 mod values;
 
 /// The file-system seam: every file the engine touches goes through a [`fs::FileSystem`]
-/// (see [`Options::file_system`]). Test doubles are behind the `test-support` feature.
-pub use flatlsm_core::fs;
+/// (see [`Options::file_system`]). The traits and the production file system only; test
+/// doubles (crash-simulating and fault-injecting file systems) are in `flatlsm_core::fs` with
+/// its `test-support` feature.
+pub mod fs {
+    pub use flatlsm_core::fs::{
+        DirectFile, FileSystem, FsRef, OsFileSystem, RandomAccessFile, WritableFile,
+    };
+    // The engine itself uses the whole module; only the names above are public.
+    #[allow(unused_imports)]
+    pub(crate) use flatlsm_core::fs::*;
+}
+
 /// The PM seam: regions of persistent memory and how they are made durable (see
-/// [`Options::pm_device`] and [`Options::pm_mode`]). Test doubles are behind `test-support`.
-pub use flatlsm_core::pm;
+/// [`Options::pm_device`] and [`Options::pm_mode`]). The traits and the production devices
+/// only (a file or DAX mapping, DRAM); the simulated crash-testing device is in
+/// `flatlsm_core::pm::simulated` with its `test-support` feature.
+pub mod pm {
+    pub use flatlsm_core::pm::{
+        DramPmDevice, MmapPmDevice, PmDevice, PmDeviceRef, PmMode, PmModeRequest, PmRegion,
+    };
+    // The engine itself uses the whole module; only the names above are public.
+    #[allow(unused_imports)]
+    pub(crate) use flatlsm_core::pm::*;
+}
 #[cfg(test)]
 use flatlsm_core::testing;
 use flatlsm_core::{

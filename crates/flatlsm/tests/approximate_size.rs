@@ -41,7 +41,7 @@ fn filled(options: Options, value_len: usize) -> (tempfile::TempDir, Db) {
 /// Default options (64 MiB PMTables, 4 KiB blocks) on simulated PM: one SST holds every key.
 fn one_big_file() -> Options {
     let mut o = Options::default();
-    o.pm_device = Some(flatlsm::pm::simulated::SimulatedPmDevice::new());
+    o.pm_device = Some(flatlsm_core::pm::simulated::SimulatedPmDevice::new());
     o
 }
 

@@ -3,9 +3,9 @@
 
 mod common;
 
-use flatlsm::fs::FaultFs;
-use flatlsm::pm::simulated::SimulatedPmDevice;
 use flatlsm::{Db, Error, WriteOptions};
+use flatlsm_core::fs::FaultFs;
+use flatlsm_core::pm::simulated::SimulatedPmDevice;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 

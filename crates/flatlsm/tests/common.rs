@@ -1,8 +1,8 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code)]
 
-use flatlsm::pm::simulated::SimulatedPmDevice;
 use flatlsm::{Options, PmModeOption};
+use flatlsm_core::pm::simulated::SimulatedPmDevice;
 use std::path::Path;
 
 /// Options with tiny PMTables and files so a few thousand writes exercise flush, L1 → L2

@@ -2,8 +2,8 @@
 
 mod common;
 
-use flatlsm::pm::simulated::SimulatedPmDevice;
 use flatlsm::{Db, Options, WriteOptions};
+use flatlsm_core::pm::simulated::SimulatedPmDevice;
 
 fn controlled(flush_threads: usize) -> Options {
     let mut o = common::tiny_options(flush_threads);

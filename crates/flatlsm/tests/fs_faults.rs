@@ -14,9 +14,9 @@ mod crash_harness;
 use crash_harness::{
     apply, check_state, open_image, options, random_writes, rng, CrashModel, Op, Scenario,
 };
-use flatlsm::fs::{CrashFs, FaultKind, FaultPlan};
-use flatlsm::pm::simulated::SimulatedPmDevice;
 use flatlsm::{Db, Error, WriteOptions};
+use flatlsm_core::fs::{CrashFs, FaultKind, FaultPlan};
+use flatlsm_core::pm::simulated::SimulatedPmDevice;
 use std::path::Path;
 
 const KINDS: [FaultKind; 3] = [FaultKind::NoSpace, FaultKind::Io, FaultKind::ShortWrite];

@@ -5,7 +5,8 @@
 mod common;
 
 use flatlsm::fs::{DirectFile, FileSystem, OsFileSystem, RandomAccessFile, WritableFile};
-use flatlsm::inspect::{check_database, dump_file, is_database_file_name, DumpFormat};
+use flatlsm::inspect::{check_database, dump_file, DumpFormat};
+use flatlsm::tool_support::is_database_file_name;
 use flatlsm::{load_options, Db, Error, Options, Profile};
 use std::io;
 use std::path::{Path, PathBuf};

@@ -5,10 +5,10 @@
 
 mod common;
 
-use flatlsm::fs::{CrashFs, FaultKind, FaultPlan, FsCall, OsFileSystem};
 use flatlsm::inspect::check_database;
-use flatlsm::pm::simulated::SimulatedPmDevice;
 use flatlsm::{Db, Error, Options, PmModeOption, WriteOptions};
+use flatlsm_core::fs::{CrashFs, FaultKind, FaultPlan, FsCall, OsFileSystem};
+use flatlsm_core::pm::simulated::SimulatedPmDevice;
 use flatlsm_core::version::{read_manifest_records, Manifest, ManifestState};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -4,8 +4,8 @@
 
 mod common;
 
-use flatlsm::pm::simulated::SimulatedPmDevice;
 use flatlsm::{Db, Options, WriteOptions};
+use flatlsm_core::pm::simulated::SimulatedPmDevice;
 use std::sync::Arc;
 
 fn options(device: &Arc<SimulatedPmDevice>, trigger: usize) -> Options {

@@ -101,7 +101,12 @@ fn crate_paths(code: &str) -> Vec<String> {
 /// The top-level module a source file belongs to (`None` for `lib.rs`).
 fn module_of(src: &Path, file: &Path) -> Option<String> {
     let rel = file.strip_prefix(src).unwrap();
-    let first = rel.components().next()?.as_os_str().to_string_lossy().to_string();
+    let first = rel
+        .components()
+        .next()?
+        .as_os_str()
+        .to_string_lossy()
+        .to_string();
     let name = first.strip_suffix(".rs").unwrap_or(&first).to_string();
     (name != "lib").then_some(name)
 }
@@ -118,7 +123,10 @@ fn violations(krate: &Crate, below: &[String]) -> Vec<String> {
         };
         let shown = file.strip_prefix(&krate.src).unwrap().display().to_string();
         let Some(rank) = krate.rank(&module) else {
-            found.insert(shown, format!("module `{module}` has no place in lib.rs's layers"));
+            found.insert(
+                shown,
+                format!("module `{module}` has no place in lib.rs's layers"),
+            );
             continue;
         };
         let code = checked_code(&std::fs::read_to_string(&file).unwrap());
@@ -135,7 +143,10 @@ fn violations(krate: &Crate, below: &[String]) -> Vec<String> {
             found.insert(format!("{shown} ({target})"), problem);
         }
     }
-    found.into_iter().map(|(f, p)| format!("{f}: {p}")).collect()
+    found
+        .into_iter()
+        .map(|(f, p)| format!("{f}: {p}"))
+        .collect()
 }
 
 #[test]
@@ -143,16 +154,28 @@ fn the_core_crate_imports_only_downward() {
     let core = Crate::load("../flatlsm-core");
     assert!(core.layers.len() > 10, "{:?}", core.layers);
     let bad = violations(&core, &[]);
-    assert!(bad.is_empty(), "upward imports in flatlsm-core:\n{}", bad.join("\n"));
+    assert!(
+        bad.is_empty(),
+        "upward imports in flatlsm-core:\n{}",
+        bad.join("\n")
+    );
 }
 
 #[test]
 fn the_engine_imports_only_downward_and_core_only_through_its_modules() {
     let core = Crate::load("../flatlsm-core");
     let engine = Crate::load(".");
-    assert!(engine.layers.contains(&"db".to_string()), "{:?}", engine.layers);
+    assert!(
+        engine.layers.contains(&"db".to_string()),
+        "{:?}",
+        engine.layers
+    );
     let bad = violations(&engine, &core.layers);
-    assert!(bad.is_empty(), "upward imports in flatlsm:\n{}", bad.join("\n"));
+    assert!(
+        bad.is_empty(),
+        "upward imports in flatlsm:\n{}",
+        bad.join("\n")
+    );
 }
 
 /// The checker itself: it sees an upward import, skips comments and test modules.

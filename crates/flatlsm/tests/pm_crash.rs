@@ -16,8 +16,8 @@ use crash_harness::{
     crash_points_budget, random_writes, record, rng, verify, verify_crash_during_recovery, windows,
     CrashModel, Op, Plan, PmKind, RunTotals, Scenario,
 };
-use flatlsm::pm::simulated::CrashKind;
 use flatlsm::Options;
+use flatlsm_core::pm::simulated::CrashKind;
 
 /// Batches of every size, some synced, over a key space that fills several PMTables (so the
 /// mutable table is sealed and flushed from the write path).

@@ -10,8 +10,8 @@
 
 mod common;
 
-use flatlsm::pm::simulated::SimulatedPmDevice;
 use flatlsm::{Db, Options, ReadOptions, WriteOptions};
+use flatlsm_core::pm::simulated::SimulatedPmDevice;
 use std::sync::mpsc;
 use std::sync::Arc;
 use std::time::Duration;

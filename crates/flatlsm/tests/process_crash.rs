@@ -4,8 +4,8 @@
 
 mod common;
 
-use flatlsm::pm::simulated::SimulatedPmDevice;
 use flatlsm::{Db, Error, Options, WriteOptions};
+use flatlsm_core::pm::simulated::SimulatedPmDevice;
 use std::sync::Arc;
 
 fn options(device: Arc<SimulatedPmDevice>) -> Options {

@@ -3,8 +3,8 @@
 
 mod common;
 
-use flatlsm::pm::simulated::SimulatedPmDevice;
 use flatlsm::{Db, Error, Options, WriteBatch, WriteOptions};
+use flatlsm_core::pm::simulated::SimulatedPmDevice;
 use std::sync::Arc;
 
 /// One step of the workload: a batch of `(key, value)` puts, written with or without sync.

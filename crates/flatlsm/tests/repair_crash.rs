@@ -6,8 +6,8 @@
 
 mod common;
 
-use flatlsm::fs::{CrashFs, FsCall, FsImage};
 use flatlsm::{repair, Db, Options};
+use flatlsm_core::fs::{CrashFs, FsCall, FsImage};
 use parking_lot::Mutex;
 use std::collections::BTreeMap;
 use std::path::Path;

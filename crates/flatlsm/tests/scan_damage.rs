@@ -13,8 +13,8 @@
 
 mod common;
 
-use flatlsm::pm::simulated::SimulatedPmDevice;
 use flatlsm::{Db, DbIterator, Options, Profile, ReadOptions, WriteBatch, WriteOptions};
+use flatlsm_core::pm::simulated::SimulatedPmDevice;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use std::collections::BTreeMap;

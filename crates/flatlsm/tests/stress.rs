@@ -12,9 +12,9 @@
 //! Default: about 3 seconds. Longer: `FLATLSM_STRESS_SECS=600 cargo test --release -p flatlsm
 //! --test stress -- --nocapture`.
 
-use flatlsm::fs::{CrashFs, FaultKind, FaultPlan};
-use flatlsm::pm::simulated::SimulatedPmDevice;
 use flatlsm::{Db, Error, Options, ReadOptions, WriteBatch, WriteOptions};
+use flatlsm_core::fs::{CrashFs, FaultKind, FaultPlan};
+use flatlsm_core::pm::simulated::SimulatedPmDevice;
 use parking_lot::Mutex;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};

@@ -5,10 +5,10 @@
 
 mod common;
 
-use flatlsm::fs::{CallHook, CrashFs, FaultKind, FaultPlan, FileSystem, FsCall, FsImage};
 use flatlsm::inspect::check_database;
-use flatlsm::pm::simulated::SimulatedPmDevice;
 use flatlsm::{Db, Error, Options, WriteOptions};
+use flatlsm_core::fs::{CallHook, CrashFs, FaultKind, FaultPlan, FileSystem, FsCall, FsImage};
+use flatlsm_core::pm::simulated::SimulatedPmDevice;
 use flatlsm_core::vlog::parse_vlog_file_name;
 use parking_lot::Mutex;
 use std::collections::BTreeMap;

@@ -6,9 +6,9 @@
 
 mod common;
 
-use flatlsm::fs::{CrashFs, FileSystem, FsImage, PAGE_SIZE};
-use flatlsm::pm::simulated::{PmCrashImage, SimulatedPmDevice};
 use flatlsm::{Db, Error, Options, Profile, WriteOptions};
+use flatlsm_core::fs::{CrashFs, FileSystem, FsImage, PAGE_SIZE};
+use flatlsm_core::pm::simulated::{PmCrashImage, SimulatedPmDevice};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

@@ -70,14 +70,14 @@ pub fn clear_for_fresh_run(dir: &Path, is_db_file: &dyn Fn(&str) -> bool) -> Res
 /// and RocksDB's (`*.log` WAL, `LOG`, `MANIFEST-*`, `*.sst`, `*.dbtmp`) for `--compare`.
 pub fn is_flatlsm_file(name: &str) -> bool {
     let ext = name.rsplit('.').next().unwrap_or("");
-    flatlsm::inspect::is_database_file_name(name)
+    flatlsm::tool_support::is_database_file_name(name)
         || name.starts_with("MANIFEST")
         || matches!(ext, "sst" | "log" | "dbtmp" | "pmlog")
 }
 
 /// Names in a PM directory (the engine's own list).
 pub fn is_pm_file(name: &str) -> bool {
-    flatlsm::inspect::is_pm_dir_file_name(name)
+    flatlsm::tool_support::is_pm_dir_file_name(name)
 }
 
 #[cfg(test)]

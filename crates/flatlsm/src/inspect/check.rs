@@ -319,7 +319,7 @@ impl Checker {
         if parsed.kind != ValueKind::ValuePointer {
             return None;
         }
-        let key = super::escape_bytes(parsed.user_key);
+        let key = super::render::escape_bytes(parsed.user_key);
         let Some(ptr) = ValuePointer::decode(value) else {
             return Some(Problem {
                 file: sst.to_path_buf(),

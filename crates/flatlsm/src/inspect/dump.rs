@@ -9,7 +9,8 @@
 //! are left out then), and adds an SST's properties (RocksDB's `sst_dump --show_properties`).
 //! Options a file kind cannot honour are refused before anything is printed.
 
-use super::{escape_bytes, hex_bytes, FileKind};
+use super::render::{escape_bytes, hex_bytes};
+use super::FileKind;
 use crate::error::{Error, IoContext, Result};
 use crate::fs::{FileSystem, OsFileSystem};
 use crate::iter::InternalIterator;

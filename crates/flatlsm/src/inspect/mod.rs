@@ -7,13 +7,10 @@
 mod check;
 mod check_buffers;
 mod dump;
+pub(crate) mod render;
 mod sst_properties;
 
-pub use crate::db::{is_database_file_name, is_pm_dir_file_name, DirLock};
-/// PM Log layout facts, for tools that size PM Logs or plan writes against their persist points
-/// (docs/pm-log-format.md): the encoded length of an entry, the largest entry that goes through
-/// the DRAM Buffer Log, and how many buffered bytes trigger a Buffer Log write-back.
-pub use crate::pmtable::log::{encoded_entry_len, BUFFER_FLUSH_BYTES, SMALL_ENTRY_LIMIT};
+pub use crate::db::DirLock;
 pub use check::{check_database, check_database_with_wal, CheckReport, Problem};
 pub use dump::{dump_file, dump_file_with, DumpFormat, DumpOptions};
 
@@ -82,25 +79,4 @@ fn open_sst(path: &Path, number: u64) -> Result<(Arc<Table>, u64)> {
         Table::open(file, path.to_path_buf(), number, size, None)?,
         size,
     ))
-}
-
-/// Renders bytes for people: printable ASCII as is, everything else as `\xNN`.
-pub fn escape_bytes(bytes: &[u8]) -> String {
-    let mut out = String::with_capacity(bytes.len());
-    for &b in bytes {
-        if b.is_ascii_graphic() || b == b' ' {
-            if b == b'\\' {
-                out.push('\\');
-            }
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("\\x{b:02x}"));
-        }
-    }
-    out
-}
-
-/// Renders bytes as lowercase hexadecimal.
-pub fn hex_bytes(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }

@@ -5,7 +5,7 @@
 //! read, checked and decompressed, as a plain dump of an SST does).
 
 use super::dump::{block_totals, stored_blocks, DumpFormat};
-use super::hex_bytes;
+use super::render::hex_bytes;
 use crate::error::Result;
 use crate::iter::InternalIterator;
 use crate::sst::Table;

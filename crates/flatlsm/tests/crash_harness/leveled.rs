@@ -2,8 +2,8 @@
 //! `fs_faults.rs`.
 
 use super::{random_writes, rng, CrashModel, Op, PmKind, Scenario};
-use flatlsm::pm::simulated::CrashKind;
 use flatlsm::Options;
+use flatlsm_core::pm::simulated::CrashKind;
 
 /// The `leveled` profile: DRAM memtables behind write-ahead logs, flushes into level 0,
 /// leveled compactions and Titan-style value separation, crashed at every file-system call

@@ -17,10 +17,10 @@
 pub mod gc;
 pub mod leveled;
 
-use flatlsm::fs::{CrashFs, FsCall, FsImage};
-use flatlsm::inspect::{encoded_entry_len, BUFFER_FLUSH_BYTES, SMALL_ENTRY_LIMIT};
-use flatlsm::pm::simulated::{CaptureHook, CrashKind, PmCrashImage, SimulatedPmDevice};
+use flatlsm::tool_support::{encoded_entry_len, BUFFER_FLUSH_BYTES, SMALL_ENTRY_LIMIT};
 use flatlsm::{Db, Options, WriteBatch, WriteOptions};
+use flatlsm_core::fs::{CrashFs, FsCall, FsImage};
+use flatlsm_core::pm::simulated::{CaptureHook, CrashKind, PmCrashImage, SimulatedPmDevice};
 use parking_lot::Mutex;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};

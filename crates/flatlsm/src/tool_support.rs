@@ -1,0 +1,12 @@
+//! What the `flatlsm` command-line tool and the engine's own tests use beyond the API: hidden
+//! from the documentation and not part of the API (any release may change it).
+//!
+//! - rendering keys and values for people (`dump`, `get`, `scan` output);
+//! - telling database and PM-directory files by name (the bench clears only those);
+//! - PM Log layout facts (docs/pm-log-format.md): the encoded length of an entry, the largest
+//!   entry that goes through the DRAM Buffer Log, and how many buffered bytes trigger its
+//!   write-back (tests plan writes against these persist points).
+
+pub use crate::db::{is_database_file_name, is_pm_dir_file_name};
+pub use crate::inspect::render::{escape_bytes, hex_bytes};
+pub use crate::pmtable::log::{encoded_entry_len, BUFFER_FLUSH_BYTES, SMALL_ENTRY_LIMIT};
