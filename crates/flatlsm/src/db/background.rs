@@ -347,7 +347,7 @@ pub(super) fn install_flush(
     edit.min_unflushed_pmlog = Some(min_unflushed);
     let max_seq = tables.iter().map(|t| t.max_sequence()).max().unwrap_or(0);
     edit.last_sequence = Some(db.visible().max(max_seq));
-    db.design.index_flush(&edit, &db.table_cache)?;
+    db.design.store().index_flush(&edit, &db.table_cache)?;
     db.install(&mut edit, |imms| {
         imms.retain(|t| !flushed.contains(&t.number()))
     })?;

@@ -120,7 +120,7 @@ impl DbInner {
                 dir.display()
             )));
         }
-        if self.opts.pm_device.is_some() && !self.design.store_regions().is_empty() {
+        if self.opts.pm_device.is_some() && !self.design.store().store_regions().is_empty() {
             return Err(Error::InvalidArgument(
                 "a checkpoint copies the design's PM store from a PM directory; this database \
                  runs on an injected PM device"
@@ -141,7 +141,7 @@ impl DbInner {
         for (src, dst) in self.immutable_files(&version, tmp) {
             self.link_or_copy(&src, &dst, links)?;
         }
-        for name in self.design.store_regions() {
+        for name in self.design.store().store_regions() {
             self.copy_region(name, &pm_tmp.join(name))?;
         }
         let identity = self.design.uses_pm_dir().then(IdentityPlan::fresh);

@@ -148,7 +148,7 @@ fn wait_for_inputs(db: &DbInner) -> Result<()> {
 fn drain_store(db: &DbInner) -> Result<()> {
     loop {
         let version = db.versions.lock().current.clone();
-        if let Some(mut edit) = db.design.drain_store_edit(&version) {
+        if let Some(mut edit) = db.design.store().drain_store_edit(&version) {
             db.install(&mut edit, |_| {})?;
             continue;
         }

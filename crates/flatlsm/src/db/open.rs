@@ -343,7 +343,7 @@ fn commit_open(
         wals,
     } = recovered;
     let info_log = InfoLog::open(fs.clone(), path, &opts);
-    design.open_store(path, &opts, &state.version)?;
+    design.store().open_store(path, &opts, &state.version)?;
     let next = next_file_number(&*fs, path, &pm, &state)?;
     let tables_seq = tables.iter().map(|t| t.max_sequence()).max();
     // The new log's number; where the recovered logs end (maybe below last_sequence).
@@ -457,7 +457,7 @@ fn build_inner(
         sv: ArcSwap::from_pointee(SuperVersion {
             mem,
             imms,
-            level0: design.level0_store(&version),
+            level0: design.store().level0_store(&version),
             version: version.clone(),
         }),
         sv_lock: Mutex::new(()),

@@ -96,14 +96,14 @@ impl DbInner {
         keys: &[&[u8]],
         snapshot_seq: Option<SequenceNumber>,
     ) -> Vec<Result<Option<Vec<u8>>>> {
-        let mark = self.design.scan_mark();
+        let mark = self.design.store().scan_mark();
         let (seq, sv) = self.pin(snapshot_seq);
         let read = ReadAt {
             seq,
             snapshot: snapshot_seq.is_some(),
         };
         let got: Vec<_> = keys.iter().map(|k| self.get_pinned(&sv, read, k)).collect();
-        if read.snapshot || self.design.scan_mark() == mark {
+        if read.snapshot || self.design.store().scan_mark() == mark {
             return got;
         }
         let at = self.snapshots.acquire(|| self.visible());
@@ -184,7 +184,7 @@ impl DbInner {
         upper: Option<Vec<u8>>,
     ) -> DbIterator {
         // Read before the pin: an index change after it may be one the pinned sources lack.
-        let mark = self.design.scan_mark();
+        let mark = self.design.store().scan_mark();
         let (seq, sv) = self.pin(snapshot_seq);
         let sv = Guard::into_inner(sv);
         let read = ReadAt {

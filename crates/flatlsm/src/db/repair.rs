@@ -334,7 +334,9 @@ impl<'a> Repair<'a> {
     fn salvage_store(&mut self) -> Result<Salvage> {
         let old = self.old.as_ref().filter(|_| !self.stale);
         let recorded = old.map(|m| &m.state.version);
-        let salvage = design_of(self.opts).salvage_store(self.path, self.opts, recorded)?;
+        let salvage = design_of(self.opts)
+            .store()
+            .salvage_store(self.path, self.opts, recorded)?;
         self.see(salvage.max_number);
         self.report.notes.extend(salvage.notes.iter().cloned());
         if let Some(region) = &salvage.copy {
@@ -410,7 +412,9 @@ impl<'a> Repair<'a> {
     fn rebuild_store(&self, ssts: &[Placed]) -> Result<()> {
         let files: Vec<FileMeta> = ssts.iter().map(|(_, s)| s.meta.clone()).collect();
         let tables = TableCache::new(self.fs.clone(), self.dirs.clone(), None);
-        design_of(self.opts).rebuild_store(self.path, self.opts, &files, &tables)
+        design_of(self.opts)
+            .store()
+            .rebuild_store(self.path, self.opts, &files, &tables)
     }
 
     /// The new manifest's state.

@@ -349,7 +349,7 @@ impl DbInner {
         self.sv.store(Arc::new(SuperVersion {
             mem: old.mem.clone(),
             imms,
-            level0: self.design.level0_store(&new_version),
+            level0: self.design.store().level0_store(&new_version),
             version: new_version.clone(),
         }));
         Ok(new_version)

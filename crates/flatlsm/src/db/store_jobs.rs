@@ -57,7 +57,7 @@ pub(crate) fn flush_into_store(
                     pm_bytes: bytes,
                 };
                 if let Err(e) = install_flush(db, tables, out, started) {
-                    db.design.discard_store_flush(&numbers);
+                    db.design.store().discard_store_flush(&numbers);
                     return Err(e);
                 }
                 return Ok(StoreFlushed::Installed);
@@ -92,7 +92,7 @@ fn write_once(
             source,
         });
     }
-    db.design.store_flush(version, parts)
+    db.design.store().store_flush(version, parts)
 }
 
 /// How many leading bytes every user key of `table` shares: the common prefix of its smallest
@@ -122,6 +122,7 @@ fn retire(db: &DbInner, inputs: &[Arc<FileMeta>], installed: &VersionEdit) -> Re
     let outputs: Vec<FileMeta> = installed.new_files.iter().map(|(_, f)| f.clone()).collect();
     let range_dels = db.sv.load().version.range_dels.clone();
     db.design
+        .store()
         .follow_compaction(inputs, &outputs, &db.table_cache, &range_dels)?;
     let mut edit = VersionEdit {
         deleted_files: inputs.iter().map(|f| (0, f.number)).collect(),
@@ -162,6 +163,7 @@ pub(crate) fn compact_store(db: &DbInner, version: &Arc<Version>) -> Result<bool
     };
     let Some(job) = db
         .design
+        .store()
         .store_compaction(version, &db.table_cache, &snapshots)?
     else {
         return Ok(false);

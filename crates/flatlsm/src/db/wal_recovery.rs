@@ -102,7 +102,7 @@ fn verify_store(
         opts.pm_device.as_ref(),
         crate::layout::pm_dir_of(path, opts),
     );
-    let regions = design.store_regions();
+    let regions = design.store().store_regions();
     consistency::refuse_if_any(consistency::store_problems(fs, regions, (pm.0, &pm.1), m)?)
 }
 

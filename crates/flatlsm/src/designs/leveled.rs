@@ -23,34 +23,30 @@ use crate::sst::SstDir;
 use crate::version::Version;
 use std::path::Path;
 
-/// The leveled SSD tree under a memtable: the `leveled` design (a DRAM memtable and its WAL,
-/// `BufferKind::DramWithWal`) and the `novelsm` design (NoveLSM's persistent PM skiplist,
-/// `BufferKind::PmSkiplist`: durable by itself, no WAL; its room is `buffer/skiplist.rs` and
-/// `db/skiplist_recovery.rs`). Both share the tree, its options, policy and stall triggers, so
-/// comparing them isolates the memtable.
+/// The leveled SSD tree under a DRAM memtable and its WAL (`BufferKind::DramWithWal`). The
+/// `novelsm` design (`novelsm.rs`) puts NoveLSM's persistent PM skiplist over the same tree:
+/// both share its options, policy and stall triggers, so comparing them isolates the memtable.
 pub(crate) struct LeveledDesign {
     pub options: LeveledOptions,
-    pub memtable: BufferKind,
 }
 
 impl Design for LeveledDesign {
     /// DRAM, or with `memtable_placement = Pm` the PM directory used volatile (its regions are
     /// cleared at open by the WAL recovery and at close).
     fn write_buffer_device(&self, path: &Path, opts: &Options) -> Result<PmDeviceRef> {
-        let in_pm = self.memtable == BufferKind::PmSkiplist;
-        match (in_pm, opts.memtable_placement) {
-            (false, Placement::Dram) => Ok(DramPmDevice::new(path.join("[dram]"))),
-            _ => crate::layout::open_pm_device(path, opts),
+        match opts.memtable_placement {
+            Placement::Dram => Ok(DramPmDevice::new(path.join("[dram]"))),
+            Placement::Pm => crate::layout::open_pm_device(path, opts),
         }
     }
 
     fn buffer_kind(&self) -> BufferKind {
-        self.memtable
+        BufferKind::DramWithWal
     }
 
-    /// A PM skiplist lives there, and so does level 0 with `level0_in_pm`.
+    /// Level 0 lives there with `level0_in_pm`.
     fn uses_pm_dir(&self) -> bool {
-        !self.uses_wal() || self.options.level0_in_pm
+        self.options.level0_in_pm
     }
 
     fn compaction_policy(&self, _opts: &Options) -> Box<dyn CompactionPolicy> {

@@ -7,9 +7,10 @@
 //! [`Options::profile`]: crate::Options::profile
 
 pub(crate) mod flatlsm;
-pub mod leveled;
-pub mod matrixkv;
-pub mod slmdb;
+pub(crate) mod leveled;
+pub(crate) mod matrixkv;
+pub(crate) mod novelsm;
+pub(crate) mod slmdb;
 
 use crate::buffer::skiplist::SkiplistBuffer;
 use crate::buffer::BufferRef;
@@ -58,6 +59,31 @@ pub(crate) trait Design: Send + Sync {
     fn uses_pm_dir(&self) -> bool {
         !self.uses_wal()
     }
+    /// Background flush threads (SLM-DB: 2, one writing a flush's SST while the other indexes
+    /// and installs the flush before it). A design with more than one flushes to SSTables
+    /// (no store flush).
+    fn flush_threads(&self) -> usize {
+        1
+    }
+    /// True if reads take level 0's files newest first and stop at the first version found,
+    /// so their order matters (repair then rewrites files whose versions interleave). False
+    /// for SLM-DB, whose index and searches compare sequence numbers.
+    fn level0_read_in_order(&self) -> bool {
+        true
+    }
+    /// The design's own store beside the SSD tree (MatrixKV's matrix container, SLM-DB's
+    /// B+-tree): everything about it goes through [`DesignStore`]. Designs without one answer
+    /// [`NoStore`], whose every method does nothing.
+    fn store(&self) -> &dyn DesignStore {
+        &NoStore
+    }
+}
+
+/// A store a design keeps beside the SSD tree, in PM: MatrixKV's matrix container (its level 0)
+/// and SLM-DB's B+-tree (an index over its one level). Only those designs implement it
+/// ([`Design::store`]); each implements what its store does and leaves the rest to the
+/// defaults, which do nothing.
+pub(crate) trait DesignStore: Send + Sync {
     /// The PM regions holding the design's own store (beyond its write buffers), which a
     /// checkpoint copies.
     fn store_regions(&self) -> &'static [&'static str] {
@@ -89,12 +115,6 @@ pub(crate) trait Design: Send + Sync {
     /// installed: SLM-DB's index insertion. Nothing for other designs.
     fn index_flush(&self, _edit: &VersionEdit, _tables: &TableCache) -> Result<()> {
         Ok(())
-    }
-    /// Background flush threads (SLM-DB: 2, one writing a flush's SST while the other indexes
-    /// and installs the flush before it). A design with more than one flushes to SSTables
-    /// (no store flush).
-    fn flush_threads(&self) -> usize {
-        1
     }
     /// A count of the design's index changes, read before a scan pins its sources: the
     /// store's iterators compare it with what they read (SLM-DB: the B+-tree's upserts and
@@ -138,12 +158,6 @@ pub(crate) trait Design: Send + Sync {
     ) -> Result<Salvage> {
         Ok(Salvage::default())
     }
-    /// True if reads take level 0's files newest first and stop at the first version found,
-    /// so their order matters (repair then rewrites files whose versions interleave). False
-    /// for SLM-DB, whose index and searches compare sequence numbers.
-    fn level0_read_in_order(&self) -> bool {
-        true
-    }
     /// Repair, before its manifest commits: rebuilds the design's own index over `files` (the
     /// level-0 SSTs the repaired manifest records; SLM-DB's B+-tree). Nothing for other designs.
     fn rebuild_store(
@@ -156,6 +170,11 @@ pub(crate) trait Design: Send + Sync {
         Ok(())
     }
 }
+
+/// The store of a design without one: every [`DesignStore`] default.
+pub(crate) struct NoStore;
+
+impl DesignStore for NoStore {}
 
 /// What repair reads out of a design's own store ([`Design::salvage_store`]).
 #[derive(Default)]
@@ -328,11 +347,11 @@ pub(crate) fn design_of(opts: &Options) -> Box<dyn Design> {
         Profile::FlatLsm => Box::new(flatlsm::FlatLsmDesign),
         Profile::Leveled => Box::new(leveled::LeveledDesign {
             options: opts.leveled,
-            memtable: BufferKind::DramWithWal,
         }),
-        Profile::NoveLsm => Box::new(leveled::LeveledDesign {
-            options: opts.leveled,
-            memtable: BufferKind::PmSkiplist,
+        Profile::NoveLsm => Box::new(novelsm::NoveLsmDesign {
+            tree: leveled::LeveledDesign {
+                options: opts.leveled,
+            },
         }),
         Profile::MatrixKv => Box::new(matrixkv::MatrixKvDesign {
             leveled: opts.leveled,

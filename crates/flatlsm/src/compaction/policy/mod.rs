@@ -11,6 +11,7 @@
 
 pub(crate) mod flat;
 pub(crate) mod leveled;
+pub(crate) mod none;
 pub(crate) mod range_dels;
 
 use super::job::Compaction;

@@ -19,7 +19,7 @@ mod salvage;
 
 pub(crate) use container::CONTAINER_REGION;
 
-use super::{store_device, BufferKind, Design, FlushShape, Level0Store, Salvage};
+use super::{store_device, BufferKind, Design, DesignStore, FlushShape, Level0Store, Salvage};
 use super::{StoreCompaction, StoreFlush, StorePart};
 use crate::compaction::policy::leveled::LeveledPolicy;
 use crate::compaction::policy::CompactionPolicy;
@@ -136,6 +136,12 @@ impl Design for MatrixKvDesign {
         true
     }
 
+    fn store(&self) -> &dyn DesignStore {
+        self
+    }
+}
+
+impl DesignStore for MatrixKvDesign {
     fn store_regions(&self) -> &'static [&'static str] {
         &[CONTAINER_REGION]
     }

@@ -32,9 +32,11 @@ mod rebuild;
 mod scan;
 mod selective;
 
-use super::{store_device, BufferKind, Design, FlushShape, Level0Store, StoreCompaction};
+use super::StoreCompaction;
+use super::{store_device, BufferKind, Design, DesignStore, FlushShape, Level0Store};
 use crate::compaction::job::Compaction;
-use crate::compaction::policy::{CompactionPolicy, PolicyView};
+use crate::compaction::policy::none::NoCompaction;
+use crate::compaction::policy::CompactionPolicy;
 use crate::error::{Error, Result};
 use crate::options::Options;
 use crate::options::SlmDbOptions;
@@ -206,22 +208,9 @@ impl SlmDbDesign {
     }
 }
 
-/// Selective compaction runs as the design's store compaction: no level is compacted.
-struct NoCompaction;
-
-impl CompactionPolicy for NoCompaction {
-    fn pick(&self, _view: &PolicyView<'_>) -> Option<crate::compaction::job::Compaction> {
-        None
-    }
-}
-
 impl Design for SlmDbDesign {
     fn write_buffer_device(&self, path: &Path, opts: &Options) -> Result<PmDeviceRef> {
         crate::layout::open_pm_device(path, opts)
-    }
-
-    fn store_regions(&self) -> &'static [&'static str] {
-        &[BTREE_REGION]
     }
 
     fn buffer_kind(&self) -> BufferKind {
@@ -252,6 +241,27 @@ impl Design for SlmDbDesign {
         Some(self.options.slowdown_candidates)
     }
 
+    /// Gets go through the tree or compare sequences over every file; scans merge by key.
+    fn level0_read_in_order(&self) -> bool {
+        false
+    }
+
+    /// SLM-DB's file creation and B+-tree insertion threads: a flush's SST is written while
+    /// the flush before it is indexed and installed.
+    fn flush_threads(&self) -> usize {
+        2
+    }
+
+    fn store(&self) -> &dyn DesignStore {
+        self
+    }
+}
+
+impl DesignStore for SlmDbDesign {
+    fn store_regions(&self) -> &'static [&'static str] {
+        &[BTREE_REGION]
+    }
+
     fn open_store(&self, path: &Path, opts: &Options, version: &Version) -> Result<()> {
         let pm = store_device(path, opts)?;
         let tree = index::open_btree(&*pm, self.options, version)?;
@@ -259,11 +269,6 @@ impl Design for SlmDbDesign {
         self.btree
             .set(Arc::new(tree))
             .map_err(|_| Error::InvalidState("the B+-tree was opened twice".into()))
-    }
-
-    /// Gets go through the tree or compare sequences over every file; scans merge by key.
-    fn level0_read_in_order(&self) -> bool {
-        false
     }
 
     /// A fresh tree over the repaired level 0 (`rebuild.rs`).
@@ -286,12 +291,6 @@ impl Design for SlmDbDesign {
         drop(state);
         let tree = self.btree.get()?.clone();
         Some(Arc::new(self.index(tree, version)))
-    }
-
-    /// SLM-DB's file creation and B+-tree insertion threads: a flush's SST is written while
-    /// the flush before it is indexed and installed.
-    fn flush_threads(&self) -> usize {
-        2
     }
 
     fn scan_mark(&self) -> u64 {
