@@ -31,13 +31,14 @@
 //! - `compaction`: one job type, a context it runs against, and one pure policy per design.
 //! - `designs`: one room per design (FlatLSM, leveled, NoveLSM, MatrixKV, SLM-DB): what it
 //!   recovers and builds.
-//! - `db`: the database handle: write path, read path, background work, recovery, repair.
+//! - `db`: the database handle: write path, read path, background work, recovery.
+//! - `repair`: rebuilding a manifest from whatever files are readable (`repair`).
 //! - `inspect`: offline `check` and `dump`; `kv_lines`, `fuzz_api` and `tool_support` (hidden,
 //!   not part of the API) serve the tools and tests.
 //!
 //! Layers, bottom first (the building blocks of `flatlsm-core` below them all): `snapshot` <
 //! `options` < `observe` < `pmtable` < `buffer` < `values` < `layout` < `compaction` <
-//! `designs` < `db` < `inspect` < `kv_lines` < `fuzz_api` < `tool_support`.
+//! `designs` < `db` < `repair` < `inspect` < `kv_lines` < `fuzz_api` < `tool_support`.
 //!
 //! A module imports only modules before it in this list (its own tests aside);
 //! `tests/layers.rs` checks every `crate::` path against it, so an upward import fails the
@@ -56,6 +57,7 @@ mod layout;
 mod observe;
 pub mod options;
 mod pmtable;
+mod repair;
 mod snapshot;
 #[doc(hidden)]
 pub mod tool_support;
@@ -93,7 +95,6 @@ use flatlsm_core::{
     version, vlog, wal,
 };
 
-pub use db::{repair, RepairReport, LOST_DIR};
 pub use db::{BlockCacheStats, BloomStats, LatencyStats, LatencySummary, LATENCY_OPERATIONS};
 pub use db::{
     CheckpointOptions, Db, LevelStats, Stats, StoreCompactionStat, VlogStats, WriteBatch,
@@ -106,4 +107,5 @@ pub use options::{
     load_options, Compression, LeveledOptions, MatrixKvOptions, Options, Placement, PmModeOption,
     Profile, ReadOptions, SlmDbOptions, Snapshot, WriteOptions,
 };
+pub use repair::{repair, RepairReport, LOST_DIR};
 pub use types::SequenceNumber;

@@ -25,14 +25,6 @@ mod open_stores;
 mod race_tests;
 mod range_delete;
 mod read;
-mod repair;
-mod repair_buffers;
-mod repair_lost;
-mod repair_merge;
-mod repair_report;
-mod repair_scan;
-mod repair_stale;
-mod repair_wals;
 mod skiplist_recovery;
 mod stall;
 #[cfg(test)]
@@ -45,7 +37,7 @@ pub(crate) mod vlog_gc_job;
 #[cfg(test)]
 mod vlog_gc_tests;
 mod waits;
-mod wal_recovery;
+pub(crate) mod wal_recovery;
 pub(crate) mod wal_rules;
 #[cfg(test)]
 mod wal_rules_tests;
@@ -60,7 +52,6 @@ pub use crate::observe::{LATENCY_OPERATIONS, PROPERTY_NAMES};
 pub use batch::WriteBatch;
 pub use checkpoint::CheckpointOptions;
 pub use open::{is_database_file_name, is_pm_dir_file_name};
-pub use repair::{repair, RepairReport, LOST_DIR};
 
 use crate::error::{Error, Result};
 use crate::iter::DbIterator;

@@ -208,7 +208,7 @@ fn seal_recovered_wals(fs: &dyn FileSystem, dir: &Path, wals: &[KeptWal]) -> Res
 }
 
 /// Rewrites `path` with its first `end` bytes (temporary file, sync, rename, directory sync).
-pub(super) fn cut_back(fs: &dyn FileSystem, path: &Path, end: u64) -> std::io::Result<()> {
+pub(crate) fn cut_back(fs: &dyn FileSystem, path: &Path, end: u64) -> std::io::Result<()> {
     let data = fs.read_all(path)?;
     let keep = &data[..(end as usize).min(data.len())];
     write_file_atomic(fs, path, keep)

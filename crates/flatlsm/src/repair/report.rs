@@ -1,7 +1,7 @@
 //! What [`super::repair`] reports: the files it kept, rewrote and moved to `lost/`, the files
 //! the old manifest records that are missing, and why it judged that manifest stale.
 
-use super::repair::LOST_DIR;
+use super::LOST_DIR;
 use std::fmt;
 use std::path::PathBuf;
 

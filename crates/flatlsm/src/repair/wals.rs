@@ -23,10 +23,10 @@
 //! manifest (which names logs now in lost/: open refuses) or the damaged log; repair runs
 //! again, copying it again under a new name (nothing in lost/ is replaced).
 
-use super::repair::Repair;
-use super::repair_lost::copy_to_lost;
-use super::wal_recovery::cut_back;
-use super::wal_rules::{plan_wals, KeptWal, Stop, WalDir, WalPlan, WalScan};
+use super::lost::copy_to_lost;
+use super::Repair;
+use crate::db::wal_recovery::cut_back;
+use crate::db::wal_rules::{plan_wals, KeptWal, Stop, WalDir, WalPlan, WalScan};
 use crate::error::{IoContext, Result};
 use crate::file_names::{parse_wal_file_name, wal_file_name};
 use crate::fs::FileSystem;

@@ -41,12 +41,16 @@
 //!   as level-0 SSTs; the new manifest records nothing in the store. If part of it cannot be
 //!   read, the store's region is copied to lost/ and reported.
 
-pub use super::repair_report::RepairReport;
+mod buffers;
+mod lost;
+mod merge;
+mod report;
+mod scan;
+mod stale;
+mod wals;
 
-use super::repair_lost::{copy_region_to_lost, copy_to_lost, move_to_lost};
-use super::repair_merge::{Run, RunWriter};
-use super::repair_scan::{salvage_range_dels, scan_redirect, scan_sst, scan_vlog, ScannedSst};
-use super::repair_stale::{resized_ssts, staleness, Buffers, Staleness};
+pub use report::RepairReport;
+
 use crate::designs::{check_profile, design_of, BufferKind, Salvage};
 use crate::error::{Error, IoContext, Result};
 use crate::file_names::{parse_numbered_file, NumberedFile};
@@ -62,6 +66,10 @@ use crate::version::{
     VlogMeta,
 };
 use crate::vlog::RedirectTable;
+use lost::{copy_region_to_lost, copy_to_lost, move_to_lost};
+use merge::{Run, RunWriter};
+use scan::{salvage_range_dels, scan_redirect, scan_sst, scan_vlog, ScannedSst};
+use stale::{resized_ssts, staleness, Buffers, Staleness};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

@@ -21,8 +21,8 @@
 //! a crash in between leaves the damaged log, which the next repair copies again (under a new
 //! name: nothing in lost/ is replaced) and cuts.
 
-use super::repair::Repair;
-use super::repair_lost::copy_region_to_lost;
+use super::lost::copy_region_to_lost;
+use super::Repair;
 use crate::buffer::skiplist::{parse_skiplist_region_name, SkiplistBuffer};
 use crate::designs::{design_of, BufferKind};
 use crate::error::Result;

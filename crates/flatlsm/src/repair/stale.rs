@@ -16,10 +16,10 @@
 //! hold the only copy of some data, the job that wrote them had removed its inputs (recorded
 //! files or buffers), which the rules above catch.
 
-use super::consistency::{plan_pm_logs, PmLogState, PmProblem};
-use super::repair_scan::ScannedSst;
+use super::scan::ScannedSst;
 use crate::buffer::skiplist::{parse_skiplist_region_name, skiplist_region_name, SkiplistBuffer};
 use crate::buffer::WriteBuffer;
+use crate::db::consistency::{plan_pm_logs, PmLogState, PmProblem};
 use crate::error::{IoContext, Result};
 use crate::file_names::{parse_wal_file_name, redirect_file_name, wal_file_name};
 use crate::fs::FileSystem;

@@ -18,7 +18,7 @@
 //! commit leaves outputs duplicating their inputs: the next repair finds both, they conflict,
 //! and the rewrite writes each entry once.
 
-use super::repair_scan::{Scan, ScannedSst};
+use super::scan::{Scan, ScannedSst};
 use crate::error::{IoContext, Result};
 use crate::fs::{tmp_path, FsRef};
 use crate::iter::{InternalIterator, MergingIterator};
