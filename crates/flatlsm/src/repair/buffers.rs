@@ -3,7 +3,7 @@
 //!
 //! Rules:
 //! - a buffer numbered below the old manifest's `min_unflushed_pmlog` was flushed: not recorded;
-//! - write-ahead logs are judged together by open's rules (`repair_wals.rs`: at the first hole
+//! - write-ahead logs are judged together by open's rules (`wals.rs`: at the first hole
 //!   in the write order the writes before it are kept and every later one goes to lost/);
 //! - a PM skiplist must recover; else it moves to lost/;
 //! - a PM Log must have a valid header (else it moves to lost/), and is not recorded when blank
@@ -17,7 +17,7 @@
 //! - a PM region moves to lost/ as a copy of its bytes, then is removed through its device
 //!   (which need not be a directory of files).
 //!
-//! Persist order of a salvage: the copy in lost/ is durable (`repair_lost.rs`) before the cut;
+//! Persist order of a salvage: the copy in lost/ is durable (`lost.rs`) before the cut;
 //! a crash in between leaves the damaged log, which the next repair copies again (under a new
 //! name: nothing in lost/ is replaced) and cuts.
 

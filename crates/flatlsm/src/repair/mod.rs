@@ -6,12 +6,12 @@
 //!   With a readable old manifest that is current, the files it records keep their levels and
 //!   the others (left by interrupted jobs, or awaiting deletion: recorded files and write
 //!   buffers hold their entries) are left out for open to remove. Without one, or when it is
-//!   stale (`repair_stale.rs`: files it records are missing, or buffers hold writes it does not
+//!   stale (`stale.rs`: files it records are missing, or buffers hold writes it does not
 //!   record — it lost records, so unrecorded files may hold the only copy of data), every file
 //!   goes to level 0, ordered by its largest sequence number ascending (level 0's order:
 //!   a later file never holds older versions of a key than an earlier one); files whose
 //!   versions interleave with another's (user-key and sequence ranges both overlap) are first
-//!   rewritten together into new files (`repair_merge.rs`), so that order holds. The files a
+//!   rewritten together into new files (`merge.rs`), so that order holds. The files a
 //!   stale manifest records that are missing are reported, and the report is then incomplete;
 //! - every value log with a valid header is kept, whole (`total_bytes` = size − header); a
 //!   redirect table is kept when its victim log is absent and its target is kept; an SST
@@ -19,9 +19,9 @@
 //!   dangling pointers);
 //! - write buffers present (PM Logs, PM skiplists, write-ahead logs, by the design's buffer
 //!   kind) are recorded as the PM Log set, so the next open recovers them as unflushed buffers
-//!   (`repair_buffers.rs`; each passes the check open makes; a PM Log damaged in its durable
+//!   (`buffers.rs`; each passes the check open makes; a PM Log damaged in its durable
 //!   part is copied to lost/ and cut to its valid prefix). Write-ahead logs are judged by
-//!   open's rules as recovery to a point in time judges them (`repair_wals.rs`): at the first
+//!   open's rules as recovery to a point in time judges them (`wals.rs`): at the first
 //!   hole the writes before it are kept (a damaged log cut back to them, its original copied
 //!   to lost/) and every newer log moves to lost/;
 //! - what a readable old manifest knows and the files cannot tell is carried over, stale or
@@ -30,7 +30,7 @@
 //!   cannot be loaded, or a newer one beside a stale one, the range tombstones of its records
 //!   up to the first damaged one;
 //! - the new manifest (one snapshot, then CURRENT, `Manifest::create`) takes a number above
-//!   every number present; old manifests are copied to lost/ first (`repair_lost.rs`: nothing
+//!   every number present; old manifests are copied to lost/ first (`lost.rs`: nothing
 //!   there is ever replaced). That is the commit point: a
 //!   crash before it leaves no CURRENT (or the old one), and repair can simply run again.
 //!
@@ -126,7 +126,7 @@ pub(super) struct Repair<'a> {
     dirs: SstDirs,
     /// The old manifest, if it could be loaded.
     pub(super) old: Option<RecoveredManifest>,
-    /// The old manifest lost records (`repair_stale.rs`): its levels are not kept.
+    /// The old manifest lost records (`stale.rs`): its levels are not kept.
     stale: bool,
     pub(super) report: RepairReport,
     /// Every file number seen (the new manifest goes above them all).
@@ -225,7 +225,7 @@ impl<'a> Repair<'a> {
         self.max_number = self.max_number.max(number);
     }
 
-    /// The directory files go to (`repair_lost.rs`).
+    /// The directory files go to (`lost.rs`).
     pub(super) fn lost_dir(&self) -> PathBuf {
         self.path.join(LOST_DIR)
     }

@@ -17,7 +17,7 @@
 //!   lost/. The report names the hole, the last sequence kept and the range dropped, and is
 //!   incomplete (`flatlsm repair` exits 1).
 //!
-//! Persist order of a cut: the copy in lost/ is durable (`repair_lost.rs`) before the log is
+//! Persist order of a cut: the copy in lost/ is durable (`lost.rs`) before the log is
 //! rewritten with its prefix (temporary file, sync, rename, directory sync: atomic); the newer
 //! logs move after it, all before the new manifest commits. A crash in between leaves the old
 //! manifest (which names logs now in lost/: open refuses) or the damaged log; repair runs
