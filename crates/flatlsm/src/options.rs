@@ -113,7 +113,7 @@ pub struct Options {
     pub pm_path: Option<PathBuf>,
     /// Open an existing database even though its PM directory lost its contents (e.g. emulated
     /// PM after a reboot), accepting the loss of writes that were only in PM (default false: such
-    /// an open is refused, see `db/identity.rs`).
+    /// an open is refused, see `layout/identity.rs`).
     pub allow_missing_pm: bool,
     /// Designs with write-ahead logs (`leveled`, `matrixkv`): recover to the last point before
     /// a hole in the logs — damage in a log other than the newest one's torn tail, a missing

@@ -15,7 +15,7 @@
 //! | 7   | one deleted value log | number                                                         |
 //! | 8   | `tracks_pm_logs`      | u64, always 1: this manifest records every PM Log that may hold unflushed data |
 //! | 9   | one new PM Log        | number, replaces (the log a PMTable GC replaces; 0 = none)     |
-//! | 10  | `identity`            | byte string: the database identity (32 hex digits, `db/identity.rs`) |
+//! | 10  | `identity`            | byte string: the database identity (32 hex digits, `layout/identity.rs`) |
 //! | 11  | one new redirect      | victim vlog, redirect file number, file_size, target vlog      |
 //! | 12  | one deleted redirect  | victim vlog                                                    |
 //! | 13  | `profile`             | byte string: the design the database was created with (`flatlsm`, `leveled`, ...) |

@@ -3,7 +3,7 @@
 //!
 //! Open runs in two phases. The first only reads (apart from taking the lock and creating the
 //! PM directory's device): it replays the manifest, decides about identities
-//! (`db/identity.rs`), plans which PM Logs to keep, verifies that the recovered state is
+//! (`layout/identity.rs`), plans which PM Logs to keep, verifies that the recovered state is
 //! consistent with the files present (`db/consistency.rs`) and rebuilds the PMTable indexes. Any
 //! refusal happens there, so a refused open deletes and rewrites nothing. The second phase
 //! writes, in this order: the info log (`LOG`, rotated; diagnostics only, `info_log.rs`),
@@ -543,7 +543,7 @@ fn is_creation_leftover(name: &str) -> bool {
         || name.ends_with(".tmp")
 }
 
-/// The identity plan (`db/identity.rs`); `None` for an injected PM device (no directory).
+/// The identity plan (`layout/identity.rs`); `None` for an injected PM device (no directory).
 fn plan_identity(
     fs: &dyn FileSystem,
     path: &Path,

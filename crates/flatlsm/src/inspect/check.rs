@@ -409,7 +409,7 @@ impl Checker {
         }
     }
 
-    /// The PM directory must be the database's, as open decides (`db/identity.rs`).
+    /// The PM directory must be the database's, as open decides (`layout/identity.rs`).
     pub(super) fn check_identity(&mut self, pm_dir: &Path, m: Option<&RecoveredManifest>) {
         let recorded = m.and_then(|m| m.state.identity.as_deref());
         match identity::plan(&self.fs, &self.dir, pm_dir, true, false, recorded) {
