@@ -31,14 +31,15 @@
 //! - `compaction`: one job type, a context it runs against, and one pure policy per design.
 //! - `designs`: one room per design (FlatLSM, leveled, NoveLSM, MatrixKV, SLM-DB): what it
 //!   recovers and builds.
-//! - `db`: the database handle: write path, read path, background work, recovery.
+//! - `db`: the database handle: write path, read path, stalls, background work.
+//! - `recovery`: opening a database: the manifest, the write buffers, consistency checks.
 //! - `repair`: rebuilding a manifest from whatever files are readable (`repair`).
 //! - `inspect`: offline `check` and `dump`; `kv_lines`, `fuzz_api` and `tool_support` (hidden,
 //!   not part of the API) serve the tools and tests.
 //!
 //! Layers, bottom first (the building blocks of `flatlsm-core` below them all): `snapshot` <
 //! `options` < `observe` < `pmtable` < `buffer` < `values` < `layout` < `compaction` <
-//! `designs` < `db` < `repair` < `inspect` < `kv_lines` < `fuzz_api` < `tool_support`.
+//! `designs` < `db` < `recovery` < `repair` < `inspect` < `kv_lines` < `fuzz_api` < `tool_support`.
 //!
 //! A module imports only modules before it in this list (its own tests aside);
 //! `tests/layers.rs` checks every `crate::` path against it, so an upward import fails the
@@ -57,6 +58,7 @@ mod layout;
 mod observe;
 pub mod options;
 mod pmtable;
+mod recovery;
 mod repair;
 mod snapshot;
 #[doc(hidden)]

@@ -7,6 +7,6 @@
 //!   entry that goes through the DRAM Buffer Log, and how many buffered bytes trigger its
 //!   write-back (tests plan writes against these persist points).
 
-pub use crate::db::{is_database_file_name, is_pm_dir_file_name};
 pub use crate::inspect::render::{escape_bytes, hex_bytes};
 pub use crate::pmtable::log::{encoded_entry_len, BUFFER_FLUSH_BYTES, SMALL_ENTRY_LIMIT};
+pub use crate::recovery::{is_database_file_name, is_pm_dir_file_name};

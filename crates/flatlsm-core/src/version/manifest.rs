@@ -28,7 +28,7 @@
 //!
 //! A torn tail cannot be told from a manifest cut at the same place; a cut that lost a record
 //! which had taken effect shows as files the recovered state names but that are gone, which
-//! open checks before it writes (`db/consistency.rs`; [`Manifest::load`] reports the torn tail
+//! open checks before it writes (`recovery/consistency.rs`; [`Manifest::load`] reports the torn tail
 //! for its messages).
 //!
 //! After recovery the engine must start a new manifest with [`Manifest::create`] rather than

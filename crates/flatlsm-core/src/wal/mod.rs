@@ -47,7 +47,7 @@
 //! length past the end, or a last record failing its crc with only zeros after it; anything
 //! else is damage. In both formats a whole record that does not decode (or, in format 2,
 //! records `synced` past its own offset) is damage; damage is never skipped ([`replay_prefix`]
-//! returns it beside the records before it). Across logs (the engine's `db/wal_rules.rs`):
+//! returns it beside the records before it). Across logs (the engine's `recovery/wal_rules.rs`):
 //! only the newest log may have a torn tail, and each log must end where the next one's marker
 //! says the older ones end.
 //!

@@ -395,7 +395,7 @@ pub(crate) fn purge_obsolete_files(db: &DbInner) -> Result<()> {
     let pm_ssts = crate::layout::pm_sst_names(&*db.fs, db.table_cache.dirs())?;
     let separate_wals = db.design.uses_wal() && db.wal_dir != db.path;
     let wal_names = match separate_wals {
-        true => super::open_stores::list_wals(&*db.fs, &db.wal_dir)?,
+        true => crate::layout::wal_files::list_wals(&*db.fs, &db.wal_dir)?,
         false => Vec::new(),
     };
     let mut keep = db.pending_outputs.lock().clone();
@@ -429,7 +429,7 @@ pub(crate) fn purge_obsolete_files(db: &DbInner) -> Result<()> {
         }
     }
     let keep: Vec<u64> = keep.into_iter().collect();
-    super::open_stores::remove_stale_wals(&*db.fs, &db.wal_dir, &wal_names, &keep)
+    crate::layout::wal_files::remove_stale_wals(&*db.fs, &db.wal_dir, &wal_names, &keep)
 }
 
 /// Forgets the cached reader of a file about to be deleted.

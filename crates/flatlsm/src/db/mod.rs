@@ -5,27 +5,22 @@
 //! work. Background threads flush PMTables, compact L1 into L2 and collect value-log garbage.
 
 mod approximate;
-mod background;
+pub(crate) mod background;
 mod batch;
 #[cfg(test)]
 mod bg_wait_tests;
 mod bounds;
 mod checkpoint;
 mod compact;
-pub(crate) mod consistency;
-mod dirs;
 mod events;
 #[cfg(test)]
 mod flush_pipeline_tests;
 mod flush_queue;
 mod jobs;
-mod open;
-mod open_stores;
 #[cfg(test)]
 mod race_tests;
 mod range_delete;
 mod read;
-mod skiplist_recovery;
 mod stall;
 #[cfg(test)]
 mod stall_tests;
@@ -37,10 +32,6 @@ pub(crate) mod vlog_gc_job;
 #[cfg(test)]
 mod vlog_gc_tests;
 mod waits;
-pub(crate) mod wal_recovery;
-pub(crate) mod wal_rules;
-#[cfg(test)]
-mod wal_rules_tests;
 mod write;
 
 pub use crate::layout::lock::DirLock;
@@ -51,14 +42,12 @@ pub use crate::observe::{LatencyStats, LatencySummary};
 pub use crate::observe::{LATENCY_OPERATIONS, PROPERTY_NAMES};
 pub use batch::WriteBatch;
 pub use checkpoint::CheckpointOptions;
-pub use open::{is_database_file_name, is_pm_dir_file_name};
 
 use crate::error::{Error, Result};
 use crate::iter::DbIterator;
-use crate::options::{Options, ReadOptions, Snapshot, WriteOptions};
+use crate::options::{ReadOptions, Snapshot, WriteOptions};
 use state::DbInner;
 use std::ops::RangeBounds;
-use std::path::Path;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -87,49 +76,6 @@ struct Handle {
 }
 
 impl Db {
-    /// Opens (or creates) the database at `path`, recovering PMTables in place from PM.
-    pub fn open(path: impl AsRef<Path>, opts: Options) -> Result<Db> {
-        Self::open_with(path.as_ref(), opts, open::Access::ReadWrite)
-    }
-
-    /// Opens an existing database for reading only: nothing in its directory or its PM
-    /// directory is written (no new PM Log, no manifest record, no clean-up), and any number
-    /// of read-only handles, in any processes, may be open at once — but not beside a writer
-    /// ([`Error::Locked`]). It sees the database as a reopen after a crash would: recovery runs
-    /// against copy-on-write views whose changes stay in memory. Writes, `flush` and
-    /// `compact_range` return [`Error::ReadOnly`].
-    ///
-    /// ```
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let opts = flatlsm::Options::default().pm_path(dir.path().join("pm"));
-    /// # let path = dir.path().join("db");
-    /// let db = flatlsm::Db::open(&path, opts.clone())?;
-    /// db.put("k", "v")?;
-    /// db.close()?;
-    /// let reader = flatlsm::Db::open_read_only(&path, opts.clone())?;
-    /// let another = flatlsm::Db::open_read_only(&path, opts)?;
-    /// assert_eq!(reader.get("k")?.as_deref(), Some(&b"v"[..]));
-    /// assert!(matches!(another.put("k", "w"), Err(flatlsm::Error::ReadOnly(_))));
-    /// # Ok::<(), flatlsm::Error>(())
-    /// ```
-    pub fn open_read_only(path: impl AsRef<Path>, opts: Options) -> Result<Db> {
-        Self::open_with(path.as_ref(), opts, open::Access::ReadOnly)
-    }
-
-    fn open_with(path: &Path, opts: Options, access: open::Access) -> Result<Db> {
-        let (inner, lock) = open::open(path, opts, access)?;
-        let threads = background::start(&inner);
-        let handle = Handle {
-            inner: inner.clone(),
-            threads: parking_lot::Mutex::new(threads),
-            lock: parking_lot::Mutex::new(Some(lock)),
-        };
-        Ok(Db {
-            inner,
-            handle: Arc::new(handle),
-        })
-    }
-
     /// Sets `key` to `value` (default [`WriteOptions`]).
     ///
     /// ```
@@ -508,6 +454,25 @@ impl Db {
             return Err(Error::Closed);
         }
         Ok(())
+    }
+}
+
+impl Db {
+    /// The handle over a state recovery built (`crate::recovery`), its lock and its threads.
+    pub(crate) fn from_parts(
+        inner: Arc<DbInner>,
+        lock: DirLock,
+        threads: Vec<JoinHandle<()>>,
+    ) -> Db {
+        let handle = Handle {
+            inner: inner.clone(),
+            threads: parking_lot::Mutex::new(threads),
+            lock: parking_lot::Mutex::new(Some(lock)),
+        };
+        Db {
+            inner,
+            handle: Arc::new(handle),
+        }
     }
 }
 

@@ -61,7 +61,7 @@ pub(crate) struct BgSignal;
 pub(crate) struct DbInner {
     pub opts: Options,
     /// Opened by `Db::open_read_only`: every write is refused, and the files and PM the
-    /// engine sees are copy-on-write views (`db/open.rs`).
+    /// engine sees are copy-on-write views (`recovery/open.rs`).
     pub read_only: bool,
     pub path: PathBuf,
     /// The `LOG` file: options at open, jobs, stalls, errors (`info_log.rs`).

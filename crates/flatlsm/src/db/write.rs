@@ -204,7 +204,7 @@ impl DbInner {
         let cache_in_pm = self.opts.block_cache_placement == crate::options::Placement::Pm;
         if cache_in_pm && self.opts.block_cache_size > 0 {
             let pm = crate::layout::open_pm_device(&self.path, &self.opts)?;
-            pm.remove_region(super::open_stores::BLOCK_CACHE_REGION)?;
+            pm.remove_region(crate::layout::BLOCK_CACHE_REGION)?;
         }
         Ok(())
     }
@@ -223,7 +223,7 @@ impl DbInner {
     /// Starts the write-ahead log of write buffer `number` (designs with one): created and
     /// synced before the manifest names it. The previous log is synced first, so a `sync`
     /// write's durability never depends on an older log and only the newest log can have an
-    /// unsynced tail (the recovery rule of `db/wal_rules.rs`). The new log's marker records the
+    /// unsynced tail (the recovery rule of `recovery/wal_rules.rs`). The new log's marker records the
     /// last sequence handed out (the caller holds `write_lock`): the older log's last write, or
     /// a range tombstone after it.
     fn start_wal(&self, number: u64) -> Result<()> {

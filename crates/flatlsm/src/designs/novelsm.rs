@@ -3,7 +3,7 @@
 //! the leveled SSD tree of `leveled.rs`, whose options, policy and stall triggers it shares.
 //!
 //! Room: this file (the design), `buffer/skiplist.rs` (the skiplist as a write buffer), and
-//! `db/skiplist_recovery.rs` (reopening the skiplists at open); the skiplist itself is core's
+//! `recovery/skiplist_recovery.rs` (reopening the skiplists at open); the skiplist itself is core's
 //! `pmskiplist`.
 
 use super::leveled::LeveledDesign;

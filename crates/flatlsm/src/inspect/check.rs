@@ -12,7 +12,6 @@
 //! judge the files present against the manifest with `db::consistency` (one rule book).
 
 use super::FileKind;
-use crate::db::consistency::{plan_pm_logs, tree_file_problems, PmLogState};
 use crate::error::{Error, IoContext, Result};
 use crate::fs::{FileSystem, OsFileSystem};
 use crate::iter::InternalIterator;
@@ -21,6 +20,7 @@ use crate::pmtable::log::{
     decode_header_checked, for_each_entry_in, is_blank_header, log_file_name, parse_log_file_name,
     PmLogHeader,
 };
+use crate::recovery::consistency::{plan_pm_logs, tree_file_problems, PmLogState};
 use crate::sst::{SstDirs, Table};
 use crate::types::{parse_internal_key, ValueKind, ValuePointer};
 use crate::version::{

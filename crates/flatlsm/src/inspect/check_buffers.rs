@@ -1,6 +1,6 @@
 //! `check` of the write buffers, per design (the profile the manifest records):
 //! - `flatlsm`: the PM directory's identity and PM Logs, planned as open plans them;
-//! - `leveled`: the write-ahead logs, judged as open judges them (`db/wal_rules.rs`: every log
+//! - `leveled`: the write-ahead logs, judged as open judges them (`recovery/wal_rules.rs`: every log
 //!   the manifest names present and whole, only the newest with a torn tail, no writes missing
 //!   between two logs, no unnamed log with writes), every record of each replayed;
 //! - `novelsm`: the PM directory's identity and every PM skiplist the manifest names, present
@@ -10,13 +10,13 @@
 
 use super::check::Checker;
 use crate::buffer::skiplist::skiplist_region_name;
-use crate::db::wal_rules::{named_logs, plan_wals, WalDir, WalPlan};
 use crate::error::{Error, Result};
 use crate::file_names::{parse_wal_file_name, wal_file_name};
 use crate::fs::{FileSystem, OsFileSystem};
 use crate::options::Profile;
 use crate::pm::{DramPmDevice, PmDevice, PmRegion};
 use crate::pmskiplist::PmSkiplist;
+use crate::recovery::wal_rules::{named_logs, plan_wals, WalDir, WalPlan};
 use crate::rowtable::container_header::read_container_header;
 use crate::rowtable::RowTable;
 use crate::version::RecoveredManifest;

@@ -9,6 +9,7 @@
 
 pub(crate) mod identity;
 pub(crate) mod lock;
+pub(crate) mod wal_files;
 
 use crate::error::{IoContext, Result};
 use crate::fs::FileSystem;
@@ -63,3 +64,6 @@ pub(crate) fn open_pm_device(path: &Path, opts: &Options) -> Result<PmDeviceRef>
     let device: PmDeviceRef = MmapPmDevice::open(&dir, request)?;
     Ok(device)
 }
+
+/// Name of the block cache's region in the PM directory (`block_cache_placement = Pm`).
+pub(crate) const BLOCK_CACHE_REGION: &str = "blockcache.pmvol";

@@ -1,6 +1,6 @@
 //! Is the old manifest [`super::repair`] found current, or stale (an older copy, or cut short
 //! after records that had taken effect)? The same rules open's consistency check applies
-//! (`db/consistency.rs`), read against the files present before repair moves anything:
+//! (`recovery/consistency.rs`), read against the files present before repair moves anything:
 //! - every SST, value log and redirect table it records must be present: files are deleted only
 //!   after the record that stops naming them is durable, so a recorded file that is missing
 //!   means a later record is lost (or the file was removed by hand);
@@ -19,12 +19,12 @@
 use super::scan::ScannedSst;
 use crate::buffer::skiplist::{parse_skiplist_region_name, skiplist_region_name, SkiplistBuffer};
 use crate::buffer::WriteBuffer;
-use crate::db::consistency::{plan_pm_logs, PmLogState, PmProblem};
 use crate::error::{IoContext, Result};
 use crate::file_names::{parse_wal_file_name, redirect_file_name, wal_file_name};
 use crate::fs::FileSystem;
 use crate::pm::PmDeviceRef;
 use crate::pmtable::log::{log_file_name, parse_log_file_name, PmLog};
+use crate::recovery::consistency::{plan_pm_logs, PmLogState, PmProblem};
 use crate::sst::SstDirs;
 use crate::version::{ManifestState, Version};
 use crate::vlog::vlog_file_name;

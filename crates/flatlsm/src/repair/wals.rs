@@ -1,5 +1,5 @@
 //! The write-ahead logs of [`super::repair`] (`leveled`, `matrixkv`): which logs the repaired
-//! manifest records, judged by open's rules (`db/wal_rules.rs`, docs/wal-format.md "Recovery
+//! manifest records, judged by open's rules (`recovery/wal_rules.rs`, docs/wal-format.md "Recovery
 //! rule") as recovery to a point in time judges them, so that the repaired database opens
 //! with the default options and holds exactly the writes before the first hole.
 //!
@@ -25,12 +25,12 @@
 
 use super::lost::copy_to_lost;
 use super::Repair;
-use crate::db::wal_recovery::cut_back;
-use crate::db::wal_rules::{plan_wals, KeptWal, Stop, WalDir, WalPlan, WalScan};
 use crate::error::{IoContext, Result};
 use crate::file_names::{parse_wal_file_name, wal_file_name};
 use crate::fs::FileSystem;
 use crate::range_del::{RangeTombstone, RangeTombstones};
+use crate::recovery::wal_recovery::cut_back;
+use crate::recovery::wal_rules::{plan_wals, KeptWal, Stop, WalDir, WalPlan, WalScan};
 use crate::version::{ManifestState, RecoveredManifest};
 use crate::wal::WalReplay;
 use std::collections::BTreeMap;

@@ -4,7 +4,7 @@
 //! Open runs in two phases. The first only reads (apart from taking the lock and creating the
 //! PM directory's device): it replays the manifest, decides about identities
 //! (`layout/identity.rs`), plans which PM Logs to keep, verifies that the recovered state is
-//! consistent with the files present (`db/consistency.rs`) and rebuilds the PMTable indexes. Any
+//! consistent with the files present (`recovery/consistency.rs`) and rebuilds the PMTable indexes. Any
 //! refusal happens there, so a refused open deletes and rewrites nothing. The second phase
 //! writes, in this order: the info log (`LOG`, rotated; diagnostics only, `info_log.rs`),
 //! identity files, the new mutable PMTable's log, a new manifest whose snapshot records it (the
@@ -29,17 +29,17 @@
 //!   checks passed and the new manifest is durable (see `purge_orphans`).
 //! - PM Logs are deleted only after the new manifest no longer records them, so a crash during
 //!   open never leaves a manifest naming a deleted log.
-//! - Write-ahead logs (designs with DRAM buffers) and MatrixKV's container: `db/wal_rules.rs`,
-//!   `db/wal_recovery.rs` (a hole in the logs, an unnamed log with writes: `Corruption`).
+//! - Write-ahead logs (designs with DRAM buffers) and MatrixKV's container: `recovery/wal_rules.rs`,
+//!   `recovery/wal_recovery.rs` (a hole in the logs, an unnamed log with writes: `Corruption`).
 
 use super::consistency::{self, plan_pm_logs, PmLogState, PmPlan, PmProblem};
 use super::dirs::purge_orphans;
-use super::open_stores::{block_cache, remove_unnamed_wals};
+use super::open_stores::block_cache;
 use super::skiplist_recovery::recover_skiplists;
-use super::state::{BgSignal, DbInner, SuperVersion, VersionState};
 use super::wal_recovery::{recover_from_wal, start_wals, RecoveredWals};
 use crate::buffer::skiplist::{parse_skiplist_region_name, SkiplistBuffer};
 use crate::buffer::BufferRef;
+use crate::db::state::{BgSignal, DbInner, SuperVersion, VersionState};
 use crate::designs::check_profile;
 use crate::designs::{BufferKind, Design};
 use crate::error::{Error, IoContext, Result};
@@ -47,6 +47,7 @@ use crate::file_names::{is_info_log_file_name, parse_numbered_file, NumberedFile
 use crate::fs::{FileSystem, FsRef, OsFileSystem};
 use crate::layout::identity;
 use crate::layout::lock::{DirLock, LOCK_FILE};
+use crate::layout::wal_files::remove_unnamed_wals;
 use crate::layout::{pm_dir_of, sst_dirs};
 use crate::observe::info_log::event;
 use crate::observe::info_log::InfoLog;
@@ -86,7 +87,7 @@ pub fn is_database_file_name(name: &str) -> bool {
 pub fn is_pm_dir_file_name(name: &str) -> bool {
     parse_log_file_name(name).is_some()
         || parse_skiplist_region_name(name).is_some()
-        || name == super::open_stores::BLOCK_CACHE_REGION
+        || name == crate::layout::BLOCK_CACHE_REGION
         || name == crate::designs::matrixkv::CONTAINER_REGION
         || name == crate::designs::slmdb::BTREE_REGION
         || name == "wal"
@@ -272,7 +273,7 @@ fn recover_read_only(
     })
 }
 
-/// Refuses a recovered state that does not match the files present (`db/consistency.rs`);
+/// Refuses a recovered state that does not match the files present (`recovery/consistency.rs`);
 /// with `allow_missing_pm`, missing PM Logs are accepted with a warning.
 fn verify(
     fs: &dyn FileSystem,

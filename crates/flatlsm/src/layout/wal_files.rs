@@ -1,25 +1,17 @@
-//! What open sets up besides the manifest and the write buffers: the first write-ahead log of
-//! this open (designs with one) and the block cache, on the heap or in a PM region used as
-//! memory; and the removal of write-ahead logs no unflushed buffer owns in a separate WAL
-//! directory (also run by the obsolete-file purge); and the copy-on-write views
-//! a read-only open runs against.
+//! The write-ahead log files of a WAL directory (designs with DRAM write buffers): creating
+//! the next log, listing them, and removing the logs no unflushed buffer owns. Open, the
+//! write path (a new memtable's log) and the obsolete-file purge all go through here.
 
 use crate::error::{IoContext, Result};
 use crate::file_names::parse_wal_file_name;
 use crate::fs::FileSystem;
-use crate::fs::FsRef;
-use crate::layout::{open_pm_device, pm_dir_of};
-use crate::options::{Options, Placement};
-use crate::pm::PmArena;
-use crate::sst::BlockCache;
 use crate::wal::WalWriter;
 use std::path::Path;
-use std::sync::Arc;
 
 /// Creates the first write-ahead log of this open in `dir` (created if missing), its marker
 /// saying the older logs end at sequence `after`, warning when `dir` is DRAM-backed: a reboot
 /// would lose the writes not yet flushed.
-pub(super) fn create_wal(
+pub(crate) fn create_wal(
     fs: &dyn FileSystem,
     dir: &Path,
     number: u64,
@@ -72,42 +64,4 @@ pub(crate) fn remove_stale_wals(
         }
     }
     Ok(())
-}
-
-/// Name of the block cache's region in the PM directory (`block_cache_placement = Pm`).
-pub(crate) const BLOCK_CACHE_REGION: &str = "blockcache.pmvol";
-
-/// The block cache `opts` ask for: none, on the heap, or in a region of the PM directory used
-/// as memory (a stale region of an earlier run is replaced; `Db::close` removes it).
-pub(super) fn block_cache(path: &Path, opts: &Options) -> Result<Option<Arc<BlockCache>>> {
-    if opts.block_cache_size == 0 {
-        return Ok(None);
-    }
-    if opts.block_cache_placement == Placement::Dram {
-        return Ok(Some(BlockCache::new(opts.block_cache_size)));
-    }
-    let pm = open_pm_device(path, opts)?;
-    if pm.has_region(BLOCK_CACHE_REGION)? {
-        pm.remove_region(BLOCK_CACHE_REGION)?;
-    }
-    let region = pm.create_region(BLOCK_CACHE_REGION, opts.block_cache_size)?;
-    Ok(Some(BlockCache::in_pm(PmArena::new(region))))
-}
-
-/// `opts` and `fs` for a read-only open of an existing database: copy-on-write views of the
-/// file system and of the PM directory (if the design has one), no background work.
-pub(super) fn read_only_views(
-    path: &Path,
-    mut opts: Options,
-    fs: FsRef,
-) -> Result<(Options, FsRef)> {
-    let design = crate::designs::design_of(&opts);
-    if opts.pm_device.is_none() && design.uses_pm_dir() {
-        let dir = pm_dir_of(path, &opts);
-        opts.pm_device = Some(crate::pm::private::PrivatePmDevice::open(&dir)?);
-    }
-    let overlay: FsRef = crate::fs::OverlayFs::new(fs);
-    opts.file_system = Some(overlay.clone());
-    opts.background_work = false;
-    Ok((opts, overlay))
 }

@@ -3,7 +3,7 @@
 //! (tag 9, below `min_unflushed_pmlog` retired), and each is replayed into a fresh DRAM table of
 //! its number, which joins the immutables and is flushed by the background as any other.
 //!
-//! Rules (`db/wal_rules.rs`; the persist order is in `wal/mod.rs` and docs/wal-format.md):
+//! Rules (`recovery/wal_rules.rs`; the persist order is in `wal/mod.rs` and docs/wal-format.md):
 //! - a log the manifest names must exist and replay without damage; only the newest may end in
 //!   a torn tail (its unsynced tail a power cut left, pages written back out of order
 //!   included: dropped with a warning in the info log naming the file, the offset and the
@@ -90,7 +90,7 @@ pub(super) fn recover_from_wal(
 }
 
 /// Refuses a version that records rows of a design's store (MatrixKV's container) when the
-/// store is missing (`db/consistency.rs`).
+/// store is missing (`recovery/consistency.rs`).
 fn verify_store(
     fs: &dyn FileSystem,
     path: &Path,
@@ -106,7 +106,7 @@ fn verify_store(
     consistency::refuse_if_any(consistency::store_problems(fs, regions, (pm.0, &pm.1), m)?)
 }
 
-/// Applies the rules of `db/wal_rules.rs` to the logs in `dir`, noting in `needs` the table
+/// Applies the rules of `recovery/wal_rules.rs` to the logs in `dir`, noting in `needs` the table
 /// bytes each log's replay takes.
 fn judge_wals(
     fs: &dyn FileSystem,
@@ -115,7 +115,7 @@ fn judge_wals(
     opts: &Options,
     needs: &mut BTreeMap<u64, u64>,
 ) -> Result<WalPlan> {
-    let names = super::open_stores::list_wals(fs, dir)?;
+    let names = crate::layout::wal_files::list_wals(fs, dir)?;
     let present: Vec<u64> = names
         .iter()
         .filter_map(|n| parse_wal_file_name(n))
@@ -187,7 +187,7 @@ pub(super) fn start_wals(
         event!(info_log, Warn, note);
     }
     seal_recovered_wals(fs, dir, &wals.keep)?;
-    super::open_stores::create_wal(fs, dir, number, after)
+    crate::layout::wal_files::create_wal(fs, dir, number, after)
 }
 
 /// Makes the kept logs durable exactly as recovered, before the new manifest names a newer log

@@ -1,5 +1,5 @@
 //! Which write-ahead logs recovery replays, and how far. One place decides, for `Db::open`
-//! (`db/wal_recovery.rs`, which refuses, or recovers to a point in time), `inspect::check`
+//! (`recovery/wal_recovery.rs`, which refuses, or recovers to a point in time), `inspect::check`
 //! (which reports every problem) and repair (`repair/wals.rs`, which keeps what recovery to
 //! a point in time keeps); docs/wal-format.md ("Recovery rule") states the same rules.
 //!

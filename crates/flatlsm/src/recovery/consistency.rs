@@ -26,7 +26,7 @@
 //! A design's own PM store (MatrixKV's container): when the version records rows in it, its
 //! regions must be present (a flush's rows are persisted before its record, and the flushed
 //! write-ahead logs are deleted after it, so the rows are the only copy of those writes).
-//! Write-ahead logs follow the same rule book in `db/wal_rules.rs`.
+//! Write-ahead logs follow the same rule book in `recovery/wal_rules.rs`.
 
 use crate::error::{Error, Result};
 use crate::file_names::redirect_file_name;
