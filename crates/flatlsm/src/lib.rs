@@ -31,7 +31,8 @@
 //! - `compaction`: one job type, a context it runs against, and one pure policy per design.
 //! - `designs`: one room per design (FlatLSM, leveled, NoveLSM, MatrixKV, SLM-DB): what it
 //!   recovers and builds.
-//! - `db`: the database handle: write path, read path, stalls, background work.
+//! - `db`: the database handle: write path, read path, stalls, the shared state.
+//! - `jobs`: background work: flushes, compactions, value-log GC, checkpoints.
 //! - `recovery`: opening a database: the manifest, the write buffers, consistency checks.
 //! - `repair`: rebuilding a manifest from whatever files are readable (`repair`).
 //! - `inspect`: offline `check` and `dump`; `kv_lines`, `fuzz_api` and `tool_support` (hidden,
@@ -39,7 +40,7 @@
 //!
 //! Layers, bottom first (the building blocks of `flatlsm-core` below them all): `snapshot` <
 //! `options` < `observe` < `pmtable` < `buffer` < `values` < `layout` < `compaction` <
-//! `designs` < `db` < `recovery` < `repair` < `inspect` < `kv_lines` < `fuzz_api` < `tool_support`.
+//! `designs` < `db` < `jobs` < `recovery` < `repair` < `inspect` < `kv_lines` < `fuzz_api` < `tool_support`.
 //!
 //! A module imports only modules before it in this list (its own tests aside);
 //! `tests/layers.rs` checks every `crate::` path against it, so an upward import fails the
@@ -52,6 +53,7 @@ mod designs;
 #[doc(hidden)]
 pub mod fuzz_api;
 pub mod inspect;
+mod jobs;
 #[doc(hidden)]
 pub mod kv_lines;
 mod layout;
@@ -98,13 +100,11 @@ use flatlsm_core::{
 };
 
 pub use db::{BlockCacheStats, BloomStats, LatencyStats, LatencySummary, LATENCY_OPERATIONS};
-pub use db::{
-    CheckpointOptions, Db, LevelStats, Stats, StoreCompactionStat, VlogStats, WriteBatch,
-    PROPERTY_NAMES,
-};
+pub use db::{Db, LevelStats, Stats, StoreCompactionStat, VlogStats, WriteBatch, PROPERTY_NAMES};
 pub use designs::profile_of;
 pub use error::{Error, Result};
 pub use iter::DbIterator;
+pub use jobs::CheckpointOptions;
 pub use options::{
     load_options, Compression, LeveledOptions, MatrixKvOptions, Options, Placement, PmModeOption,
     Profile, ReadOptions, SlmDbOptions, Snapshot, WriteOptions,

@@ -3,8 +3,8 @@
 //! cache), its options, the oldest sequence a reader may still need, a locator for copied value
 //! pointers, a narrow [`JobHost`] to number its outputs and to learn when to stop, and the
 //! database's info log (`LOG`) for what it wants an operator to read. The
-//! database builds one per job (`db/jobs.rs`) and commits what the job returns through the one
-//! commit protocol (`db/background.rs`, `install`).
+//! database builds one per job (`jobs/host.rs`) and commits what the job returns through the one
+//! commit protocol (`jobs/background.rs`, `install`).
 //!
 //! So a job can be run, and tested, against any host: the designs share the jobs and differ in
 //! what they pick ([`super::policy`]) and when they run them.

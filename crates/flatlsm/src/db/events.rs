@@ -9,14 +9,14 @@ use crate::version::VersionEdit;
 use std::time::Duration;
 
 /// Bytes a flush wrote, by device.
-pub(super) struct FlushBytes {
+pub(crate) struct FlushBytes {
     pub sst: u64,
     pub vlog: u64,
     pub pm: u64,
 }
 
 /// `[profile] flush: N write buffers [numbers] (bytes) -> outputs (bytes by kind) in T us`.
-pub(super) fn flush_line(
+pub(crate) fn flush_line(
     profile: Profile,
     tables: &[BufferRef],
     edit: &VersionEdit,
@@ -38,7 +38,7 @@ pub(super) fn flush_line(
 }
 
 /// `[profile] compaction: level inputs + overlapping (bytes in) -> outputs (bytes out) in T us`.
-pub(super) fn compaction_line(
+pub(crate) fn compaction_line(
     profile: Profile,
     c: &Compaction,
     edit: &VersionEdit,
@@ -68,7 +68,7 @@ pub(super) fn compaction_line(
 
 /// `PMTable GC: log N (bytes) -> log M (bytes) in T us`: the mutable PMTable's live entries
 /// rewritten into a fresh log.
-pub(super) fn pmtable_gc_line(
+pub(crate) fn pmtable_gc_line(
     old: &dyn WriteBuffer,
     fresh: &dyn WriteBuffer,
     took: Duration,

@@ -5,33 +5,26 @@
 //! work. Background threads flush PMTables, compact L1 into L2 and collect value-log garbage.
 
 mod approximate;
-pub(crate) mod background;
 mod batch;
 #[cfg(test)]
 mod bg_wait_tests;
 mod bounds;
-mod checkpoint;
-mod compact;
-mod events;
+pub(crate) mod events;
 #[cfg(test)]
 mod flush_pipeline_tests;
-mod flush_queue;
-mod jobs;
+pub(crate) mod flush_queue;
 #[cfg(test)]
 mod race_tests;
 mod range_delete;
 mod read;
+mod report;
 mod stall;
 #[cfg(test)]
 mod stall_tests;
 pub(crate) mod state;
-mod store_jobs;
 #[cfg(test)]
 mod sync_point;
-pub(crate) mod vlog_gc_job;
-#[cfg(test)]
-mod vlog_gc_tests;
-mod waits;
+pub(crate) mod waits;
 mod write;
 
 pub use crate::layout::lock::DirLock;
@@ -41,7 +34,6 @@ pub use crate::observe::{
 pub use crate::observe::{LatencyStats, LatencySummary};
 pub use crate::observe::{LATENCY_OPERATIONS, PROPERTY_NAMES};
 pub use batch::WriteBatch;
-pub use checkpoint::CheckpointOptions;
 
 use crate::error::{Error, Result};
 use crate::iter::DbIterator;
@@ -63,7 +55,7 @@ use std::thread::JoinHandle;
 /// `spawn_blocking`) rather than dropping the last handle on an async executor thread.
 #[derive(Clone)]
 pub struct Db {
-    inner: Arc<DbInner>,
+    pub(crate) inner: Arc<DbInner>,
     handle: Arc<Handle>,
 }
 
@@ -368,19 +360,6 @@ impl Db {
         }
     }
 
-    /// Seals the mutable PMTable and waits until every PMTable is flushed to the Ordered-L1.
-    pub fn flush(&self) -> Result<()> {
-        self.check_open()?;
-        self.inner.check_writable()?;
-        background::flush_all(&self.inner)
-    }
-
-    /// Flushes, then compacts the L1 files overlapping `[begin, end]` (all if `None`) into L2.
-    pub fn compact_range(&self, begin: Option<&[u8]>, end: Option<&[u8]>) -> Result<()> {
-        self.flush()?;
-        compact::compact_range(&self.inner, begin, end)
-    }
-
     /// A report of sizes, bytes written, write amplification and stalls, block-cache and
     /// bloom-filter counters, and per-operation latencies.
     ///
@@ -397,7 +376,7 @@ impl Db {
     /// # Ok::<(), flatlsm::Error>(())
     /// ```
     pub fn stats(&self) -> Stats {
-        background::stats(&self.inner)
+        report::stats(&self.inner)
     }
 
     /// The property `name` (RocksDB's `GetProperty`): `flatlsm.stats` (the whole report as
@@ -427,14 +406,6 @@ impl Db {
         crate::observe::properties::int_property(&self.stats(), name)
     }
 
-    /// Waits until no flush, compaction or value-log GC is due (for benchmarks' "settled").
-    pub fn wait_for_background_work(&self) -> Result<()> {
-        if self.inner.read_only {
-            return self.check_open(); // no background work in a read-only database
-        }
-        background::wait_idle(&self.inner)
-    }
-
     /// Finishes the flushes already due (the immutable write buffers a background flush
     /// would take now, so opening and closing in a loop does not pile up PM Logs), makes
     /// every write durable, stops background work (a running compaction gives up at its next
@@ -449,7 +420,7 @@ impl Db {
         &self.inner.counters.latency
     }
 
-    fn check_open(&self) -> Result<()> {
+    pub(crate) fn check_open(&self) -> Result<()> {
         if self.inner.closed.load(Ordering::Acquire) {
             return Err(Error::Closed);
         }
@@ -482,7 +453,7 @@ impl Handle {
         if self.inner.closed.load(Ordering::Acquire) {
             return Ok(());
         }
-        let flushed = background::finish_due_flushes(&self.inner);
+        let flushed = (self.inner.jobs.finish_due_flushes)(&self.inner);
         if self.inner.closed.swap(true, Ordering::AcqRel) {
             return Ok(());
         }

@@ -388,7 +388,7 @@ impl DbInner {
             if !self.opts.background_work {
                 // Nobody else flushes: do it here.
                 drop(g);
-                super::background::flush_one(self)?;
+                (self.jobs.flush_one)(self)?;
                 g = self.bg_signal.lock();
                 continue;
             }

@@ -57,8 +57,21 @@ pub(crate) struct VersionState {
 #[derive(Default)]
 pub(crate) struct BgSignal;
 
+/// What the handle and the write path need of the background jobs (`crate::jobs`, a layer
+/// above): set by recovery when it builds the state.
+#[derive(Clone, Copy)]
+pub(crate) struct JobHooks {
+    /// Flushes the oldest immutable write buffers in this thread (a stalled writer, when no
+    /// background thread runs); true if it flushed something.
+    pub flush_one: fn(&DbInner) -> Result<bool>,
+    /// Runs the flushes already due (close).
+    pub finish_due_flushes: fn(&DbInner) -> Result<()>,
+}
+
 /// State shared by the handle and the background threads.
 pub(crate) struct DbInner {
+    /// The jobs the handle runs in its own threads (see [`JobHooks`]).
+    pub jobs: JobHooks,
     pub opts: Options,
     /// Opened by `Db::open_read_only`: every write is refused, and the files and PM the
     /// engine sees are copy-on-write views (`recovery/open.rs`).

@@ -58,7 +58,7 @@ impl Db {
 
     fn open_with(path: &Path, opts: Options, access: open::Access) -> Result<Db> {
         let (inner, lock) = open::open(path, opts, access)?;
-        let threads = crate::db::background::start(&inner);
+        let threads = crate::jobs::background::start(&inner);
         Ok(Db::from_parts(inner, lock, threads))
     }
 }

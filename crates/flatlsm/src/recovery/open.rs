@@ -447,6 +447,7 @@ fn build_inner(
     let vlogs = Arc::new(VlogSet::new(fs.clone(), path.to_path_buf()));
     let vlog_redirects = Arc::new(RedirectSet::new(fs.clone(), path.to_path_buf()));
     DbInner {
+        jobs: crate::jobs::HOOKS,
         path: path.to_path_buf(),
         info_log,
         fs,

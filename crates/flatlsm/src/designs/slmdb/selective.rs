@@ -2,7 +2,7 @@
 //! or too many files behind a window of consecutive keys in a leaf scan — which group is merged
 //! (the candidate with the largest summed key-range overlap with the others, and the candidates
 //! overlapping it), and the stream of an input that keeps only the keys the B+-tree still points
-//! at in it. The job itself is the shared compaction job (`db/store_jobs.rs`).
+//! at in it. The job itself is the shared compaction job (`jobs/store_jobs.rs`).
 
 use crate::compaction::filtered::{Forward, KeepRule};
 use crate::error::Result;

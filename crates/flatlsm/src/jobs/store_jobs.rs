@@ -4,11 +4,11 @@
 //! new version; a failure sets the background error and installs nothing.
 
 use super::background::{install_flush, record_failure};
-use super::state::DbInner;
 use crate::buffer::{BufferRef, WriteBuffer};
 use crate::compaction::filtered::Filtered;
 use crate::compaction::flush::FlushOutput;
 use crate::compaction::job;
+use crate::db::state::DbInner;
 use crate::designs::{StoreFlush, StorePart};
 use crate::error::Result;
 use crate::observe::stats::Counters;

@@ -1,8 +1,8 @@
 //! The database as the host of its background jobs: the [`JobHost`] it offers a running job and
 //! the [`JobContext`] it builds for each one (`compaction/context.rs`).
 
-use super::state::DbInner;
 use crate::compaction::context::{JobContext, JobHost, JobOptions};
+use crate::db::state::DbInner;
 use crate::observe::stats::Counters;
 use crate::sst::SstDir;
 use crate::values::ValueLocator;

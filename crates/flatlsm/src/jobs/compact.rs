@@ -7,11 +7,11 @@
 //! value-log GC run beside it and reserve nothing of what it reads.
 
 use super::background::{drop_unreferenced_vlogs, purge_obsolete_files, record_failure};
-use super::events::compaction_line;
-use super::state::DbInner;
 use crate::compaction::job::{self, Compaction};
 use crate::compaction::policy::range_dels::rewrite_under_range_dels;
 use crate::compaction::policy::{into_next_level, round_robin, PolicyView};
+use crate::db::events::compaction_line;
+use crate::db::state::DbInner;
 use crate::error::Result;
 use crate::observe::info_log::event;
 use crate::observe::stats::Counters;

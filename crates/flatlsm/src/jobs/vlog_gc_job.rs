@@ -16,8 +16,8 @@
 //! Recovery rule: see `compaction::vlog_gc` (a crash before the edit leaves orphans only).
 
 use super::background::purge_obsolete_files;
-use super::state::DbInner;
 use crate::compaction::vlog_gc::{self, GcOutput};
+use crate::db::state::DbInner;
 use crate::error::Result;
 use crate::observe::info_log::event;
 use crate::observe::stats::Counters;

@@ -20,8 +20,8 @@
 //! every mutable file (manifest, PM regions, identities, OPTIONS) is new.
 
 use super::background::flush_all;
-use super::state::DbInner;
 use super::Db;
+use crate::db::state::DbInner;
 use crate::error::{Error, IoContext, Result};
 use crate::file_names::redirect_file_name;
 use crate::layout::identity::IdentityPlan;
