@@ -198,6 +198,12 @@ pub struct Options {
     /// flush drained 703 MB/s with it, 1,221 MB/s without; docs/design-decisions.md). Turn it
     /// on for read-soon-after-write workloads that fit in memory.
     pub vlog_cache_written: bool,
+    /// Values a get reads from a value log are kept in the block cache (default true), whose
+    /// capacity (`block_cache_size`) bounds blocks and values together, as RocksDB's blob
+    /// cache can share its block cache: a value read again (a hot key) is served from memory,
+    /// without a read of its log. Scans do not fill it. `Stats::block_cache` counts value hits,
+    /// misses and inserts apart from the blocks'.
+    pub value_cache: bool,
     /// SSTable data block size.
     pub block_size: usize,
     /// Bloom filter bits per key in SSTables.
@@ -277,6 +283,7 @@ impl Default for Options {
             kv_separation_threshold: 512,
             vlog_direct_writes: false,
             vlog_cache_written: false,
+            value_cache: true,
             block_size: 4096,
             bloom_bits_per_key: 10,
             compression: Compression::Lz4,
@@ -503,6 +510,7 @@ impl fmt::Debug for Options {
             .field("kv_separation_threshold", &self.kv_separation_threshold)
             .field("vlog_direct_writes", &self.vlog_direct_writes)
             .field("vlog_cache_written", &self.vlog_cache_written)
+            .field("value_cache", &self.value_cache)
             .field("compression", &self.compression)
             .field("compression_per_level", &self.compression_per_level)
             .field("background_nice", &self.background_nice)

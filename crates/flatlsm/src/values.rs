@@ -11,10 +11,16 @@
 //! log and offset. A pointer into a log the version does not redirect is read as is: its log is
 //! live in that version, so its file exists while the version is held.
 //!
+//! Point reads keep the values they read in the block cache ([`read_value`], with
+//! `Options::value_cache`): a value read again is served from memory without a read of its
+//! log. Scans read the logs directly, so one long scan does not push the point reads' values
+//! out.
+//!
 //! Thread-safety: a [`ValueLocator`] is immutable and shared (`Send + Sync`).
 
 use crate::error::Result;
 use crate::iter::ValueResolver;
+use crate::sst::{Block, BlockCache};
 use crate::types::ValuePointer;
 use crate::version::Version;
 use crate::vlog::{RedirectSet, VlogSet};
@@ -55,6 +61,25 @@ pub(crate) fn locate(
         None => Ok(*ptr),
         Some(r) => redirects.get(r.number)?.translate(ptr),
     }
+}
+
+/// The value of the record at `at` (a located pointer): from `cache` if it holds it, else
+/// read from its log and kept in `cache` (when one is given).
+pub(crate) fn read_value(
+    vlogs: &VlogSet,
+    cache: Option<&BlockCache>,
+    at: &ValuePointer,
+) -> Result<Vec<u8>> {
+    let Some(cache) = cache else {
+        return vlogs.read_value(at);
+    };
+    if let Some(hit) = cache.get_value(at.file_number, at.offset) {
+        return Ok(hit.value(0).to_vec());
+    }
+    let value = vlogs.read_value(at)?;
+    let cached = Arc::new(Block::single_value(value.clone()));
+    cache.insert_value(at.file_number, at.offset, cached);
+    Ok(value)
 }
 
 impl ValueResolver for ValueLocator {

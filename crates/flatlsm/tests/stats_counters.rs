@@ -125,3 +125,40 @@ fn the_block_cache_counts_a_miss_then_hits_for_one_block() {
         .unwrap()
         .contains("block cache: "));
 }
+
+/// A hot separated value: the first get reads it from its value log and keeps it in the block
+/// cache, later gets find it there; a scan neither fills nor counts the value cache; with
+/// `value_cache` off every get reads the log.
+#[test]
+fn a_separated_value_read_twice_comes_from_the_value_cache() {
+    for cache_values in [true, false] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut opts = common::simulated(1);
+        opts.value_cache = cache_values;
+        let db = Db::open(dir.path(), opts).unwrap();
+        let big = vec![b'v'; 2000]; // above kv_separation_threshold: kept in a value log
+        for i in 0..50 {
+            db.put(key(i), &big).unwrap();
+        }
+        db.flush().unwrap();
+        db.wait_for_background_work().unwrap();
+        let before = db.stats().block_cache;
+        for _ in 0..4 {
+            assert_eq!(db.get(key(7)).unwrap().as_deref(), Some(&big[..]));
+        }
+        let mut it = db.iter().unwrap();
+        it.seek_to_first();
+        while it.valid() {
+            it.advance();
+        }
+        let after = db.stats().block_cache;
+        let seen = |s: &flatlsm::BlockCacheStats| (s.value_hits, s.value_misses, s.value_inserts);
+        let (h0, m0, i0) = seen(&before);
+        let (h, m, i) = seen(&after);
+        match cache_values {
+            true => assert_eq!((h - h0, m - m0, i - i0), (3, 1, 1)),
+            false => assert_eq!((h - h0, m - m0, i - i0), (0, 0, 0)),
+        }
+        assert_eq!(db.property_int("flatlsm.value-cache-hit"), Some(h));
+    }
+}

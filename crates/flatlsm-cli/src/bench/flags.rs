@@ -207,6 +207,10 @@ pub struct BenchFlags {
     #[arg(long = "vlog_cache_written", num_args = 0..=1,
           default_missing_value = "true", value_parser = parse_flag_bool)]
     pub vlog_cache_written: Option<bool>,
+    /// FlatLSM keeps the values gets read from value logs in its block cache (default 1).
+    #[arg(long = "value_cache", num_args = 0..=1,
+          default_missing_value = "true", value_parser = parse_flag_bool)]
+    pub value_cache: Option<bool>,
     /// Block cache capacity in bytes for every engine (FlatLSM, RocksDB in process, db_bench);
     /// default FlatLSM's 64 MiB.
     #[arg(long = "cache_size")]

@@ -194,7 +194,7 @@ fn config_json(cfg: &BenchConfig) -> serde_json::Value {
         "pm_path": cfg.pm_path, "pm_mode": format!("{:?}", o.pm_mode),
         "pmtable_size": o.pmtable_size, "flush_immutable_num": o.flush_immutable_num,
         "max_write_buffer_number": o.max_write_buffer_number, "l1_capacity": o.l1_capacity, "l1_merge_trigger": o.l1_merge_trigger,
-        "flush_threads": o.flush_threads, "kv_separation_threshold": o.kv_separation_threshold,
+        "flush_threads": o.flush_threads, "kv_separation_threshold": o.kv_separation_threshold, "value_cache": o.value_cache,
         "slowdown_immutable_num": o.slowdown_trigger(), "delayed_write_rate": o.delayed_write_rate,
         "rocksdb_blob": cfg.args.rocksdb_blob,
         "report_interval_seconds": cfg.args.report_interval_seconds,

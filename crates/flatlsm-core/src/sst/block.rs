@@ -94,6 +94,20 @@ impl Block {
         })
     }
 
+    /// A block of one entry with an empty key and `value` as its value: how the block cache
+    /// holds a value read from a value log ([`super::BlockCache::insert_value`]).
+    pub fn single_value(value: Vec<u8>) -> Block {
+        let entry = Entry {
+            key: 0..0,
+            value: 0..value.len(),
+        };
+        Block {
+            data: Bytes::Heap(value),
+            keys: Bytes::Heap(Vec::new()),
+            entries: vec![entry],
+        }
+    }
+
     /// A copy of this block whose bytes live in `arena` (PM), or `None` if it has no room.
     pub fn to_pm(&self, arena: &Arc<PmArena>) -> Option<Block> {
         Some(Block {

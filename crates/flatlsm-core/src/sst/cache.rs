@@ -1,5 +1,9 @@
 //! The block cache: decoded data blocks keyed by `(file_number, block_offset)`, charged by
-//! bytes ([`Block::charge`]), scan resistant.
+//! bytes ([`Block::charge`]), scan resistant. It also holds values read from value logs,
+//! keyed by `(log number, record offset)` (RocksDB's blob cache sharing the block cache):
+//! SSTs and value logs share one file-number space, so the keys never collide, and one
+//! capacity bounds both. A cached value is a one-entry [`Block`] ([`Block::single_value`]),
+//! counted apart ([`BlockCache::value_hits`] ...).
 //!
 //! Policy: `quick_cache`'s sync cache (a CLOCK-Pro variant close to S3-FIFO). A block read for
 //! the first time enters a small *cold* queue and leaves it unless it is read again before it
@@ -76,10 +80,19 @@ pub struct BlockCache {
     arena: Option<Arc<PmArena>>,
     blocks: Cache<Key, Arc<Block>, ByCharge, DefaultHashBuilder, CountEvictions>,
     capacity: usize,
+    /// Lookups and inserts of SST blocks.
+    blocks_seen: Counts,
+    /// Lookups and inserts of value-log values.
+    values_seen: Counts,
+    evictions: Arc<AtomicU64>,
+}
+
+/// Hits, misses and inserts of one kind of entry.
+#[derive(Default)]
+struct Counts {
     hits: StripedCounter,
     misses: StripedCounter,
     inserts: StripedCounter,
-    evictions: Arc<AtomicU64>,
 }
 
 impl BlockCache {
@@ -114,9 +127,8 @@ impl BlockCache {
             arena,
             blocks,
             capacity,
-            hits: StripedCounter::default(),
-            misses: StripedCounter::default(),
-            inserts: StripedCounter::default(),
+            blocks_seen: Counts::default(),
+            values_seen: Counts::default(),
             evictions,
         })
     }
@@ -126,24 +138,39 @@ impl BlockCache {
         self.capacity
     }
 
-    /// Bytes of blocks currently cached.
+    /// Bytes of blocks and values currently cached.
     pub fn usage(&self) -> usize {
         self.blocks.weight() as usize
     }
 
     /// Number of lookups that found their block.
     pub fn hits(&self) -> u64 {
-        self.hits.get()
+        self.blocks_seen.hits.get()
     }
 
     /// Number of lookups that did not find their block.
     pub fn misses(&self) -> u64 {
-        self.misses.get()
+        self.blocks_seen.misses.get()
     }
 
     /// Number of blocks admitted to the cache.
     pub fn inserts(&self) -> u64 {
-        self.inserts.get()
+        self.blocks_seen.inserts.get()
+    }
+
+    /// Number of value lookups that found their value.
+    pub fn value_hits(&self) -> u64 {
+        self.values_seen.hits.get()
+    }
+
+    /// Number of value lookups that did not find their value.
+    pub fn value_misses(&self) -> u64 {
+        self.values_seen.misses.get()
+    }
+
+    /// Number of values admitted to the cache.
+    pub fn value_inserts(&self) -> u64 {
+        self.values_seen.inserts.get()
     }
 
     /// Number of blocks the cache dropped to make room (not counting [`BlockCache::erase_file`]).
@@ -153,19 +180,38 @@ impl BlockCache {
 
     /// Looks up a block and counts a hit or a miss.
     pub fn get(&self, file_number: u64, offset: u64) -> Option<Arc<Block>> {
-        let found = self.blocks.get(&(file_number, offset));
-        let counter = if found.is_some() {
-            &self.hits
-        } else {
-            &self.misses
-        };
-        counter.add(1);
-        found
+        self.lookup(file_number, offset, &self.blocks_seen)
     }
 
     /// Caches a block (one too large for the cache, or that a PM arena has no room for, is
     /// not cached).
     pub fn insert(&self, file_number: u64, offset: u64, block: Arc<Block>) {
+        self.admit(file_number, offset, block, &self.blocks_seen)
+    }
+
+    /// Looks up the value of the record at `offset` of value log `log_number` (a one-entry
+    /// block: [`Block::value`] of entry 0), counting a value hit or miss.
+    pub fn get_value(&self, log_number: u64, offset: u64) -> Option<Arc<Block>> {
+        self.lookup(log_number, offset, &self.values_seen)
+    }
+
+    /// Caches the value of the record at `offset` of value log `log_number`, as
+    /// [`BlockCache::insert`] caches a block.
+    pub fn insert_value(&self, log_number: u64, offset: u64, value: Arc<Block>) {
+        self.admit(log_number, offset, value, &self.values_seen)
+    }
+
+    fn lookup(&self, number: u64, offset: u64, counts: &Counts) -> Option<Arc<Block>> {
+        let found = self.blocks.get(&(number, offset));
+        let counter = match found.is_some() {
+            true => &counts.hits,
+            false => &counts.misses,
+        };
+        counter.add(1);
+        found
+    }
+
+    fn admit(&self, number: u64, offset: u64, block: Arc<Block>, counts: &Counts) {
         if block.charge() as u64 > self.blocks.shard_capacity() / 100 * LARGEST_PERCENT {
             return;
         }
@@ -176,11 +222,12 @@ impl BlockCache {
                 None => return,
             },
         };
-        self.blocks.insert((file_number, offset), block);
-        self.inserts.add(1);
+        self.blocks.insert((number, offset), block);
+        counts.inserts.add(1);
     }
 
-    /// Drops every cached block of `file_number` (for example after the table was deleted).
+    /// Drops every cached block (or value) of `file_number` (for example after the table or
+    /// value log was deleted).
     pub fn erase_file(&self, file_number: u64) {
         self.blocks.retain(|key, _| key.0 != file_number);
     }

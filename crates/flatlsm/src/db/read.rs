@@ -171,7 +171,15 @@ impl DbInner {
                 let ptr = ValuePointer::decode(&value)
                     .ok_or_else(|| Error::corruption(path, 0, "value pointer of wrong length"))?;
                 let at = crate::values::locate(version, &self.vlog_redirects, &ptr)?;
-                Ok(Some(self.vlogs.read_value(&at)?))
+                let cache = self
+                    .table_cache
+                    .block_cache()
+                    .filter(|_| self.opts.value_cache);
+                Ok(Some(crate::values::read_value(
+                    &self.vlogs,
+                    cache.map(|c| &**c),
+                    &at,
+                )?))
             }
         }
     }

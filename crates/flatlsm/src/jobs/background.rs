@@ -432,11 +432,16 @@ pub(crate) fn purge_obsolete_files(db: &DbInner) -> Result<()> {
     crate::layout::wal_files::remove_stale_wals(&*db.fs, &db.wal_dir, &wal_names, &keep)
 }
 
-/// Forgets the cached reader of a file about to be deleted.
+/// Forgets the cached reader (and cached blocks or values) of a file about to be deleted.
 fn evict(db: &DbInner, file: NumberedFile) {
     match file {
         NumberedFile::Sst(n) => db.table_cache.evict(n),
-        NumberedFile::Vlog(n) => db.vlogs.evict(n),
+        NumberedFile::Vlog(n) => {
+            db.vlogs.evict(n);
+            if let Some(cache) = db.table_cache.block_cache() {
+                cache.erase_file(n);
+            }
+        }
         NumberedFile::Redirect(n) => db.vlog_redirects.evict(n),
         NumberedFile::Manifest(_) | NumberedFile::Wal(_) => {}
     }

@@ -76,9 +76,9 @@ pub struct VlogStats {
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
 #[non_exhaustive]
 pub struct BlockCacheStats {
-    /// Bytes of blocks it may hold.
+    /// Bytes of blocks and values it may hold.
     pub capacity: u64,
-    /// Bytes of blocks it holds.
+    /// Bytes of blocks and values it holds.
     pub usage: u64,
     /// Lookups that found their block.
     pub hits: u64,
@@ -86,8 +86,14 @@ pub struct BlockCacheStats {
     pub misses: u64,
     /// Blocks admitted.
     pub inserts: u64,
-    /// Blocks dropped to make room (not those of deleted tables).
+    /// Blocks and values dropped to make room (not those of deleted files).
     pub evictions: u64,
+    /// Gets that found their value in the cache (`Options::value_cache`).
+    pub value_hits: u64,
+    /// Gets that read their value from its value log.
+    pub value_misses: u64,
+    /// Values admitted.
+    pub value_inserts: u64,
 }
 
 impl BlockCacheStats {
@@ -103,6 +109,9 @@ impl BlockCacheStats {
             misses: c.misses(),
             inserts: c.inserts(),
             evictions: c.evictions(),
+            value_hits: c.value_hits(),
+            value_misses: c.value_misses(),
+            value_inserts: c.value_inserts(),
         }
     }
 }
@@ -357,8 +366,17 @@ impl fmt::Display for BlockCacheStats {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "block cache: {} of {} bytes, {} hits, {} misses, {} inserts, {} evictions",
-            self.usage, self.capacity, self.hits, self.misses, self.inserts, self.evictions
+            "block cache: {} of {} bytes, {} hits, {} misses, {} inserts, {} evictions; values: \
+             {} hits, {} misses, {} inserts",
+            self.usage,
+            self.capacity,
+            self.hits,
+            self.misses,
+            self.inserts,
+            self.evictions,
+            self.value_hits,
+            self.value_misses,
+            self.value_inserts
         )
     }
 }

@@ -53,6 +53,7 @@ setters! {
     kv_separation_threshold: usize,
     vlog_direct_writes: bool,
     vlog_cache_written: bool,
+    value_cache: bool,
     block_size: usize,
     bloom_bits_per_key: usize,
     compression: Compression,

@@ -259,7 +259,7 @@ stored_options! {
         flush_immutable_num, max_write_buffer_number, slowdown_immutable_num,
         delayed_write_rate, l1_merge_trigger, pmtable_gc_ratio, l1_capacity, target_file_size,
         flush_threads, kv_separation_threshold, vlog_direct_writes, vlog_cache_written,
-        block_size, bloom_bits_per_key, block_cache_size, max_open_files,
+        value_cache, block_size, bloom_bits_per_key, block_cache_size, max_open_files,
         vlog_gc_garbage_ratio, background_work, background_nice, max_log_file_size,
         keep_log_file_num, compression, compression_per_level,
     }

@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::fs::{FileSystem, OsFileSystem};
-use crate::sst::{sst_file_name, SstDir, SstDirs, TableCache};
+use crate::sst::{sst_file_name, Block, SstDir, SstDirs, TableCache};
 
 fn entries(n: u32) -> Entries {
     (0..n)
@@ -275,4 +275,32 @@ fn block_cache_in_pm_serves_reads_from_its_arena() {
     assert!(table.get(&key).unwrap().is_some());
     assert!(table.get(&key).unwrap().is_some());
     assert!(cache.hits() > before, "the PM copy was hit");
+}
+
+/// A value-log value cached beside the blocks: found again by its log and offset, counted
+/// apart from the blocks, charged to the same capacity, and dropped with its log.
+#[test]
+fn a_value_is_cached_beside_the_blocks_and_counted_apart() {
+    let cache = BlockCache::new(1 << 20);
+    assert!(cache.get_value(7, 4096).is_none());
+    let value = vec![b'x'; 3000];
+    cache.insert_value(7, 4096, Arc::new(Block::single_value(value.clone())));
+    let found = cache.get_value(7, 4096).expect("cached");
+    assert_eq!((found.len(), found.value(0)), (1, &value[..]));
+    assert!(
+        cache.get_value(7, 8192).is_none(),
+        "another record of the same log"
+    );
+    assert_eq!(
+        (
+            cache.value_hits(),
+            cache.value_misses(),
+            cache.value_inserts()
+        ),
+        (1, 2, 1)
+    );
+    assert_eq!((cache.hits(), cache.misses(), cache.inserts()), (0, 0, 0));
+    assert!(cache.usage() >= 3000);
+    cache.erase_file(7);
+    assert!(cache.get_value(7, 4096).is_none());
 }
