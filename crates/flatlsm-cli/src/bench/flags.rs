@@ -207,7 +207,7 @@ pub struct BenchFlags {
     #[arg(long = "vlog_cache_written", num_args = 0..=1,
           default_missing_value = "true", value_parser = parse_flag_bool)]
     pub vlog_cache_written: Option<bool>,
-    /// FlatLSM keeps the values gets read from value logs in its block cache (default 1).
+    /// FlatLSM keeps the values gets read from value logs in its block cache (default 0).
     #[arg(long = "value_cache", num_args = 0..=1,
           default_missing_value = "true", value_parser = parse_flag_bool)]
     pub value_cache: Option<bool>,

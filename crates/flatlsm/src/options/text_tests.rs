@@ -77,7 +77,7 @@ pub(crate) fn every_field_changed() -> Options {
         kv_separation_threshold: 1024,
         vlog_direct_writes: true,
         vlog_cache_written: true,
-        value_cache: false,
+        value_cache: true,
         block_size: 8192,
         bloom_bits_per_key: 14,
         block_cache_size: 0,

@@ -162,6 +162,11 @@ impl Engine for FlatLsmEngine {
             ("flatlsm.compactions", s.compactions),
             ("flatlsm.vlog.direct.files", s.vlog_direct_files),
             ("flatlsm.vlog.buffered.files", s.vlog_buffered_files),
+            ("flatlsm.block.cache.hit", s.block_cache.hits),
+            ("flatlsm.block.cache.miss", s.block_cache.misses),
+            ("flatlsm.value.cache.hit", s.block_cache.value_hits),
+            ("flatlsm.value.cache.miss", s.block_cache.value_misses),
+            ("flatlsm.block.cache.usage", s.block_cache.usage),
         ]
         .into_iter()
         .map(|(k, v)| (k.to_string(), v))
