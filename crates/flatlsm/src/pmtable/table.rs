@@ -64,6 +64,9 @@ pub struct PmTable {
     /// The filter a table written in this process fills as it indexes (recovered tables get
     /// `filter` at open instead): point reads of the mutable table skip it with this.
     live_filter: Option<LiveFilter>,
+    /// `live_filter` folded to the table's key count once it is immutable
+    /// ([`PmTable::build_filter`]), small enough to stay in the CPU cache.
+    folded_filter: OnceLock<LiveFilter>,
     /// Where recovery found the log to end (recovered tables only).
     recovered_end: OnceLock<LogExtent>,
 }
@@ -86,6 +89,7 @@ impl PmTable {
             log: writer.log().clone(),
             index: ArenaIndex::new(writer.capacity() as usize),
             live_filter: Some(LiveFilter::for_log(writer.capacity() as usize)),
+            folded_filter: OnceLock::new(),
             writer: Mutex::new(Some(writer)),
             live_bytes: AtomicU64::new(0),
             max_seq: AtomicU64::new(0),
@@ -113,6 +117,7 @@ impl PmTable {
             min_seq: AtomicU64::new(u64::MAX),
             filter: OnceLock::new(),
             live_filter: None,
+            folded_filter: OnceLock::new(),
             recovered_end: OnceLock::new(),
         };
         let log = table.log.clone();
@@ -246,8 +251,10 @@ impl PmTable {
         if writer.is_some() || bits_per_key == 0 {
             return false;
         }
-        if self.live_filter.is_some() {
-            return true; // filled as every key was indexed: no second pass over the index
+        if let Some(live) = &self.live_filter {
+            // Filled as every key was indexed: folded, not rebuilt from the index.
+            self.folded_filter.get_or_init(|| live.folded(bits_per_key));
+            return true;
         }
         self.filter.get_or_init(|| {
             let mut key = Vec::new();
@@ -283,9 +290,11 @@ impl PmTable {
 
     /// False only if the table holds no entry of `user_key` (its filters say so).
     fn may_contain(&self, user_key: &[u8]) -> bool {
-        match (self.filter.get(), &self.live_filter) {
-            (Some(f), _) => f.may_contain(user_key),
-            (None, Some(f)) => f.may_contain(user_key),
+        if let Some(f) = self.filter.get() {
+            return f.may_contain(user_key);
+        }
+        match (self.folded_filter.get(), &self.live_filter) {
+            (Some(f), _) | (None, Some(f)) => f.may_contain(user_key),
             (None, None) => true,
         }
     }
