@@ -9,6 +9,10 @@
 //! name is formatted here too ([`sst_file_name`], [`vlog_file_name`], [`redirect_file_name`],
 //! [`manifest_file_name`], [`wal_file_name`]): the modules that write the files re-export them.
 //!
+//! The PM directory's regions are named here too: PM Logs (`NNNNNN.pmlog`, numbered from the
+//! same space), persistent skiplists (`NNNNNN.pmskl`), and the fixed names of MatrixKV's
+//! container, SLM-DB's B+-tree and a block cache placed in PM.
+//!
 //! The info log (`LOG`, rotated to `LOG.old.<micros>`) is not numbered: diagnostics only, no
 //! part of the durable state; [`is_info_log_file_name`] names it for the tools and for the
 //! fault-injecting file system, which leaves it alone (docs/design-decisions.md).
@@ -132,6 +136,44 @@ pub fn parse_redirect_file_name(name: &str) -> Option<u64> {
         return None;
     }
     digits.parse().ok()
+}
+
+/// Suffix of a PM Log (a PMTable's log in the PM directory).
+const PM_LOG_SUFFIX: &str = ".pmlog";
+/// Suffix of a persistent skiplist region (NoveLSM's and SLM-DB's write buffers).
+const SKIPLIST_SUFFIX: &str = ".pmskl";
+/// The PM region of MatrixKV's matrix container.
+pub const CONTAINER_REGION: &str = "matrix.pmc";
+/// The PM region of SLM-DB's B+-tree.
+pub const BTREE_REGION: &str = "index.pmbt";
+/// The PM region of a block cache placed in PM (`block_cache_placement = Pm`).
+pub const BLOCK_CACHE_REGION: &str = "blockcache.pmvol";
+
+/// The file name of PM Log `number`: `{number:06}.pmlog`.
+pub fn pm_log_file_name(number: u64) -> String {
+    format!("{number:06}{PM_LOG_SUFFIX}")
+}
+
+/// The number of a name produced by [`pm_log_file_name`]; `None` for any other name.
+pub fn parse_pm_log_file_name(name: &str) -> Option<u64> {
+    let digits = name.strip_suffix(PM_LOG_SUFFIX)?;
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let n = digits.parse().ok()?;
+    (pm_log_file_name(n) == name).then_some(n)
+}
+
+/// The region name of persistent skiplist `number`: `{number:06}.pmskl`.
+pub fn skiplist_region_name(number: u64) -> String {
+    format!("{number:06}{SKIPLIST_SUFFIX}")
+}
+
+/// The number of a name produced by [`skiplist_region_name`], if it is one.
+pub fn parse_skiplist_region_name(name: &str) -> Option<u64> {
+    let digits = name.strip_suffix(SKIPLIST_SUFFIX)?;
+    let n: u64 = digits.parse().ok()?;
+    (skiplist_region_name(n) == name).then_some(n)
 }
 
 /// The info log of a database directory (RocksDB's name).

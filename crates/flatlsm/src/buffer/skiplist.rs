@@ -5,6 +5,7 @@
 
 use super::WriteBuffer;
 use crate::error::Result;
+use crate::file_names::skiplist_region_name;
 use crate::iter::InternalIterator;
 use crate::pm::PmDevice;
 use crate::pmskiplist::{PmSkiplist, PmSkiplistCursor, PmSkiplistIter, PslEntry};
@@ -15,21 +16,6 @@ use crate::types::{
 };
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-
-/// Suffix of a PM skiplist region.
-const SUFFIX: &str = ".pmskl";
-
-/// The region name of skiplist `number`.
-pub(crate) fn skiplist_region_name(number: u64) -> String {
-    format!("{number:06}{SUFFIX}")
-}
-
-/// The number of a skiplist region's name, if it is one.
-pub(crate) fn parse_skiplist_region_name(name: &str) -> Option<u64> {
-    let digits = name.strip_suffix(SUFFIX)?;
-    let n: u64 = digits.parse().ok()?;
-    (skiplist_region_name(n) == name).then_some(n)
-}
 
 /// A PM skiplist write buffer.
 pub(crate) struct SkiplistBuffer {

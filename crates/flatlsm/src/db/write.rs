@@ -204,7 +204,7 @@ impl DbInner {
         let cache_in_pm = self.opts.block_cache_placement == crate::options::Placement::Pm;
         if cache_in_pm && self.opts.block_cache_size > 0 {
             let pm = crate::layout::open_pm_device(&self.path, &self.opts)?;
-            pm.remove_region(crate::layout::BLOCK_CACHE_REGION)?;
+            pm.remove_region(crate::file_names::BLOCK_CACHE_REGION)?;
         }
         Ok(())
     }

@@ -13,13 +13,11 @@
 
 use super::FileKind;
 use crate::error::{Error, IoContext, Result};
+use crate::file_names::{parse_pm_log_file_name, pm_log_file_name};
 use crate::fs::{FileSystem, OsFileSystem};
 use crate::iter::InternalIterator;
 use crate::layout::identity::{self, IDENTITY_FILE};
-use crate::pmtable::log::{
-    decode_header_checked, for_each_entry_in, is_blank_header, log_file_name, parse_log_file_name,
-    PmLogHeader,
-};
+use crate::pmtable::log::{decode_header_checked, for_each_entry_in, is_blank_header, PmLogHeader};
 use crate::recovery::consistency::{plan_pm_logs, tree_file_problems, PmLogState};
 use crate::sst::{SstDirs, Table};
 use crate::types::{parse_internal_key, ValueKind, ValuePointer};
@@ -434,10 +432,10 @@ impl Checker {
         let state = m.map_or(&unknown, |m| &m.state);
         let mut read = BTreeMap::new();
         let plan = plan_pm_logs(state, &numbers, |n| {
-            Ok(self.read_pm_log(&pm_dir.join(log_file_name(n)), n, &mut read))
+            Ok(self.read_pm_log(&pm_dir.join(pm_log_file_name(n)), n, &mut read))
         })?;
         for (n, why) in &plan.remove {
-            let path = pm_dir.join(log_file_name(*n));
+            let path = pm_dir.join(pm_log_file_name(*n));
             let note = format!("{}: {why}; removed at next open", path.display());
             self.report.notes.push(note);
         }
@@ -448,7 +446,7 @@ impl Checker {
         }
         for n in &plan.keep {
             if let Some((data, header)) = read.get(n) {
-                self.check_pm_entries(&pm_dir.join(log_file_name(*n)), data, header);
+                self.check_pm_entries(&pm_dir.join(pm_log_file_name(*n)), data, header);
             }
         }
         Ok(())
@@ -467,7 +465,7 @@ impl Checker {
             .context(|| format!("listing PM directory {}", pm_dir.display()))?;
         let mut numbers: Vec<u64> = names
             .iter()
-            .filter_map(|n| parse_log_file_name(n))
+            .filter_map(|n| parse_pm_log_file_name(n))
             .collect();
         numbers.sort_unstable();
         Ok(numbers)

@@ -9,8 +9,8 @@
 //!   its header, every recorded row's header and metadata, both checksums of every live entry.
 
 use super::check::Checker;
-use crate::buffer::skiplist::skiplist_region_name;
 use crate::error::{Error, Result};
+use crate::file_names::skiplist_region_name;
 use crate::file_names::{parse_wal_file_name, wal_file_name};
 use crate::fs::{FileSystem, OsFileSystem};
 use crate::options::Profile;
@@ -133,7 +133,7 @@ impl Checker {
         let Some(m) = m.filter(|m| !m.state.version.rows.rows.is_empty()) else {
             return;
         };
-        let path = pm_dir.join(crate::designs::matrixkv::CONTAINER_REGION);
+        let path = pm_dir.join(crate::file_names::CONTAINER_REGION);
         match check_rows(&path, &m.state.version.rows) {
             Ok(entries) => {
                 self.report.files_checked += 1;
@@ -152,7 +152,7 @@ impl Checker {
         let Some(m) = m.filter(|m| m.state.version.num_files(0) > 0) else {
             return;
         };
-        let path = pm_dir.join(crate::designs::slmdb::BTREE_REGION);
+        let path = pm_dir.join(crate::file_names::BTREE_REGION);
         let scanned = copy_region(&path, "the manifest names SSTs this B+-tree indexes")
             .and_then(|r| crate::pmbtree::PmBtree::recover(r)?.scan());
         let entries = match scanned {

@@ -15,9 +15,9 @@ pub use check::{check_database, check_database_with_wal, CheckReport, Problem};
 pub use dump::{dump_file, dump_file_with, DumpFormat, DumpOptions};
 
 use crate::error::{IoContext, Result};
+use crate::file_names::parse_pm_log_file_name;
 use crate::file_names::{parse_numbered_file, NumberedFile};
 use crate::fs::{FileSystem, OsFileSystem};
-use crate::pmtable::log::parse_log_file_name;
 use crate::sst::Table;
 use crate::version::CURRENT_FILE_NAME;
 use std::path::Path;
@@ -54,7 +54,7 @@ impl FileKind {
         if let Some(n) = crate::options::parse_options_file_name(name) {
             return Some(FileKind::Options(n));
         }
-        if let Some(n) = parse_log_file_name(name) {
+        if let Some(n) = parse_pm_log_file_name(name) {
             return Some(FileKind::PmLog(n));
         }
         Some(match parse_numbered_file(name)? {

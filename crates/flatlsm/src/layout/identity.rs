@@ -32,8 +32,8 @@
 //! the database. `inspect::check` applies the same rules through [`plan`].
 
 use crate::error::{Error, IoContext, Result};
+use crate::file_names::parse_pm_log_file_name;
 use crate::fs::{write_file_atomic, FileSystem};
-use crate::pmtable::log::parse_log_file_name;
 use crate::types::crc32c;
 use std::hash::{BuildHasher, Hasher};
 use std::path::{Path, PathBuf};
@@ -192,7 +192,7 @@ fn refuse_pm_logs_of_another_db(fs: &dyn FileSystem, db: &Path, pm: &Path) -> Re
     let names = fs
         .list_dir(pm)
         .context(|| format!("listing PM directory {}", pm.display()))?;
-    if let Some(log) = names.iter().find(|n| parse_log_file_name(n).is_some()) {
+    if let Some(log) = names.iter().find(|n| parse_pm_log_file_name(n).is_some()) {
         return Err(Error::InvalidState(format!(
             "PM directory {} holds PM Logs ({log}) of another database, but {} is a new \
              database; choose an empty PM directory",

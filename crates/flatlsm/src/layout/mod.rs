@@ -64,6 +64,3 @@ pub(crate) fn open_pm_device(path: &Path, opts: &Options) -> Result<PmDeviceRef>
     let device: PmDeviceRef = MmapPmDevice::open(&dir, request)?;
     Ok(device)
 }
-
-/// Name of the block cache's region in the PM directory (`block_cache_placement = Pm`).
-pub(crate) const BLOCK_CACHE_REGION: &str = "blockcache.pmvol";

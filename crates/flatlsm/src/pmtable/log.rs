@@ -57,6 +57,7 @@ pub use format::{
 };
 pub use salvage::DurableDamage;
 
+use crate::file_names::{parse_pm_log_file_name, pm_log_file_name};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -136,21 +137,6 @@ pub struct ValueSpan {
     len: usize,
 }
 
-/// The file name of log `number`: `format!("{number:06}.pmlog")`.
-pub fn log_file_name(number: u64) -> String {
-    format!("{number:06}.pmlog")
-}
-
-/// The number of a log file name produced by [`log_file_name`]; `None` for any other name.
-pub fn parse_log_file_name(name: &str) -> Option<u64> {
-    let digits = name.strip_suffix(".pmlog")?;
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    let n = digits.parse().ok()?;
-    (log_file_name(n) == name).then_some(n)
-}
-
 /// The decoded header of a PM Log.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PmLogHeader {
@@ -213,7 +199,7 @@ fn write_header(region: &dyn PmRegion, number: u64, replaces: Option<u64>) -> Re
             region.persist(0, 8)
         })
         .map_err(|e| {
-            let path = region.path().with_file_name(log_file_name(number));
+            let path = region.path().with_file_name(pm_log_file_name(number));
             Error::io(format!("persisting header of PM log {}", path.display()), e)
         })
 }
@@ -256,7 +242,12 @@ impl PmLog {
         // The region may have been renamed (recycled): its own path is its first name.
         let path = region.path().with_file_name(name);
         let head = region.read(0, region.len().min(PM_LOG_HEADER_LEN));
-        let h = decode_header_checked(head, region.len() as u64, parse_log_file_name(name), &path)?;
+        let h = decode_header_checked(
+            head,
+            region.len() as u64,
+            parse_pm_log_file_name(name),
+            &path,
+        )?;
         Ok(Arc::new(PmLog {
             region,
             path,
@@ -446,7 +437,7 @@ impl PmLogWriter {
                 "PM log capacity {capacity} is smaller than its {PM_LOG_HEADER_LEN}-byte header"
             )));
         }
-        let name = log_file_name(number);
+        let name = pm_log_file_name(number);
         let region = device.create_region(&name, capacity)?;
         write_header(&*region, number, replaces)
             .and_then(|()| Self::start(region, &name))
@@ -466,7 +457,7 @@ impl PmLogWriter {
         number: u64,
         replaces: Option<u64>,
     ) -> Result<Self> {
-        let name = log_file_name(number);
+        let name = pm_log_file_name(number);
         write_header(&*region, number, replaces)
             .and_then(|()| device.rename_region(pool_name, &name))
             .map_err(|e| crate::pm::discard_region(device, pool_name, e))?;

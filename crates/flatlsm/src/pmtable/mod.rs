@@ -19,5 +19,5 @@ pub use table::{MemLookup, PmTable};
 
 /// True for the regions write buffers leave on a device: PM Logs and the pool's free logs.
 pub(crate) fn is_buffer_region(name: &str) -> bool {
-    log::parse_log_file_name(name).is_some() || pool::is_pool_file_name(name)
+    crate::file_names::parse_pm_log_file_name(name).is_some() || pool::is_pool_file_name(name)
 }

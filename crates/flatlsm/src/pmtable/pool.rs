@@ -16,9 +16,10 @@
 //!
 //! Thread-safety: `Send + Sync`; one mutex, held while renaming (never while a writer appends).
 
-use super::log::{log_file_name, PmLogWriter};
+use super::log::PmLogWriter;
 use super::table::PmTable;
 use crate::error::Result;
+use crate::file_names::pm_log_file_name;
 use crate::pm::{PmDeviceRef, PmRegion};
 use parking_lot::Mutex;
 use std::sync::Arc;
@@ -132,7 +133,7 @@ impl PmLogPool {
     /// full (or another handle to the log still exists).
     fn free_log(&self, st: &mut PoolState, table: Arc<PmTable>) -> Result<()> {
         let number = table.number();
-        let name = log_file_name(number);
+        let name = pm_log_file_name(number);
         let region = table.into_log().and_then(|log| log.into_region());
         match region {
             Some(region) if st.free.len() < self.capacity => {
@@ -179,7 +180,8 @@ impl PmLogPool {
             self.device.remove_region(&name)?;
         }
         for table in std::mem::take(&mut st.retired) {
-            self.device.remove_region(&log_file_name(table.number()))?;
+            self.device
+                .remove_region(&pm_log_file_name(table.number()))?;
         }
         Ok(())
     }

@@ -18,10 +18,11 @@ use super::cursor::{PmTableCursor, PmTableIterator};
 use super::index::{ArenaIndex, NodeInfo, NodeRef};
 use super::live_filter::LiveFilter;
 use super::log::{
-    encoded_entry_len, log_file_name, EntryOffset, LogEntry, LogExtent, PmLog, PmLogWriter,
-    ValueSpan, PM_LOG_HEADER_LEN,
+    encoded_entry_len, EntryOffset, LogEntry, LogExtent, PmLog, PmLogWriter, ValueSpan,
+    PM_LOG_HEADER_LEN,
 };
 use crate::error::{Error, Result};
+use crate::file_names::pm_log_file_name;
 use crate::iter::VersionFilter;
 use crate::pm::PmDevice;
 use crate::range_del::RangeTombstones;
@@ -426,7 +427,7 @@ impl PmTable {
         let fresh = PmTable::create(device, number, capacity, Some(self.number()))?;
         self.copy_survivors(&fresh, VersionFilter::new(oldest_snapshot, range_dels))
             .and_then(|()| fresh.mark_gc_complete())
-            .map_err(|e| crate::pm::discard_region(device, &log_file_name(number), e))?;
+            .map_err(|e| crate::pm::discard_region(device, &pm_log_file_name(number), e))?;
         Ok(fresh)
     }
 

@@ -29,10 +29,11 @@
 //! Write-ahead logs follow the same rule book in `recovery/wal_rules.rs`.
 
 use crate::error::{Error, Result};
+use crate::file_names::pm_log_file_name;
 use crate::file_names::redirect_file_name;
 use crate::fs::FileSystem;
 use crate::pm::PmDeviceRef;
-use crate::pmtable::log::{log_file_name, PmLogHeader};
+use crate::pmtable::log::PmLogHeader;
 use crate::sst::SstDirs;
 use crate::version::{ManifestState, RecoveredManifest, Version};
 use crate::vlog::{vlog_file_name, RedirectTable, VLOG_HEADER_LEN};
@@ -209,7 +210,7 @@ impl PmProblem {
         let manifest = m.path.display();
         match self {
             PmProblem::Missing(n) => Error::corruption(
-                pm_dir.join(log_file_name(n)),
+                pm_dir.join(pm_log_file_name(n)),
                 0,
                 format!(
                     "missing: {manifest} records this PM Log as holding writes not yet flushed{}",
@@ -217,7 +218,7 @@ impl PmProblem {
                 ),
             ),
             PmProblem::Unrecorded { number, used_size } => Error::corruption(
-                pm_dir.join(log_file_name(number)),
+                pm_dir.join(pm_log_file_name(number)),
                 USED_SIZE_OFFSET,
                 format!(
                     "holds entries up to used_size {used_size}, but {manifest} does not record \

@@ -37,13 +37,14 @@ use super::dirs::purge_orphans;
 use super::open_stores::block_cache;
 use super::skiplist_recovery::recover_skiplists;
 use super::wal_recovery::{recover_from_wal, start_wals, RecoveredWals};
-use crate::buffer::skiplist::{parse_skiplist_region_name, SkiplistBuffer};
+use crate::buffer::skiplist::SkiplistBuffer;
 use crate::buffer::BufferRef;
 use crate::db::state::{BgSignal, DbInner, SuperVersion, VersionState};
 use crate::designs::check_profile;
 use crate::designs::{BufferKind, Design};
 use crate::error::{Error, IoContext, Result};
 use crate::file_names::{is_info_log_file_name, parse_numbered_file, NumberedFile};
+use crate::file_names::{parse_pm_log_file_name, parse_skiplist_region_name, pm_log_file_name};
 use crate::fs::{FileSystem, FsRef, OsFileSystem};
 use crate::layout::identity;
 use crate::layout::lock::{DirLock, LOCK_FILE};
@@ -54,7 +55,7 @@ use crate::observe::info_log::InfoLog;
 use crate::observe::stats::Counters;
 use crate::options::{parse_options_file_name, write_options_file, Options};
 use crate::pm::PmDeviceRef;
-use crate::pmtable::log::{log_file_name, parse_log_file_name, PmLog};
+use crate::pmtable::log::PmLog;
 use crate::pmtable::pool::is_pool_file_name;
 use crate::pmtable::{PmLogPool, PmTable};
 use crate::snapshot::SnapshotRegistry;
@@ -85,11 +86,11 @@ pub fn is_database_file_name(name: &str) -> bool {
 /// True for every name FlatLSM itself writes in a PM directory: PM Logs, the identity file,
 /// temporary files of atomic writes, and the device's work files.
 pub fn is_pm_dir_file_name(name: &str) -> bool {
-    parse_log_file_name(name).is_some()
+    parse_pm_log_file_name(name).is_some()
         || parse_skiplist_region_name(name).is_some()
-        || name == crate::layout::BLOCK_CACHE_REGION
-        || name == crate::designs::matrixkv::CONTAINER_REGION
-        || name == crate::designs::slmdb::BTREE_REGION
+        || name == crate::file_names::BLOCK_CACHE_REGION
+        || name == crate::file_names::CONTAINER_REGION
+        || name == crate::file_names::BTREE_REGION
         || name == "wal"
         || crate::sst::parse_sst_file_name(name).is_some() // level 0 of `level0_in_pm`
         || is_pool_file_name(name)
@@ -245,7 +246,7 @@ fn recover_read_only(
     let mut remove: Vec<(String, String)> = plan
         .remove
         .into_iter()
-        .map(|(n, why)| (log_file_name(n), why))
+        .map(|(n, why)| (pm_log_file_name(n), why))
         .collect();
     let (mut tables, mut emptied) = (Vec::new(), Vec::new());
     for n in plan.keep.iter().rev() {
@@ -256,7 +257,7 @@ fn recover_read_only(
             // reset before the new manifest drops it (commit_open), so a crash in between
             // leaves an empty log, not an unrecorded one with a tail.
             let why = format!("log {n} holds no entries after its torn tail");
-            remove.push((log_file_name(*n), why));
+            remove.push((pm_log_file_name(*n), why));
             emptied.push(table);
             continue;
         }
@@ -305,7 +306,7 @@ fn read_pm_log(
     logs: &mut BTreeMap<u64, Arc<PmLog>>,
 ) -> Result<PmLogState> {
     Ok(
-        match PmLog::open_if_initialized(&**pm, &log_file_name(n))? {
+        match PmLog::open_if_initialized(&**pm, &pm_log_file_name(n))? {
             None => PmLogState::Blank,
             Some(log) => {
                 let header = log.header();
@@ -320,7 +321,7 @@ fn read_pm_log(
 fn unreadable_log(pm: &PmDeviceRef, n: u64) -> Error {
     Error::InvalidState(format!(
         "PM log {} was planned for recovery but not read",
-        pm.dir().join(log_file_name(n)).display()
+        pm.dir().join(pm_log_file_name(n)).display()
     ))
 }
 
@@ -573,7 +574,7 @@ fn pm_numbers(pm: &PmDeviceRef) -> Result<Vec<u64>> {
     Ok(pm
         .list_regions()?
         .iter()
-        .filter_map(|n| parse_log_file_name(n).or_else(|| parse_skiplist_region_name(n)))
+        .filter_map(|n| parse_pm_log_file_name(n).or_else(|| parse_skiplist_region_name(n)))
         .collect())
 }
 

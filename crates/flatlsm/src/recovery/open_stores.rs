@@ -3,8 +3,9 @@
 //! against.
 
 use crate::error::Result;
+use crate::file_names::BLOCK_CACHE_REGION;
 use crate::fs::FsRef;
-use crate::layout::{open_pm_device, pm_dir_of, BLOCK_CACHE_REGION};
+use crate::layout::{open_pm_device, pm_dir_of};
 use crate::options::{Options, Placement};
 use crate::pm::PmArena;
 use crate::sst::BlockCache;

@@ -11,9 +11,10 @@
 
 use super::consistency;
 use super::open::Recovered;
-use crate::buffer::skiplist::{parse_skiplist_region_name, skiplist_region_name, SkiplistBuffer};
+use crate::buffer::skiplist::SkiplistBuffer;
 use crate::buffer::BufferRef;
 use crate::error::{Error, Result};
+use crate::file_names::{parse_skiplist_region_name, skiplist_region_name};
 use crate::fs::FileSystem;
 use crate::options::Options;
 use crate::pm::PmDeviceRef;

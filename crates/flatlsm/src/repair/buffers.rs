@@ -23,11 +23,12 @@
 
 use super::lost::copy_region_to_lost;
 use super::Repair;
-use crate::buffer::skiplist::{parse_skiplist_region_name, SkiplistBuffer};
+use crate::buffer::skiplist::SkiplistBuffer;
 use crate::designs::{design_of, BufferKind};
 use crate::error::Result;
+use crate::file_names::{parse_pm_log_file_name, parse_skiplist_region_name};
 use crate::pm::PmDeviceRef;
-use crate::pmtable::log::{parse_log_file_name, DurableDamage, PmLog};
+use crate::pmtable::log::{DurableDamage, PmLog};
 use crate::range_del::RangeTombstone;
 use std::collections::BTreeSet;
 
@@ -64,7 +65,7 @@ impl Repair<'_> {
         for name in pm.list_regions()? {
             let number = match skiplists {
                 true => parse_skiplist_region_name(&name),
-                false => parse_log_file_name(&name),
+                false => parse_pm_log_file_name(&name),
             };
             let Some(n) = number else { continue };
             self.see(n);

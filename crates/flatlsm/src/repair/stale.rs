@@ -17,13 +17,16 @@
 //! files or buffers), which the rules above catch.
 
 use super::scan::ScannedSst;
-use crate::buffer::skiplist::{parse_skiplist_region_name, skiplist_region_name, SkiplistBuffer};
+use crate::buffer::skiplist::SkiplistBuffer;
 use crate::buffer::WriteBuffer;
 use crate::error::{IoContext, Result};
+use crate::file_names::{
+    parse_pm_log_file_name, parse_skiplist_region_name, pm_log_file_name, skiplist_region_name,
+};
 use crate::file_names::{parse_wal_file_name, redirect_file_name, wal_file_name};
 use crate::fs::FileSystem;
 use crate::pm::PmDeviceRef;
-use crate::pmtable::log::{log_file_name, parse_log_file_name, PmLog};
+use crate::pmtable::log::PmLog;
 use crate::recovery::consistency::{plan_pm_logs, PmLogState, PmProblem};
 use crate::sst::SstDirs;
 use crate::version::{ManifestState, Version};
@@ -139,13 +142,13 @@ fn pm_log_signs(pm: &PmDeviceRef, state: &ManifestState, found: &mut Staleness) 
     let regions = pm.list_regions()?;
     let numbers: Vec<u64> = regions
         .iter()
-        .filter_map(|n| parse_log_file_name(n))
+        .filter_map(|n| parse_pm_log_file_name(n))
         .collect();
     let plan = plan_pm_logs(state, &numbers, |n| Ok(pm_log_state(pm, n)))?;
     for problem in plan.problems {
         match problem {
             PmProblem::Missing(n) => found.missing.push((
-                pm.dir().join(log_file_name(n)),
+                pm.dir().join(pm_log_file_name(n)),
                 "a PM Log holding writes not yet flushed".to_string(),
             )),
             PmProblem::Unrecorded { number, used_size } => found.signs.push(format!(
@@ -158,7 +161,7 @@ fn pm_log_signs(pm: &PmDeviceRef, state: &ManifestState, found: &mut Staleness) 
 
 /// PM Log `n` as the consistency rules see it (an unreadable header stays undecided).
 fn pm_log_state(pm: &PmDeviceRef, n: u64) -> PmLogState {
-    match PmLog::open_if_initialized(&**pm, &log_file_name(n)) {
+    match PmLog::open_if_initialized(&**pm, &pm_log_file_name(n)) {
         Ok(None) => PmLogState::Blank,
         Ok(Some(log)) => PmLogState::Header(log.header()),
         Err(_) => PmLogState::Unreadable,

@@ -12,6 +12,7 @@
 
 use super::rows::{Epoch, MatrixRows};
 use crate::error::{Error, Result};
+use crate::file_names::CONTAINER_REGION;
 use crate::iter::InternalIterator;
 use crate::options::MatrixKvOptions;
 use crate::pm::{PmDevice, PmRegion};
@@ -22,9 +23,6 @@ use crate::version::{RowMeta, Version};
 use parking_lot::Mutex;
 use std::collections::BTreeMap;
 use std::sync::Arc;
-
-/// The container's region in the PM directory.
-pub(crate) const CONTAINER_REGION: &str = "matrix.pmc";
 
 /// The matrix container.
 pub(crate) struct Container {

@@ -9,6 +9,7 @@
 //! (picking and running a column compaction), `salvage.rs` (what repair reads of the rows).
 
 use crate::error::{Error, Result};
+use crate::file_names::CONTAINER_REGION;
 use crate::options::LeveledOptions;
 use crate::options::MatrixKvOptions;
 
@@ -16,8 +17,6 @@ pub(crate) mod column;
 pub(crate) mod container;
 pub(crate) mod rows;
 mod salvage;
-
-pub(crate) use container::CONTAINER_REGION;
 
 use super::{store_device, BufferKind, Design, DesignStore, FlushShape, Level0Store, Salvage};
 use super::{StoreCompaction, StoreFlush, StorePart};

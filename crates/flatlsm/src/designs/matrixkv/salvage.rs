@@ -14,9 +14,9 @@
 //! A row is kept only if every entry verifies (key and value checksums); the others are
 //! reported, and the container is then copied aside by repair for manual salvage.
 
-use super::container::CONTAINER_REGION;
 use crate::designs::Salvage;
 use crate::error::Result;
+use crate::file_names::CONTAINER_REGION;
 use crate::iter::InternalIterator;
 use crate::pm::{PmDevice, PmRegion};
 use crate::rowtable::container_header::read_container_header;

@@ -2,9 +2,9 @@
 //! keys, and a get that reads one block ([`SlmIndex`]).
 
 use super::scan::{Scattered, TreeScan};
-use super::BTREE_REGION;
 use crate::designs::{Level0Store, ReadAt, ScanAt, StoreLookup};
 use crate::error::{Error, Result};
+use crate::file_names::BTREE_REGION;
 use crate::iter::InternalIterator;
 use crate::options::SlmDbOptions;
 use crate::pm::PmDevice;

@@ -38,6 +38,7 @@ use crate::compaction::job::Compaction;
 use crate::compaction::policy::none::NoCompaction;
 use crate::compaction::policy::CompactionPolicy;
 use crate::error::{Error, Result};
+use crate::file_names::BTREE_REGION;
 use crate::options::Options;
 use crate::options::SlmDbOptions;
 use crate::pm::PmDeviceRef;
@@ -52,9 +53,6 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
-
-/// The PM region of the B+-tree.
-pub(crate) const BTREE_REGION: &str = "index.pmbt";
 
 /// The `slmdb` design.
 pub(crate) struct SlmDbDesign {

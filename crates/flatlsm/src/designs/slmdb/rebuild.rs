@@ -12,8 +12,8 @@
 //! rebuild. The old tree holds only locations (the SSTs hold the data), so removing it loses
 //! nothing.
 
-use super::BTREE_REGION;
 use crate::error::{Error, Result};
+use crate::file_names::BTREE_REGION;
 use crate::pm::{PmDevice, PmMode, PmRegion};
 use crate::pmbtree::{Location, PmBtree};
 use crate::sst::{Block, Table, TableCache};

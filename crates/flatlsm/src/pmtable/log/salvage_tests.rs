@@ -24,7 +24,7 @@ fn a_cut_keeps_the_whole_batches_before_a_damaged_entry_and_nothing_after() {
     assert!(damage.keep > first[1].get());
     log.cut(damage.keep).unwrap();
     drop(w);
-    let log = PmLog::open(&*dev, &log_file_name(7)).unwrap();
+    let log = PmLog::open(&*dev, &pm_log_file_name(7)).unwrap();
     assert_eq!(log.durable_damage(), None);
     let keys: Vec<Vec<u8>> = scan(&log).unwrap().into_iter().map(|e| e.2).collect();
     assert_eq!(keys, vec![b"a".to_vec(), b"b".to_vec()]);

@@ -56,7 +56,7 @@ fn round_trip_on_msync_device_and_reopen_after_commit_sees_all_entries() {
     assert_eq!(w.log().read_entry(a[1]).unwrap().key, b"b");
     drop(w);
     let dev = MmapPmDevice::open(dir.path(), PmModeRequest::Msync).unwrap();
-    let log = PmLog::open(&*dev, &log_file_name(7)).unwrap();
+    let log = PmLog::open(&*dev, &pm_log_file_name(7)).unwrap();
     assert_eq!(log.number(), 7);
     assert_eq!(log.path(), dir.path().join("000007.pmlog"));
     let got = scan(&log).unwrap();
@@ -152,7 +152,7 @@ fn msync_log_dropped_without_commit_keeps_every_batch_after_a_process_crash() {
     assert_eq!(w.log().header().used_size, 64, "nothing committed");
     drop(w); // the process dies: the mapping (page cache) keeps the stores
     let dev = MmapPmDevice::open(dir.path(), PmModeRequest::Msync).unwrap();
-    let log = PmLog::open(&*dev, &log_file_name(8)).unwrap();
+    let log = PmLog::open(&*dev, &pm_log_file_name(8)).unwrap();
     let extent = log.for_each_entry(|_, _| Ok(())).unwrap();
     assert_eq!(extent.discarded, 0);
     assert_eq!(scan(&log).unwrap().len(), 50);
@@ -186,9 +186,9 @@ fn batch_that_does_not_fit_writes_nothing() {
 
 #[test]
 fn log_file_names_round_trip_and_reject_others() {
-    assert_eq!(log_file_name(42), "000042.pmlog");
-    assert_eq!(parse_log_file_name("000042.pmlog"), Some(42));
-    assert_eq!(parse_log_file_name("12345678.pmlog"), Some(12_345_678));
+    assert_eq!(pm_log_file_name(42), "000042.pmlog");
+    assert_eq!(parse_pm_log_file_name("000042.pmlog"), Some(42));
+    assert_eq!(parse_pm_log_file_name("12345678.pmlog"), Some(12_345_678));
     for bad in [
         "42.pmlog",
         "000042.sst",
@@ -196,7 +196,7 @@ fn log_file_names_round_trip_and_reject_others() {
         ".pmlog",
         "00004a.pmlog",
     ] {
-        assert_eq!(parse_log_file_name(bad), None, "{bad}");
+        assert_eq!(parse_pm_log_file_name(bad), None, "{bad}");
     }
 }
 
