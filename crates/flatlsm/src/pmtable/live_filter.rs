@@ -59,7 +59,7 @@ impl LiveFilter {
         let wanted = (added * bits_per_key).div_ceil(64 * BLOCK_WORDS).max(1);
         let mut words: Vec<u64> = self.words.iter().map(|w| w.load(Relaxed)).collect();
         let mut blocks = self.blocks;
-        while blocks % 2 == 0 && blocks / 2 >= wanted {
+        while blocks.is_multiple_of(2) && blocks / 2 >= wanted {
             blocks /= 2;
             for j in 0..blocks * BLOCK_WORDS {
                 let (block, word) = (j / BLOCK_WORDS, j % BLOCK_WORDS);
