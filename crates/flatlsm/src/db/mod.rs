@@ -25,6 +25,7 @@ pub(crate) mod state;
 #[cfg(test)]
 mod sync_point;
 pub(crate) mod waits;
+pub(crate) mod wals;
 mod write;
 
 pub use crate::layout::lock::DirLock;
@@ -458,7 +459,14 @@ impl Handle {
             return Ok(());
         }
         let _w = self.inner.write_lock.lock();
-        let persisted = flushed.and(self.inner.sv.load().mem.commit().and(self.inner.seal_wal()));
+        let persisted = flushed.and(
+            self.inner
+                .sv
+                .load()
+                .mem
+                .commit()
+                .and(self.inner.wals.seal()),
+        );
         self.inner.shutting_down.store(true, Ordering::Release);
         self.inner.wake_all();
         // Background threads only end slowdown episodes, never start one: end it here.

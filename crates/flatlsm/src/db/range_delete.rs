@@ -90,7 +90,7 @@ impl DbInner {
         // keeps the tombstone and loses a write made before it.
         let stop = |e: &Error| self.set_bg_error(e);
         self.sv.load().mem.commit().inspect_err(stop)?;
-        self.sync_wal().inspect_err(stop)?;
+        self.wals.sync().inspect_err(stop)?;
         let seq = self.visible() + 1;
         let mut edit = VersionEdit {
             last_sequence: Some(seq),

@@ -94,11 +94,9 @@ pub(crate) struct DbInner {
     pub policy: Box<dyn crate::compaction::policy::CompactionPolicy>,
     /// The design (write-buffer device, WAL or not, stall triggers).
     pub design: Box<dyn crate::designs::Design>,
-    /// The write-ahead log of the mutable write buffer (designs with a DRAM buffer), taken
-    /// under `write_lock`.
-    pub wal: Mutex<Option<crate::wal::WalWriter>>,
-    /// Where the write-ahead logs live (`Options::wal_dir`, default the database directory).
-    pub wal_dir: PathBuf,
+    /// The write-ahead logs (designs with a DRAM write buffer; empty otherwise): the current
+    /// one is appended to and rolled under `write_lock`.
+    pub wals: super::wals::Wals,
     pub visible_seq: AtomicU64,
     pub next_file_number: AtomicU64,
     pub versions: Mutex<VersionState>,

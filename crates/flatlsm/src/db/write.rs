@@ -14,7 +14,6 @@ use crate::observe::stats::Counters;
 use crate::options::{WriteOptions, MAX_KEY_SIZE};
 use crate::pmtable::log::{encoded_entry_len, LogEntry, PM_LOG_HEADER_LEN};
 use crate::pmtable::PmTable;
-use crate::wal::WalWriter;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
@@ -107,15 +106,11 @@ impl DbInner {
     /// Appends the batch to the write-ahead log, for designs with one (a DRAM write buffer):
     /// handed to the OS before the buffer takes it, and synced first under `sync`.
     fn log_batch(&self, first: u64, batch: &WriteBatch, sync: bool) -> Result<()> {
-        let mut wal = self.wal.lock();
-        let Some(w) = wal.as_mut() else {
-            return Ok(());
-        };
         let entries = batch
             .ops
             .iter()
             .map(|op| (op.kind, &op.key[..], &op.value[..]));
-        w.add_batch(first, entries, sync)
+        self.wals.log_batch(first, entries, sync)
     }
 
     /// Passes on the result of a step that may have put the batch into the log. On failure the
@@ -209,17 +204,6 @@ impl DbInner {
         Ok(())
     }
 
-    /// Makes every write in the write-ahead log durable (designs with one).
-    pub(crate) fn sync_wal(&self) -> Result<()> {
-        self.wal.lock().as_mut().map_or(Ok(()), WalWriter::sync)
-    }
-
-    /// Syncs the write-ahead log and seals it (close): its seal record attests that every byte
-    /// before it was synced, so damage there is refused, not dropped as a torn tail.
-    pub(crate) fn seal_wal(&self) -> Result<()> {
-        self.wal.lock().as_mut().map_or(Ok(()), WalWriter::seal)
-    }
-
     /// Starts the write-ahead log of write buffer `number` (designs with one): created and
     /// synced before the manifest names it. The previous log is synced first, so a `sync`
     /// write's durability never depends on an older log and only the newest log can have an
@@ -227,14 +211,7 @@ impl DbInner {
     /// last sequence handed out (the caller holds `write_lock`): the older log's last write, or
     /// a range tombstone after it.
     fn start_wal(&self, number: u64) -> Result<()> {
-        let mut wal = self.wal.lock();
-        let Some(old) = wal.as_mut() else {
-            return Ok(());
-        };
-        self.fail_stop(old.sync())?;
-        let fresh = WalWriter::create(&*self.fs, &self.wal_dir, number, self.visible());
-        *wal = Some(self.fail_stop(fresh)?);
-        Ok(())
+        self.fail_stop(self.wals.roll(&*self.fs, number, self.visible()))
     }
 
     /// Rewrites the live entries of the mutable table into a fresh one that replaces it.

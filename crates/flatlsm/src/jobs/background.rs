@@ -393,11 +393,7 @@ pub(crate) fn purge_obsolete_files(db: &DbInner) -> Result<()> {
         .list_dir(&db.path)
         .map_err(|e| Error::io(format!("listing {}", db.path.display()), e))?;
     let pm_ssts = crate::layout::pm_sst_names(&*db.fs, db.table_cache.dirs())?;
-    let separate_wals = db.design.uses_wal() && db.wal_dir != db.path;
-    let wal_names = match separate_wals {
-        true => crate::layout::wal_files::list_wals(&*db.fs, &db.wal_dir)?,
-        false => Vec::new(),
-    };
+    let wal_names = db.wals.list_separate(&*db.fs, &db.path)?;
     let mut keep = db.pending_outputs.lock().clone();
     {
         let mut vs = db.versions.lock();
@@ -429,7 +425,7 @@ pub(crate) fn purge_obsolete_files(db: &DbInner) -> Result<()> {
         }
     }
     let keep: Vec<u64> = keep.into_iter().collect();
-    crate::layout::wal_files::remove_stale_wals(&*db.fs, &db.wal_dir, &wal_names, &keep)
+    db.wals.remove_stale(&*db.fs, &wal_names, &keep)
 }
 
 /// Forgets the cached reader (and cached blocks or values) of a file about to be deleted.

@@ -40,6 +40,7 @@ use super::wal_recovery::{recover_from_wal, start_wals, RecoveredWals};
 use crate::buffer::skiplist::SkiplistBuffer;
 use crate::buffer::BufferRef;
 use crate::db::state::{BgSignal, DbInner, SuperVersion, VersionState};
+use crate::db::wals::Wals;
 use crate::designs::check_profile;
 use crate::designs::{BufferKind, Design};
 use crate::error::{Error, IoContext, Result};
@@ -399,7 +400,7 @@ fn commit_open(
         info_log,
     );
     let mut inner = build_inner(opts, path, fs, pm, parts, last_seq, next + 2);
-    inner.wal = parking_lot::Mutex::new(wal);
+    inner.wals = Wals::new(wal_dir, wal);
     for t in redirects {
         inner.vlog_redirects.insert(t);
     }
@@ -467,8 +468,7 @@ fn build_inner(
         write_lock: Mutex::new(()),
         policy: design.compaction_policy(&opts),
         design,
-        wal: Mutex::new(None),
-        wal_dir: opts.wal_dir_for(path),
+        wals: Wals::new(opts.wal_dir_for(path), None),
         visible_seq: AtomicU64::new(last_seq),
         next_file_number: AtomicU64::new(next_file),
         versions: Mutex::new(VersionState {
