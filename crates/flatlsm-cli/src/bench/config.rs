@@ -326,6 +326,7 @@ fn engine_options(
         o.vlog_direct_writes = args.vlog_direct_writes.unwrap_or(d.vlog_direct_writes);
         o.vlog_cache_written = args.vlog_cache_written.unwrap_or(d.vlog_cache_written);
         o.value_cache = args.value_cache.unwrap_or(d.value_cache);
+        o.block_size = args.block_size.unwrap_or(d.block_size);
         o.block_cache_size = args
             .cache_size
             .or(p.cache_size)

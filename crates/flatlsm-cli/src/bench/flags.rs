@@ -211,6 +211,10 @@ pub struct BenchFlags {
     #[arg(long = "value_cache", num_args = 0..=1,
           default_missing_value = "true", value_parser = parse_flag_bool)]
     pub value_cache: Option<bool>,
+    /// SSTable data block size in bytes for every engine (FlatLSM and RocksDB in process;
+    /// default 4096, db_bench's).
+    #[arg(long = "block_size")]
+    pub block_size: Option<usize>,
     /// Block cache capacity in bytes for every engine (FlatLSM, RocksDB in process, db_bench);
     /// default FlatLSM's 64 MiB.
     #[arg(long = "cache_size")]

@@ -83,6 +83,7 @@ pub fn db_bench_args(
         format!("--write_buffer_size={}", o.pmtable_size),
         format!("--max_write_buffer_number={}", o.max_write_buffer_number),
         format!("--cache_size={}", o.block_cache_size),
+        format!("--block_size={}", o.block_size),
         format!("--max_background_jobs={}", o.flush_threads.max(2)),
     ];
     if let Some(w) = &dirs.wal {

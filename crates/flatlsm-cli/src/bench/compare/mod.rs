@@ -166,6 +166,7 @@ fn run_rocksdb(
         write_buffer_size: o.pmtable_size,
         max_write_buffer_number: o.max_write_buffer_number,
         block_cache_size: o.block_cache_size,
+        block_size: o.block_size,
         background_jobs: o.flush_threads,
         min_blob_size,
     };

@@ -36,6 +36,8 @@ pub struct RocksDbSetup {
     pub max_write_buffer_number: usize,
     /// Block cache bytes (= FlatLSM's block cache).
     pub block_cache_size: usize,
+    /// Data block size (= FlatLSM's).
+    pub block_size: usize,
     /// Background threads (= FlatLSM's flush threads).
     pub background_jobs: usize,
     /// Integrated BlobDB: values of at least this many bytes go to blob files, blob GC on
@@ -68,6 +70,7 @@ impl RocksDbEngine {
         }
         let mut table = BlockBasedOptions::default();
         table.set_bloom_filter(10.0, false);
+        table.set_block_size(setup.block_size);
         table.set_block_cache(&Cache::new_lru_cache(setup.block_cache_size));
         o.set_block_based_table_factory(&table);
         let db =
