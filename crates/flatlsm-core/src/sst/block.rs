@@ -1,8 +1,10 @@
 //! A decoded, fully validated block (data or index) and binary search over its entries.
 //!
 //! [`Block::decode`] parses every entry once, checking varints, lengths, prefix sharing, the
-//! restart array and strictly increasing internal-key order; it then keeps the reconstructed keys
-//! so lookups and iteration can never fail or read out of bounds. A `Block` is immutable after
+//! restart array and strictly increasing internal-key order, so lookups and iteration can never
+//! fail or read out of bounds. A block whose every entry is a restart point (data blocks are
+//! written so) is then read in place (`block_direct.rs`); one with prefix-compressed entries
+//! keeps its reconstructed keys and an entry table. A `Block` is immutable after
 //! decoding and is shared between threads through `Arc<Block>` (it is `Send + Sync`).
 
 use crate::coding::{get_fixed32, get_varint32};
@@ -25,8 +27,17 @@ struct Entry {
 #[derive(Debug)]
 pub struct Block {
     data: Bytes,
-    keys: Bytes,
-    entries: Vec<Entry>,
+    layout: Layout,
+}
+
+/// How entries are found in `Block::data`.
+#[derive(Debug)]
+enum Layout {
+    /// Prefix-compressed entries: full keys copied into `keys`, one [`Entry`] each.
+    Decoded { keys: Bytes, entries: Vec<Entry> },
+    /// One entry per restart point, read in place (`block_direct.rs`): `count` entries, the
+    /// restart array at `restarts_at`.
+    Direct { count: usize, restarts_at: usize },
 }
 
 /// Where a block's bytes live: the heap, or PM used as memory (a block cache placed in PM).
@@ -76,6 +87,16 @@ impl Block {
     /// Never panics; malformed bytes yield `Error::Corruption` at the offending offset.
     pub fn decode(bytes: Vec<u8>, path: &Path, offset: u64) -> Result<Block> {
         let (restarts, data_end) = parse_restarts(&bytes, path, offset)?;
+        if super::block_direct::validate(&bytes, &restarts, data_end) {
+            let layout = Layout::Direct {
+                count: restarts.len(),
+                restarts_at: data_end,
+            };
+            return Ok(Block {
+                data: Bytes::Heap(bytes),
+                layout,
+            });
+        }
         let mut d = Decoder {
             data: &bytes[..data_end],
             path,
@@ -89,8 +110,10 @@ impl Block {
         let (keys, entries) = (d.keys, d.entries);
         Ok(Block {
             data: Bytes::Heap(bytes),
-            keys: Bytes::Heap(keys),
-            entries,
+            layout: Layout::Decoded {
+                keys: Bytes::Heap(keys),
+                entries,
+            },
         })
     }
 
@@ -103,53 +126,89 @@ impl Block {
         };
         Block {
             data: Bytes::Heap(value),
-            keys: Bytes::Heap(Vec::new()),
-            entries: vec![entry],
+            layout: Layout::Decoded {
+                keys: Bytes::Heap(Vec::new()),
+                entries: vec![entry],
+            },
         }
     }
 
     /// A copy of this block whose bytes live in `arena` (PM), or `None` if it has no room.
     pub fn to_pm(&self, arena: &Arc<PmArena>) -> Option<Block> {
+        let layout = match &self.layout {
+            Layout::Decoded { keys, entries } => Layout::Decoded {
+                keys: keys.to_pm(arena)?,
+                entries: entries.clone(),
+            },
+            &Layout::Direct { count, restarts_at } => Layout::Direct { count, restarts_at },
+        };
         Some(Block {
             data: self.data.to_pm(arena)?,
-            keys: self.keys.to_pm(arena)?,
-            entries: self.entries.clone(),
+            layout,
         })
     }
 
     /// Number of entries.
     pub fn len(&self) -> usize {
-        self.entries.len()
+        match &self.layout {
+            Layout::Decoded { entries, .. } => entries.len(),
+            Layout::Direct { count, .. } => *count,
+        }
     }
 
     /// True if the block has no entries.
     pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
+        self.len() == 0
     }
 
     /// The internal key of entry `i`. Panics if `i >= len()`.
     pub fn key(&self, i: usize) -> &[u8] {
-        self.keys.slice(self.entries[i].key.clone())
+        match &self.layout {
+            Layout::Decoded { keys, entries } => keys.slice(entries[i].key.clone()),
+            Layout::Direct { .. } => self.data.slice(self.direct_entry(i).0),
+        }
     }
 
     /// The value of entry `i`. Panics if `i >= len()`.
     pub fn value(&self, i: usize) -> &[u8] {
-        self.data.slice(self.entries[i].value.clone())
+        match &self.layout {
+            Layout::Decoded { entries, .. } => self.data.slice(entries[i].value.clone()),
+            Layout::Direct { .. } => self.data.slice(self.direct_entry(i).1),
+        }
+    }
+
+    /// Key and value ranges of entry `i` of a direct block.
+    fn direct_entry(&self, i: usize) -> (Range<usize>, Range<usize>) {
+        let Layout::Direct { count, restarts_at } = self.layout else {
+            return (0..0, 0..0);
+        };
+        assert!(i < count, "entry {i} of a block of {count}");
+        let data = self.data.slice(0..self.data.len());
+        super::block_direct::entry(data, restarts_at, i)
     }
 
     /// Index of the first entry whose key is >= `target` (`len()` if none).
     pub fn seek(&self, target: &[u8]) -> usize {
-        self.entries.partition_point(|e| {
-            compare_internal_keys(self.keys.slice(e.key.clone()), target) == Ordering::Less
-        })
+        let (mut lo, mut hi) = (0, self.len());
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            match compare_internal_keys(self.key(mid), target) {
+                Ordering::Less => lo = mid + 1,
+                _ => hi = mid,
+            }
+        }
+        lo
     }
 
     /// Approximate memory held by this block, used as its block-cache charge.
     pub fn charge(&self) -> usize {
-        self.data.len()
-            + self.keys.len()
-            + self.entries.len() * std::mem::size_of::<Entry>()
-            + std::mem::size_of::<Block>()
+        let decoded = match &self.layout {
+            Layout::Decoded { keys, entries } => {
+                keys.len() + entries.len() * std::mem::size_of::<Entry>()
+            }
+            Layout::Direct { .. } => 0,
+        };
+        self.data.len() + decoded + std::mem::size_of::<Block>()
     }
 }
 

@@ -1,8 +1,9 @@
 //! Builds one block (data or index) in the LevelDB entry format with prefix compression.
 //!
 //! Invariant: keys are added in strictly increasing internal-key order (the table builder checks
-//! this); every `RESTART_INTERVAL`-th entry is stored with `shared = 0` and its offset is recorded
-//! in the restart array. Single owner; not shared between threads.
+//! this); every `interval`-th entry (every [`RESTART_INTERVAL`]-th, or every one for a direct
+//! block, `block_direct.rs`) is stored with `shared = 0` and its offset is recorded in the
+//! restart array. Single owner; not shared between threads.
 
 use crate::coding::put_varint32;
 
@@ -11,6 +12,8 @@ pub(crate) const RESTART_INTERVAL: usize = 16;
 
 /// Accumulates entries of one block.
 pub(crate) struct BlockBuilder {
+    /// Entries between restart points.
+    interval: usize,
     buf: Vec<u8>,
     restarts: Vec<u32>,
     counter: usize,
@@ -19,9 +22,19 @@ pub(crate) struct BlockBuilder {
 }
 
 impl BlockBuilder {
-    /// An empty block.
+    /// An empty block with prefix compression (a restart every [`RESTART_INTERVAL`] entries).
     pub(crate) fn new() -> Self {
+        Self::with_interval(RESTART_INTERVAL)
+    }
+
+    /// An empty direct block: every entry a restart point, read in place (`block_direct.rs`).
+    pub(crate) fn direct() -> Self {
+        Self::with_interval(1)
+    }
+
+    fn with_interval(interval: usize) -> Self {
         BlockBuilder {
+            interval,
             buf: Vec::new(),
             restarts: vec![0],
             counter: 0,
@@ -32,7 +45,7 @@ impl BlockBuilder {
 
     /// Appends an entry. Key and value lengths must fit in u32 (checked by the caller).
     pub(crate) fn add(&mut self, key: &[u8], value: &[u8]) {
-        let shared = if self.counter < RESTART_INTERVAL {
+        let shared = if self.counter < self.interval {
             common_prefix(&self.last_key, key)
         } else {
             self.restarts.push(self.buf.len() as u32);
@@ -72,7 +85,7 @@ impl BlockBuilder {
             out.extend_from_slice(&r.to_le_bytes());
         }
         out.extend_from_slice(&(self.restarts.len() as u32).to_le_bytes());
-        *self = BlockBuilder::new();
+        *self = BlockBuilder::with_interval(self.interval);
         out
     }
 }

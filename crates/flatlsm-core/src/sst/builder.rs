@@ -53,7 +53,7 @@ impl TableBuilder {
             bloom_bits_per_key: opts.bloom_bits_per_key,
             compression: opts.compression,
             compressor: Compressor::new(opts.compression),
-            data: BlockBuilder::new(),
+            data: BlockBuilder::direct(),
             index: BlockBuilder::new(),
             offset: 0,
             num_entries: 0,

@@ -18,6 +18,7 @@
 
 mod block;
 mod block_builder;
+mod block_direct;
 pub mod blocked_bloom;
 pub mod bloom;
 mod builder;

@@ -5,7 +5,7 @@
 use super::corruption::check_damaged;
 use super::*;
 use crate::compression::{Compression, TYPE_NONE};
-use crate::sst::StoredBlock;
+use crate::sst::{Block, StoredBlock};
 use crate::types::{crc32c, crc32c_extend};
 
 /// A table written by the builder before compression existed (every trailer type 0), with
@@ -225,26 +225,27 @@ fn a_table_written_before_compression_still_reads() {
     assert_reads_back(&table, &entries);
 }
 
+/// Without compression the data blocks are stored raw (type 0) and, since the direct layout
+/// (issue 26), with one restart point per entry: larger on disk than the first format's
+/// prefix-compressed blocks, which still read (`a_table_written_before_compression_still_reads`).
 #[test]
-fn a_table_built_without_compression_has_the_old_formats_data_blocks() {
+fn a_table_built_without_compression_stores_raw_direct_data_blocks() {
     let opts = TableBuildOptions {
         block_size: 256,
         bloom_bits_per_key: 10,
         compression: Compression::None,
     };
     let (bytes, _) = build(&fixture_entries(), opts);
-    // Data blocks come first; only the filter (blocked since issue 26) and what follows it
-    // (index, footer) may differ from a table of the first format.
     let new = open(bytes.clone(), None).unwrap();
     let blocks = stored_blocks(&new);
-    let data_end = blocks
-        .last()
-        .map(|b| b.handle.offset + b.handle.size + 5)
-        .unwrap();
-    let data_end = data_end as usize;
-    assert!(
-        bytes[..data_end] == PRE_COMPRESSION_TABLE[..data_end],
-        "the raw path changed"
-    );
+    assert!(blocks.iter().all(|b| b.block_type == 0));
+    for b in &blocks {
+        let at = b.handle.offset as usize;
+        let raw = &bytes[at..at + b.handle.size as usize];
+        let restarts = u32::from_le_bytes(raw[raw.len() - 4..].try_into().unwrap());
+        let block = Block::decode(raw.to_vec(), std::path::Path::new("t"), 0).unwrap();
+        assert_eq!(restarts as usize, block.len(), "one restart per entry");
+    }
+    assert!(bytes.len() > PRE_COMPRESSION_TABLE.len());
     assert_reads_back(&new, &fixture_entries());
 }
