@@ -35,9 +35,9 @@ impl Db {
     /// Opens an existing database for reading only: nothing in its directory or its PM
     /// directory is written (no new PM Log, no manifest record, no clean-up), and any number
     /// of read-only handles, in any processes, may be open at once — but not beside a writer
-    /// ([`Error::Locked`]). It sees the database as a reopen after a crash would: recovery runs
+    /// ([`Error::Locked`](crate::Error::Locked)). It sees the database as a reopen after a crash would: recovery runs
     /// against copy-on-write views whose changes stay in memory. Writes, `flush` and
-    /// `compact_range` return [`Error::ReadOnly`].
+    /// `compact_range` return [`Error::ReadOnly`](crate::Error::ReadOnly).
     ///
     /// ```
     /// # let dir = tempfile::tempdir().unwrap();
