@@ -123,7 +123,10 @@ fn sst_pieces(name: &str, bytes: &[u8], v: &mut Vec<(&'static str, Vec<u8>)>) ->
     }
     let block = Block::decode(index.clone(), path, footer.index.offset)?;
     for i in 0..block.len().min(3) {
-        if let Some(h) = BlockHandle::decode_varint(block.value(i)) {
+        // Only blocks stored raw (the trailer's type byte 0): a compressed block's bytes are
+        // not a block the `sst_block` decoder takes.
+        let raw = |h: &BlockHandle| bytes.get((h.offset + h.size) as usize) == Some(&0);
+        if let Some(h) = BlockHandle::decode_varint(block.value(i)).filter(raw) {
             v.push(("sst_block", contents(h)));
         }
     }
