@@ -66,6 +66,12 @@ pub fn parse_numbered_file(name: &str) -> Option<NumberedFile> {
         .or_else(|| parse_wal_file_name(name).map(NumberedFile::Wal))
 }
 
+/// The number `digits` spells: at least `min_len` ASCII digits and nothing else (no sign).
+fn number(digits: &str, min_len: usize) -> Option<u64> {
+    let all_digits = digits.bytes().all(|b| b.is_ascii_digit());
+    (digits.len() >= min_len.max(1) && all_digits).then(|| digits.parse().ok())?
+}
+
 /// The file name of table `number`: six or more digits and `.sst`, e.g. `000042.sst`.
 pub fn sst_file_name(number: u64) -> String {
     format!("{number:06}.sst")
@@ -73,12 +79,7 @@ pub fn sst_file_name(number: u64) -> String {
 
 /// The table number encoded in a file name produced by [`sst_file_name`], if it is one.
 pub fn parse_sst_file_name(name: &str) -> Option<u64> {
-    let digits = name.strip_suffix(".sst")?;
-    if digits.len() < 6 || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    let n: u64 = digits.parse().ok()?;
-    (sst_file_name(n) == name).then_some(n)
+    number(name.strip_suffix(".sst")?, 6).filter(|&n| sst_file_name(n) == name)
 }
 
 /// The manifest file name for `number`: `MANIFEST-{number:06}`.
@@ -88,11 +89,7 @@ pub fn manifest_file_name(number: u64) -> String {
 
 /// Parses a manifest file name; `None` if `name` is not one.
 pub fn parse_manifest_file_name(name: &str) -> Option<u64> {
-    let digits = name.strip_prefix(MANIFEST_PREFIX)?;
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    digits.parse().ok()
+    number(name.strip_prefix(MANIFEST_PREFIX)?, 1)
 }
 
 /// The file name of value log `number`: `{number:06}.vlog`.
@@ -102,11 +99,7 @@ pub fn vlog_file_name(number: u64) -> String {
 
 /// Parses a value-log file name; `None` if `name` is not one.
 pub fn parse_vlog_file_name(name: &str) -> Option<u64> {
-    let digits = name.strip_suffix(VLOG_SUFFIX)?;
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    digits.parse().ok()
+    number(name.strip_suffix(VLOG_SUFFIX)?, 1)
 }
 
 /// The file name of write-ahead log `number`: `{number:06}.log` (RocksDB's name).
@@ -116,12 +109,7 @@ pub fn wal_file_name(number: u64) -> String {
 
 /// Parses a write-ahead log's file name; `None` if `name` is not one.
 pub fn parse_wal_file_name(name: &str) -> Option<u64> {
-    let digits = name.strip_suffix(WAL_SUFFIX)?;
-    if digits.len() < 6 || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    let n: u64 = digits.parse().ok()?;
-    (wal_file_name(n) == name).then_some(n)
+    number(name.strip_suffix(WAL_SUFFIX)?, 6).filter(|&n| wal_file_name(n) == name)
 }
 
 /// The file name of redirect table `number`: `{number:06}.vredir`.
@@ -131,11 +119,7 @@ pub fn redirect_file_name(number: u64) -> String {
 
 /// Parses a redirect-table file name; `None` if `name` is not one.
 pub fn parse_redirect_file_name(name: &str) -> Option<u64> {
-    let digits = name.strip_suffix(REDIRECT_SUFFIX)?;
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    digits.parse().ok()
+    number(name.strip_suffix(REDIRECT_SUFFIX)?, 1)
 }
 
 /// Suffix of a PM Log (a PMTable's log in the PM directory).
@@ -156,12 +140,7 @@ pub fn pm_log_file_name(number: u64) -> String {
 
 /// The number of a name produced by [`pm_log_file_name`]; `None` for any other name.
 pub fn parse_pm_log_file_name(name: &str) -> Option<u64> {
-    let digits = name.strip_suffix(PM_LOG_SUFFIX)?;
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    let n = digits.parse().ok()?;
-    (pm_log_file_name(n) == name).then_some(n)
+    number(name.strip_suffix(PM_LOG_SUFFIX)?, 1).filter(|&n| pm_log_file_name(n) == name)
 }
 
 /// The region name of persistent skiplist `number`: `{number:06}.pmskl`.
@@ -171,9 +150,7 @@ pub fn skiplist_region_name(number: u64) -> String {
 
 /// The number of a name produced by [`skiplist_region_name`], if it is one.
 pub fn parse_skiplist_region_name(name: &str) -> Option<u64> {
-    let digits = name.strip_suffix(SKIPLIST_SUFFIX)?;
-    let n: u64 = digits.parse().ok()?;
-    (skiplist_region_name(n) == name).then_some(n)
+    number(name.strip_suffix(SKIPLIST_SUFFIX)?, 1).filter(|&n| skiplist_region_name(n) == name)
 }
 
 /// The info log of a database directory (RocksDB's name).
