@@ -94,7 +94,12 @@ fn rss_anon(status: &str) -> Option<u64> {
 
 /// MiB with one decimal, or `-` for a figure not taken.
 pub fn mib(bytes: Option<u64>) -> String {
-    bytes.map_or("-".into(), |b| format!("{:.1}", b as f64 / 1_048_576.0))
+    in_mib(bytes).map_or("-".into(), |m| format!("{m:.1}"))
+}
+
+/// Bytes in MiB, if taken.
+pub fn in_mib(bytes: Option<u64>) -> Option<f64> {
+    bytes.map(|b| b as f64 / 1_048_576.0)
 }
 
 #[cfg(test)]

@@ -96,21 +96,20 @@ fn run_point(cfg: &BenchConfig, work: &WorkDir, ratio: f64) -> Result<Point, Str
 
 /// Benchmark names in the order they first ran.
 fn workloads(outcomes: &[Outcome]) -> Vec<String> {
-    let mut names: Vec<String> = Vec::new();
-    for o in outcomes {
-        if !names.contains(&o.name) {
-            names.push(o.name.clone());
-        }
-    }
-    names
+    first_seen(outcomes, |o| &o.name)
 }
 
 /// Engine names in the order they ran (FlatLSM first).
 fn engines(outcomes: &[Outcome]) -> Vec<String> {
+    first_seen(outcomes, |o| &o.engine)
+}
+
+/// The distinct values of `field` over `outcomes`, in the order they first appear.
+fn first_seen(outcomes: &[Outcome], field: fn(&Outcome) -> &String) -> Vec<String> {
     let mut names: Vec<String> = Vec::new();
-    for o in outcomes {
-        if !names.contains(&o.engine) {
-            names.push(o.engine.clone());
+    for name in outcomes.iter().map(field) {
+        if !names.contains(name) {
+            names.push(name.clone());
         }
     }
     names

@@ -2,6 +2,7 @@
 //! other engine. Every ratio is FlatLSM's value divided by the other engine's; each row says
 //! whether higher or lower is better.
 
+use super::super::memory::in_mib;
 use super::super::outcome::Outcome;
 use serde_json::{json, Value};
 
@@ -85,30 +86,25 @@ const METRICS: &[Metric] = &[
     },
     Metric {
         name: "block cache (MiB)",
-        value: |o| mib(o.memory.block_cache),
+        value: |o| in_mib(o.memory.block_cache),
         higher_is_better: false,
     },
     Metric {
         name: "page cache (MiB)",
-        value: |o| mib(o.memory.page_cache),
+        value: |o| in_mib(o.memory.page_cache),
         higher_is_better: false,
     },
     Metric {
         name: "PM (tmpfs) (MiB)",
-        value: |o| mib(o.memory.pm_resident),
+        value: |o| in_mib(o.memory.pm_resident),
         higher_is_better: false,
     },
     Metric {
         name: "RssAnon (MiB)",
-        value: |o| mib(o.memory.rss_anon),
+        value: |o| in_mib(o.memory.rss_anon),
         higher_is_better: false,
     },
 ];
-
-/// Bytes in MiB (the memory rows).
-fn mib(bytes: Option<u64>) -> Option<f64> {
-    bytes.map(|b| b as f64 / 1_048_576.0)
-}
 
 /// One row: the metric, each engine's value, and FlatLSM's ratio to each other engine.
 struct Row {
