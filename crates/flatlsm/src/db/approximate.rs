@@ -78,7 +78,7 @@ impl DbInner {
         if range.covers(f) {
             return Ok(file_bytes(f));
         }
-        let table = self.table_cache.get(f.number, f.file_size, f.dir)?;
+        let table = self.files.table_cache().get(f.number, f.file_size, f.dir)?;
         let end = table.footer().data_end();
         let offset = |k: &Option<Vec<u8>>, none| {
             k.as_deref()

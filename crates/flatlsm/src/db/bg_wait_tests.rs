@@ -199,7 +199,7 @@ fn a_paced_writer_stops_waiting_when_background_work_fails() {
     let db = Db::open(dir.path(), opts).unwrap();
     for i in 0..2 {
         db.put(format!("sealed{i}"), b"v").unwrap();
-        let _w = db.inner.write_lock.lock();
+        let _w = db.inner.writes.lock();
         db.inner.seal_mutable().unwrap();
     }
     assert!(db.stats().writes_slowed);

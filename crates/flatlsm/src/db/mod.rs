@@ -6,10 +6,12 @@
 
 mod approximate;
 mod batch;
+pub(crate) mod bg_state;
 #[cfg(test)]
 mod bg_wait_tests;
 mod bounds;
 pub(crate) mod events;
+pub(crate) mod files;
 #[cfg(test)]
 mod flush_pipeline_tests;
 pub(crate) mod flush_queue;
@@ -24,9 +26,11 @@ mod stall_tests;
 pub(crate) mod state;
 #[cfg(test)]
 mod sync_point;
+pub(crate) mod version_set;
 pub(crate) mod waits;
 pub(crate) mod wals;
 mod write;
+pub(crate) mod writes;
 
 pub use crate::layout::lock::DirLock;
 pub use crate::observe::{
@@ -41,7 +45,6 @@ use crate::iter::DbIterator;
 use crate::options::{ReadOptions, Snapshot, WriteOptions};
 use state::DbInner;
 use std::ops::RangeBounds;
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
@@ -151,7 +154,7 @@ impl Db {
         self.check_open()?;
         let bytes = self.inner.validate_batch(batch)?;
         self.inner.admit_write(opts, bytes)?;
-        let _w = self.inner.write_lock.lock();
+        let _w = self.inner.writes.lock();
         if !condition(&self.inner)? {
             return Ok(false);
         }
@@ -422,7 +425,7 @@ impl Db {
     }
 
     pub(crate) fn check_open(&self) -> Result<()> {
-        if self.inner.closed.load(Ordering::Acquire) {
+        if self.inner.bg.closed() {
             return Err(Error::Closed);
         }
         Ok(())
@@ -451,24 +454,24 @@ impl Db {
 impl Handle {
     fn close(&self) -> Result<()> {
         // Before `closed` is set: the flushes' own steps refuse a closed database.
-        if self.inner.closed.load(Ordering::Acquire) {
+        if self.inner.bg.closed() {
             return Ok(());
         }
         let flushed = (self.inner.jobs.finish_due_flushes)(&self.inner);
-        if self.inner.closed.swap(true, Ordering::AcqRel) {
+        if self.inner.bg.mark_closed() {
             return Ok(());
         }
-        let _w = self.inner.write_lock.lock();
+        let _w = self.inner.writes.lock();
         let persisted = flushed.and(
             self.inner
-                .sv
-                .load()
+                .versions
+                .sv()
                 .mem
                 .commit()
-                .and(self.inner.wals.seal()),
+                .and(self.inner.writes.wals().seal()),
         );
-        self.inner.shutting_down.store(true, Ordering::Release);
-        self.inner.wake_all();
+        self.inner.bg.begin_shutdown();
+        self.inner.bg.wake_all();
         // Background threads only end slowdown episodes, never start one: end it here.
         self.inner.finish_slowdown();
         for t in self.threads.lock().drain(..) {
@@ -476,7 +479,8 @@ impl Handle {
         }
         let pooled = self
             .inner
-            .pm_pool
+            .files
+            .pm_pool()
             .clear()
             .and(self.inner.remove_volatile_pm());
         let result = persisted.and(pooled);

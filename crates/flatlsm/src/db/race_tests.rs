@@ -54,9 +54,9 @@ fn read_across_job(
 fn overwrite_then_gc(db: &Db) {
     let w = WriteOptions::default();
     db.put_opt(KEY, b"new", &w).unwrap();
-    let mem = db.inner.sv.load().mem.number();
+    let mem = db.inner.versions.sv().mem.number();
     for i in 0..10_000u32 {
-        if db.inner.sv.load().mem.number() != mem {
+        if db.inner.versions.sv().mem.number() != mem {
             return;
         }
         db.put_opt(b"filler", [i as u8; 100], &w).unwrap();

@@ -21,7 +21,6 @@ use crate::options::WriteOptions;
 use crate::range_del::RangeTombstone;
 use crate::types::user_key_of;
 use crate::version::{Version, VersionEdit};
-use std::sync::atomic::Ordering;
 
 impl Db {
     /// Deletes every key in `[start, end)` (RocksDB's `DeleteRange`). An empty range
@@ -58,7 +57,7 @@ impl Db {
         if start == end {
             return Ok(());
         }
-        let _w = self.inner.write_lock.lock();
+        let _w = self.inner.writes.lock();
         self.inner.delete_range_locked(start, end)
     }
 }
@@ -89,8 +88,8 @@ impl DbInner {
         // As a synced write: every earlier write is durable before it, so a crash never
         // keeps the tombstone and loses a write made before it.
         let stop = |e: &Error| self.set_bg_error(e);
-        self.sv.load().mem.commit().inspect_err(stop)?;
-        self.wals.sync().inspect_err(stop)?;
+        self.versions.sv().mem.commit().inspect_err(stop)?;
+        self.writes.wals().sync().inspect_err(stop)?;
         let seq = self.visible() + 1;
         let mut edit = VersionEdit {
             last_sequence: Some(seq),
@@ -102,7 +101,7 @@ impl DbInner {
             ..VersionEdit::default()
         };
         self.install(&mut edit, |_| {}).inspect_err(stop)?;
-        self.visible_seq.store(seq, Ordering::Release);
+        self.writes.publish(seq);
         let (lo, hi) = (String::from_utf8_lossy(start), String::from_utf8_lossy(end));
         self.info_log.line(&format!(
             "range tombstone {seq}: delete_range [{lo:?}, {hi:?})"

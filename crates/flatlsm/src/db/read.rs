@@ -39,9 +39,9 @@ impl DbInner {
         snapshot_seq: Option<SequenceNumber>,
     ) -> (SequenceNumber, Guard<Arc<SuperVersion>>) {
         let pinned = loop {
-            let sv = self.sv.load();
+            let sv = self.versions.sv();
             let seq = snapshot_seq.unwrap_or_else(|| self.visible());
-            if snapshot_seq.is_some() || Arc::ptr_eq(&sv, &self.sv.load()) {
+            if snapshot_seq.is_some() || Arc::ptr_eq(&sv, &self.versions.sv()) {
                 break (seq, sv);
             }
         };
@@ -122,7 +122,7 @@ impl DbInner {
             None => {}
         }
         let in_store = match &sv.level0 {
-            Some(store) => store.get(key, read, &self.table_cache)?,
+            Some(store) => store.get(key, read, self.files.table_cache())?,
             None => StoreLookup::SearchBelow,
         };
         match in_store {
@@ -139,7 +139,8 @@ impl DbInner {
         let levels = (1..MAX_LEVELS).filter_map(|l| sv.version.file_for_key(l, key));
         for file in runs.chain(levels) {
             let table = self
-                .table_cache
+                .files
+                .table_cache()
                 .get(file.number, file.file_size, file.dir)?;
             if let Some((ikey, value)) = table.get(&lookup)? {
                 let found = (&ikey[..], value);
@@ -170,13 +171,14 @@ impl DbInner {
             ValueKind::ValuePointer => {
                 let ptr = ValuePointer::decode(&value)
                     .ok_or_else(|| Error::corruption(path, 0, "value pointer of wrong length"))?;
-                let at = crate::values::locate(version, &self.vlog_redirects, &ptr)?;
+                let at = crate::values::locate(version, self.files.redirects(), &ptr)?;
                 let cache = self
-                    .table_cache
+                    .files
+                    .table_cache()
                     .block_cache()
                     .filter(|_| self.opts.value_cache);
                 Ok(Some(crate::values::read_value(
-                    &self.vlogs,
+                    self.files.vlogs(),
                     cache.map(|c| &**c),
                     &at,
                 )?))
@@ -201,7 +203,7 @@ impl DbInner {
         };
         let scan = ScanAt { read, mark };
         let resolver: Arc<dyn ValueResolver> = Arc::new(self.locator(sv.version.clone()));
-        let tables = self.table_cache.clone();
+        let tables = self.files.table_cache().clone();
         // Two cursors over the same pinned sources: the front one, and the one `next_back`
         // walks, made on its first use.
         let cursor = move |pin: Arc<SuperVersion>, lower, upper| {

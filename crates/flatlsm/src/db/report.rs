@@ -10,11 +10,11 @@ use std::sync::atomic::Ordering;
 pub(crate) fn stats(db: &DbInner) -> Stats {
     let c = &db.counters;
     let get = |a: &std::sync::atomic::AtomicU64| a.load(Ordering::Relaxed);
-    let sv = db.sv.load_full();
+    let sv = db.versions.sv_full();
     let live = sv.version.vlog_live_bytes();
     let tables = std::iter::once(&sv.mem).chain(sv.imms.iter());
     Stats {
-        pm_mode: Some(db.pm.mode()),
+        pm_mode: Some(db.files.pm().mode()),
         user_bytes: get(&c.user_bytes),
         user_writes: get(&c.user_writes),
         pm_bytes_written: get(&c.pm_bytes_written),
@@ -67,9 +67,9 @@ pub(crate) fn stats(db: &DbInner) -> Stats {
         range_tombstones: sv.version.range_dels.tombstones().len(),
         snapshots: db.snapshots.count(),
         last_sequence: db.visible(),
-        background_error: db.bg_error.lock().as_ref().map(|e| e.to_string()),
+        background_error: db.bg.error().map(|e| e.to_string()),
         latency: c.latency.stats(),
-        block_cache: BlockCacheStats::of(&db.table_cache),
-        bloom: BloomStats::of(&db.table_cache),
+        block_cache: BlockCacheStats::of(db.files.table_cache()),
+        bloom: BloomStats::of(db.files.table_cache()),
     }
 }

@@ -106,7 +106,7 @@ impl DbInner {
         if bytes == 0 {
             return Ok(());
         }
-        if self.closed.load(Ordering::Acquire) {
+        if self.bg.closed() {
             // No episode may start after `close` ended the last one.
             return Err(Error::Closed);
         }
@@ -140,7 +140,7 @@ impl DbInner {
 
     /// True if the immutables plus a new mutable table would exceed `max_write_buffer_number`.
     pub(crate) fn all_pmtables_in_use(&self) -> bool {
-        self.sv.load().imms.len() + 1 >= self.opts.max_write_buffer_number
+        self.versions.sv().imms.len() + 1 >= self.opts.max_write_buffer_number
     }
 
     fn stop_error(&self) -> Error {
@@ -210,8 +210,8 @@ impl DbInner {
         Counters::add(&self.counters.slowdown_count, 1);
         let line = format!(
             "write slowdown in {}: {} immutable PMTables (slowdown at {}), writes paced at {:.1} MB/s until flush catches up",
-            self.path.display(),
-            self.sv.load().imms.len(),
+            self.files.path().display(),
+            self.versions.sv().imms.len(),
             self.opts.slowdown_trigger(),
             self.delayed_write_rate() as f64 / 1e6
         );
@@ -229,7 +229,7 @@ impl DbInner {
         let micros = self.counters.delayed_write_micros.load(Ordering::Relaxed) - e.delay_micros;
         let line = format!(
             "write slowdown in {} ended after {} ms: {writes} writes delayed by {} ms in total",
-            self.path.display(),
+            self.files.path().display(),
             ended.saturating_duration_since(e.since).as_millis(),
             micros / 1000
         );
@@ -239,7 +239,7 @@ impl DbInner {
     /// True while enough immutables wait for flush, or (designs with a level-0 trigger)
     /// enough level-0 runs wait for compaction, to slow writes down.
     pub(crate) fn slowdown_due(&self) -> bool {
-        let sv = self.sv.load();
+        let sv = self.versions.sv();
         if sv.imms.len() >= self.opts.slowdown_trigger() {
             return true;
         }
@@ -273,7 +273,7 @@ impl DbInner {
 
     /// PMTables in use, in tables: the immutables plus the mutable table's fill (0..=1).
     fn backlog_tables(&self) -> f64 {
-        let sv = self.sv.load();
+        let sv = self.versions.sv();
         let fill = sv.mem.log_bytes() as f64 / self.opts.pmtable_size as f64;
         sv.imms.len() as f64 + fill.min(1.0)
     }
@@ -300,12 +300,12 @@ impl DbInner {
     /// change the immutables, `set_bg_error` and `close` after they set their flags, and the
     /// conditions are tested under `bg_signal`, so no wake-up is lost.
     fn wait_while_slow(&self, deadline: Instant) -> Result<()> {
-        let mut g = self.bg_signal.lock();
+        let mut g = self.bg.signal();
         while Instant::now() < deadline && self.slowdown_due() {
             if let Some(stop) = self.stop_waiting() {
                 return Err(stop.into_error());
             }
-            self.bg_cv.wait_until(&mut g, deadline);
+            self.bg.wait_until(&mut g, deadline);
         }
         Ok(())
     }
@@ -356,9 +356,9 @@ impl DbInner {
         }
         let line = format!(
             "write stall in {}: all {} PMTables in use ({} immutable), waiting for flush",
-            self.path.display(),
+            self.files.path().display(),
             self.opts.max_write_buffer_number,
-            self.sv.load().imms.len()
+            self.versions.sv().imms.len()
         );
         event!(self.info_log, Warn, line);
         self.stall.stopped.store(true, Ordering::Release);
@@ -371,7 +371,7 @@ impl DbInner {
         let outcome = result.as_ref().err().map(|e| format!(": {e}"));
         let line = format!(
             "write stall in {} ended after {} ms{}",
-            self.path.display(),
+            self.files.path().display(),
             took.as_millis(),
             outcome.unwrap_or_default()
         );
@@ -380,7 +380,7 @@ impl DbInner {
     }
 
     fn block_until_pmtable_free(&self) -> Result<()> {
-        let mut g = self.bg_signal.lock();
+        let mut g = self.bg.signal();
         while self.all_pmtables_in_use() {
             if let Some(stop) = self.stop_waiting() {
                 return Err(stop.into_error());
@@ -389,11 +389,11 @@ impl DbInner {
                 // Nobody else flushes: do it here.
                 drop(g);
                 (self.jobs.flush_one)(self)?;
-                g = self.bg_signal.lock();
+                g = self.bg.signal();
                 continue;
             }
-            self.bg_cv.notify_all();
-            self.bg_cv.wait_for(&mut g, Duration::from_millis(50));
+            self.bg.notify_all();
+            self.bg.wait_for(&mut g, Duration::from_millis(50));
         }
         Ok(())
     }

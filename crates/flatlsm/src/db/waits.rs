@@ -14,7 +14,6 @@ use super::state::DbInner;
 use crate::error::{Error, Result};
 use std::any::Any;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 /// Why a wait on background progress must end now.
@@ -64,10 +63,10 @@ impl DbInner {
     /// down, or background work failed. Takes `bg_error`, a leaf lock (callers may hold
     /// `bg_signal` or the flush queue's lock).
     pub(crate) fn stop_waiting(&self) -> Option<StopWaiting> {
-        if self.shutting_down.load(Ordering::Acquire) {
+        if self.bg.shutting_down() {
             return Some(StopWaiting::Closing);
         }
-        self.bg_error.lock().clone().map(StopWaiting::Failed)
+        self.bg.error().map(StopWaiting::Failed)
     }
 
     /// For waits that give up quietly at shutdown: `Ok(true)` to keep waiting, `Ok(false)` when

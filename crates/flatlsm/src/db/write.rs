@@ -14,7 +14,6 @@ use crate::observe::stats::Counters;
 use crate::options::{WriteOptions, MAX_KEY_SIZE};
 use crate::pmtable::log::{encoded_entry_len, LogEntry, PM_LOG_HEADER_LEN};
 use crate::pmtable::PmTable;
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 /// Bytes a batch takes in a PM Log (entry headers included).
@@ -80,7 +79,7 @@ impl DbInner {
             })
             .collect();
         let need = encoded_batch_len(&entries);
-        let mut mem = self.sv.load().mem.clone();
+        let mut mem = self.versions.sv().mem.clone();
         if opts.no_slowdown {
             self.refuse_if_stop_due(&*mem, &entries)?;
         }
@@ -98,8 +97,7 @@ impl DbInner {
         Counters::add(&self.counters.pm_bytes_written, need);
         Counters::add(&self.counters.user_bytes, batch.user_bytes() as u64);
         Counters::add(&self.counters.user_writes, batch.len() as u64);
-        self.visible_seq
-            .store(first + batch.len() as u64 - 1, Ordering::Release);
+        self.writes.publish(first + batch.len() as u64 - 1);
         Ok(())
     }
 
@@ -110,7 +108,7 @@ impl DbInner {
             .ops
             .iter()
             .map(|op| (op.kind, &op.key[..], &op.value[..]));
-        self.wals.log_batch(first, entries, sync)
+        self.writes.wals().log_batch(first, entries, sync)
     }
 
     /// Passes on the result of a step that may have put the batch into the log. On failure the
@@ -130,7 +128,7 @@ impl DbInner {
     /// succeeds and no two GCs run without an append between them.
     fn make_room(&self, batch: &[LogEntry<'_>]) -> Result<BufferRef> {
         let need = encoded_batch_len(batch);
-        let old = self.sv.load().mem.clone().as_pmtable();
+        let old = self.versions.sv().mem.clone().as_pmtable();
         if let Some(old) = old.filter(|t| self.gc_frees_room(t, need)) {
             let fresh = self.gc_mutable(old)?;
             if fresh.has_room(batch) {
@@ -161,7 +159,7 @@ impl DbInner {
             return false;
         }
         let oldest = self.snapshots.oldest(self.visible());
-        let range_dels = &self.sv.load().version.range_dels;
+        let range_dels = &self.versions.sv().version.range_dels;
         shrinks(table.gc_output_bytes(oldest, range_dels) - PM_LOG_HEADER_LEN as u64)
     }
 
@@ -170,17 +168,17 @@ impl DbInner {
     pub(crate) fn seal_mutable(&self) -> Result<BufferRef> {
         self.wait_for_free_pmtable()?;
         let started = std::time::Instant::now();
-        let old = self.sv.load().mem.clone();
+        let old = self.versions.sv().mem.clone();
         old.seal()?;
         // Pending until the super version holds it, so no purge takes its log for an orphan.
         let number = self.new_output_number();
         let kind = self.design.buffer_kind();
-        let fresh = new_buffer(kind, &self.pm_pool, number, self.opts.pmtable_size)?;
+        let fresh = new_buffer(kind, self.files.pm_pool(), number, self.opts.pmtable_size)?;
         self.start_wal(number)?;
         self.record_pm_log(&*fresh)?;
         self.replace_mutable(fresh.clone(), Some(old));
-        self.abandon_outputs(&[number]);
-        self.wake_all();
+        self.versions.abandon_outputs(&[number]);
+        self.bg.wake_all();
         log_slow_switch(started);
         Ok(fresh)
     }
@@ -189,16 +187,16 @@ impl DbInner {
     /// cache's region, and write buffers a write-ahead log protects. Only at close.
     pub(crate) fn remove_volatile_pm(&self) -> Result<()> {
         if self.design.uses_wal() {
-            let names = self.pm.list_regions()?;
+            let names = self.files.pm().list_regions()?;
             // Only write buffers: the device may also hold a design's store (MatrixKV's
             // container) or the block cache (removed below).
             for name in names.iter().filter(|n| crate::pmtable::is_buffer_region(n)) {
-                self.pm.remove_region(name)?;
+                self.files.pm().remove_region(name)?;
             }
         }
         let cache_in_pm = self.opts.block_cache_placement == crate::options::Placement::Pm;
         if cache_in_pm && self.opts.block_cache_size > 0 {
-            let pm = crate::layout::open_pm_device(&self.path, &self.opts)?;
+            let pm = crate::layout::open_pm_device(self.files.path(), &self.opts)?;
             pm.remove_region(crate::file_names::BLOCK_CACHE_REGION)?;
         }
         Ok(())
@@ -211,7 +209,11 @@ impl DbInner {
     /// last sequence handed out (the caller holds `write_lock`): the older log's last write, or
     /// a range tombstone after it.
     fn start_wal(&self, number: u64) -> Result<()> {
-        self.fail_stop(self.wals.roll(&*self.fs, number, self.visible()))
+        self.fail_stop(
+            self.writes
+                .wals()
+                .roll(self.files.dyn_fs(), number, self.visible()),
+        )
     }
 
     /// Rewrites the live entries of the mutable table into a fresh one that replaces it.
@@ -220,16 +222,16 @@ impl DbInner {
         old.seal()?;
         let oldest = self.snapshots.oldest(self.visible());
         let fresh = old.rewrite_live(
-            &*self.pm,
+            &**self.files.pm(),
             self.new_file_number(),
             self.opts.pmtable_size,
             oldest,
-            &self.sv.load().version.range_dels,
+            &self.versions.sv().version.range_dels,
         )?;
         self.record_pm_log(&*fresh)?;
         self.replace_mutable(fresh.clone(), None);
         let line = super::events::pmtable_gc_line(&*old, &*fresh, started.elapsed());
-        self.pm_pool.retire(old)?;
+        self.files.pm_pool().retire(old)?;
         Counters::add(&self.counters.pm_gc_bytes, fresh.log_bytes());
         Counters::add(&self.counters.pmtable_gcs, 1);
         self.info_log.line(&line);
@@ -238,18 +240,18 @@ impl DbInner {
 
     /// Installs `fresh` as the mutable table; `sealed` (if any) joins the immutables.
     fn replace_mutable(&self, fresh: BufferRef, sealed: Option<BufferRef>) {
-        let _g = self.sv_lock.lock();
-        let cur = self.sv.load_full();
-        let mut imms = cur.imms.clone();
-        if let Some(s) = sealed {
-            imms.insert(0, s);
-        }
-        self.sv.store(Arc::new(SuperVersion {
-            mem: fresh,
-            imms,
-            version: cur.version.clone(),
-            level0: cur.level0.clone(),
-        }));
+        self.versions.swap_sv(|cur| {
+            let mut imms = cur.imms.clone();
+            if let Some(s) = sealed {
+                imms.insert(0, s);
+            }
+            SuperVersion {
+                mem: fresh,
+                imms,
+                version: cur.version.clone(),
+                level0: cur.level0.clone(),
+            }
+        });
     }
 }
 

@@ -24,7 +24,6 @@ use crate::observe::info_log::event;
 use crate::observe::stats::Counters;
 use crate::version::{Version, VersionEdit};
 use std::collections::HashSet;
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -77,11 +76,11 @@ fn lower_priority(nice: i32) {
 }
 
 fn wait(db: &DbInner, timeout: Duration) -> bool {
-    let mut g = db.bg_signal.lock();
-    if !db.shutting_down.load(Ordering::Acquire) {
-        db.bg_cv.wait_for(&mut g, timeout);
+    let mut g = db.bg.signal();
+    if !db.bg.shutting_down() {
+        db.bg.wait_for(&mut g, timeout);
     }
-    !db.shutting_down.load(Ordering::Acquire)
+    !db.bg.shutting_down()
 }
 
 /// Forces the Buffer Log / msync group commit at least every `pm_persist_interval_ms`, and
@@ -89,7 +88,7 @@ fn wait(db: &DbInner, timeout: Duration) -> bool {
 fn persist_loop(db: &DbInner) {
     let interval = Duration::from_millis(db.opts.pm_persist_interval_ms);
     while wait(db, interval) {
-        if let Err(e) = db.sv.load().mem.commit() {
+        if let Err(e) = db.versions.sv().mem.commit() {
             db.set_bg_error(&e);
         }
         // Ends a slowdown episode once no writer or flush is left to notice.
@@ -104,7 +103,7 @@ fn healthy(db: &DbInner) -> bool {
 
 /// Gives every immutable PMTable its bloom filter, so point reads skip tables without the key.
 fn build_missing_filters(db: &DbInner) {
-    for table in db.sv.load().imms.iter() {
+    for table in db.versions.sv().imms.iter() {
         table.build_filter(db.opts.bloom_bits_per_key);
     }
 }
@@ -134,10 +133,11 @@ fn prepare_spare_logs(db: &DbInner) {
         return; // skiplist regions are not pooled
     }
     loop {
-        let in_use = 1 + db.sv.load().imms.len();
+        let in_use = 1 + db.versions.sv().imms.len();
         let number = db.new_file_number();
         match db
-            .pm_pool
+            .files
+            .pm_pool()
             .prepare_spare(number, db.opts.pmtable_size, in_use)
         {
             Ok(true) => continue,
@@ -179,7 +179,7 @@ pub(crate) fn vlog_gc_one(db: &DbInner) -> Result<bool> {
 
 /// Enough immutable tables no flush job has claimed.
 fn flush_due(db: &DbInner) -> bool {
-    db.flush_queue.unclaimed(&db.sv.load().imms) >= db.opts.flush_immutable_num
+    db.flush_queue.unclaimed(&db.versions.sv().imms) >= db.opts.flush_immutable_num
 }
 
 /// For `close`: runs the flushes due now (at least `flush_immutable_num` immutable buffers no
@@ -188,7 +188,7 @@ fn flush_due(db: &DbInner) -> bool {
 /// mutable buffer stays in PM (it is durable there), and no compaction is waited for. Nothing
 /// for a read-only database or one in the background-error state.
 pub(crate) fn finish_due_flushes(db: &DbInner) -> Result<()> {
-    if db.read_only || db.bg_error.lock().is_some() {
+    if db.files.read_only() || db.bg.failed() {
         return Ok(());
     }
     // A flush that did nothing gave up (shutdown) or lost its tables to another job: looping
@@ -225,10 +225,10 @@ pub(crate) fn record_failure<T>(db: &DbInner, r: Result<T>) -> Result<T> {
 /// job ended reaches the queue before the next job's turn: a failure refuses every later
 /// install, so no newer flush lands before this one.
 fn flush_immutables(db: &DbInner) -> Result<bool> {
-    if db.flush_queue.unclaimed(&db.sv.load().imms) == 0 || !wait_for_run_room(db)? {
+    if db.flush_queue.unclaimed(&db.versions.sv().imms) == 0 || !wait_for_run_room(db)? {
         return Ok(false);
     }
-    let Some((mut claim, tables)) = db.flush_queue.claim(|| db.sv.load().imms.to_vec()) else {
+    let Some((mut claim, tables)) = db.flush_queue.claim(|| db.versions.sv().imms.to_vec()) else {
         return Ok(false);
     };
     let installed = flush_claimed(db, &claim, &tables);
@@ -238,11 +238,11 @@ fn flush_immutables(db: &DbInner) -> Result<bool> {
         return Ok(false);
     }
     for table in tables {
-        table.release(&db.pm_pool)?;
+        table.release(db.files.pm_pool())?;
     }
     Counters::add(&db.counters.flushes, 1);
     purge_obsolete_files(db)?;
-    db.wake_all();
+    db.bg.wake_all();
     Ok(true)
 }
 
@@ -253,7 +253,7 @@ fn flush_claimed(db: &DbInner, claim: &Claim<'_>, tables: &[BufferRef]) -> Resul
     if !pipelined && !my_turn(claim)? {
         return Ok(false);
     }
-    let version = db.versions.lock().current.clone();
+    let version = db.versions.current();
     db.sync_point("flush:inputs_reserved");
     let started = Instant::now();
     match super::store_jobs::flush_into_store(db, tables, started)? {
@@ -317,10 +317,9 @@ fn wait_for_run_room(db: &DbInner) -> Result<bool> {
             compact_one(db)?;
             continue;
         }
-        db.wake_all();
+        db.bg.wake_all();
         db.sync_point("flush:waiting_for_room");
-        let mut g = db.compacting.lock();
-        db.compacting_cv.wait_for(&mut g, Duration::from_millis(10));
+        db.versions.wait_for_release(Duration::from_millis(10));
     }
     Ok(true)
 }
@@ -335,7 +334,7 @@ pub(super) fn install_flush(
 ) -> Result<()> {
     let mut edit = out.edit;
     let flushed: HashSet<u64> = tables.iter().map(|t| t.number()).collect();
-    let sv = db.sv.load_full();
+    let sv = db.versions.sv_full();
     let min_unflushed = sv
         .imms
         .iter()
@@ -347,7 +346,9 @@ pub(super) fn install_flush(
     edit.min_unflushed_pmlog = Some(min_unflushed);
     let max_seq = tables.iter().map(|t| t.max_sequence()).max().unwrap_or(0);
     edit.last_sequence = Some(db.visible().max(max_seq));
-    db.design.store().index_flush(&edit, &db.table_cache)?;
+    db.design
+        .store()
+        .index_flush(&edit, db.files.table_cache())?;
     db.install(&mut edit, |imms| {
         imms.retain(|t| !flushed.contains(&t.number()))
     })?;
@@ -389,18 +390,22 @@ pub(crate) fn drop_unreferenced_vlogs(db: &DbInner) -> Result<()> {
 /// versions, so a file being created or installed concurrently is always found in one of them.
 pub(crate) fn purge_obsolete_files(db: &DbInner) -> Result<()> {
     let names = db
-        .fs
-        .list_dir(&db.path)
-        .map_err(|e| Error::io(format!("listing {}", db.path.display()), e))?;
-    let pm_ssts = crate::layout::pm_sst_names(&*db.fs, db.table_cache.dirs())?;
-    let wal_names = db.wals.list_separate(&*db.fs, &db.path)?;
-    let mut keep = db.pending_outputs.lock().clone();
+        .files
+        .fs()
+        .list_dir(db.files.path())
+        .map_err(|e| Error::io(format!("listing {}", db.files.path().display()), e))?;
+    let pm_ssts = crate::layout::pm_sst_names(db.files.dyn_fs(), db.files.table_cache().dirs())?;
+    let wal_names = db
+        .writes
+        .wals()
+        .list_separate(db.files.dyn_fs(), db.files.path())?;
+    let mut keep = db.versions.pending_outputs();
     {
         let mut vs = db.versions.lock();
         vs.live.retain(|w| w.strong_count() > 0);
         let live = vs.live.iter().filter_map(|w| w.upgrade());
         // The write-ahead logs of unflushed write buffers (designs with a DRAM buffer).
-        let sv = db.sv.load();
+        let sv = db.versions.sv();
         keep.extend(sv.imms.iter().chain([&sv.mem]).map(|t| t.number()));
         for v in live.chain(std::iter::once(vs.current.clone())) {
             keep.extend(v.file_numbers());
@@ -408,8 +413,8 @@ pub(crate) fn purge_obsolete_files(db: &DbInner) -> Result<()> {
             keep.extend(v.redirect_file_numbers());
         }
     }
-    let pm_dir = &db.table_cache.dirs().pm;
-    let named = names.iter().map(|n| (&db.path, n));
+    let pm_dir = db.files.table_cache().dirs().pm.as_path();
+    let named = names.iter().map(|n| (db.files.path(), n));
     for (dir, name) in named.chain(pm_ssts.iter().map(|n| (pm_dir, n))) {
         let Some(file) = parse_numbered_file(name) else {
             continue;
@@ -418,27 +423,29 @@ pub(crate) fn purge_obsolete_files(db: &DbInner) -> Result<()> {
             continue;
         }
         evict(db, file);
-        match db.fs.remove_file(&dir.join(name)) {
+        match db.files.fs().remove_file(&dir.join(name)) {
             // Another thread's purge got there first.
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             other => other.map_err(|e| Error::io(format!("removing obsolete {name}"), e))?,
         }
     }
     let keep: Vec<u64> = keep.into_iter().collect();
-    db.wals.remove_stale(&*db.fs, &wal_names, &keep)
+    db.writes
+        .wals()
+        .remove_stale(db.files.dyn_fs(), &wal_names, &keep)
 }
 
 /// Forgets the cached reader (and cached blocks or values) of a file about to be deleted.
 fn evict(db: &DbInner, file: NumberedFile) {
     match file {
-        NumberedFile::Sst(n) => db.table_cache.evict(n),
+        NumberedFile::Sst(n) => db.files.table_cache().evict(n),
         NumberedFile::Vlog(n) => {
-            db.vlogs.evict(n);
-            if let Some(cache) = db.table_cache.block_cache() {
+            db.files.vlogs().evict(n);
+            if let Some(cache) = db.files.table_cache().block_cache() {
                 cache.erase_file(n);
             }
         }
-        NumberedFile::Redirect(n) => db.vlog_redirects.evict(n),
+        NumberedFile::Redirect(n) => db.files.redirects().evict(n),
         NumberedFile::Manifest(_) | NumberedFile::Wal(_) => {}
     }
 }
@@ -446,9 +453,9 @@ fn evict(db: &DbInner, file: NumberedFile) {
 /// `Db::flush`: seal the mutable table, then flush every immutable table in this thread.
 pub(crate) fn flush_all(db: &DbInner) -> Result<()> {
     {
-        let _w = db.write_lock.lock();
+        let _w = db.writes.lock();
         db.check_writable()?;
-        if !db.sv.load().mem.is_empty() {
+        if !db.versions.sv().mem.is_empty() {
             db.seal_mutable()?;
         }
     }
@@ -481,8 +488,8 @@ pub(crate) fn wait_idle(db: &DbInner) -> Result<()> {
             // mid-job holding an older version, so the purge deletes every file no version
             // names: "settled" includes the files. (Without them a background GC finishing
             // beside this purge kept its victim's log alive past the return, seen in CI.)
-            let _compaction = db.compaction_lock.lock();
-            let _gc = db.vlog_gc_lock.lock();
+            let _compaction = db.bg.compaction_lock();
+            let _gc = db.bg.vlog_gc_lock();
             return record_failure(db, purge_obsolete_files(db));
         }
     }

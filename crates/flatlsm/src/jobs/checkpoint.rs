@@ -30,7 +30,6 @@ use crate::version::{Manifest, ManifestState, Version};
 use crate::vlog::vlog_file_name;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::Ordering;
 
 /// How a checkpoint is made.
 #[derive(Clone, Copy, Debug)]
@@ -94,10 +93,10 @@ impl DbInner {
         // flush for a column compaction (`compaction_lock`) to free container room. With
         // writers stopped, no buffer can be sealed: once the flushes in flight finish (their
         // compactions can still run), the background jobs are stopped in their turn.
-        let _writes = self.write_lock.lock();
+        let _writes = self.writes.lock();
         self.flush_queue.wait_idle();
-        let _compaction = self.compaction_lock.lock();
-        let _gc = self.vlog_gc_lock.lock();
+        let _compaction = self.bg.compaction_lock();
+        let _gc = self.bg.vlog_gc_lock();
         let tmp = tmp_dir(dir);
         let made = self.write_copy(&tmp, links);
         if let Err(e) = made {
@@ -107,7 +106,8 @@ impl DbInner {
         std::fs::rename(&tmp, dir)
             .context(|| format!("renaming {} to {}", tmp.display(), dir.display()))?;
         let parent = dir.parent().unwrap_or(Path::new("."));
-        self.fs
+        self.files
+            .fs()
             .sync_dir(parent)
             .context(|| format!("syncing {}", parent.display()))
     }
@@ -137,7 +137,7 @@ impl DbInner {
         for d in [tmp, &pm_tmp] {
             std::fs::create_dir_all(d).context(|| format!("creating {}", d.display()))?;
         }
-        let version = self.versions.lock().current.clone();
+        let version = self.versions.current();
         for (src, dst) in self.immutable_files(&version, tmp) {
             self.link_or_copy(&src, &dst, links)?;
         }
@@ -146,20 +146,22 @@ impl DbInner {
         }
         let identity = self.design.uses_pm_dir().then(IdentityPlan::fresh);
         if let Some(plan) = &identity {
-            plan.apply(&*self.fs, tmp, &pm_tmp)?;
+            plan.apply(self.files.dyn_fs(), tmp, &pm_tmp)?;
         }
         self.write_manifest(tmp, &version, identity.map(|p| p.id().to_string()))?;
         let mut opts = self.opts.clone();
         (opts.pm_path, opts.wal_dir, opts.file_system) = (None, None, None);
-        crate::options::write_options_file(&*self.fs, tmp, &opts)?;
+        crate::options::write_options_file(self.files.dyn_fs(), tmp, &opts)?;
         // Every database directory has one (a reader's lock needs the file to exist).
         let lock = tmp.join(crate::layout::lock::LOCK_FILE);
-        self.fs
+        self.files
+            .fs()
             .create(&lock)
             .and_then(|mut f| f.sync())
             .context(|| format!("creating {}", lock.display()))?;
         for d in [&pm_tmp, tmp] {
-            self.fs
+            self.files
+                .fs()
                 .sync_dir(d)
                 .context(|| format!("syncing {}", d.display()))?;
         }
@@ -168,7 +170,7 @@ impl DbInner {
 
     /// (source, destination) of every SST, value log and redirect table of `version`.
     fn immutable_files(&self, version: &Version, tmp: &Path) -> Vec<(PathBuf, PathBuf)> {
-        let dirs = self.table_cache.dirs();
+        let dirs = self.files.table_cache().dirs();
         let ssts = version.levels.iter().flatten().map(|f| {
             let name = sst_file_name(f.number);
             let to = match f.dir {
@@ -184,7 +186,7 @@ impl DbInner {
             .map(|r| redirect_file_name(r.number));
         let others = vlogs
             .chain(redirects)
-            .map(|name| (self.path.join(&name), tmp.join(name)));
+            .map(|name| (self.files.path().join(&name), tmp.join(name)));
         ssts.chain(others).collect()
     }
 
@@ -195,14 +197,16 @@ impl DbInner {
             return Ok(());
         }
         let from = self
-            .fs
+            .files
+            .fs()
             .open(src)
             .context(|| format!("opening {}", src.display()))?;
         let len = from
             .size()
             .context(|| format!("stat of {}", src.display()))?;
         let mut to = self
-            .fs
+            .files
+            .fs()
             .create(dst)
             .context(|| format!("creating {}", dst.display()))?;
         let mut buf = vec![0u8; COPY_CHUNK];
@@ -222,7 +226,7 @@ impl DbInner {
     /// file: the region's mappings are shared, so the page cache (or DAX media) holds every
     /// store made to it, and no job changes it while the caller holds the locks.
     fn copy_region(&self, name: &str, dst: &Path) -> Result<()> {
-        let src = crate::layout::pm_dir_of(&self.path, &self.opts).join(name);
+        let src = crate::layout::pm_dir_of(self.files.path(), &self.opts).join(name);
         std::fs::copy(&src, dst)
             .context(|| format!("copying PM region {} to {}", src.display(), dst.display()))?;
         std::fs::File::open(dst)
@@ -241,13 +245,13 @@ impl DbInner {
         let state = ManifestState {
             version: version.clone(),
             next_file_number: number + 1,
-            last_sequence: self.visible_seq.load(Ordering::Acquire),
+            last_sequence: self.writes.visible(),
             min_unflushed_pmlog: number + 1,
             pm_logs: Some(BTreeSet::new()),
             identity,
             profile: Some(self.opts.profile.name().to_string()),
         };
-        Manifest::create(self.fs.clone(), tmp, number, &state).map(drop)
+        Manifest::create(self.files.fs().clone(), tmp, number, &state).map(drop)
     }
 }
 

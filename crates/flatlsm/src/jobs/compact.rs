@@ -27,8 +27,8 @@ pub(crate) fn compact_one(db: &DbInner) -> Result<bool> {
 }
 
 fn compact_due(db: &DbInner) -> Result<bool> {
-    let _job = db.compaction_lock.lock();
-    let version = db.versions.lock().current.clone();
+    let _job = db.bg.compaction_lock();
+    let version = db.versions.current();
     // The design's own level 0 drains first: flushes wait for its room.
     let mut worked = super::store_jobs::compact_store(db, &version)?;
     if !worked {
@@ -55,7 +55,7 @@ fn compact_due(db: &DbInner) -> Result<bool> {
 /// Calls `f` with a view of `version`: busy files are those other jobs reserved.
 fn with_view<T>(db: &DbInner, version: &Version, f: impl FnOnce(&PolicyView<'_>) -> T) -> T {
     let pointers = db.versions.lock().compact_pointers.clone();
-    let busy = |n: u64| db.is_busy(n);
+    let busy = |n: u64| db.versions.is_busy(n);
     f(&PolicyView {
         version,
         busy: &busy,
@@ -67,7 +67,7 @@ fn with_view<T>(db: &DbInner, version: &Version, f: impl FnOnce(&PolicyView<'_>)
 /// if another job got there first.
 fn run_reserved(db: &DbInner, version: &Arc<Version>, c: &Compaction) -> Result<bool> {
     let numbers = c.file_numbers();
-    if !db.try_reserve_in(version, &numbers) {
+    if !db.versions.try_reserve_in(version, &numbers) {
         return Ok(false);
     }
     db.sync_point("compaction:inputs_reserved");
@@ -79,14 +79,14 @@ fn run_reserved(db: &DbInner, version: &Arc<Version>, c: &Compaction) -> Result<
         event!(db.info_log, Debug, line);
         Ok(())
     });
-    db.release(&numbers);
+    db.versions.release(&numbers);
     result?;
     if let Some(last) = c.inputs.iter().map(|f| user_key_of(&f.largest)).max() {
         let mut vs = db.versions.lock();
         vs.compact_pointers[c.level] = last.to_vec();
     }
     Counters::add(&db.counters.compactions, 1);
-    db.wake_all();
+    db.bg.wake_all();
     Ok(true)
 }
 
@@ -98,7 +98,7 @@ pub(crate) fn compact_range(db: &DbInner, begin: Option<&[u8]>, end: Option<&[u8
 }
 
 fn compact_range_unrecorded(db: &DbInner, begin: Option<&[u8]>, end: Option<&[u8]>) -> Result<()> {
-    let _job = db.compaction_lock.lock();
+    let _job = db.bg.compaction_lock();
     let b = begin.unwrap_or(&[]).to_vec();
     let e_max = vec![0xffu8; crate::options::MAX_KEY_SIZE + 1];
     let e = end.map(<[u8]>::to_vec).unwrap_or(e_max);
@@ -117,7 +117,7 @@ fn rewrite_in_range_under_range_dels(db: &DbInner, (b, e): (&[u8], &[u8])) -> Re
         user_key_of(&f.largest) >= b && user_key_of(&f.smallest) <= e
     };
     loop {
-        let version = db.versions.lock().current.clone();
+        let version = db.versions.current();
         let oldest = db.snapshots.oldest(db.visible());
         let picked = with_view(db, &version, |v| {
             rewrite_under_range_dels(v, oldest, in_range)
@@ -138,8 +138,7 @@ fn wait_for_inputs(db: &DbInner) -> Result<()> {
     if let Some(stop) = db.stop_waiting() {
         return Err(stop.into_error());
     }
-    let mut g = db.compacting.lock();
-    db.compacting_cv.wait_for(&mut g, Duration::from_millis(10));
+    db.versions.wait_for_release(Duration::from_millis(10));
     Ok(())
 }
 
@@ -147,7 +146,7 @@ fn wait_for_inputs(db: &DbInner) -> Result<()> {
 /// moves all of level 0: the store is made one compactor and drained column by column.
 fn drain_store(db: &DbInner) -> Result<()> {
     loop {
-        let version = db.versions.lock().current.clone();
+        let version = db.versions.current();
         if let Some(mut edit) = db.design.store().drain_store_edit(&version) {
             db.install(&mut edit, |_| {})?;
             continue;
@@ -162,7 +161,7 @@ fn drain_store(db: &DbInner) -> Result<()> {
 /// (level 0: all of it), waiting while other jobs hold inputs.
 fn compact_level_in_range(db: &DbInner, level: usize, (b, e): (&[u8], &[u8])) -> Result<()> {
     loop {
-        let version = db.versions.lock().current.clone();
+        let version = db.versions.current();
         let in_range = |f: &crate::version::FileMeta| {
             level == 0 || (user_key_of(&f.largest) >= b && user_key_of(&f.smallest) <= e)
         };

@@ -7,7 +7,6 @@ use crate::observe::stats::Counters;
 use crate::sst::SstDir;
 use crate::values::ValueLocator;
 use crate::version::Version;
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -17,19 +16,19 @@ impl JobHost for DbInner {
     }
 
     fn abandon_outputs(&self, numbers: &[u64]) {
-        DbInner::abandon_outputs(self, numbers)
+        self.versions.abandon_outputs(numbers)
     }
 
     fn closing(&self) -> bool {
-        self.shutting_down.load(Ordering::Acquire)
+        self.bg.shutting_down()
     }
 
     /// Stopped writers wait for a flush; once none can come (`waits.rs`) they stop waiting
     /// too, and so does this.
     fn yield_to_stopped_writers(&self) {
         while self.writes_stopped() && self.stop_waiting().is_none() {
-            let mut g = self.bg_signal.lock();
-            self.bg_cv.wait_for(&mut g, Duration::from_millis(10));
+            let mut g = self.bg.signal();
+            self.bg.wait_for(&mut g, Duration::from_millis(10));
         }
     }
 
@@ -77,20 +76,24 @@ impl DbInner {
 
     /// A pointer locator for `version` over this database's value logs and redirect tables.
     pub(crate) fn locator(&self, version: Arc<Version>) -> ValueLocator {
-        ValueLocator::new(version, self.vlogs.clone(), self.vlog_redirects.clone())
+        ValueLocator::new(
+            version,
+            self.files.vlogs().clone(),
+            self.files.redirects().clone(),
+        )
     }
 
     /// The context of a job starting now: the oldest snapshot and the current version's
     /// pointer translations as of this moment.
     pub(crate) fn job_context(&self) -> JobContext<'_> {
         JobContext {
-            fs: &*self.fs,
-            dir: &self.path,
-            table_cache: &self.table_cache,
+            fs: self.files.dyn_fs(),
+            dir: self.files.path(),
+            table_cache: self.files.table_cache(),
             options: self.job_options(),
             oldest_snapshot: self.snapshots.oldest(self.visible()),
-            range_dels: self.sv.load().version.range_dels.clone(),
-            locator: self.locator(self.sv.load().version.clone()),
+            range_dels: self.versions.sv().version.range_dels.clone(),
+            locator: self.locator(self.versions.sv().version.clone()),
             host: self,
             info_log: &self.info_log,
         }

@@ -50,7 +50,7 @@ impl Db {
 
     /// Waits until no flush, compaction or value-log GC is due (for benchmarks' "settled").
     pub fn wait_for_background_work(&self) -> Result<()> {
-        if self.inner.read_only {
+        if self.inner.files.read_only() {
             return self.check_open(); // no background work in a read-only database
         }
         background::wait_idle(&self.inner)

@@ -35,12 +35,12 @@ pub(crate) fn flush_into_store(
     started: Instant,
 ) -> Result<StoreFlushed> {
     loop {
-        let version = db.versions.lock().current.clone();
+        let version = db.versions.current();
         // Numbered in the order the rows are written: oldest table first.
         let numbers: Vec<u64> = tables.iter().map(|_| db.new_output_number()).collect();
         let written = write_once(db, tables, &numbers, &version);
         if !matches!(written, Ok(StoreFlush::Written(..))) {
-            db.abandon_outputs(&numbers);
+            db.versions.abandon_outputs(&numbers);
         }
         match written? {
             StoreFlush::NotMine => return Ok(StoreFlushed::NotMine),
@@ -120,10 +120,10 @@ fn retire(db: &DbInner, inputs: &[Arc<FileMeta>], installed: &VersionEdit) -> Re
         return Ok(());
     }
     let outputs: Vec<FileMeta> = installed.new_files.iter().map(|(_, f)| f.clone()).collect();
-    let range_dels = db.sv.load().version.range_dels.clone();
+    let range_dels = db.versions.sv().version.range_dels.clone();
     db.design
         .store()
-        .follow_compaction(inputs, &outputs, &db.table_cache, &range_dels)?;
+        .follow_compaction(inputs, &outputs, db.files.table_cache(), &range_dels)?;
     let mut edit = VersionEdit {
         deleted_files: inputs.iter().map(|f| (0, f.number)).collect(),
         ..VersionEdit::default()
@@ -143,14 +143,13 @@ fn wait_for_room(db: &DbInner, unblock: Option<VersionEdit>) -> Result<bool> {
         return Ok(false);
     }
     if !db.opts.background_work {
-        let version = db.versions.lock().current.clone();
+        let version = db.versions.current();
         compact_store(db, &version)?;
         return Ok(true);
     }
-    db.wake_all();
+    db.bg.wake_all();
     db.sync_point("flush:waiting_for_room");
-    let mut g = db.compacting.lock();
-    db.compacting_cv.wait_for(&mut g, Duration::from_millis(10));
+    db.versions.wait_for_release(Duration::from_millis(10));
     Ok(true)
 }
 
@@ -161,16 +160,16 @@ pub(crate) fn compact_store(db: &DbInner, version: &Arc<Version>) -> Result<bool
         let visible = db.visible();
         db.snapshots.oldest(visible) < visible
     };
-    let Some(job) = db
-        .design
-        .store()
-        .store_compaction(version, &db.table_cache, &snapshots)?
+    let Some(job) =
+        db.design
+            .store()
+            .store_compaction(version, db.files.table_cache(), &snapshots)?
     else {
         return Ok(false);
     };
     let mut numbers = job.compaction.file_numbers();
     numbers.extend(job.retire.iter().map(|f| f.number));
-    if !db.try_reserve_in(version, &numbers) {
+    if !db.versions.try_reserve_in(version, &numbers) {
         return Ok(false);
     }
     db.sync_point("compaction:inputs_reserved");
@@ -184,10 +183,10 @@ pub(crate) fn compact_store(db: &DbInner, version: &Arc<Version>) -> Result<bool
         db.note_store_compaction(job.bytes, bytes, started.elapsed());
         Ok(())
     });
-    db.release(&numbers);
+    db.versions.release(&numbers);
     drop(job.pin); // the rows' pages may be reused once no reader holds the old view
     record_failure(db, result)?;
     Counters::add(&db.counters.compactions, 1);
-    db.wake_all();
+    db.bg.wake_all();
     Ok(true)
 }

@@ -25,8 +25,8 @@ use crate::observe::stats::Counters;
 /// Runs one value-log GC if a log is due; `Ok(false)` if none is, or if the job was abandoned
 /// (the database is closing, or the log was dropped meanwhile).
 pub(crate) fn gc_one(db: &DbInner) -> Result<bool> {
-    let _job = db.vlog_gc_lock.lock();
-    let version = db.versions.lock().current.clone();
+    let _job = db.bg.vlog_gc_lock();
+    let version = db.versions.current();
     let Some(victim) = vlog_gc::pick(&version, db.opts.vlog_gc_garbage_ratio) else {
         return Ok(false);
     };
@@ -48,14 +48,14 @@ fn commit(db: &DbInner, victim: u64, out: GcOutput) -> Result<bool> {
         bytes,
         outputs,
     } = out;
-    db.vlog_redirects.insert(table.clone());
+    db.files.redirects().insert(table.clone());
     db.sync_point("vlog_gc:before_commit");
     let installed = db.install_if(&mut edit, |v| v.vlogs.contains_key(&victim))?;
     if installed.is_none() {
         let note = format!("value-log GC of log {victim} abandoned: the log was dropped meanwhile");
         event!(db.info_log, Info, note);
-        db.vlog_redirects.evict(table.number());
-        db.abandon_outputs(&outputs);
+        db.files.redirects().evict(table.number());
+        db.versions.abandon_outputs(&outputs);
         return Ok(false);
     }
     Counters::add(&db.counters.vlog_gc_bytes, bytes);

@@ -83,7 +83,7 @@ fn check(db: &Db, want: &Model) {
 
 /// True if some SST of the current version names value log `n`.
 fn named(db: &Db, n: u64) -> bool {
-    let v = db.inner.versions.lock().current.clone();
+    let v = db.inner.versions.current();
     let refs = v.levels.iter().flatten().flat_map(|f| f.vlog_refs.clone());
     refs.clone().any(|(log, _)| log == n)
 }
@@ -194,7 +194,7 @@ fn gc_of_a_log_dropped_meanwhile_is_abandoned_and_its_outputs_removed() {
     assert!(!gc_across(&db, "vlog_gc:before_commit", overwrite_victim));
     let st = db.stats();
     assert_eq!((st.vlog_gcs, st.vlog_redirects), (0, 0));
-    assert!(db.inner.pending_outputs.lock().is_empty());
+    assert!(db.inner.versions.pending_outputs().is_empty());
     let names: Vec<String> = std::fs::read_dir(dir.path())
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
@@ -242,7 +242,7 @@ fn redirect_target_is_not_picked_while_the_redirect_lives() {
     assert!(vlog_gc_one(&db.inner).unwrap());
     put_round(&db, b'f', 60..90); // 30 of the 40 records of the target are garbage now
     db.flush().unwrap();
-    let v = db.inner.versions.lock().current.clone();
+    let v = db.inner.versions.current();
     let target = v.redirects.values().next().unwrap().target;
     assert!(v.is_redirect_target(target) && v.vlogs.contains_key(&target));
     assert!(

@@ -39,8 +39,12 @@ use super::skiplist_recovery::recover_skiplists;
 use super::wal_recovery::{recover_from_wal, start_wals, RecoveredWals};
 use crate::buffer::skiplist::SkiplistBuffer;
 use crate::buffer::BufferRef;
-use crate::db::state::{BgSignal, DbInner, SuperVersion, VersionState};
+use crate::db::bg_state::BgState;
+use crate::db::files::Files;
+use crate::db::state::{DbInner, SuperVersion};
+use crate::db::version_set::VersionSet;
 use crate::db::wals::Wals;
+use crate::db::writes::Writes;
 use crate::designs::check_profile;
 use crate::designs::{BufferKind, Design};
 use crate::error::{Error, IoContext, Result};
@@ -58,16 +62,13 @@ use crate::options::{parse_options_file_name, write_options_file, Options};
 use crate::pm::PmDeviceRef;
 use crate::pmtable::log::PmLog;
 use crate::pmtable::pool::is_pool_file_name;
-use crate::pmtable::{PmLogPool, PmTable};
+use crate::pmtable::PmTable;
 use crate::snapshot::SnapshotRegistry;
 use crate::sst::{BlockCache, SstDir, SstDirs, TableCache};
 use crate::version::{Manifest, ManifestState, RecoveredManifest, Version};
-use crate::vlog::{RedirectSet, RedirectTable, VlogSet};
-use arc_swap::ArcSwap;
-use parking_lot::{Condvar, Mutex};
-use std::collections::{BTreeMap, HashSet};
+use crate::vlog::RedirectTable;
+use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::Arc;
 
 /// Files a FlatLSM directory may hold besides its numbered files, info logs and OPTIONS files.
@@ -151,7 +152,7 @@ pub(crate) fn open(path: &Path, opts: Options, access: Access) -> Result<(Arc<Db
     }
     let id = locked.identity.map(|p| p.id().to_string());
     let mut inner = commit_open(opts, design, path, fs, pm, recovered, id)?;
-    inner.read_only = access == Access::ReadOnly;
+    inner.files.set_read_only(access == Access::ReadOnly);
     Ok((Arc::new(inner), locked.lock))
 }
 
@@ -399,10 +400,10 @@ fn commit_open(
         design,
         info_log,
     );
-    let mut inner = build_inner(opts, path, fs, pm, parts, last_seq, next + 2);
-    inner.wals = Wals::new(wal_dir, wal);
+    let wals = Wals::new(wal_dir, wal);
+    let inner = build_inner(opts, (path, fs, pm), parts, (last_seq, next + 2), wals);
     for t in redirects {
-        inner.vlog_redirects.insert(t);
+        inner.files.redirects().insert(t);
     }
     Ok(inner)
 }
@@ -434,66 +435,37 @@ type Parts = (
 
 fn build_inner(
     opts: Options,
-    path: &Path,
-    fs: FsRef,
-    pm: PmDeviceRef,
+    (path, fs, pm): (&Path, FsRef, PmDeviceRef),
     (manifest, version, mem, imms, block_cache, design, info_log): Parts,
-    last_seq: u64,
-    next_file: u64,
+    (last_seq, next_file): (u64, u64),
+    wals: Wals,
 ) -> DbInner {
     let tables = TableCache::new(fs.clone(), sst_dirs(path, &opts), block_cache);
-    let table_cache = Arc::new(match opts.max_open_files {
+    let tables = match opts.max_open_files {
         Some(n) => tables.with_capacity(n),
         None => tables,
-    });
-    let vlogs = Arc::new(VlogSet::new(fs.clone(), path.to_path_buf()));
-    let vlog_redirects = Arc::new(RedirectSet::new(fs.clone(), path.to_path_buf()));
+    };
+    let sv = SuperVersion {
+        mem,
+        imms,
+        level0: design.store().level0_store(&version),
+        version,
+    };
     DbInner {
         jobs: crate::jobs::HOOKS,
-        path: path.to_path_buf(),
+        files: Files::new(path, fs, pm, tables, &opts),
         info_log,
-        fs,
-        pm_pool: PmLogPool::with_capacity(pm.clone(), opts.max_write_buffer_number),
-        pm,
-        table_cache,
-        vlogs,
-        vlog_redirects,
-        sv: ArcSwap::from_pointee(SuperVersion {
-            mem,
-            imms,
-            level0: design.store().level0_store(&version),
-            version: version.clone(),
-        }),
-        sv_lock: Mutex::new(()),
-        write_lock: Mutex::new(()),
+        versions: VersionSet::new(manifest, sv, next_file),
+        writes: Writes::new(wals, last_seq),
+        bg: BgState::default(),
         policy: design.compaction_policy(&opts),
         design,
-        wals: Wals::new(opts.wal_dir_for(path), None),
-        visible_seq: AtomicU64::new(last_seq),
-        next_file_number: AtomicU64::new(next_file),
-        versions: Mutex::new(VersionState {
-            manifest,
-            live: vec![Arc::downgrade(&version)],
-            current: version,
-            compact_pointers: vec![Vec::new(); crate::version::MAX_LEVELS],
-        }),
         snapshots: Arc::new(SnapshotRegistry::default()),
         counters: Counters::default(),
         stall: Default::default(),
-        bg_signal: Mutex::new(BgSignal),
-        bg_cv: Condvar::new(),
-        bg_error: Mutex::new(None),
-        compacting: Mutex::new(HashSet::new()),
-        compacting_cv: Condvar::new(),
-        pending_outputs: Mutex::new(HashSet::new()),
-        shutting_down: AtomicBool::new(false),
-        closed: AtomicBool::new(false),
         flush_queue: Default::default(),
-        compaction_lock: Mutex::new(()),
-        vlog_gc_lock: Mutex::new(()),
         #[cfg(test)]
         sync_points: Default::default(),
-        read_only: false,
         opts,
     }
 }
