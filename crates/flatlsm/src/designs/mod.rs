@@ -305,6 +305,35 @@ impl BufferKind {
             _ => size.saturating_sub(PM_LOG_HEADER_LEN) as u64,
         }
     }
+
+    /// True if retired buffers go back to a [`PmLogPool`] for reuse (PM Logs; skiplist
+    /// regions are not pooled).
+    pub(crate) fn pooled(self) -> bool {
+        self != BufferKind::PmSkiplist
+    }
+
+    /// The buffer number a PM region named `name` holds, if it is a buffer of this kind (PM
+    /// Logs and DRAM tables share the PM Log name).
+    pub(crate) fn parse_region_name(self, name: &str) -> Option<u64> {
+        match self {
+            BufferKind::PmSkiplist => crate::file_names::parse_skiplist_region_name(name),
+            _ => crate::file_names::parse_pm_log_file_name(name),
+        }
+    }
+
+    /// A new, empty buffer of this kind numbered `number` on `pm`, created fresh (not from a
+    /// pool).
+    pub(crate) fn create(
+        self,
+        pm: &PmDeviceRef,
+        number: u64,
+        capacity: usize,
+    ) -> Result<BufferRef> {
+        Ok(match self {
+            BufferKind::PmSkiplist => SkiplistBuffer::create(&**pm, number, capacity)?,
+            _ => crate::pmtable::PmTable::create(&**pm, number, capacity, None)?,
+        })
+    }
 }
 
 /// A new, empty write buffer of `kind` numbered `number` on `pool`'s device (PMTables reuse

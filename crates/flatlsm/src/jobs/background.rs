@@ -129,8 +129,8 @@ fn flush_loop(db: &DbInner) {
 /// PMTable switches need not create and zero a log. A failure is only logged: the writer then
 /// creates its log itself and reports what goes wrong there.
 fn prepare_spare_logs(db: &DbInner) {
-    if db.design.buffer_kind() == crate::designs::BufferKind::PmSkiplist {
-        return; // skiplist regions are not pooled
+    if !db.design.buffer_kind().pooled() {
+        return;
     }
     loop {
         let in_use = 1 + db.versions.sv().imms.len();

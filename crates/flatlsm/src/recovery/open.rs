@@ -37,7 +37,6 @@ use super::dirs::purge_orphans;
 use super::open_stores::block_cache;
 use super::skiplist_recovery::recover_skiplists;
 use super::wal_recovery::{recover_from_wal, start_wals, RecoveredWals};
-use crate::buffer::skiplist::SkiplistBuffer;
 use crate::buffer::BufferRef;
 use crate::db::bg_state::BgState;
 use crate::db::files::Files;
@@ -355,10 +354,9 @@ fn commit_open(
     state.last_sequence = state.last_sequence.max(tables_seq.unwrap_or(0));
     // Created before the snapshot, so the snapshot records it before any write goes into it
     // (its write-ahead log too, for designs with one, once the logs recovered are sealed).
-    let mem: BufferRef = match design.buffer_kind() {
-        BufferKind::PmSkiplist => SkiplistBuffer::create(&*pm, next + 1, opts.pmtable_size)?,
-        _ => PmTable::create(&*pm, next + 1, opts.pmtable_size, None)?,
-    };
+    let mem = design
+        .buffer_kind()
+        .create(&pm, next + 1, opts.pmtable_size)?;
     let wal_dir = opts.wal_dir_for(path);
     let wal = match design.uses_wal() {
         true => Some(start_wals(&*fs, &wal_dir, wals, wal_start, &info_log)?),

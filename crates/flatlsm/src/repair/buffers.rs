@@ -26,7 +26,6 @@ use super::Repair;
 use crate::buffer::skiplist::SkiplistBuffer;
 use crate::designs::{design_of, BufferKind};
 use crate::error::Result;
-use crate::file_names::{parse_pm_log_file_name, parse_skiplist_region_name};
 use crate::pm::PmDeviceRef;
 use crate::pmtable::log::{DurableDamage, PmLog};
 use crate::range_del::RangeTombstone;
@@ -60,18 +59,16 @@ impl Repair<'_> {
     /// The PM Logs or skiplists present that recovery can read (those at or above `min`
     /// checked fully); an unreadable one is lost.
     fn pm_buffers(&mut self, pm: &PmDeviceRef, min: u64) -> Result<Vec<u64>> {
-        let skiplists = design_of(self.opts).buffer_kind() == BufferKind::PmSkiplist;
+        let kind = design_of(self.opts).buffer_kind();
         let mut kept = Vec::new();
         for name in pm.list_regions()? {
-            let number = match skiplists {
-                true => parse_skiplist_region_name(&name),
-                false => parse_pm_log_file_name(&name),
+            let Some(n) = kind.parse_region_name(&name) else {
+                continue;
             };
-            let Some(n) = number else { continue };
             self.see(n);
-            let usable = match skiplists {
-                true => self.skiplist(pm, &name, n)?,
-                false => self.pm_log(pm, &name, n >= min)?,
+            let usable = match kind {
+                BufferKind::PmSkiplist => self.skiplist(pm, &name, n)?,
+                _ => self.pm_log(pm, &name, n >= min)?,
             };
             if usable {
                 kept.push(n);
