@@ -391,6 +391,34 @@ pub(crate) fn design_of(opts: &Options) -> Box<dyn Design> {
     }
 }
 
+/// What a design keeps durable outside the SSD tree and the value logs: what a tool judging a
+/// database without opening it (`inspect`'s check) must look at, as the design's trait
+/// methods describe it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct DurableParts {
+    /// Write-ahead logs in the WAL directory (write buffers in DRAM).
+    pub wals: bool,
+    /// A PM directory bound to the database by its identity file.
+    pub pm_dir: bool,
+    /// The write buffers themselves are durable in PM, as PM Logs or skiplist regions.
+    pub pm_buffers: Option<BufferKind>,
+    /// The PM regions of the design's own store (MatrixKV's container, SLM-DB's B+-tree).
+    pub store_regions: &'static [&'static str],
+}
+
+/// The durable parts of a database created as `profile` (with default options: tools read
+/// only what the manifest records).
+pub(crate) fn durable_parts(profile: Profile) -> DurableParts {
+    let design = design_of(&Options::default().profile(profile));
+    let kind = design.buffer_kind();
+    DurableParts {
+        wals: design.uses_wal(),
+        pm_dir: design.uses_pm_dir(),
+        pm_buffers: (kind != BufferKind::DramWithWal).then_some(kind),
+        store_regions: design.store().store_regions(),
+    }
+}
+
 /// The profile the database at `path` was created with, read from its manifest (nothing is
 /// written); `None` if `path` holds no database (no `CURRENT`). Tools use it to open a
 /// database as what it is.

@@ -137,10 +137,7 @@ pub fn check_database_with_wal(
 fn uses_wals(m: Option<&RecoveredManifest>) -> bool {
     let recorded = m.and_then(|m| m.state.profile.as_deref());
     let profile = crate::designs::recorded_profile(recorded).parse();
-    matches!(
-        profile,
-        Ok(crate::options::Profile::Leveled | crate::options::Profile::MatrixKv)
-    )
+    profile.is_ok_and(|p| crate::designs::durable_parts(p).wals)
 }
 
 /// The files of `dir`, sorted by name.

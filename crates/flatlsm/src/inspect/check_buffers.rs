@@ -9,6 +9,7 @@
 //!   its header, every recorded row's header and metadata, both checksums of every live entry.
 
 use super::check::Checker;
+use crate::designs::{durable_parts, BufferKind};
 use crate::error::{Error, Result};
 use crate::file_names::skiplist_region_name;
 use crate::file_names::{parse_wal_file_name, wal_file_name};
@@ -32,29 +33,42 @@ impl Checker {
         m: Option<&RecoveredManifest>,
     ) -> Result<()> {
         let recorded = m.and_then(|m| m.state.profile.as_deref());
-        match crate::designs::recorded_profile(recorded).parse::<Profile>() {
-            Ok(Profile::Leveled) => self.check_wals(m),
-            Ok(Profile::MatrixKv) => {
-                self.check_wals(m);
-                self.check_identity(pm_dir, m);
-                self.check_container(pm_dir, m);
+        let parts = match crate::designs::recorded_profile(recorded).parse::<Profile>() {
+            Ok(profile) => durable_parts(profile),
+            Err(e) => {
+                self.problem(e, &self.dir.clone());
+                return Ok(());
             }
-            Ok(Profile::NoveLsm) => {
-                self.check_identity(pm_dir, m);
-                self.check_skiplists(pm_dir, m);
-            }
-            Ok(Profile::SlmDb) => {
-                self.check_identity(pm_dir, m);
-                self.check_skiplists(pm_dir, m);
-                self.check_btree(pm_dir, m);
-            }
-            Ok(_) => {
-                self.check_identity(pm_dir, m);
-                self.check_pm_dir(pm_dir, m)?;
-            }
-            Err(e) => self.problem(e, &self.dir.clone()),
+        };
+        if parts.wals {
+            self.check_wals(m);
         }
+        if parts.pm_dir {
+            self.check_identity(pm_dir, m);
+        }
+        match parts.pm_buffers {
+            Some(BufferKind::PmSkiplist) => self.check_skiplists(pm_dir, m),
+            Some(_) => self.check_pm_dir(pm_dir, m)?,
+            None => {}
+        }
+        self.check_store_regions(pm_dir, m, parts.store_regions);
         Ok(())
+    }
+
+    /// Checks each region of a design's own store by the format its name stands for.
+    fn check_store_regions(
+        &mut self,
+        pm_dir: &Path,
+        m: Option<&RecoveredManifest>,
+        regions: &[&str],
+    ) {
+        for &region in regions {
+            match region {
+                crate::file_names::CONTAINER_REGION => self.check_container(pm_dir, m),
+                crate::file_names::BTREE_REGION => self.check_btree(pm_dir, m),
+                _ => {}
+            }
+        }
     }
 
     /// Judges the write-ahead logs as open does, replaying every record of each (a log read

@@ -422,8 +422,8 @@ impl Dumper<'_> {
         let data = self.read_all()?;
         let (records, torn) = read_manifest_records(&data, self.path)?;
         self.line(&format!("manifest {}", self.path.display()))?;
-        // Manifests written before designs were recorded belong to `flatlsm` databases.
-        let mut profile = Some(Profile::FlatLsm);
+        // Manifests written before designs were recorded: the profile they stand for.
+        let mut profile = crate::designs::recorded_profile(None).parse().ok();
         for r in &records {
             self.line(&format!("@{}", r.offset))?;
             if let Some(name) = &r.edit.profile {
