@@ -101,7 +101,7 @@ use flatlsm_core::{
 
 pub use db::{BlockCacheStats, BloomStats, LatencyStats, LatencySummary, LATENCY_OPERATIONS};
 pub use db::{Db, LevelStats, Stats, StoreCompactionStat, VlogStats, WriteBatch, PROPERTY_NAMES};
-pub use designs::profile_of;
+pub use designs::{profile_of, version_extension};
 pub use error::{Error, Result};
 pub use iter::DbIterator;
 pub use jobs::CheckpointOptions;

@@ -265,7 +265,7 @@ fn a_database_of_another_profile_is_refused_before_anything_changes() {
     );
     let fs: std::sync::Arc<dyn flatlsm::fs::FileSystem> =
         std::sync::Arc::new(flatlsm::fs::OsFileSystem);
-    let mut state = flatlsm_core::version::Manifest::load(&*fs, &db)
+    let mut state = flatlsm_core::version::Manifest::load(&*fs, &db, &flatlsm::version_extension)
         .unwrap()
         .state;
     state.profile = Some("matrixkv-next".to_string());

@@ -162,8 +162,8 @@ impl DbInner {
         for r in &edit.new_redirects {
             p.remove(&r.number);
         }
-        for r in &edit.new_rows {
-            p.remove(&r.number);
+        for n in crate::designs::store_outputs(edit) {
+            p.remove(&n);
         }
     }
 
