@@ -13,7 +13,8 @@
 //! - [`compression`]: LZ4 and zstd block compression (SST data blocks).
 //! - [`sst`]: SSTables (blocks, bloom filters, block cache, table cache).
 //! - [`vlog`]: value logs for key-value separation and their GC redirect tables.
-//! - [`version`]: versions of the SSD tree (levels of files) and the manifest that records them.
+//! - [`version`]: versions of the SSD tree (levels of files) and the manifest that records them;
+//!   a design's own state rides in a version as an opaque extension (`version::extension`).
 //! - [`wal`]: write-ahead logs of write buffers kept in DRAM.
 //! - [`iter`]: internal iterators (merging, level concatenation) and the user-facing iterator.
 //! - [`histogram`]: lock-free latency histograms (the engine's per-operation statistics).

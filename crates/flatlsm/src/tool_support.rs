@@ -5,8 +5,11 @@
 //! - telling database and PM-directory files by name (the bench clears only those);
 //! - PM Log layout facts (docs/pm-log-format.md): the encoded length of an entry, the largest
 //!   entry that goes through the DRAM Buffer Log, and how many buffered bytes trigger its
-//!   write-back (tests plan writes against these persist points).
+//!   write-back (tests plan writes against these persist points);
+//! - the version extension a recorded profile needs, for tests that read a manifest with
+//!   `flatlsm_core::version::Manifest` directly.
 
+pub use crate::designs::version_extension;
 pub use crate::inspect::render::{escape_bytes, hex_bytes};
 pub use crate::pmtable::log::{encoded_entry_len, BUFFER_FLUSH_BYTES, SMALL_ENTRY_LIMIT};
 pub use crate::recovery::{is_database_file_name, is_pm_dir_file_name};

@@ -198,7 +198,9 @@ fn open_accepts_torn_final_manifest_record_after_a_crash() {
     );
     drop(d);
     fs.set_fault_plan(FaultPlan::Never);
-    let manifest = Manifest::load(&*fs, dir.path()).unwrap().path;
+    let manifest = Manifest::load(&*fs, dir.path(), &flatlsm::tool_support::version_extension)
+        .unwrap()
+        .path;
     let bytes = fs.live_contents(&manifest).unwrap();
     let (_, torn) = read_manifest_records(&bytes, &manifest).unwrap();
     assert!(torn.is_some(), "the manifest ends in a torn record");
@@ -379,7 +381,12 @@ fn manifest_without_pm_log_records_opens_and_is_upgraded() {
     assert_eq!(get(&d, 298), Some(value(298, 2)));
     assert_eq!(get(&d, 1), None);
     d.close().unwrap();
-    let state = Manifest::recover(&OsFileSystem, &db).unwrap();
+    let state = Manifest::recover(
+        &OsFileSystem,
+        &db,
+        &flatlsm::tool_support::version_extension,
+    )
+    .unwrap();
     assert!(state.pm_logs.is_some_and(|l| !l.is_empty()));
     assert!(state.identity.is_some());
 }
@@ -387,7 +394,8 @@ fn manifest_without_pm_log_records_opens_and_is_upgraded() {
 /// Replaces the manifest by one holding the same state without tags 8–10, as an older build
 /// wrote it.
 fn rewrite_as_old_manifest(db: &Path) {
-    let state = Manifest::recover(&OsFileSystem, db).unwrap();
+    let state =
+        Manifest::recover(&OsFileSystem, db, &flatlsm::tool_support::version_extension).unwrap();
     let old = ManifestState {
         pm_logs: None,
         identity: None,

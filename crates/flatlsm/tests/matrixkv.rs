@@ -4,6 +4,7 @@
 mod common;
 
 use flatlsm::Db;
+use flatlsm_core::version::{no_extension, Manifest};
 use std::collections::BTreeMap;
 
 fn value(i: u32, round: u32) -> Vec<u8> {
@@ -90,6 +91,44 @@ fn a_container_is_reopened_only_with_its_own_geometry_and_profile() {
     assert!(err.contains("'matrixkv'"), "{err}");
     let db = Db::open(dir.path().join("db"), opts).unwrap();
     assert_eq!(db.get(b"key000042").unwrap(), Some(value(42, 0)));
+}
+
+/// Regression of issue 27 (the rows left core's `Version` for MatrixKV's version extension):
+/// a database written, closed and reopened replays its rows through the extension the engine
+/// chooses for its recorded profile, reads them, and records the same rows again; replayed
+/// without an extension, its manifest is refused, not read as a database without rows.
+#[test]
+fn rows_survive_close_and_reopen_through_the_version_extension() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut opts = msync_options(dir.path());
+    opts.background_work = false; // no column compaction: the rows stay as flushed
+    let path = dir.path().join("db");
+    let db = Db::open(&path, opts.clone()).unwrap();
+    for i in 0..3000u32 {
+        db.put(format!("key{i:06}").as_bytes(), value(i, 0))
+            .unwrap();
+    }
+    db.flush().unwrap();
+    db.close().unwrap();
+    let fs = flatlsm::fs::OsFileSystem;
+    let recorded = || {
+        let m = Manifest::load(&fs, &path, &flatlsm::tool_support::version_extension).unwrap();
+        m.state.version.extension
+    };
+    let rows = recorded();
+    assert!(!rows.state().is_empty(), "no row recorded: {rows:?}");
+    let err = Manifest::load(&fs, &path, &no_extension).unwrap_err();
+    assert!(
+        err.is_corruption() && err.to_string().contains("design record 14"),
+        "{err}"
+    );
+    let db = Db::open(&path, opts).unwrap();
+    for i in (0..3000u32).step_by(97) {
+        let key = format!("key{i:06}");
+        assert_eq!(db.get(key.as_bytes()).unwrap(), Some(value(i, 0)));
+    }
+    db.close().unwrap();
+    assert_eq!(recorded(), rows);
 }
 
 /// Write buffers whose rows the container pages cannot list, or a container that cannot hold

@@ -265,9 +265,10 @@ fn a_database_of_another_profile_is_refused_before_anything_changes() {
     );
     let fs: std::sync::Arc<dyn flatlsm::fs::FileSystem> =
         std::sync::Arc::new(flatlsm::fs::OsFileSystem);
-    let mut state = flatlsm_core::version::Manifest::load(&*fs, &db)
-        .unwrap()
-        .state;
+    let mut state =
+        flatlsm_core::version::Manifest::load(&*fs, &db, &flatlsm::tool_support::version_extension)
+            .unwrap()
+            .state;
     state.profile = Some("matrixkv-next".to_string());
     let number = state.next_file_number;
     state.next_file_number += 1;

@@ -19,10 +19,7 @@
 //! | 11  | one new redirect      | victim vlog, redirect file number, file_size, target vlog      |
 //! | 12  | one deleted redirect  | victim vlog                                                    |
 //! | 13  | `profile`             | byte string: the design the database was created with (`flatlsm`, `leveled`, ...) |
-//! | 14  | one new row           | number, first page, entries, bytes (a RowTable of a matrix container, `version/rows.rs`) |
-//! | 15  | one row's first entry | number, first live entry (column compactions consumed the ones before) |
-//! | 16  | one deleted row       | number                                                         |
-//! | 17  | `compactor_through`   | u64: rows numbered at or below it form the compactor           |
+//! | 14–17 | one design record   | its tag's varint fields (`extension.rs`, `DESIGN_RECORD_SHAPES`): 4, 2, 1 and 1 (once) |
 //! | 18  | one new file in PM    | as tag 5: a file kept in the PM directory (`SstDir::Pm`)       |
 //! | 19  | one new range tombstone | seq, start key, end key (`delete_range`, `range_del.rs`)     |
 //! | 20  | one retired range tombstone | seq                                                      |
@@ -37,11 +34,16 @@
 //! directory. Tag 13 came with the designs
 //! (docs/architecture.md): a manifest without it belongs to a `flatlsm` database.
 //!
+//! Tags 14–17 are design records: core decodes them by their shape and leaves their meaning to
+//! the design that writes them (its version extension; docs/manifest-format.md says which).
+//! They are written grouped by tag, ascending, after tags 11–12 and before tags 19–20.
+//!
 //! Tags 19–21 came with `delete_range`: a manifest without them has no range tombstone and
 //! its files applied none (sequence 0).
 //!
 //! Thread-safety: plain data (`Send + Sync`).
 
+use super::extension::{decode_design_record, encode_design_records, record_shape, DesignRecord};
 use crate::coding::{put_bytes, put_varint64, Decoder};
 use crate::error::Result;
 use crate::range_del::RangeTombstone;
@@ -154,14 +156,8 @@ pub struct VersionEdit {
     pub deleted_redirects: Vec<u64>,
     /// The design (profile) the database was created with, in snapshots.
     pub profile: Option<String>,
-    /// Matrix-container rows added (MatrixKV's level 0).
-    pub new_rows: Vec<super::rows::RowMeta>,
-    /// Rows whose first live entry advanced: (row number, first live entry).
-    pub row_firsts: Vec<(u64, u64)>,
-    /// Rows removed (fully consumed by column compactions).
-    pub deleted_rows: Vec<u64>,
-    /// The newest row of the compactor, when a receiver turned into it.
-    pub compactor_through: Option<u64>,
+    /// Records of the design's own state (tags 14–17), applied to the version's extension.
+    pub design_records: Vec<DesignRecord>,
     /// Range tombstones added (`delete_range`).
     pub new_range_dels: Vec<RangeTombstone>,
     /// Range tombstones retired (by sequence): no live data is older than them in their range.
@@ -218,7 +214,7 @@ impl VersionEdit {
         }
         self.encode_pm_fields(&mut b);
         self.encode_redirect_fields(&mut b);
-        super::rows::encode_row_fields(self, &mut b);
+        encode_design_records(&self.design_records, &mut b);
         self.encode_range_del_fields(&mut b);
         b
     }
@@ -338,11 +334,11 @@ fn decode_field(d: &mut Decoder<'_>, e: &mut VersionEdit, tag: u64) -> Result<()
                 .push(d.varint("deleted redirect victim")?);
             Ok(())
         }
-        super::rows::TAG_NEW_ROW..=super::rows::TAG_COMPACTOR_THROUGH => {
-            super::rows::decode_row_field(d, e, tag)
-        }
         TAG_NEW_RANGE_DEL..=TAG_FILE_RANGE_DELS_APPLIED => decode_range_del_field(d, e, tag),
-        _ => Err(d.error(format!("unknown version edit tag {tag}"))),
+        _ => match record_shape(tag) {
+            Some(shape) => decode_design_record(d, e, shape),
+            None => Err(d.error(format!("unknown version edit tag {tag}"))),
+        },
     }
 }
 

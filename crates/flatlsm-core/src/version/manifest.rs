@@ -15,7 +15,9 @@
 //! Recovery rule: records are replayed in order; the fields in each edit overwrite
 //! (`next_file_number`, `last_sequence`, `min_unflushed_pmlog`, identity) or apply (files, value
 //! logs, the set of PM Logs that may hold unflushed data) to the state built so far (see
-//! [`ManifestState`]). A final record that is truncated (or whose last sectors are zero) and is
+//! [`ManifestState`]). The versions start from the extension the caller's [`ChooseExtension`]
+//! picks for the profile the first record (a snapshot) names, or for none if it names none:
+//! the design's own state, to which the edits' design records apply (`extension.rs`). A final record that is truncated (or whose last sectors are zero) and is
 //! followed by nothing else is a torn write from a crash during append (never acknowledged): it is
 //! ignored with a `log::warn`; so is an all-zero tail (a crash that extended the file but lost the
 //! data, which cannot hold a record since no valid record starts with eight zero bytes). A complete
@@ -37,7 +39,9 @@
 //! Thread-safety: [`Manifest`] is `Send` and has one owner (the thread that installs versions).
 
 use super::edit::VersionEdit;
+use super::extension::Extension;
 use super::manifest_state::ManifestState;
+use super::version::Version;
 use crate::error::{Error, IoContext, Result};
 pub use crate::file_names::{manifest_file_name, parse_manifest_file_name};
 use crate::fs::{write_file_atomic, FileSystem, WritableFile};
@@ -47,6 +51,17 @@ use std::sync::Arc;
 
 /// Name of the file that names the live manifest.
 pub const CURRENT_FILE_NAME: &str = "CURRENT";
+
+/// Chooses the extension a database's versions start from (its design's, empty) given the
+/// profile its manifest records (`None`: none recorded). The engine supplies one that knows
+/// its designs; [`no_extension`] serves databases whose designs keep none.
+pub type ChooseExtension<'a> = dyn Fn(Option<&str>) -> Extension + 'a;
+
+/// The [`ChooseExtension`] of databases whose designs keep no extension: always
+/// [`Extension::none`], which refuses design records.
+pub fn no_extension(_profile: Option<&str>) -> Extension {
+    Extension::none()
+}
 
 /// Size of a record header: crc u32 + len u32.
 const RECORD_HEADER_LEN: usize = 8;
@@ -160,10 +175,15 @@ impl Manifest {
         self.number
     }
 
-    /// Reads `CURRENT` and replays the manifest it names (see the module documentation); a
-    /// torn final record is logged and ignored.
-    pub fn recover(fs: &dyn FileSystem, dir: &Path) -> Result<ManifestState> {
-        let recovered = Self::load(fs, dir)?;
+    /// Reads `CURRENT` and replays the manifest it names (see the module documentation), the
+    /// versions starting from the extension `choose` picks; a torn final record is logged and
+    /// ignored.
+    pub fn recover(
+        fs: &dyn FileSystem,
+        dir: &Path,
+        choose: &ChooseExtension<'_>,
+    ) -> Result<ManifestState> {
+        let recovered = Self::load(fs, dir, choose)?;
         if let Some(note) = &recovered.torn_tail {
             log::warn!("{note}");
         }
@@ -173,7 +193,11 @@ impl Manifest {
     /// Like [`Manifest::recover`], but also says which manifest was replayed, how many records
     /// it held and whether a torn final record was ignored (for open's consistency check and
     /// for `inspect::check`; neither logs).
-    pub fn load(fs: &dyn FileSystem, dir: &Path) -> Result<RecoveredManifest> {
+    pub fn load(
+        fs: &dyn FileSystem,
+        dir: &Path,
+        choose: &ChooseExtension<'_>,
+    ) -> Result<RecoveredManifest> {
         let number = read_current(fs, dir)?;
         let path = dir.join(manifest_file_name(number));
         let data = match fs.read_all(&path) {
@@ -188,7 +212,7 @@ impl Manifest {
             }
             Err(e) => return Err(Error::io(format!("reading {}", path.display()), e)),
         };
-        replay_detailed(&data, &path)
+        replay_detailed(&data, &path, choose)
     }
 }
 
@@ -432,13 +456,17 @@ pub fn readable_manifest_prefix(data: &[u8], path: &Path) -> (Vec<ManifestRecord
 
 /// Replays every record of a manifest's bytes (public for the fuzz targets; not a stable API).
 #[doc(hidden)]
-pub fn replay(data: &[u8], path: &Path) -> Result<ManifestState> {
-    replay_detailed(data, path).map(|r| r.state)
+pub fn replay(data: &[u8], path: &Path, choose: &ChooseExtension<'_>) -> Result<ManifestState> {
+    replay_detailed(data, path, choose).map(|r| r.state)
 }
 
 /// Replays a manifest's bytes: the torn-tail rule, then at least one complete record (else
 /// [`Error::Corruption`] at offset 0), then every edit applied in order.
-fn replay_detailed(data: &[u8], path: &Path) -> Result<RecoveredManifest> {
+fn replay_detailed(
+    data: &[u8],
+    path: &Path,
+    choose: &ChooseExtension<'_>,
+) -> Result<RecoveredManifest> {
     let (records, torn_tail) = read_manifest_records(data, path)?;
     if records.is_empty() {
         let why = torn_tail.as_deref().unwrap_or("the file is empty");
@@ -450,16 +478,30 @@ fn replay_detailed(data: &[u8], path: &Path) -> Result<RecoveredManifest> {
     }
     Ok(RecoveredManifest {
         path: path.to_path_buf(),
-        state: apply_manifest_records(&records, path)?,
+        state: apply_manifest_records(&records, path, choose)?,
         records: records.len(),
         torn_tail,
     })
 }
 
-/// The state the records build, in order; an edit that cannot be applied is
-/// [`Error::Corruption`] naming `path` and the record's offset.
-pub fn apply_manifest_records(records: &[ManifestRecord], path: &Path) -> Result<ManifestState> {
-    let mut state = ManifestState::default();
+/// The state replaying `records` starts from: empty, its version holding the extension
+/// `choose` picks for the profile the first record names.
+pub fn initial_state(records: &[ManifestRecord], choose: &ChooseExtension<'_>) -> ManifestState {
+    let profile = records.first().and_then(|r| r.edit.profile.as_deref());
+    ManifestState {
+        version: Version::with_extension(choose(profile)),
+        ..ManifestState::default()
+    }
+}
+
+/// The state the records build, in order, from [`initial_state`]; an edit that cannot be
+/// applied is [`Error::Corruption`] naming `path` and the record's offset.
+pub fn apply_manifest_records(
+    records: &[ManifestRecord],
+    path: &Path,
+    choose: &ChooseExtension<'_>,
+) -> Result<ManifestState> {
+    let mut state = initial_state(records, choose);
     for r in records {
         state.apply(&r.edit).map_err(|e| {
             Error::corruption(path, r.offset, format!("edit cannot be applied: {e}"))

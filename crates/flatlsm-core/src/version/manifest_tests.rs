@@ -94,7 +94,7 @@ fn create_append_recover_equals_applied_state() {
     assert!(!Manifest::exists(&OsFileSystem, dir.path()));
     let (states, _) = write_manifest(dir.path());
     assert!(Manifest::exists(&OsFileSystem, dir.path()));
-    let got = Manifest::recover(&OsFileSystem, dir.path()).unwrap();
+    let got = Manifest::recover(&OsFileSystem, dir.path(), &no_extension).unwrap();
     let want = states.last().unwrap();
     assert_eq!(&got, want);
     assert_eq!(got.next_file_number, 16);
@@ -112,7 +112,7 @@ fn torn_final_record_is_ignored() {
     let last = *offsets.last().unwrap() as usize;
     for cut in last + 1..full.len() {
         std::fs::write(&path, &full[..cut]).unwrap();
-        let got = Manifest::recover(&OsFileSystem, dir.path()).unwrap();
+        let got = Manifest::recover(&OsFileSystem, dir.path(), &no_extension).unwrap();
         assert_eq!(&got, &states[states.len() - 2], "cut at {cut}");
     }
     // A crash that leaves a zero-filled tail is a torn write too (no record starts with zeros).
@@ -120,7 +120,7 @@ fn torn_final_record_is_ignored() {
     let mut zeros = full.clone();
     zeros.extend_from_slice(&[0; 40]);
     std::fs::write(&path, &zeros).unwrap();
-    let got = Manifest::recover(&OsFileSystem, dir.path()).unwrap();
+    let got = Manifest::recover(&OsFileSystem, dir.path(), &no_extension).unwrap();
     assert_eq!(&got, states.last().unwrap());
 }
 
@@ -136,7 +136,7 @@ fn bit_flip_in_final_manifest_record_is_corruption_not_a_torn_write() {
         let mut bad = full.clone();
         bad[at] ^= mask;
         std::fs::write(&path, &bad).unwrap();
-        let err = Manifest::recover(&OsFileSystem, dir.path()).unwrap_err();
+        let err = Manifest::recover(&OsFileSystem, dir.path(), &no_extension).unwrap_err();
         assert_eq!(
             corruption_at(err),
             (path.clone(), last as u64),
@@ -152,7 +152,7 @@ fn bit_flip_in_final_manifest_record_is_corruption_not_a_torn_write() {
     torn.resize(end - 512, 0x5a);
     torn.resize(end, 0);
     std::fs::write(&path, &torn).unwrap();
-    let got = Manifest::recover(&OsFileSystem, dir.path()).unwrap();
+    let got = Manifest::recover(&OsFileSystem, dir.path(), &no_extension).unwrap();
     assert_eq!(&got, &states[states.len() - 2]);
     // ... also when a middle sector is the unwritten one (write-back order is not guaranteed).
     let end = end + 512;
@@ -163,7 +163,7 @@ fn bit_flip_in_final_manifest_record_is_corruption_not_a_torn_write() {
     hole.resize(end - 512, 0);
     hole.resize(end, 0x5a);
     std::fs::write(&path, &hole).unwrap();
-    let got = Manifest::recover(&OsFileSystem, dir.path()).unwrap();
+    let got = Manifest::recover(&OsFileSystem, dir.path(), &no_extension).unwrap();
     assert_eq!(&got, &states[states.len() - 2]);
 }
 
@@ -178,7 +178,7 @@ fn corrupted_middle_record_is_corruption_at_its_offset() {
         let mut bad = full.clone();
         bad[at] ^= 0x40;
         std::fs::write(&path, &bad).unwrap();
-        let err = Manifest::recover(&OsFileSystem, dir.path()).unwrap_err();
+        let err = Manifest::recover(&OsFileSystem, dir.path(), &no_extension).unwrap_err();
         assert_eq!(
             corruption_at(err),
             (path.clone(), rec as u64),
@@ -195,7 +195,7 @@ fn middle_record_with_huge_length_is_not_mistaken_for_a_torn_tail() {
     let mut bad = std::fs::read(&path).unwrap();
     bad[offsets[1] as usize + 7] = 0x7f; // high byte of the length field
     std::fs::write(&path, &bad).unwrap();
-    let err = Manifest::recover(&OsFileSystem, dir.path()).unwrap_err();
+    let err = Manifest::recover(&OsFileSystem, dir.path(), &no_extension).unwrap_err();
     assert_eq!(corruption_at(err), (path, offsets[1]));
 }
 
@@ -213,7 +213,7 @@ fn flipping_any_manifest_byte_gives_corruption_or_correct_state() {
             let mut bad = full.clone();
             bad[at] ^= mask;
             std::fs::write(&path, &bad).unwrap();
-            match Manifest::recover(&OsFileSystem, dir.path()) {
+            match Manifest::recover(&OsFileSystem, dir.path(), &no_extension) {
                 Err(e) => assert!(e.is_corruption(), "byte {at}: {e}"),
                 Ok(s) => panic!("byte {at} mask {mask:#x}: wrong state accepted: {s:?}"),
             }
@@ -244,7 +244,10 @@ fn current_switch_leaves_only_the_new_manifest() {
     assert_eq!(names, vec!["CURRENT", "MANIFEST-000016"]);
     let current = std::fs::read_to_string(dir.path().join(CURRENT_FILE_NAME)).unwrap();
     assert_eq!(current, "MANIFEST-000016\n");
-    assert_eq!(Manifest::recover(&OsFileSystem, dir.path()).unwrap(), state);
+    assert_eq!(
+        Manifest::recover(&OsFileSystem, dir.path(), &no_extension).unwrap(),
+        state
+    );
 }
 
 #[test]
@@ -253,14 +256,14 @@ fn recreating_the_live_manifest_is_refused() {
     write_manifest(dir.path());
     let err = Manifest::create(fs(), dir.path(), 5, &initial_state()).unwrap_err();
     assert!(matches!(err, Error::InvalidArgument(_)), "{err}");
-    assert!(Manifest::recover(&OsFileSystem, dir.path()).is_ok());
+    assert!(Manifest::recover(&OsFileSystem, dir.path(), &no_extension).is_ok());
 }
 
 #[test]
 fn missing_or_garbled_current_is_corruption() {
     let dir = tempfile::tempdir().unwrap();
     let current = dir.path().join(CURRENT_FILE_NAME);
-    let err = Manifest::recover(&OsFileSystem, dir.path()).unwrap_err();
+    let err = Manifest::recover(&OsFileSystem, dir.path(), &no_extension).unwrap_err();
     assert_eq!(corruption_at(err), (current.clone(), 0));
     write_manifest(dir.path());
     for garbage in [
@@ -270,7 +273,7 @@ fn missing_or_garbled_current_is_corruption() {
         b"\xff\xfe\n",
     ] {
         std::fs::write(&current, garbage).unwrap();
-        let err = Manifest::recover(&OsFileSystem, dir.path()).unwrap_err();
+        let err = Manifest::recover(&OsFileSystem, dir.path(), &no_extension).unwrap_err();
         assert_eq!(corruption_at(err), (current.clone(), 0), "{garbage:?}");
     }
 }
@@ -280,7 +283,7 @@ fn current_naming_a_missing_manifest_is_corruption() {
     let dir = tempfile::tempdir().unwrap();
     write_manifest(dir.path());
     std::fs::write(dir.path().join(CURRENT_FILE_NAME), "MANIFEST-000777\n").unwrap();
-    let err = Manifest::recover(&OsFileSystem, dir.path()).unwrap_err();
+    let err = Manifest::recover(&OsFileSystem, dir.path(), &no_extension).unwrap_err();
     assert!(err.to_string().contains("MANIFEST-000777"), "{err}");
     assert_eq!(corruption_at(err), (dir.path().join(CURRENT_FILE_NAME), 0));
 }
@@ -291,7 +294,7 @@ fn manifest_without_a_complete_record_is_corruption() {
     write_manifest(dir.path());
     let path = manifest_path(dir.path());
     std::fs::write(&path, [1, 2, 3]).unwrap();
-    assert!(Manifest::recover(&OsFileSystem, dir.path())
+    assert!(Manifest::recover(&OsFileSystem, dir.path(), &no_extension)
         .unwrap_err()
         .is_corruption());
 }
@@ -328,7 +331,10 @@ fn failed_append_poisons_the_writer_and_recovery_sees_prior_state() {
     fail.store(false, std::sync::atomic::Ordering::SeqCst);
     let err = m.append(&edits()[0]).unwrap_err();
     assert!(matches!(err, Error::InvalidState(_)), "{err}");
-    assert_eq!(Manifest::recover(&OsFileSystem, dir.path()).unwrap(), state);
+    assert_eq!(
+        Manifest::recover(&OsFileSystem, dir.path(), &no_extension).unwrap(),
+        state
+    );
 }
 
 fn pm_log(number: u64, replaces: u64) -> VersionEdit {
@@ -338,7 +344,7 @@ fn pm_log(number: u64, replaces: u64) -> VersionEdit {
     }
 }
 
-/// The PM Log set: started by the snapshot, grown by records, GC replacements swap a log,
+/// The PM Log set: started by the snapshot, extended by records, GC replacements swap a log,
 /// flushes prune; the snapshot (with the identity and the profile) recreates it.
 #[test]
 fn pm_log_set_follows_records_replacements_and_flushes() {
@@ -357,9 +363,15 @@ fn pm_log_set_follows_records_replacements_and_flushes() {
         state.apply(&e).unwrap();
     }
     assert_eq!(state.pm_logs, Some([6, 8].into_iter().collect()));
-    assert_eq!(Manifest::recover(&OsFileSystem, dir.path()).unwrap(), state);
+    assert_eq!(
+        Manifest::recover(&OsFileSystem, dir.path(), &no_extension).unwrap(),
+        state
+    );
     Manifest::create(fs(), dir.path(), 9, &state).unwrap();
-    assert_eq!(Manifest::recover(&OsFileSystem, dir.path()).unwrap(), state);
+    assert_eq!(
+        Manifest::recover(&OsFileSystem, dir.path(), &no_extension).unwrap(),
+        state
+    );
 }
 
 #[test]
@@ -367,6 +379,6 @@ fn pm_log_record_in_a_manifest_that_does_not_track_them_is_corruption() {
     let dir = tempfile::tempdir().unwrap();
     let mut m = Manifest::create(fs(), dir.path(), 5, &initial_state()).unwrap();
     m.append(&pm_log(6, 0)).unwrap();
-    let err = Manifest::recover(&OsFileSystem, dir.path()).unwrap_err();
+    let err = Manifest::recover(&OsFileSystem, dir.path(), &no_extension).unwrap_err();
     assert!(err.is_corruption(), "{err}");
 }

@@ -7,6 +7,8 @@
 //! and the value logs GC redirected (`Version::redirects`: victim → redirect table and target).
 //!
 //! - [`edit`]: [`VersionEdit`], one atomic change, and its tagged-field encoding.
+//! - [`extension`]: [`VersionExtension`], the design-owned state a version carries, and the
+//!   design records of an edit that change it.
 //! - [`version`]: [`Version`], an immutable snapshot of the tree, and [`Version::apply`].
 //! - [`manifest`]: the durable log of edits, `CURRENT`, and recovery.
 //! - [`manifest_state`]: [`ManifestState`], what replaying the manifest builds (tree, counters,
@@ -16,10 +18,10 @@
 //! `Arc<Version>`; [`Manifest`] has a single owner.
 
 pub mod edit;
+pub mod extension;
 mod level_iter;
 pub mod manifest;
 pub mod manifest_state;
-pub mod rows;
 #[allow(clippy::module_inception)]
 pub mod version;
 
@@ -31,14 +33,14 @@ mod redirect_tests;
 mod tests;
 
 pub use edit::{FileMeta, PmLogMeta, RedirectMeta, VersionEdit, VlogMeta};
+pub use extension::{DesignRecord, Extension, NoExtension, VersionExtension};
 pub use level_iter::LevelIterator;
 pub use manifest::{
-    apply_manifest_records, current_manifest_path, manifest_file_name, parse_manifest_file_name,
-    read_manifest_records, readable_manifest_prefix, Manifest, ManifestRecord, RecoveredManifest,
-    CURRENT_FILE_NAME,
+    apply_manifest_records, current_manifest_path, initial_state, manifest_file_name, no_extension,
+    parse_manifest_file_name, read_manifest_records, readable_manifest_prefix, ChooseExtension,
+    Manifest, ManifestRecord, RecoveredManifest, CURRENT_FILE_NAME,
 };
 pub use manifest_state::ManifestState;
-pub use rows::{RowMeta, RowSet, RowState};
 pub use version::Version;
 
 /// Number of levels in a [`Version`] (RocksDB's default `num_levels`): level 0, whose files

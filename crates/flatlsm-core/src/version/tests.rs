@@ -62,7 +62,30 @@ fn arb_file() -> impl Strategy<Value = FileMeta> {
         )
 }
 
+/// Design records of every shape, in tag order (as decoding a written edit gives them), the
+/// `once` tag at most once.
+fn arb_design_records() -> impl Strategy<Value = Vec<extension::DesignRecord>> {
+    let shapes = extension::DESIGN_RECORD_SHAPES;
+    let one = (0..shapes.len(), proptest::collection::vec(any::<u64>(), 4));
+    proptest::collection::vec(one, 0..6).prop_map(move |picked| {
+        let mut out: Vec<extension::DesignRecord> = picked
+            .into_iter()
+            .map(|(i, f)| extension::DesignRecord::new(shapes[i].tag, &f[..shapes[i].fields]))
+            .collect();
+        out.sort_by_key(|r| r.tag);
+        out.dedup_by(|a, b| a.tag == b.tag && extension::record_shape(a.tag).unwrap().once);
+        out
+    })
+}
+
 fn arb_edit() -> impl Strategy<Value = VersionEdit> {
+    (arb_edit_fields(), arb_design_records()).prop_map(|(edit, design_records)| VersionEdit {
+        design_records,
+        ..edit
+    })
+}
+
+fn arb_edit_fields() -> impl Strategy<Value = VersionEdit> {
     (
         proptest::option::of(any::<u64>()),
         proptest::option::of(any::<u64>()),

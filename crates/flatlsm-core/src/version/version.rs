@@ -12,6 +12,9 @@
 //!   be deleted or redirected while a redirect into it lives (no chains);
 //! - a redirect leaves only in an edit after which no file names its victim.
 //!
+//! The version's [`Extension`] is the design's own state (`extension.rs`): edits change it by
+//! their design records, which the extension checks against its own invariants.
+//!
 //! Level 0 holds L1's *unmerged runs* (FlatLSM keeps its L0 in PMTables; see
 //! `compaction/merge_runs.rs`): each flush adds one run, a set of files disjoint among
 //! themselves, and runs may overlap each other. Files are kept in the order they were added,
@@ -21,6 +24,7 @@
 //! Thread-safety: a version is immutable after construction; share it as `Arc<Version>`.
 
 use super::edit::{FileMeta, RedirectMeta, VersionEdit};
+use super::extension::Extension;
 use super::MAX_LEVELS;
 use crate::error::{Error, Result};
 use crate::range_del::RangeTombstones;
@@ -40,8 +44,8 @@ pub struct Version {
     pub vlogs: BTreeMap<u64, super::edit::VlogMeta>,
     /// Redirected value logs by victim number (value-log GC, `vlog::redirect`).
     pub redirects: BTreeMap<u64, RedirectMeta>,
-    /// Rows of a PM matrix container (the `matrixkv` design's level 0; empty otherwise).
-    pub rows: super::rows::RowSet,
+    /// The design's own state (`extension.rs`); [`Extension::none`] for designs without one.
+    pub extension: Extension,
     /// Range tombstones (`delete_range`) not yet retired.
     pub range_dels: Arc<RangeTombstones>,
 }
@@ -52,8 +56,18 @@ impl Default for Version {
             levels: vec![Vec::new(); MAX_LEVELS],
             vlogs: BTreeMap::new(),
             redirects: BTreeMap::new(),
-            rows: super::rows::RowSet::default(),
+            extension: Extension::none(),
             range_dels: Arc::default(),
+        }
+    }
+}
+
+impl Version {
+    /// An empty version whose design keeps `extension` (its empty state).
+    pub fn with_extension(extension: Extension) -> Version {
+        Version {
+            extension,
+            ..Version::default()
         }
     }
 }
@@ -83,12 +97,12 @@ impl Version {
     /// A new version with the edit applied.
     ///
     /// Order: deleted files, new value logs, new redirects, new files, deleted value logs,
-    /// deleted redirects. Errors ([`Error::InvalidState`]) if a level is out of range, a deleted
+    /// deleted redirects, design records (to the extension), range tombstones. Errors ([`Error::InvalidState`]) if a level is out of range, a deleted
     /// file, value log or redirect is missing, a new file's number is already in use or its keys
     /// are inverted, a new file would overlap another in a level >= 1, a file references a value
     /// log that is neither live nor redirected, a log is redirected twice, into itself, into a
-    /// log not in the version or while it is live, or a deleted value log is still referenced.
-    /// `self` is never modified.
+    /// log not in the version or while it is live, a deleted value log is still referenced, or
+    /// the extension refuses the design records. `self` is never modified.
     pub fn apply(&self, edit: &VersionEdit) -> Result<Version> {
         let mut v = self.clone();
         for &(level, number) in &edit.deleted_files {
@@ -110,7 +124,7 @@ impl Version {
             v.add_file(*level, f)?;
         }
         v.apply_deletions(edit)?;
-        v.rows.apply(edit)?;
+        v.extension = v.extension.apply(&edit.design_records)?;
         v.apply_range_dels(edit)?;
         let links_changed = !edit.deleted_vlogs.is_empty()
             || !edit.new_redirects.is_empty()
@@ -415,10 +429,11 @@ impl Version {
     }
 
     /// An edit that recreates this version from an empty one (used to start a new manifest).
-    /// Only `new_vlogs`, `new_redirects`, `new_files` and the row fields are set; the scalar
-    /// fields are left to the caller.
+    /// Only `new_vlogs`, `new_redirects`, `new_files`, `new_range_dels` and the design records
+    /// (the extension's snapshot, recreating it from its empty state) are set; the scalar fields
+    /// are left to the caller.
     pub fn snapshot_edit(&self) -> VersionEdit {
-        let mut edit = VersionEdit {
+        VersionEdit {
             new_vlogs: self.vlogs.values().cloned().collect(),
             new_redirects: self.redirects.values().copied().collect(),
             new_files: self
@@ -428,9 +443,8 @@ impl Version {
                 .flat_map(|(l, fs)| fs.iter().map(move |f| (l, FileMeta::clone(f))))
                 .collect(),
             new_range_dels: self.range_dels.tombstones().to_vec(),
+            design_records: self.extension.state().snapshot(),
             ..VersionEdit::default()
-        };
-        self.rows.snapshot_into(&mut edit);
-        edit
+        }
     }
 }

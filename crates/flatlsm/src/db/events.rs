@@ -87,7 +87,7 @@ pub(crate) fn pmtable_gc_line(
 fn output_files(edit: &VersionEdit) -> String {
     let ssts: Vec<u64> = edit.new_files.iter().map(|(_, f)| f.number).collect();
     let vlogs: Vec<u64> = edit.new_vlogs.iter().map(|v| v.number).collect();
-    let rows: Vec<u64> = edit.new_rows.iter().map(|r| r.number).collect();
+    let rows = crate::designs::store_outputs(edit);
     let kinds = [("SSTs", ssts), ("value logs", vlogs), ("rows", rows)];
     let parts: Vec<String> = kinds
         .iter()

@@ -132,9 +132,10 @@ impl DbInner {
     }
 }
 
-/// True if no row and no SST of `v` can hold a version `t` covers.
+/// True if no SST of `v` can hold a version `t` covers, and the design's own state (its
+/// extension: MatrixKV's rows) holds nothing.
 fn nothing_left_under(v: &Version, t: &RangeTombstone) -> bool {
-    v.rows.rows.is_empty()
+    v.extension.state().is_empty()
         && v.levels.iter().flatten().all(|f| {
             f.range_dels_applied >= t.seq
                 || !t.overlaps(user_key_of(&f.smallest), user_key_of(&f.largest))

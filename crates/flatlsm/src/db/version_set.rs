@@ -119,8 +119,8 @@ impl VersionSet {
         let files = edit.new_files.iter().map(|(_, f)| f.number);
         let vlogs = edit.new_vlogs.iter().map(|v| v.number);
         let redirects = edit.new_redirects.iter().map(|r| r.number);
-        let rows = edit.new_rows.iter().map(|r| r.number);
-        for n in files.chain(vlogs).chain(redirects).chain(rows) {
+        let store = crate::designs::store_outputs(edit);
+        for n in files.chain(vlogs).chain(redirects).chain(store) {
             p.remove(&n);
         }
     }

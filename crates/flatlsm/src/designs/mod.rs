@@ -28,7 +28,7 @@ use crate::rowtable::build::RowBound;
 use crate::rowtable::search::Found;
 use crate::sst::{SstDir, TableCache};
 use crate::types::SequenceNumber;
-use crate::version::{FileMeta, Version, VersionEdit};
+use crate::version::{DesignRecord, Extension, FileMeta, Version, VersionEdit};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -266,8 +266,9 @@ pub(crate) enum StoreFlush {
 pub(crate) struct StoreCompaction {
     pub compaction: crate::compaction::job::Compaction,
     pub sources: Vec<Box<dyn InternalIterator>>,
-    /// Row fields to add to the job's edit.
-    pub rows: VersionEdit,
+    /// Design records of the store's changes to add to the job's edit (MatrixKV: its rows'
+    /// new first entries and deletions).
+    pub records: Vec<DesignRecord>,
     /// Store bytes merged.
     pub bytes: u64,
     /// Keeps the store's view (and the pages it reads) alive while the job runs.
@@ -419,6 +420,23 @@ pub(crate) fn durable_parts(profile: Profile) -> DurableParts {
     }
 }
 
+/// The version extension of the design a manifest records (`recorded`; none recorded is
+/// `flatlsm`): the empty state a database's versions start from, which its edits' design
+/// records change (core's `version::extension`). MatrixKV's rows; [`Extension::none`] for the
+/// other designs and for a profile this build does not know (opening it is refused).
+pub fn version_extension(recorded: Option<&str>) -> Extension {
+    match recorded_profile(recorded).parse() {
+        Ok(Profile::MatrixKv) => matrixkv::rows::extension(),
+        _ => Extension::none(),
+    }
+}
+
+/// File numbers of the design-store outputs `edit` adds (MatrixKV's new rows): the engine
+/// keeps them pending until the edit is installed.
+pub(crate) fn store_outputs(edit: &VersionEdit) -> Vec<u64> {
+    matrixkv::rows::new_row_numbers(edit)
+}
+
 /// The profile the database at `path` was created with, read from its manifest (nothing is
 /// written); `None` if `path` holds no database (no `CURRENT`). Tools use it to open a
 /// database as what it is.
@@ -426,7 +444,8 @@ pub fn profile_of(path: &Path) -> Result<Option<Profile>> {
     if !path.join(crate::version::CURRENT_FILE_NAME).exists() {
         return Ok(None);
     }
-    let manifest = crate::version::Manifest::load(&crate::fs::OsFileSystem, path)?;
+    let fs = crate::fs::OsFileSystem;
+    let manifest = crate::version::Manifest::load(&fs, path, &version_extension)?;
     let name = recorded_profile(manifest.state.profile.as_deref());
     name.parse().map(Some).map_err(|_| {
         Error::InvalidArgument(format!(

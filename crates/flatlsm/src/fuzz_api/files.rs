@@ -2,6 +2,7 @@
 //! and their redirect tables (checked as given; no [`super::reseal`]).
 
 use super::{path, MemFile};
+use crate::designs::version_extension;
 use crate::error::{Error, Result};
 use crate::fs::RandomAccessFile;
 use crate::iter::InternalIterator;
@@ -21,7 +22,7 @@ pub(super) fn decode(target: &str, data: &[u8]) -> Result<()> {
         "sst_block" => Block::decode(data.to_vec(), path("b.sst"), 0).map(drop),
         "sst_bloom" => sst_bloom(data),
         "sst_table" => sst_table(data),
-        "manifest" => replay(data, path("MANIFEST-000001")).map(drop),
+        "manifest" => replay(data, path("MANIFEST-000001"), &version_extension).map(drop),
         "version_edit" => VersionEdit::decode(data, path("MANIFEST-000001"), 0).map(drop),
         "vlog" => vlog(data),
         "vlog_redirect" => vlog_redirect(data),

@@ -170,7 +170,7 @@ impl Checker {
 
     /// Verifies `CURRENT` and every record of the manifest it names, as open replays it.
     fn check_manifest(&mut self) -> Option<RecoveredManifest> {
-        match Manifest::load(&self.fs, &self.dir) {
+        match Manifest::load(&self.fs, &self.dir, &crate::designs::version_extension) {
             Ok(m) => {
                 self.report.files_checked += 1;
                 self.report.records_checked += m.records as u64;

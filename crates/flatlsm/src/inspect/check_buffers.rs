@@ -9,6 +9,7 @@
 //!   its header, every recorded row's header and metadata, both checksums of every live entry.
 
 use super::check::Checker;
+use crate::designs::matrixkv::rows::{row_set, RowSet};
 use crate::designs::{durable_parts, BufferKind};
 use crate::error::{Error, Result};
 use crate::file_names::skiplist_region_name;
@@ -144,11 +145,12 @@ impl Checker {
     /// Checks the matrix container's header, every recorded row's header and metadata, and
     /// both checksums of every live entry.
     fn check_container(&mut self, pm_dir: &Path, m: Option<&RecoveredManifest>) {
-        let Some(m) = m.filter(|m| !m.state.version.rows.rows.is_empty()) else {
+        let rows = m.map(|m| row_set(&m.state.version));
+        let Some(rows) = rows.filter(|r| !r.rows.is_empty()) else {
             return;
         };
         let path = pm_dir.join(crate::file_names::CONTAINER_REGION);
-        match check_rows(&path, &m.state.version.rows) {
+        match check_rows(&path, rows) {
             Ok(entries) => {
                 self.report.files_checked += 1;
                 self.report.records_checked += entries;
@@ -188,7 +190,7 @@ impl Checker {
 }
 
 /// Verifies the rows of the container in file `path` from a copy in memory; the entries read.
-fn check_rows(path: &Path, rows: &crate::version::RowSet) -> Result<u64> {
+fn check_rows(path: &Path, rows: &RowSet) -> Result<u64> {
     let region = copy_region(path, "the manifest names rows of this matrix container")?;
     let page_size = read_container_header(&*region)?;
     let mut entries = 0;

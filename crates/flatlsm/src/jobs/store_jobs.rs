@@ -176,8 +176,7 @@ pub(crate) fn compact_store(db: &DbInner, version: &Arc<Version>) -> Result<bool
     let started = Instant::now();
     let ran = job::run_with(&db.job_context(), &job.compaction, version, job.sources);
     let result = ran.and_then(|(mut edit, bytes)| {
-        edit.row_firsts = job.rows.row_firsts;
-        edit.deleted_rows = job.rows.deleted_rows;
+        edit.design_records.extend(job.records);
         db.install(&mut edit, |_| {})?;
         retire(db, &job.retire, &edit)?;
         db.note_store_compaction(job.bytes, bytes, started.elapsed());

@@ -32,6 +32,7 @@ use crate::error::{Error, Result};
 use crate::file_names::pm_log_file_name;
 use crate::file_names::redirect_file_name;
 use crate::fs::FileSystem;
+use crate::options::Profile;
 use crate::pm::PmDeviceRef;
 use crate::pmtable::log::PmLogHeader;
 use crate::sst::SstDirs;
@@ -129,7 +130,8 @@ fn file_problem(
     Some(Error::corruption(path, actual.min(size), detail))
 }
 
-/// The design's store regions missing although `m`'s version records rows in them, as
+/// The design's store regions missing although `m`'s version records entries in them (its
+/// extension is not empty: MatrixKV's rows), as
 /// [`Error::Corruption`] naming the region (in the PM directory `pm_dir`, or on the injected
 /// device `pm`). Reads only.
 pub(crate) fn store_problems(
@@ -138,7 +140,7 @@ pub(crate) fn store_problems(
     (pm, pm_dir): (Option<&PmDeviceRef>, &Path),
     m: &RecoveredManifest,
 ) -> Result<Vec<Error>> {
-    let rows = m.state.version.rows.rows.len();
+    let rows = m.state.version.extension.state().len();
     let mut problems = Vec::new();
     for &name in regions.iter().filter(|_| rows > 0) {
         let present = match pm {
@@ -353,15 +355,16 @@ pub(crate) fn refuse_if_any(problems: Vec<Error>) -> Result<()> {
 }
 
 /// The recovered state of a design without PM Logs to plan: the manifest's state (a new
-/// database's if there is none) once every tree file it names checks, and its redirect tables
+/// database's of `profile` if there is none) once every tree file it names checks, and its redirect tables
 /// loaded. Reads only.
 pub(crate) fn verified_tree(
     fs: &dyn FileSystem,
     dirs: &SstDirs,
     manifest: Option<&RecoveredManifest>,
+    profile: Profile,
 ) -> Result<(ManifestState, Vec<Arc<RedirectTable>>)> {
     let Some(m) = manifest else {
-        return Ok((super::open::new_state(), Vec::new()));
+        return Ok((super::open::new_state(profile), Vec::new()));
     };
     if let Some(note) = &m.torn_tail {
         log::warn!("{note}");

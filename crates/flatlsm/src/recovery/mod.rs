@@ -19,6 +19,7 @@ pub(crate) mod wal_rules;
 #[cfg(test)]
 mod wal_rules_tests;
 
+pub(crate) use open::new_state;
 pub use open::{is_database_file_name, is_pm_dir_file_name};
 
 use crate::db::Db;

@@ -44,7 +44,7 @@ use crate::db::state::{DbInner, SuperVersion};
 use crate::db::version_set::VersionSet;
 use crate::db::wals::Wals;
 use crate::db::writes::Writes;
-use crate::designs::check_profile;
+use crate::designs::{check_profile, version_extension};
 use crate::designs::{BufferKind, Design};
 use crate::error::{Error, IoContext, Result};
 use crate::file_names::{is_info_log_file_name, parse_numbered_file, NumberedFile};
@@ -57,7 +57,7 @@ use crate::layout::{pm_dir_of, sst_dirs};
 use crate::observe::info_log::event;
 use crate::observe::info_log::InfoLog;
 use crate::observe::stats::Counters;
-use crate::options::{parse_options_file_name, write_options_file, Options};
+use crate::options::{parse_options_file_name, write_options_file, Options, Profile};
 use crate::pm::PmDeviceRef;
 use crate::pmtable::log::PmLog;
 use crate::pmtable::pool::is_pool_file_name;
@@ -191,7 +191,7 @@ fn lock_and_load(
         });
     }
     let lock = acquire()?;
-    let manifest = Manifest::load(fs, path)?;
+    let manifest = Manifest::load(fs, path, &version_extension)?;
     check_profile(path, manifest.state.profile.as_deref(), opts.profile)?;
     let recorded = manifest.state.identity.as_deref();
     let identity = plan_identity(fs, path, pm_dir, opts, true, recorded)?;
@@ -229,7 +229,7 @@ fn recover_read_only(
 ) -> Result<Recovered> {
     let state = manifest
         .as_ref()
-        .map_or_else(new_state, |m| m.state.clone());
+        .map_or_else(|| new_state(opts.profile), |m| m.state.clone());
     let mut logs = BTreeMap::new();
     let plan = plan_pm_logs(&state, &pm_numbers(pm)?, |n| read_pm_log(pm, n, &mut logs))?;
     let mut redirects = Vec::new();
@@ -532,9 +532,11 @@ fn plan_identity(
     Ok(Some(plan))
 }
 
-/// The state of a database that has no manifest yet.
-pub(super) fn new_state() -> ManifestState {
+/// The state of a database of `profile` that has no manifest yet: its versions hold the
+/// design's version extension, empty.
+pub(crate) fn new_state(profile: Profile) -> ManifestState {
     ManifestState {
+        version: Version::with_extension(version_extension(Some(profile.name()))),
         next_file_number: 1,
         ..ManifestState::default()
     }

@@ -56,8 +56,12 @@ pub(super) fn recover_from_wal(
     manifest: Option<RecoveredManifest>,
     opts: &Options,
 ) -> Result<Recovered> {
-    let (state, redirects) =
-        consistency::verified_tree(fs, &crate::layout::sst_dirs(path, opts), manifest.as_ref())?;
+    let (state, redirects) = consistency::verified_tree(
+        fs,
+        &crate::layout::sst_dirs(path, opts),
+        manifest.as_ref(),
+        opts.profile,
+    )?;
     if let Some(m) = &manifest {
         verify_store(fs, path, opts, m)?;
     }

@@ -51,7 +51,7 @@ mod wals;
 
 pub use report::RepairReport;
 
-use crate::designs::{check_profile, design_of, BufferKind, Salvage};
+use crate::designs::{check_profile, design_of, version_extension, BufferKind, Salvage};
 use crate::error::{Error, IoContext, Result};
 use crate::file_names::{parse_numbered_file, NumberedFile};
 use crate::fs::{FsRef, OsFileSystem};
@@ -108,7 +108,7 @@ pub fn repair(path: impl AsRef<Path>, opts: Options) -> Result<RepairReport> {
         return Err(Error::InvalidArgument(what));
     }
     let _lock = DirLock::acquire(path, true)?;
-    let old = Manifest::load(&*fs, path).ok();
+    let old = Manifest::load(&*fs, path, &version_extension).ok();
     if let Some(m) = &old {
         check_profile(path, m.state.profile.as_deref(), opts.profile)?;
     }
@@ -437,7 +437,7 @@ impl<'a> Repair<'a> {
         let old_seq = self.old.as_ref().map_or(0, |m| m.state.last_sequence);
         let tombstone_seq = range_dels.iter().map(|t| t.seq).max().unwrap_or(0);
         let sst_seq = ssts.iter().map(|(_, s)| s.max_seq).max().unwrap_or(0);
-        let mut state = ManifestState::default();
+        let mut state = crate::recovery::new_state(self.opts.profile);
         state.apply(&version_edit(ssts, vlogs, redirects, range_dels))?;
         state.last_sequence = sst_seq.max(old_seq).max(tombstone_seq);
         state.min_unflushed_pmlog = self.min_unflushed();

@@ -8,13 +8,14 @@
 //! header is valid; `total_bytes` is its size minus the header (the size consistency checks
 //! expect). A redirect table is usable when it decodes (checksum, entry order).
 
+use crate::designs::version_extension;
 use crate::error::{Error, IoContext, Result};
 use crate::fs::FileSystem;
 use crate::iter::InternalIterator;
 use crate::range_del::RangeTombstone;
 use crate::sst::{SstDir, Table};
 use crate::types::{parse_internal_key, ValueKind, ValuePointer};
-use crate::version::{parse_manifest_file_name, readable_manifest_prefix, ManifestState};
+use crate::version::{initial_state, parse_manifest_file_name, readable_manifest_prefix};
 use crate::version::{FileMeta, VlogMeta};
 use crate::vlog::{RedirectTable, VlogReader, VLOG_HEADER_LEN};
 use std::collections::BTreeMap;
@@ -141,7 +142,7 @@ pub(super) fn salvage_range_dels(
     let path = dir.join(name);
     let data = fs.read_all(&path).ok()?;
     let (records, bad) = readable_manifest_prefix(&data, &path);
-    let mut state = ManifestState::default();
+    let mut state = initial_state(&records, &version_extension);
     let applied = records
         .iter()
         .take_while(|r| state.apply(&r.edit).is_ok())

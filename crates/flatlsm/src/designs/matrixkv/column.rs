@@ -15,6 +15,7 @@
 //! row consumed to its end is deleted) together — one manifest edit, the commit point. Pages
 //! the rows no longer need are returned only after that (`rows.rs`).
 
+use super::rows::RowEdit;
 use crate::compaction::job::Compaction;
 use crate::error::Result;
 use crate::iter::InternalIterator;
@@ -22,7 +23,7 @@ use crate::options::MatrixKvOptions;
 use crate::rowtable::search::RowIter;
 use crate::rowtable::RowTable;
 use crate::types::user_key_of;
-use crate::version::{FileMeta, Version, VersionEdit};
+use crate::version::{DesignRecord, FileMeta, Version};
 use std::sync::Arc;
 
 /// One compactor row's part of a column.
@@ -54,14 +55,16 @@ impl ColumnJob {
         self.cuts.iter().map(one).collect()
     }
 
-    /// Adds the rows' new first entries (or deletions) to the job's edit.
-    pub fn record_rows(&self, edit: &mut VersionEdit) {
+    /// The design records of the rows' new first entries (or deletions), for the job's edit.
+    pub fn row_records(&self) -> Vec<DesignRecord> {
+        let mut edit = RowEdit::default();
         for c in self.cuts.iter().filter(|c| c.end > c.first) {
             match c.end >= c.table.len() {
                 true => edit.deleted_rows.push(c.table.number()),
                 false => edit.row_firsts.push((c.table.number(), c.end)),
             }
         }
+        edit.records()
     }
 }
 

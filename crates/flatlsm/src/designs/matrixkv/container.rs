@@ -10,7 +10,7 @@
 //! Thread-safety: `Send + Sync`. Flushes (one at a time) add rows; installs refresh the view;
 //! readers take views (`Arc<MatrixRows>`) and never lock while searching.
 
-use super::rows::{Epoch, MatrixRows};
+use super::rows::{row_set, Epoch, MatrixRows, RowMeta};
 use crate::error::{Error, Result};
 use crate::file_names::CONTAINER_REGION;
 use crate::iter::InternalIterator;
@@ -19,7 +19,7 @@ use crate::pm::{PmDevice, PmRegion};
 use crate::rowtable::build::{build_row, RowBound, RowTarget};
 use crate::rowtable::container_header::{read_container_header, write_container_header};
 use crate::rowtable::{PageAllocator, RowTable};
-use crate::version::{RowMeta, Version};
+use crate::version::Version;
 use parking_lot::Mutex;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -47,13 +47,13 @@ impl Container {
     ) -> Result<Self> {
         let region = open_region(device, &options, version)?;
         let mut tables = BTreeMap::new();
-        for row in version.rows.rows.values() {
+        for row in row_set(version).rows.values() {
             let table = reopen_row(&region, &options, &row.meta)?;
             tables.insert(row.meta.number, Arc::new(table));
         }
         let pages = (options.container_size / options.page_size as u64) as u32;
         // Page 0 holds the container header.
-        let rows = version.rows.rows.values();
+        let rows = row_set(version).rows.values();
         let used = rows.flat_map(|r| tables[&r.meta.number].live_pages(r.first));
         let used: Vec<u32> = std::iter::once(0).chain(used).collect();
         let allocator = Arc::new(PageAllocator::with_used(pages, used)?);
@@ -78,8 +78,9 @@ impl Container {
     pub fn refresh(&self, version: &Version) -> Arc<MatrixRows> {
         let mut tables = self.tables.lock();
         let mut pending = self.pending.lock();
-        pending.retain(|n| !version.rows.rows.contains_key(n));
-        tables.retain(|n, _| version.rows.rows.contains_key(n) || pending.contains(n));
+        let recorded = &row_set(version).rows;
+        pending.retain(|n| !recorded.contains_key(n));
+        tables.retain(|n, _| recorded.contains_key(n) || pending.contains(n));
         let rows = rows_of(version, &tables);
         let mut view = self.view.lock();
         if !same_rows(view.rows(), &rows) {
@@ -144,7 +145,7 @@ impl Container {
 
 /// The rows of `version`, newest first, with their first live entries.
 fn rows_of(version: &Version, tables: &BTreeMap<u64, Arc<RowTable>>) -> Vec<(Arc<RowTable>, u64)> {
-    let rows = version.rows.rows.values().rev();
+    let rows = row_set(version).rows.values().rev();
     rows.filter_map(|r| tables.get(&r.meta.number).map(|t| (t.clone(), r.first)))
         .collect()
 }
@@ -163,7 +164,7 @@ fn open_region(
     version: &Version,
 ) -> Result<Arc<dyn PmRegion>> {
     let exists = device.has_region(CONTAINER_REGION)?;
-    if version.rows.rows.is_empty() {
+    if row_set(version).rows.is_empty() {
         // No row recorded: the container holds nothing. One with the options' geometry is
         // reused (creating one preallocates every byte); any other — a creation a crash
         // interrupted, other options — is made afresh.

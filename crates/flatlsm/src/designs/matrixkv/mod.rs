@@ -5,7 +5,8 @@
 //! levels above grow by the same factor (a flattened tree), compacted as in `leveled`.
 //!
 //! Room: `container.rs` (the container region, its pages and rows, recovery), `rows.rs` (the
-//! rows a version sees, searched with cross-row hints, and when freed pages return), `column.rs`
+//! rows a version records — MatrixKV's version extension, manifest tags 14–17 — and sees,
+//! searched with cross-row hints, and when freed pages return), `column.rs`
 //! (picking and running a column compaction), `salvage.rs` (what repair reads of the rows).
 
 use crate::error::{Error, Result};
@@ -25,8 +26,9 @@ use crate::compaction::policy::CompactionPolicy;
 use crate::options::{Options, Placement};
 use crate::pm::{DramPmDevice, PmDeviceRef};
 use crate::sst::TableCache;
-use crate::version::{RowMeta, Version, VersionEdit};
+use crate::version::{Version, VersionEdit};
 use container::Container;
+use rows::{row_set, RowEdit, RowMeta};
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
 
@@ -45,16 +47,14 @@ impl MatrixKvDesign {
 
     /// Rows numbered at or below the boundary that still hold entries: the compactor.
     fn compactor_is_empty(v: &Version) -> bool {
-        v.rows
-            .rows
-            .range(..=v.rows.compactor_through)
-            .next()
-            .is_none()
+        let rows = row_set(v);
+        rows.rows.range(..=rows.compactor_through).next().is_none()
     }
 
     /// Bytes of the receiver's rows (those above the compactor boundary).
     fn receiver_bytes(v: &Version) -> u64 {
-        let receiver = v.rows.rows.range(v.rows.compactor_through + 1..);
+        let rows = row_set(v);
+        let receiver = rows.rows.range(rows.compactor_through + 1..);
         receiver.map(|(_, r)| r.meta.bytes).sum()
     }
 
@@ -80,14 +80,15 @@ impl MatrixKvDesign {
         newest.filter(|_| Self::compactor_is_empty(v))
     }
 
-    /// Turns the receiver into the compactor (no data moves) when it reached its limit and the
-    /// compactor is empty; `added` are the rows the edit adds.
-    fn maybe_promote(&self, v: &Version, added: &[RowMeta], edit: &mut VersionEdit) {
+    /// The boundary that turns the receiver into the compactor (no data moves) when it
+    /// reached its limit and the compactor is empty; `added` are the rows the edit adds.
+    fn maybe_promote(&self, v: &Version, added: &[RowMeta]) -> Option<u64> {
         let limit = self.options.receiver_limit * self.options.container_size as f64;
         let receiver = Self::receiver_bytes(v) + added.iter().map(|m| m.bytes).sum::<u64>();
-        if receiver as f64 >= limit {
-            edit.compactor_through = Self::promotion(v, added.last().map(|m| m.number));
+        if (receiver as f64) < limit {
+            return None;
         }
+        Self::promotion(v, added.last().map(|m| m.number))
     }
 }
 
@@ -186,10 +187,12 @@ impl DesignStore for MatrixKvDesign {
             metas.push(meta);
         }
         let bytes = metas.iter().map(|m| m.bytes).sum();
-        let mut edit = VersionEdit::default();
-        self.maybe_promote(version, &metas, &mut edit);
-        edit.new_rows = metas;
-        Ok(StoreFlush::Written(edit, bytes))
+        let edit = RowEdit {
+            compactor_through: self.maybe_promote(version, &metas),
+            new_rows: metas,
+            ..RowEdit::default()
+        };
+        Ok(StoreFlush::Written(edit.into_edit(), bytes))
     }
 
     fn discard_store_flush(&self, numbers: &[u64]) {
@@ -200,12 +203,13 @@ impl DesignStore for MatrixKvDesign {
 
     /// With an empty compactor, every row becomes the compactor.
     fn drain_store_edit(&self, version: &Version) -> Option<VersionEdit> {
-        let newest = version.rows.rows.keys().next_back().copied();
+        let newest = row_set(version).rows.keys().next_back().copied();
         let through = Self::promotion(version, newest)?;
-        Some(VersionEdit {
+        let edit = RowEdit {
             compactor_through: Some(through),
-            ..VersionEdit::default()
-        })
+            ..RowEdit::default()
+        };
+        Some(edit.into_edit())
     }
 
     /// The next column compaction, if the compactor holds rows.
@@ -217,7 +221,7 @@ impl DesignStore for MatrixKvDesign {
     ) -> Result<Option<StoreCompaction>> {
         let container = self.container()?;
         let view = container.view();
-        let through = version.rows.compactor_through;
+        let through = row_set(version).compactor_through;
         let compactor: Vec<_> = view
             .rows()
             .iter()
@@ -227,12 +231,10 @@ impl DesignStore for MatrixKvDesign {
         let Some(job) = column::plan(&compactor, version, &self.options)? else {
             return Ok(None);
         };
-        let mut rows = VersionEdit::default();
-        job.record_rows(&mut rows);
         Ok(Some(StoreCompaction {
             sources: job.sources(),
+            records: job.row_records(),
             compaction: job.compaction,
-            rows,
             bytes: job.bytes,
             pin: view,
             retire: Vec::new(),

@@ -14,6 +14,7 @@
 //! A row is kept only if every entry verifies (key and value checksums); the others are
 //! reported, and the container is then copied aside by repair for manual salvage.
 
+use super::rows::row_set;
 use crate::designs::Salvage;
 use crate::error::Result;
 use crate::file_names::CONTAINER_REGION;
@@ -30,7 +31,7 @@ use std::sync::Arc;
 pub(super) fn salvage_rows(device: &dyn PmDevice, recorded: Option<&Version>) -> Result<Salvage> {
     let mut salvage = Salvage::default();
     if !device.has_region(CONTAINER_REGION)? {
-        if recorded.is_some_and(|v| !v.rows.rows.is_empty()) {
+        if recorded.is_some_and(|v| !row_set(v).rows.is_empty()) {
             salvage.notes.push(format!(
                 "the matrix container {CONTAINER_REGION} is missing: the rows the old manifest \
                  records are lost"
@@ -69,7 +70,7 @@ fn recorded_rows(
     salvage: &mut Salvage,
 ) -> Vec<(Arc<RowTable>, u64)> {
     let mut rows = Vec::new();
-    for row in version.rows.rows.values() {
+    for row in row_set(version).rows.values() {
         let (page, number) = (row.meta.first_page, row.meta.number);
         match RowTable::open(region.clone(), page_size, page, number) {
             Ok(t) => rows.push((Arc::new(t), row.first)),

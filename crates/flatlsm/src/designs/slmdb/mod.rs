@@ -198,7 +198,7 @@ impl SlmDbDesign {
                 shadows: shadows.cloned().collect(),
             },
             sources,
-            rows: VersionEdit::default(),
+            records: Vec::new(),
             bytes,
             pin: Arc::new(self.index(tree.clone(), version)),
             retire: group,
