@@ -92,15 +92,21 @@ pub trait DirectFile: Send + Sync {
         Ok(())
     }
     /// For a buffered file: starts writing `[offset, offset + len)`, just written, to the
-    /// device, and waits for the write-back started earlier below `offset`. The data stays in
-    /// the page cache (clean), dirty pages stay bounded to about one buffer, and the final
-    /// `sync` finds little left to write. A hint: durability still comes from `sync`. Direct
+    /// device, and waits for the write-back started earlier below `offset -`
+    /// [`WRITE_BEHIND_LAG`]. The data stays in the page cache (clean), dirty pages stay
+    /// bounded to about the lag and one buffer, and the final `sync` finds little left to
+    /// write. A hint: durability still comes from `sync`. Direct
     /// files and the default do nothing.
     fn write_behind(&self, offset: u64, len: u64) -> io::Result<()> {
         let _ = (offset, len);
         Ok(())
     }
 }
+
+/// Bytes below a write-behind range whose write-back may still be under way when the next
+/// range is handed to the device ([`DirectFile::write_behind`]): the device's queue holds
+/// several buffers while the writer copies the next one, instead of draining between buffers.
+pub const WRITE_BEHIND_LAG: u64 = 8 << 20;
 
 /// The directory-level operations the engine needs.
 pub trait FileSystem: Send + Sync + 'static {

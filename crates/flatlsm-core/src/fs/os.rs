@@ -137,7 +137,8 @@ impl DirectFile for OsDirectFile {
         if self.direct.load(Ordering::Relaxed) {
             return Ok(()); // direct writes reach the device before they return
         }
-        crate::pm::raw::write_behind(&self.file.lock(), offset, len)
+        let lag = super::WRITE_BEHIND_LAG;
+        crate::pm::raw::write_behind(&self.file.lock(), offset, len, lag)
     }
     fn set_len(&self, len: u64) -> io::Result<()> {
         self.file.lock().set_len(len)

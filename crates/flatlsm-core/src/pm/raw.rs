@@ -542,17 +542,19 @@ pub(crate) fn preallocate(file: &File, len: u64) -> io::Result<bool> {
 
 /// Write-behind for a file written through the page cache (`sync_file_range`): starts the
 /// write-back of `[offset, offset + len)` without waiting, then waits for the write-back already
-/// under way below `offset` (only pages tagged as under write-back are visited, so the wait does
-/// not walk the whole file). Durability still needs `fdatasync`: this neither flushes metadata
-/// nor the device cache. Elsewhere than Linux it does nothing.
-pub(crate) fn write_behind(file: &File, offset: u64, len: u64) -> io::Result<()> {
+/// under way below `offset - lag` (only pages tagged as under write-back are visited, so the
+/// wait does not walk the whole file): up to `lag` bytes below `offset` may still be under
+/// write-back, which keeps the device busy while the next range is copied. Durability still
+/// needs `fdatasync`: this neither flushes metadata nor the device cache. Elsewhere than Linux
+/// it does nothing.
+pub(crate) fn write_behind(file: &File, offset: u64, len: u64, lag: u64) -> io::Result<()> {
     #[cfg(target_os = "linux")]
     {
         let off = |v: u64| {
             libc::off64_t::try_from(v)
                 .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "range too large"))
         };
-        let (start, count) = (off(offset)?, off(len)?);
+        let (start, count, below) = (off(offset)?, off(len)?, off(offset.saturating_sub(lag))?);
         let fd = file.as_raw_fd();
         // SAFETY: plain syscalls on a descriptor open for writing for the duration of the call;
         // no memory is passed.
@@ -562,14 +564,14 @@ pub(crate) fn write_behind(file: &File, offset: u64, len: u64) -> io::Result<()>
         }
         let wait = libc::SYNC_FILE_RANGE_WAIT_BEFORE;
         // SAFETY: as above.
-        if start > 0 && unsafe { libc::sync_file_range(fd, 0, start, wait) } != 0 {
+        if below > 0 && unsafe { libc::sync_file_range(fd, 0, below, wait) } != 0 {
             return Err(io::Error::last_os_error());
         }
         Ok(())
     }
     #[cfg(not(target_os = "linux"))]
     {
-        let _ = (file, offset, len);
+        let _ = (file, offset, len, lag);
         Ok(())
     }
 }
