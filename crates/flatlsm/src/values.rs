@@ -14,11 +14,13 @@
 //! Point reads keep the values they read in the block cache ([`read_value`], with
 //! `Options::value_cache`): a value read again is served from memory without a read of its
 //! log. Scans read the logs directly, so one long scan does not push the point reads' values
-//! out.
+//! out, through each cursor's read-ahead windows (`fs::ReadAhead`): a flush writes a table's
+//! values in key order, so a scan's values mostly follow each other in a few logs.
 //!
 //! Thread-safety: a [`ValueLocator`] is immutable and shared (`Send + Sync`).
 
 use crate::error::Result;
+use crate::fs::ReadAhead;
 use crate::iter::ValueResolver;
 use crate::sst::{Block, BlockCache};
 use crate::types::ValuePointer;
@@ -85,5 +87,9 @@ pub(crate) fn read_value(
 impl ValueResolver for ValueLocator {
     fn resolve(&self, ptr: &ValuePointer) -> Result<Vec<u8>> {
         self.vlogs.read_value(&self.locate(ptr)?)
+    }
+
+    fn resolve_ahead(&self, ptr: &ValuePointer, ahead: &mut ReadAhead) -> Result<Vec<u8>> {
+        self.vlogs.read_value_ahead(&self.locate(ptr)?, ahead)
     }
 }

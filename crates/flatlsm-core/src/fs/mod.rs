@@ -20,6 +20,7 @@ mod fault;
 mod fault_plan;
 mod os;
 mod overlay;
+mod read_ahead;
 
 #[cfg(any(test, feature = "test-support"))]
 pub use crash_fs::{CallHook, CrashFs, FsCall, FsImage, PAGE_SIZE};
@@ -30,6 +31,7 @@ pub use fault::FaultFs;
 pub use fault_plan::{FaultKind, FaultPlan};
 pub use os::OsFileSystem;
 pub use overlay::OverlayFs;
+pub use read_ahead::ReadAhead;
 
 use std::io;
 use std::path::{Path, PathBuf};

@@ -26,6 +26,7 @@
 
 use super::{copy_error, InternalIterator};
 use crate::error::{Error, Result};
+use crate::fs::ReadAhead;
 use crate::histogram::Histogram;
 use crate::range_del::RangeTombstones;
 use crate::types::{make_internal_key, parse_internal_key, user_key_of, ValueKind, ValuePointer};
@@ -37,6 +38,12 @@ use std::time::Instant;
 pub trait ValueResolver: Send + Sync {
     /// Reads the value a pointer refers to.
     fn resolve(&self, ptr: &ValuePointer) -> Result<Vec<u8>>;
+    /// Reads the value a pointer refers to for a cursor that keeps `ahead` across its values,
+    /// so values stored one after another cost one read (default: [`ValueResolver::resolve`]).
+    fn resolve_ahead(&self, ptr: &ValuePointer, ahead: &mut ReadAhead) -> Result<Vec<u8>> {
+        let _ = ahead;
+        self.resolve(ptr)
+    }
 }
 
 /// Where iterators record how long their calls took (nanoseconds), shared by all iterators of
@@ -61,6 +68,8 @@ enum Direction {
 pub struct DbIterator {
     inner: Box<dyn InternalIterator>,
     resolver: Arc<dyn ValueResolver>,
+    /// The value-log windows this cursor's values are read through.
+    ahead: ReadAhead,
     read_seq: SequenceNumber,
     range_dels: Arc<RangeTombstones>,
     lower: Option<Vec<u8>>,
@@ -98,6 +107,7 @@ impl DbIterator {
         DbIterator {
             inner,
             resolver,
+            ahead: ReadAhead::default(),
             read_seq,
             range_dels: Arc::default(),
             lower,
@@ -423,7 +433,7 @@ impl DbIterator {
         let value = match kind {
             ValueKind::ValuePointer => ValuePointer::decode(&raw)
                 .ok_or_else(|| Error::InvalidState("malformed value pointer".into()))
-                .and_then(|ptr| self.resolver.resolve(&ptr)),
+                .and_then(|ptr| self.resolver.resolve_ahead(&ptr, &mut self.ahead)),
             _ => Ok(raw),
         };
         match value {

@@ -37,7 +37,7 @@ pub use writer::{VlogIo, VlogWriter};
 
 use crate::error::Result;
 pub use crate::file_names::{parse_vlog_file_name, vlog_file_name};
-use crate::fs::FileSystem;
+use crate::fs::{FileSystem, ReadAhead};
 use crate::types::ValuePointer;
 use arc_swap::ArcSwap;
 use parking_lot::Mutex;
@@ -96,6 +96,15 @@ impl VlogSet {
             return r.read_value(ptr);
         }
         self.reader(ptr.file_number)?.read_value(ptr)
+    }
+
+    /// Reads the value `ptr` addresses through a scan's read-ahead windows
+    /// ([`VlogReader::read_value_ahead`]).
+    pub fn read_value_ahead(&self, ptr: &ValuePointer, ahead: &mut ReadAhead) -> Result<Vec<u8>> {
+        if let Some(r) = self.readers.load().get(&ptr.file_number) {
+            return r.read_value_ahead(ptr, ahead);
+        }
+        self.reader(ptr.file_number)?.read_value_ahead(ptr, ahead)
     }
 
     /// Applies `f` to a copy of the map and publishes the copy.

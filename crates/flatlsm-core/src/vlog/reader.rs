@@ -10,7 +10,7 @@
 use super::record::{check_header, decode_record, RECORD_HEADER_LEN, VLOG_HEADER_LEN};
 use super::vlog_file_name;
 use crate::error::{Error, IoContext, Result};
-use crate::fs::{FileSystem, RandomAccessFile};
+use crate::fs::{FileSystem, RandomAccessFile, ReadAhead};
 use crate::types::ValuePointer;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -95,8 +95,37 @@ impl VlogReader {
         Ok((buf, value))
     }
 
+    /// Reads the value of the record `ptr` addresses through `ahead`'s windows: a scan's
+    /// records that follow each other in the log cost one read per window, not one each
+    /// ([`ReadAhead`]). Checked as [`VlogReader::read_value`] checks.
+    pub fn read_value_ahead(&self, ptr: &ValuePointer, ahead: &mut ReadAhead) -> Result<Vec<u8>> {
+        let record_len = self.check_pointer(ptr)?;
+        let size = self.size.load(Ordering::Relaxed);
+        let span = (ptr.offset, record_len as usize);
+        let windowed = ahead
+            .read(&*self.file, self.number, span, size)
+            .map_err(|e| self.read_error(ptr.offset, record_len, e))?;
+        let Some(bytes) = windowed else {
+            let mut buf = self.read_at(ptr.offset, record_len)?;
+            let key_len = self.check_record(&buf, ptr)?.0.len();
+            buf.drain(..RECORD_HEADER_LEN + key_len);
+            return Ok(buf);
+        };
+        let (_, value) = self.check_record(bytes, ptr)?;
+        Ok(value.to_vec())
+    }
+
     /// Reads and verifies the whole record; returns its bytes and key length.
     fn read_checked(&self, ptr: &ValuePointer) -> Result<(Vec<u8>, usize)> {
+        let record_len = self.check_pointer(ptr)?;
+        let buf = self.read_at(ptr.offset, record_len)?;
+        let key_len = self.check_record(&buf, ptr)?.0.len();
+        Ok((buf, key_len))
+    }
+
+    /// The record length `ptr` names, once the pointer is known to address a record inside
+    /// this log.
+    fn check_pointer(&self, ptr: &ValuePointer) -> Result<u64> {
         if ptr.file_number != self.number {
             return Err(Error::InvalidArgument(format!(
                 "pointer into value log {} given to the reader of {}",
@@ -116,18 +145,26 @@ impl VlogReader {
             )));
         }
         self.check_within_file(ptr.offset, record_len)?;
-        let buf = self.read_at(ptr.offset, record_len)?;
-        let (key, value, n) = decode_record(&buf, &self.path, ptr.offset)?;
-        if n as u64 != record_len || value.len() != ptr.value_len as usize {
-            return Err(bad(format!(
-                "record (length {n}, value {}) does not match the pointer (length {}, value {})",
-                value.len(),
-                ptr.record_len,
-                ptr.value_len
-            )));
+        Ok(record_len)
+    }
+
+    /// Decodes (and verifies) the record `ptr` addresses from its bytes `buf`: its key and
+    /// value, which must have the lengths the pointer gives.
+    fn check_record<'a>(&self, buf: &'a [u8], ptr: &ValuePointer) -> Result<(&'a [u8], &'a [u8])> {
+        let (key, value, n) = decode_record(buf, &self.path, ptr.offset)?;
+        if n as u64 != u64::from(ptr.record_len) || value.len() != ptr.value_len as usize {
+            return Err(Error::corruption(
+                &self.path,
+                ptr.offset,
+                format!(
+                    "record (length {n}, value {}) does not match the pointer (length {}, value {})",
+                    value.len(),
+                    ptr.record_len,
+                    ptr.value_len
+                ),
+            ));
         }
-        let key_len = key.len();
-        Ok((buf, key_len))
+        Ok((key, value))
     }
 
     /// Corruption unless `[offset, offset + len)` lies within the file.
@@ -161,12 +198,20 @@ impl VlogReader {
         let mut buf = vec![0u8; len as usize];
         match self.file.read_exact_at(offset, &mut buf) {
             Ok(()) => Ok(buf),
-            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => Err(Error::corruption(
+            Err(e) => Err(self.read_error(offset, len, e)),
+        }
+    }
+
+    /// The error of a failed read of `len` bytes at `offset`: running past the end is
+    /// corruption.
+    fn read_error(&self, offset: u64, len: u64, e: std::io::Error) -> Error {
+        match e.kind() {
+            std::io::ErrorKind::UnexpectedEof => Error::corruption(
                 &self.path,
                 offset,
                 format!("{len} bytes expected but the file ends first"),
-            )),
-            Err(e) => Err(Error::io(format!("reading {}", self.path.display()), e)),
+            ),
+            _ => Error::io(format!("reading {}", self.path.display()), e),
         }
     }
 

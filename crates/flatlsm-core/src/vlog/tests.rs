@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::error::Error;
-use crate::fs::OsFileSystem;
+use crate::fs::{OsFileSystem, ReadAhead};
 use proptest::prelude::*;
 use std::path::Path;
 
@@ -88,6 +88,27 @@ fn round_trip_of_many_records_including_empty_and_one_mib_values() {
     for ((p, k, v), ((rk, rv), rp)) in scanned.iter().zip(recs.iter().zip(&ptrs)) {
         assert_eq!((p, k, v), (rp, rk, rv));
     }
+}
+
+#[test]
+fn a_scan_reads_values_through_read_ahead_windows_as_point_reads_see_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let recs = many_records();
+    let (ptrs, _) = write(dir.path(), 7, &recs);
+    let set = VlogSet::new(Arc::new(OsFileSystem), dir.path().to_path_buf());
+    let mut ahead = ReadAhead::default();
+    for ((_, v), p) in recs.iter().zip(&ptrs) {
+        assert_eq!(&set.read_value_ahead(p, &mut ahead).unwrap(), v);
+    }
+    for ((_, v), p) in recs.iter().zip(&ptrs).rev().step_by(7) {
+        assert_eq!(&set.read_value_ahead(p, &mut ahead).unwrap(), v, "backward");
+    }
+    let past_end = ValuePointer {
+        offset: ptrs[300].offset + 10,
+        ..ptrs[300]
+    };
+    let err = set.read_value_ahead(&past_end, &mut ahead).unwrap_err();
+    assert!(err.is_corruption(), "{err}");
 }
 
 #[test]
@@ -241,10 +262,15 @@ fn check_flipped(dir: &Path, recs: &Records, ptrs: &[ValuePointer], at: usize) {
         Ok(r) => r,
         Err(e) => return assert!(e.is_corruption(), "byte {at}: {e}"),
     };
+    let mut ahead = ReadAhead::default();
     for ((k, v), p) in recs.iter().zip(ptrs) {
         match r.read_record(p) {
             Ok(got) => assert_eq!(got, (k.clone(), v.clone()), "byte {at}"),
             Err(e) => assert!(e.is_corruption(), "byte {at}: {e}"),
+        }
+        match r.read_value_ahead(p, &mut ahead) {
+            Ok(got) => assert_eq!(&got, v, "byte {at}, through read-ahead"),
+            Err(e) => assert!(e.is_corruption(), "byte {at}, through read-ahead: {e}"),
         }
     }
     let mut scanned = Vec::new();
