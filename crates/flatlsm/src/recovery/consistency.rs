@@ -32,7 +32,6 @@ use crate::error::{Error, Result};
 use crate::file_names::pm_log_file_name;
 use crate::file_names::redirect_file_name;
 use crate::fs::FileSystem;
-use crate::options::Profile;
 use crate::pm::PmDeviceRef;
 use crate::pmtable::log::PmLogHeader;
 use crate::sst::SstDirs;
@@ -354,18 +353,20 @@ pub(crate) fn refuse_if_any(problems: Vec<Error>) -> Result<()> {
     }
 }
 
-/// The recovered state of a design without PM Logs to plan: the manifest's state (a new
-/// database's of `profile` if there is none) once every tree file it names checks, and its redirect tables
-/// loaded. Reads only.
+/// The recovered state of a design without PM Logs to plan (the prologue of WAL and skiplist
+/// recovery): the manifest's state (a new database's of `opts.profile` if there is none) once
+/// every tree file it names in the directories of the database at `path` checks, and its
+/// redirect tables loaded. Reads only.
 pub(crate) fn verified_tree(
     fs: &dyn FileSystem,
-    dirs: &SstDirs,
+    path: &std::path::Path,
     manifest: Option<&RecoveredManifest>,
-    profile: Profile,
+    opts: &crate::options::Options,
 ) -> Result<(ManifestState, Vec<Arc<RedirectTable>>)> {
     let Some(m) = manifest else {
-        return Ok((super::open::new_state(profile), Vec::new()));
+        return Ok((super::open::new_state(opts.profile), Vec::new()));
     };
+    let dirs = &crate::layout::sst_dirs(path, opts);
     if let Some(note) = &m.torn_tail {
         log::warn!("{note}");
     }

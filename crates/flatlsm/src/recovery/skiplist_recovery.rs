@@ -30,12 +30,7 @@ pub(super) fn recover_skiplists(
     manifest: Option<RecoveredManifest>,
     opts: &Options,
 ) -> Result<Recovered> {
-    let (state, redirects) = consistency::verified_tree(
-        fs,
-        &crate::layout::sst_dirs(path, opts),
-        manifest.as_ref(),
-        opts.profile,
-    )?;
+    let (state, redirects) = consistency::verified_tree(fs, path, manifest.as_ref(), opts)?;
     let named: BTreeSet<u64> = state.pm_logs.iter().flatten().copied().collect();
     let named: BTreeSet<u64> = named.range(state.min_unflushed_pmlog..).copied().collect();
     let present = present_regions(pm)?;

@@ -56,12 +56,7 @@ pub(super) fn recover_from_wal(
     manifest: Option<RecoveredManifest>,
     opts: &Options,
 ) -> Result<Recovered> {
-    let (state, redirects) = consistency::verified_tree(
-        fs,
-        &crate::layout::sst_dirs(path, opts),
-        manifest.as_ref(),
-        opts.profile,
-    )?;
+    let (state, redirects) = consistency::verified_tree(fs, path, manifest.as_ref(), opts)?;
     if let Some(m) = &manifest {
         verify_store(fs, path, opts, m)?;
     }
