@@ -82,7 +82,14 @@ impl VlogReader {
 
     /// Reads the value of the record `ptr` addresses (one read of `record_len` bytes).
     pub fn read_value(&self, ptr: &ValuePointer) -> Result<Vec<u8>> {
-        let (mut buf, key_len) = self.read_checked(ptr)?;
+        let record_len = self.check_pointer(ptr)?;
+        self.read_value_at(ptr, record_len)
+    }
+
+    /// The value of the record `ptr` addresses (`record_len` bytes, pointer already checked),
+    /// read and verified on its own: the record's buffer with its header and key cut off.
+    fn read_value_at(&self, ptr: &ValuePointer, record_len: u64) -> Result<Vec<u8>> {
+        let (mut buf, key_len) = self.read_record_at(ptr, record_len)?;
         buf.drain(..RECORD_HEADER_LEN + key_len);
         Ok(buf)
     }
@@ -106,10 +113,7 @@ impl VlogReader {
             .read(&*self.file, self.number, span, size)
             .map_err(|e| self.read_error(ptr.offset, record_len, e))?;
         let Some(bytes) = windowed else {
-            let mut buf = self.read_at(ptr.offset, record_len)?;
-            let key_len = self.check_record(&buf, ptr)?.0.len();
-            buf.drain(..RECORD_HEADER_LEN + key_len);
-            return Ok(buf);
+            return self.read_value_at(ptr, record_len);
         };
         let (_, value) = self.check_record(bytes, ptr)?;
         Ok(value.to_vec())
@@ -118,6 +122,12 @@ impl VlogReader {
     /// Reads and verifies the whole record; returns its bytes and key length.
     fn read_checked(&self, ptr: &ValuePointer) -> Result<(Vec<u8>, usize)> {
         let record_len = self.check_pointer(ptr)?;
+        self.read_record_at(ptr, record_len)
+    }
+
+    /// Reads and verifies the `record_len` bytes of the record `ptr` addresses (pointer
+    /// already checked); returns its bytes and key length.
+    fn read_record_at(&self, ptr: &ValuePointer, record_len: u64) -> Result<(Vec<u8>, usize)> {
         let buf = self.read_at(ptr.offset, record_len)?;
         let key_len = self.check_record(&buf, ptr)?.0.len();
         Ok((buf, key_len))

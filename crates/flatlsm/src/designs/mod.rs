@@ -345,10 +345,10 @@ pub(crate) fn new_buffer(
     number: u64,
     capacity: usize,
 ) -> Result<BufferRef> {
-    Ok(match kind {
-        BufferKind::PmSkiplist => SkiplistBuffer::create(&**pool.device(), number, capacity)?,
-        _ => pool.create_table(number, capacity, None)?,
-    })
+    if !kind.pooled() {
+        return kind.create(pool.device(), number, capacity);
+    }
+    Ok(pool.create_table(number, capacity, None)?)
 }
 
 /// How a design's flush writes its outputs.
