@@ -130,6 +130,7 @@ impl Outcome {
         );
         out += &self.cost_line();
         out += &self.memory_line();
+        out += &s.files_line().unwrap_or_default();
         out += &s.store_compaction_line().unwrap_or_default();
         if let Some(st) = &self.settle {
             out += &format!(

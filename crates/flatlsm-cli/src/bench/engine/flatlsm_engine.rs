@@ -135,6 +135,9 @@ impl Engine for FlatLsmEngine {
             taken_ms: std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0, |d| d.as_millis() as u64),
+            sst_file_bytes: s.levels.iter().map(|l| l.bytes).sum(),
+            value_file_bytes: s.vlogs.iter().map(|v| v.total_bytes).sum(),
+            live_value_bytes: s.vlogs.iter().map(|v| v.live_bytes).sum(),
         }
     }
 

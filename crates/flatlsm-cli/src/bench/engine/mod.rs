@@ -36,6 +36,13 @@ pub struct EngineStats {
     /// When these counters were read, ms since the Unix epoch (places the compactions on the
     /// benchmark's clock; 0 where unknown).
     pub taken_ms: u64,
+    /// Bytes of the live SST files (FlatLSM: every level; RocksDB: `total-sst-files-size`).
+    pub sst_file_bytes: u64,
+    /// Bytes of the value files (FlatLSM's value logs, RocksDB's blob files): in total, and
+    /// those still referenced (the rest is garbage a GC has yet to reclaim).
+    pub value_file_bytes: u64,
+    /// See `value_file_bytes`.
+    pub live_value_bytes: u64,
 }
 
 /// Bytes in one MB of the MB/s figures (db_bench's MB).
@@ -69,6 +76,23 @@ impl EngineStats {
             "  column compactions: {} | rows {mean_mb:.1} MB each (max {max_mb:.1}) | {mean_ms:.0} ms each (max {max_ms:.0})\n",
             c.len()
         ))
+    }
+
+    /// `  files (MiB): SSTs ... | value files ... (live ..., garbage ...%)`, if the engine has
+    /// files.
+    pub fn files_line(&self) -> Option<String> {
+        let mib = |b: u64| b as f64 / MB;
+        let total = self.sst_file_bytes + self.value_file_bytes;
+        let garbage = self.value_file_bytes.saturating_sub(self.live_value_bytes);
+        let pct = 100.0 * garbage as f64 / self.value_file_bytes.max(1) as f64;
+        (total > 0).then(|| {
+            format!(
+                "  files (MiB): SSTs {:.1} | value files {:.1} (live {:.1}, garbage {pct:.0}%)\n",
+                mib(self.sst_file_bytes),
+                mib(self.value_file_bytes),
+                mib(self.live_value_bytes)
+            )
+        })
     }
 
     /// Flush throughput: bytes flushed / time flushing, in MB/s (`None` without a flush).

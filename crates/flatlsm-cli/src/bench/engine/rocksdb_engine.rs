@@ -188,6 +188,9 @@ impl Engine for RocksDbEngine {
             flush_micros: self.flush_micros(),
             store_compactions: Vec::new(),
             taken_ms: 0,
+            sst_file_bytes: self.property("rocksdb.total-sst-files-size"),
+            value_file_bytes: self.property("rocksdb.total-blob-file-size"),
+            live_value_bytes: self.property("rocksdb.live-blob-file-size"),
         }
     }
 
