@@ -160,6 +160,9 @@ fn out_of_range_options_are_rejected_naming_the_option() {
         ("block_size", Box::new(|o| o.block_size = 16)),
         ("block_size", Box::new(|o| o.target_file_size = 100)),
         ("l1_capacity", Box::new(|o| o.l1_capacity = 0)),
+        ("l1_data_ratio", Box::new(|o| o.l1_data_ratio = 0.0)),
+        ("l1_data_ratio", Box::new(|o| o.l1_data_ratio = 1.5)),
+        ("l1_data_ratio", Box::new(|o| o.l1_data_ratio = f64::NAN)),
         (
             "pm_persist_interval_ms",
             Box::new(|o| o.pm_persist_interval_ms = 0),

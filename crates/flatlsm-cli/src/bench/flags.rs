@@ -120,9 +120,12 @@ pub struct BenchFlags {
     /// Maximum number of PMTables (RocksDB: memtables).
     #[arg(long = "max_write_buffer_number")]
     pub max_write_buffer_number: Option<usize>,
-    /// Ordered-L1 capacity in bytes.
+    /// Ordered-L1 capacity in bytes (the most its share of the data may reach).
     #[arg(long = "l1_capacity")]
     pub l1_capacity: Option<u64>,
+    /// The Ordered-L1's target as a share of all the data (`Options::l1_data_ratio`).
+    #[arg(long = "l1_data_ratio")]
+    pub l1_data_ratio: Option<f64>,
     /// FlatLSM: run the benchmarks once per Ordered-L1 / data ratio in this comma-separated
     /// list (`l1_capacity` = ratio × num × (key + value size)) and print one table (the
     /// paper's Fig. 13). Not with `--compare`.

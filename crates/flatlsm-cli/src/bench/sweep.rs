@@ -3,7 +3,8 @@
 //! (random-write throughput against the Ordered-L1's share of the data).
 //!
 //! Each ratio gets a fresh database (and PM directory); `l1_capacity` is the ratio times the
-//! bytes the run writes (`num` × (key + value size)).
+//! bytes the run writes (`num` × (key + value size)), and `l1_data_ratio` is 1 so that fixed
+//! capacity, as in the paper, is L1's target.
 
 use super::config::BenchConfig;
 use super::outcome::Outcome;
@@ -36,6 +37,7 @@ fn with_ratio(cfg: &BenchConfig, ratio: f64) -> BenchConfig {
     let data = cfg.num as f64 * (cfg.key_size + cfg.value_size) as f64;
     let mut one = cfg.clone();
     one.options.l1_capacity = ((data * ratio) as u64).max(1);
+    one.options.l1_data_ratio = 1.0;
     one
 }
 

@@ -1,6 +1,7 @@
 //! The `flatlsm` profile (the paper's design): PMTables — a DRAM index over a PM Log, durable
 //! without a WAL — as L0; a flush writes one L1 run; runs merge into the Ordered-L1 at
-//! `l1_merge_trigger`; L1 → L2 when L1's data exceeds `l1_capacity` (`policy/flat.rs`).
+//! `l1_merge_trigger`; L1 → L2 when L1's data exceeds its target, `l1_data_ratio` of all the
+//! data within `[4 × target_file_size, l1_capacity]` (`policy/flat.rs`).
 //! Flushes wait at `2 × l1_merge_trigger` runs (the merge is behind; writers then slow down as
 //! PMTables fill).
 
@@ -13,6 +14,10 @@ use crate::pm::PmDeviceRef;
 use crate::sst::SstDir;
 use crate::version::Version;
 use std::path::Path;
+
+/// L1's least target, in SST files of `target_file_size`: a database smaller than this keeps
+/// its data in L1 (no L2, so no stale versions in it), however small its share.
+const L1_FLOOR_FILES: u64 = 4;
 
 /// The `flatlsm` design.
 pub(crate) struct FlatLsmDesign;
@@ -30,6 +35,8 @@ impl Design for FlatLsmDesign {
         Box::new(FlatPolicy {
             l1_merge_trigger: opts.l1_merge_trigger,
             l1_capacity: opts.l1_capacity,
+            l1_data_ratio: opts.l1_data_ratio,
+            l1_floor: L1_FLOOR_FILES.saturating_mul(opts.target_file_size),
         })
     }
 

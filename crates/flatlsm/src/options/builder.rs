@@ -48,6 +48,7 @@ setters! {
     l1_merge_trigger: usize,
     pmtable_gc_ratio: f64,
     l1_capacity: u64,
+    l1_data_ratio: f64,
     target_file_size: u64,
     flush_threads: usize,
     kv_separation_threshold: usize,

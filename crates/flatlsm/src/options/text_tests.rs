@@ -6,7 +6,7 @@ use crate::options::MatrixKvOptions;
 use crate::options::SlmDbOptions;
 
 /// Fields of `Options` (stored or not), of `LeveledOptions`, `MatrixKvOptions`, `SlmDbOptions`.
-const FIELD_COUNTS: [usize; 4] = [40, 6, 6, 9];
+const FIELD_COUNTS: [usize; 4] = [41, 6, 6, 9];
 /// The fields of `Options` the OPTIONS file does not hold (module docs).
 const NOT_STORED: [&str; 6] = [
     "create_if_missing",
@@ -72,6 +72,7 @@ pub(crate) fn every_field_changed() -> Options {
         l1_merge_trigger: 6,
         pmtable_gc_ratio: f64::INFINITY,
         l1_capacity: 5 << 30,
+        l1_data_ratio: 0.25,
         target_file_size: 3 << 20,
         flush_threads: 199,
         kv_separation_threshold: 1024,

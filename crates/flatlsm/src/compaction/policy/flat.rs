@@ -5,8 +5,12 @@
 //!    overlaps (with random keys, all of L1): each L1 entry is rewritten once per that many
 //!    flushes instead of once per flush (docs/design-decisions.md).
 //! 2. Else, while the data L1 represents (its SSTs plus the value bytes they reference,
-//!    `Version::level_data_bytes`) exceeds `l1_capacity`, one L1 file, chosen round robin over
-//!    the key space, is merged with the L2 files it overlaps.
+//!    `Version::level_data_bytes`) exceeds its target, one L1 file, chosen round robin over
+//!    the key space, is merged with the L2 files it overlaps. The target is a share of all
+//!    the data (`l1_data_ratio`), at least `l1_floor` and at most `l1_capacity`: L2 keeps the
+//!    older versions of keys updated since they reached it, and their values are garbage the
+//!    value-log GC cannot see until a compaction drops them, so L1's share bounds that garbage
+//!    (docs/design-decisions.md, "The Ordered-L1 as a share of the data").
 //!
 //! Invariant: a merge of runs takes all level-0 files present when it is picked; files added
 //! later (by flushes running meanwhile) hold newer versions than anything it writes to L1, so
@@ -19,8 +23,12 @@ use crate::compaction::job::Compaction;
 pub(crate) struct FlatPolicy {
     /// Runs in level 0 that start a merge into the ordered L1.
     pub l1_merge_trigger: usize,
-    /// Data bytes of L1 above which L1 → L2 compactions run.
+    /// Most data bytes of L1 (its target never exceeds this).
     pub l1_capacity: u64,
+    /// L1's target as a share of all the data.
+    pub l1_data_ratio: f64,
+    /// Least target of L1 in data bytes (small databases keep their data in L1).
+    pub l1_floor: u64,
 }
 
 impl FlatPolicy {
@@ -32,6 +40,14 @@ impl FlatPolicy {
         }
         into_next_level(view, 0, runs.clone())
     }
+
+    /// L1's target in data bytes for `version`: `l1_data_ratio` of all its data, within
+    /// `[l1_floor, l1_capacity]` (the cap wins if the floor exceeds it).
+    pub fn l1_target(&self, version: &crate::version::Version) -> u64 {
+        let data: u64 = (0..3).map(|l| version.level_data_bytes(l)).sum();
+        let share = (data as f64 * self.l1_data_ratio) as u64;
+        share.max(self.l1_floor).min(self.l1_capacity)
+    }
 }
 
 impl CompactionPolicy for FlatPolicy {
@@ -39,7 +55,7 @@ impl CompactionPolicy for FlatPolicy {
         if let Some(c) = Self::merge_runs(view, self.l1_merge_trigger) {
             return Some(c);
         }
-        if view.version.level_data_bytes(1) <= self.l1_capacity {
+        if view.version.level_data_bytes(1) <= self.l1_target(view.version) {
             return None;
         }
         round_robin(view, 1, |_| true)
@@ -64,6 +80,8 @@ mod tests {
     const POLICY: FlatPolicy = FlatPolicy {
         l1_merge_trigger: 2,
         l1_capacity: 100,
+        l1_data_ratio: 1.0,
+        l1_floor: 0,
     };
 
     #[test]
@@ -101,5 +119,35 @@ mod tests {
             ..POLICY
         };
         assert!(pick(&small, &v, &|_| false).is_none(), "L1 within capacity");
+    }
+
+    #[test]
+    fn l1_target_is_its_share_of_all_the_data_between_floor_and_cap() {
+        let v = version(vec![
+            (1, file(1, "a", "b", 60)),
+            (1, file(2, "d", "e", 60)),
+            (2, file(3, "a", "z", 880)),
+        ]);
+        let share = |ratio, floor, cap| FlatPolicy {
+            l1_capacity: cap,
+            l1_data_ratio: ratio,
+            l1_floor: floor,
+            ..POLICY
+        };
+        assert_eq!(share(0.125, 0, 1000).l1_target(&v), 125);
+        assert!(pick(&share(0.125, 0, 1000), &v, &|_| false).is_none());
+        let c = pick(&share(0.1, 0, 1000), &v, &|_| false).unwrap();
+        assert_eq!(
+            (c.level, c.output_level),
+            (1, 2),
+            "L1 above a tenth of the data"
+        );
+        assert_eq!(share(0.1, 200, 1000).l1_target(&v), 200, "the floor");
+        assert_eq!(share(0.5, 0, 90).l1_target(&v), 90, "the cap");
+        assert_eq!(
+            share(0.5, 200, 90).l1_target(&v),
+            90,
+            "the cap over the floor"
+        );
     }
 }
