@@ -239,6 +239,13 @@ pub struct Options {
     pub max_open_files: Option<usize>,
     /// Rewrite a value-log file's live values once this fraction of it is garbage.
     pub vlog_gc_garbage_ratio: f64,
+    /// While more than this fraction of all value-log bytes is garbage, the log with the most
+    /// garbage is rewritten even below `vlog_gc_garbage_ratio` (if its own share exceeds this
+    /// one): it bounds the space, and the page cache, that garbage takes when updates spread
+    /// over many logs and no single log reaches `vlog_gc_garbage_ratio`
+    /// (docs/design-decisions.md, "Value-log garbage bounded as a whole"). Default 0.25;
+    /// 1 turns it off. Accepted: `0.0..=1.0`.
+    pub vlog_gc_total_garbage_ratio: f64,
     /// Run background work (flush, compaction, GC) automatically (default true).
     pub background_work: bool,
     /// Nice value added to the background threads (flush, L1 merge and compaction, value-log
@@ -304,6 +311,7 @@ impl Default for Options {
             block_cache_size: 64 << 20,
             max_open_files: None,
             vlog_gc_garbage_ratio: 0.5,
+            vlog_gc_total_garbage_ratio: 0.25,
             background_work: true,
             background_nice: 5,
             max_log_file_size: 16 << 20,
@@ -467,6 +475,11 @@ impl Options {
         in_range(
             "vlog_gc_garbage_ratio",
             self.vlog_gc_garbage_ratio,
+            0.0..=1.0,
+        )?;
+        in_range(
+            "vlog_gc_total_garbage_ratio",
+            self.vlog_gc_total_garbage_ratio,
             0.0..=1.0,
         )
     }

@@ -316,6 +316,9 @@ fn engine_options(
             .unwrap_or(d.max_write_buffer_number);
         o.l1_capacity = args.l1_capacity.or(p.l1_capacity).unwrap_or(d.l1_capacity);
         o.l1_data_ratio = args.l1_data_ratio.unwrap_or(d.l1_data_ratio);
+        o.vlog_gc_total_garbage_ratio = args
+            .vlog_gc_total_garbage_ratio
+            .unwrap_or(d.vlog_gc_total_garbage_ratio);
         o.flush_threads = args.flush_threads.unwrap_or(d.flush_threads);
         o.background_nice = args.background_nice.unwrap_or(d.background_nice);
         o.l1_merge_trigger = args.l1_merge_trigger.unwrap_or(d.l1_merge_trigger);

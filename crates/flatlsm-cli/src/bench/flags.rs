@@ -126,6 +126,10 @@ pub struct BenchFlags {
     /// The Ordered-L1's target as a share of all the data (`Options::l1_data_ratio`).
     #[arg(long = "l1_data_ratio")]
     pub l1_data_ratio: Option<f64>,
+    /// Value-log GC also runs while more than this share of all value-log bytes is garbage
+    /// (`Options::vlog_gc_total_garbage_ratio`; 1 turns it off).
+    #[arg(long = "vlog_gc_total_garbage_ratio")]
+    pub vlog_gc_total_garbage_ratio: Option<f64>,
     /// FlatLSM: run the benchmarks once per Ordered-L1 / data ratio in this comma-separated
     /// list (`l1_capacity` = ratio × num × (key + value size)) and print one table (the
     /// paper's Fig. 13). Not with `--compare`.

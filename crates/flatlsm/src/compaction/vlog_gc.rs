@@ -53,21 +53,41 @@ pub(crate) struct GcOutput {
     pub outputs: Vec<u64>,
 }
 
-/// The log with the most garbage above `ratio` that is not the target of a live redirect.
-pub(crate) fn pick(version: &Version, ratio: f64) -> Option<u64> {
+/// When a log is due for collection.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct GcTrigger {
+    /// A log whose garbage share exceeds this is due (`vlog_gc_garbage_ratio`).
+    pub log_ratio: f64,
+    /// While the garbage share of all the logs together exceeds this, the log with the most
+    /// garbage is due too, if its own share exceeds it (`vlog_gc_total_garbage_ratio`).
+    pub total_ratio: f64,
+}
+
+/// The log with the most garbage, if `trigger` says it is due; never the target of a live
+/// redirect.
+pub(crate) fn pick(version: &Version, trigger: GcTrigger) -> Option<u64> {
     let live = version.vlog_live_bytes();
+    let live_of = |number: &u64| live.get(number).copied().unwrap_or(0);
+    let total: u64 = version.vlogs.values().map(|m| m.total_bytes).sum();
+    let garbage = total.saturating_sub(version.vlogs.keys().map(live_of).sum());
     let mut best: Option<(f64, u64)> = None;
     for (number, meta) in &version.vlogs {
-        let live_bytes = live.get(number).copied().unwrap_or(0);
+        let live_bytes = live_of(number);
         if live_bytes == 0 || meta.total_bytes == 0 || version.is_redirect_target(*number) {
             continue; // nothing to copy (it is dropped once unreferenced), or it would chain
         }
-        let garbage = 1.0 - live_bytes as f64 / meta.total_bytes as f64;
-        if garbage > ratio && best.is_none_or(|(g, _)| garbage > g) {
-            best = Some((garbage, *number));
+        let share = 1.0 - live_bytes as f64 / meta.total_bytes as f64;
+        if best.is_none_or(|(g, _)| share > g) {
+            best = Some((share, *number));
         }
     }
-    best.map(|(_, number)| number)
+    let due = |share: f64| {
+        let total_share = garbage as f64 / total.max(1) as f64;
+        share > trigger.log_ratio
+            || (total_share > trigger.total_ratio && share > trigger.total_ratio)
+    };
+    best.filter(|&(share, _)| due(share))
+        .map(|(_, number)| number)
 }
 
 /// Collects `victim` as `version` sees it; `Ok(None)` if the job was abandoned (the database
@@ -251,4 +271,62 @@ pub(crate) fn unreferenced(version: &Version) -> Vec<u64> {
         .filter(|n| live.get(n).copied().unwrap_or(0) == 0)
         .copied()
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compaction::policy::test_files::file;
+
+    /// A version with value logs 1..=n of 100 bytes, log `i` referenced for `live[i - 1]`
+    /// bytes by one SSTable each.
+    fn logs(live: &[u64]) -> Version {
+        let mut edit = VersionEdit::default();
+        for (i, &bytes) in live.iter().enumerate() {
+            let number = i as u64 + 1;
+            let total_bytes = 100;
+            edit.new_vlogs.push(VlogMeta {
+                number,
+                total_bytes,
+            });
+            let key = format!("k{number}");
+            let mut f = file(100 + number, &key, &key, 10);
+            f.vlog_refs = vec![(number, bytes)];
+            edit.new_files.push((2, f));
+        }
+        Version::default().apply(&edit).unwrap()
+    }
+
+    const TRIGGER: GcTrigger = GcTrigger {
+        log_ratio: 0.5,
+        total_ratio: 0.25,
+    };
+
+    #[test]
+    fn a_log_past_its_own_ratio_is_picked_first() {
+        assert_eq!(pick(&logs(&[90, 40, 70]), TRIGGER), Some(2));
+    }
+
+    #[test]
+    fn garbage_spread_over_many_logs_is_collected_once_the_whole_passes_its_ratio() {
+        let spread = logs(&[70, 65, 75, 70]); // 30% garbage in all, no log at 50%
+        assert_eq!(pick(&spread, TRIGGER), Some(2));
+        let off = GcTrigger {
+            total_ratio: 1.0,
+            ..TRIGGER
+        };
+        assert_eq!(
+            pick(&spread, off),
+            None,
+            "1 turns the whole-set trigger off"
+        );
+        assert_eq!(pick(&logs(&[80, 78, 75]), TRIGGER), None, "22% in all");
+    }
+
+    #[test]
+    fn an_unreferenced_log_counts_as_garbage_but_is_dropped_not_copied() {
+        // 47% garbage in all, most of it log 1's, which the unreferenced-log pass drops;
+        // the logs left to copy hold 20% each, below the whole-set ratio.
+        assert_eq!(pick(&logs(&[0, 80, 80]), TRIGGER), None);
+    }
 }

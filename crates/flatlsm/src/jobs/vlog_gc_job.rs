@@ -27,7 +27,11 @@ use crate::observe::stats::Counters;
 pub(crate) fn gc_one(db: &DbInner) -> Result<bool> {
     let _job = db.bg.vlog_gc_lock();
     let version = db.versions.current();
-    let Some(victim) = vlog_gc::pick(&version, db.opts.vlog_gc_garbage_ratio) else {
+    let trigger = vlog_gc::GcTrigger {
+        log_ratio: db.opts.vlog_gc_garbage_ratio,
+        total_ratio: db.opts.vlog_gc_total_garbage_ratio,
+    };
+    let Some(victim) = vlog_gc::pick(&version, trigger) else {
         return Ok(false);
     };
     let out = vlog_gc::run(&db.job_context(), &version, victim);

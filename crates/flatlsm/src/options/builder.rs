@@ -61,6 +61,7 @@ setters! {
     compression_per_level: Vec<Compression>,
     block_cache_size: usize,
     vlog_gc_garbage_ratio: f64,
+    vlog_gc_total_garbage_ratio: f64,
     background_work: bool,
     background_nice: i32,
     max_log_file_size: u64,

@@ -6,7 +6,7 @@ use crate::options::MatrixKvOptions;
 use crate::options::SlmDbOptions;
 
 /// Fields of `Options` (stored or not), of `LeveledOptions`, `MatrixKvOptions`, `SlmDbOptions`.
-const FIELD_COUNTS: [usize; 4] = [41, 6, 6, 9];
+const FIELD_COUNTS: [usize; 4] = [42, 6, 6, 9];
 /// The fields of `Options` the OPTIONS file does not hold (module docs).
 const NOT_STORED: [&str; 6] = [
     "create_if_missing",
@@ -84,6 +84,7 @@ pub(crate) fn every_field_changed() -> Options {
         block_cache_size: 0,
         max_open_files: Some(77),
         vlog_gc_garbage_ratio: 0.1,
+        vlog_gc_total_garbage_ratio: 0.75,
         background_work: false,
         background_nice: 0,
         max_log_file_size: 0,
