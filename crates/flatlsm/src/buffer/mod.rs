@@ -12,6 +12,7 @@
 //! readers never lock; an entry is readable only once its whole batch is in; a sealed buffer
 //! accepts no more appends; entries are never removed while the buffer is referenced.
 
+pub(crate) mod recover;
 pub(crate) mod skiplist;
 
 use crate::error::Result;

@@ -37,6 +37,7 @@ use super::dirs::purge_orphans;
 use super::open_stores::block_cache;
 use super::skiplist_recovery::recover_skiplists;
 use super::wal_recovery::{recover_from_wal, start_wals, RecoveredWals};
+use crate::buffer::recover::{rebuild, Rebuilt, Sources};
 use crate::buffer::BufferRef;
 use crate::db::bg_state::BgState;
 use crate::db::files::Files;
@@ -244,27 +245,27 @@ fn recover_read_only(
         )?;
         redirects = consistency::load_redirect_tables(fs, path, &m.state.version)?;
     }
+    let kept = plan
+        .keep
+        .iter()
+        .map(|n| logs.remove(n).ok_or_else(|| unreadable_log(pm, *n)));
+    let rebuilt = rebuild(
+        Sources::PmLogs(kept.collect::<Result<_>>()?),
+        opts.bloom_bits_per_key,
+    )?;
     let mut remove: Vec<(String, String)> = plan
         .remove
         .into_iter()
         .map(|(n, why)| (pm_log_file_name(n), why))
         .collect();
-    let (mut tables, mut emptied) = (Vec::new(), Vec::new());
-    for n in plan.keep.iter().rev() {
-        let log = logs.remove(n).ok_or_else(|| unreadable_log(pm, *n))?;
-        let table = PmTable::recover(log)?;
-        if table.is_empty() {
-            // Only a tail a power failure tore completely: nothing to keep. Its header is
-            // reset before the new manifest drops it (commit_open), so a crash in between
-            // leaves an empty log, not an unrecorded one with a tail.
-            let why = format!("log {n} holds no entries after its torn tail");
-            remove.push((pm_log_file_name(*n), why));
-            emptied.push(table);
-            continue;
-        }
-        table.build_filter(opts.bloom_bits_per_key);
-        tables.push(table as BufferRef);
-    }
+    // A log a power failure tore to nothing: its header is reset before the new manifest drops
+    // it (commit_open), so a crash in between leaves an empty log, not an unrecorded one with
+    // a tail.
+    remove.extend(rebuilt.emptied.iter().map(|t| {
+        let why = format!("log {} holds no entries after its torn tail", t.number());
+        (pm_log_file_name(t.number()), why)
+    }));
+    let Rebuilt { tables, emptied } = rebuilt;
     Ok(Recovered {
         state,
         tables,
