@@ -21,6 +21,9 @@
 //! truth). A crash during a rebuild leaves the inputs as they were.
 
 mod pm_log;
+mod wal;
+
+pub(crate) use wal::{TableSizes, WalSources};
 
 use super::BufferRef;
 use crate::error::Result;
@@ -29,9 +32,11 @@ use crate::pmtable::PmTable;
 use std::sync::Arc;
 
 /// What recovery kept of one kind of write buffer, oldest first.
-pub(crate) enum Sources {
+pub(crate) enum Sources<'a> {
     /// The PM Logs kept, opened while recovery planned them (FlatLSM's PMTables).
     PmLogs(Vec<Arc<PmLog>>),
+    /// The write-ahead logs judged and kept, to replay into DRAM tables.
+    Wals(WalSources<'a>),
 }
 
 /// The write buffers rebuilt.
@@ -43,9 +48,10 @@ pub(crate) struct Rebuilt {
 }
 
 /// Rebuilds the buffers of `sources`; filters take `bloom_bits_per_key` bits per key.
-pub(crate) fn rebuild(sources: Sources, bloom_bits_per_key: usize) -> Result<Rebuilt> {
+pub(crate) fn rebuild(sources: Sources<'_>, bloom_bits_per_key: usize) -> Result<Rebuilt> {
     let (tables, emptied) = match sources {
         Sources::PmLogs(logs) => pm_log::map_in_place(logs)?,
+        Sources::Wals(wals) => (wal::replay(wals)?, Vec::new()),
     };
     for t in &tables {
         t.build_filter(bloom_bits_per_key); // a no-op for skiplists: NoveLSM has none
