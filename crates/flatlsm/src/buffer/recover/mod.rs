@@ -21,12 +21,14 @@
 //! truth). A crash during a rebuild leaves the inputs as they were.
 
 mod pm_log;
+mod skiplist;
 mod wal;
 
 pub(crate) use wal::{TableSizes, WalSources};
 
 use super::BufferRef;
 use crate::error::Result;
+use crate::pm::PmDevice;
 use crate::pmtable::log::PmLog;
 use crate::pmtable::PmTable;
 use std::sync::Arc;
@@ -37,6 +39,8 @@ pub(crate) enum Sources<'a> {
     PmLogs(Vec<Arc<PmLog>>),
     /// The write-ahead logs judged and kept, to replay into DRAM tables.
     Wals(WalSources<'a>),
+    /// The PM skiplist regions named and present on their device, by number.
+    Skiplists(&'a dyn PmDevice, Vec<u64>),
 }
 
 /// The write buffers rebuilt.
@@ -52,6 +56,7 @@ pub(crate) fn rebuild(sources: Sources<'_>, bloom_bits_per_key: usize) -> Result
     let (tables, emptied) = match sources {
         Sources::PmLogs(logs) => pm_log::map_in_place(logs)?,
         Sources::Wals(wals) => (wal::replay(wals)?, Vec::new()),
+        Sources::Skiplists(device, numbers) => (skiplist::recover(device, &numbers)?, Vec::new()),
     };
     for t in &tables {
         t.build_filter(bloom_bits_per_key); // a no-op for skiplists: NoveLSM has none
