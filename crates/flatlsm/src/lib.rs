@@ -24,7 +24,8 @@
 //! - `options`: every knob, the [`Profile`] and each design's option struct.
 //! - `observe`: the info log, statistics, latency histograms and properties.
 //! - `pmtable`: PMTables, a DRAM index over a PM Log with a DRAM Buffer Log; they are L0.
-//! - `buffer`: the write buffers of every design (PMTable, DRAM memtable + WAL, PM skiplist).
+//! - `buffer`: the write buffers of every design (PMTable, DRAM memtable + WAL, PM skiplist),
+//!   and their rebuild at open from what recovery kept.
 //! - `values`: resolving value pointers into the value logs.
 //! - `layout`: where a database's files live: data and PM directories, the PM device, LOCK,
 //!   IDENTITY.
@@ -33,7 +34,8 @@
 //!   recovers and builds.
 //! - `db`: the database handle: write path, read path, stalls, the shared state.
 //! - `jobs`: background work: flushes, compactions, value-log GC, checkpoints.
-//! - `recovery`: opening a database: the manifest, the write buffers, consistency checks.
+//! - `recovery`: opening a database: the manifest, which write buffers are kept or refused,
+//!   consistency checks.
 //! - `repair`: rebuilding a manifest from whatever files are readable (`repair`).
 //! - `inspect`: offline `check` and `dump`; `kv_lines`, `fuzz_api` and `tool_support` (hidden,
 //!   not part of the API) serve the tools and tests.

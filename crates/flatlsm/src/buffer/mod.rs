@@ -11,7 +11,15 @@
 //! Invariants every implementation keeps: one writer at a time (the database's `write_lock`);
 //! readers never lock; an entry is readable only once its whole batch is in; a sealed buffer
 //! accepts no more appends; entries are never removed while the buffer is referenced.
+//!
+//! Room: `mod.rs` (the trait; the PMTable's implementation), `skiplist.rs` (the PM skiplist
+//! buffer), `recover/` (each kind rebuilt after a restart from what `recovery/` decided to keep:
+//! PM Logs mapped in place, write-ahead logs replayed into DRAM tables, PM skiplists recovered
+//! in place; one entry point, `recover::rebuild`). Layering: above `pmtable`, below everything
+//! that decides about buffers (`designs`, `db`, `recovery`), so what it needs — opened logs,
+//! devices, option values — is passed in.
 
+pub(crate) mod recover;
 pub(crate) mod skiplist;
 
 use crate::error::Result;

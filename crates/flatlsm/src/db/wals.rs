@@ -8,7 +8,8 @@
 //! write lock, synced when a write asks or before the next log starts (so only the newest log
 //! can have an unsynced tail: the recovery rule of `recovery/wal_rules.rs`), sealed at close,
 //! and deleted by the purge once its buffer's flush is installed ([`Wals::remove_stale`]).
-//! Replaying logs at open is recovery's part (`recovery/wal_recovery.rs`).
+//! At open, recovery judges the logs (`recovery/wal_recovery.rs`) and `buffer/recover/wal.rs`
+//! replays those it keeps.
 //!
 //! Thread-safety: the current log sits behind a leaf mutex; callers that append or roll hold
 //! the database's write lock.

@@ -2,9 +2,10 @@
 //! persistent skiplists in PM as memtables, durable by themselves (no write-ahead log), over
 //! the leveled SSD tree of `leveled.rs`, whose options, policy and stall triggers it shares.
 //!
-//! Room: this file (the design), `buffer/skiplist.rs` (the skiplist as a write buffer), and
-//! `recovery/skiplist_recovery.rs` (reopening the skiplists at open); the skiplist itself is core's
-//! `pmskiplist`.
+//! Room: this file (the design), `buffer/skiplist.rs` (the skiplist as a write buffer),
+//! `buffer/recover/skiplist.rs` (reopening the skiplists at open) and
+//! `recovery/skiplist_recovery.rs` (which of them open keeps or refuses); the skiplist itself is
+//! core's `pmskiplist`.
 
 use super::leveled::LeveledDesign;
 use super::{BufferKind, Design, FlushShape};

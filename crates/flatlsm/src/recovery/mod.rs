@@ -1,18 +1,25 @@
 //! Opening a database (LevelDB's recovery, `DB::Open`): the lock, the manifest, the write
-//! buffers by kind (PM Logs mapped in place, write-ahead logs replayed, PM skiplists recovered
-//! in place), the design's store, and the checks that the recovered state matches the files
-//! present; then the clean-up of what an interrupted job left behind.
+//! buffers by kind, the design's store, and the checks that the recovered state matches the
+//! files present; then the clean-up of what an interrupted job left behind.
+//!
+//! This room decides; it does not replay. For each kind of write buffer it judges what the
+//! manifest names against what is present — what is refused, kept, removed — and hands what it
+//! keeps to `buffer::recover::rebuild` (`buffer/recover/`: PM Logs mapped in place, write-ahead
+//! logs replayed into DRAM tables, PM skiplists recovered in place), which applies
+//! none of the rules.
 //!
 //! Room: `open.rs` (the two phases of open), `consistency.rs` (the rule book open, `check` and
-//! repair share), `wal_rules.rs` and `wal_recovery.rs` (write-ahead logs), `skiplist_recovery.rs`
-//! (NoveLSM's and SLM-DB's PM skiplists), `open_stores.rs` (block cache, read-only views),
-//! `dirs.rs` (the orphan purge). Layering: above `db` (it builds the state the handle runs on)
-//! and below `repair` and `inspect`, which apply its rules.
+//! repair share), the decisions per buffer kind (`pm_log_recovery.rs`; `wal_recovery.rs` with
+//! the hole rules of `wal_rules.rs`, and the sealing of the logs kept; `skiplist_recovery.rs`),
+//! `open_stores.rs` (block cache, read-only views), `dirs.rs` (the orphan purge). Layering:
+//! above `db` (it builds the state the handle runs on) and below `repair` and `inspect`, which
+//! apply its rules.
 
 pub(crate) mod consistency;
 mod dirs;
 mod open;
 mod open_stores;
+mod pm_log_recovery;
 pub(crate) mod skiplist_recovery;
 pub(crate) mod wal_recovery;
 pub(crate) mod wal_rules;

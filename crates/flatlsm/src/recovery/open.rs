@@ -1,14 +1,17 @@
-//! Opening a database: lock, manifest recovery, identity and consistency checks, copy-free
-//! PMTable recovery, and clean-up of whatever an interrupted flush, compaction or GC left behind.
+//! Opening a database: lock, manifest recovery, identity, the write buffers by kind, and
+//! clean-up of whatever an interrupted flush, compaction or GC left behind.
 //!
 //! Open runs in two phases. The first only reads (apart from taking the lock and creating the
 //! PM directory's device): it replays the manifest, decides about identities
-//! (`layout/identity.rs`), plans which PM Logs to keep, verifies that the recovered state is
-//! consistent with the files present (`recovery/consistency.rs`) and rebuilds the PMTable indexes. Any
-//! refusal happens there, so a refused open deletes and rewrites nothing. The second phase
-//! writes, in this order: the info log (`LOG`, rotated; diagnostics only, `info_log.rs`),
-//! identity files, the new mutable PMTable's log, a new manifest whose snapshot records it (the
-//! commit point of open), then the removals, then the OPTIONS file (`options/file.rs`).
+//! (`layout/identity.rs`), judges the write buffers of the design's kind against the manifest
+//! and the files present and has those it keeps rebuilt (`pm_log_recovery.rs`,
+//! `wal_recovery.rs`, `skiplist_recovery.rs`; the rule books in `consistency.rs` and
+//! `wal_rules.rs`; the replay itself in `buffer/recover/`). Any refusal happens there, so a
+//! refused open deletes and rewrites nothing. The second phase writes, in this order: the info
+//! log (`LOG`, rotated; diagnostics only, `info_log.rs`), identity files, the new mutable
+//! buffer (and its write-ahead log, for designs with one, once the recovered logs are sealed),
+//! a new manifest whose snapshot records it (the commit point of open), then the removals, then
+//! the OPTIONS file (`options/file.rs`).
 //!
 //! Recovery rules (the persist orders they rely on are stated where each structure is written):
 //! - Manifest: replayed from CURRENT (see `version::manifest`). It is the commit point of every
@@ -16,25 +19,19 @@
 //!   recorded size, else `Corruption` naming the file: the manifest lost a record that had taken
 //!   effect. Every redirect table must also decode (checksum, entry order) and redirect the logs
 //!   the manifest records; it is loaded into memory then, for reads to translate through.
-//! - PM Logs numbered below `min_unflushed_pmlog` were flushed before the crash: deleted.
-//! - A PMTable-GC replacement log without GC_COMPLETE (never recorded) is deleted (its source is
-//!   intact); with GC_COMPLETE, its source is deleted.
-//! - A manifest that tracks PM Logs (every snapshot since they are recorded) names each log that
-//!   may hold unflushed data: a named log must be present (or replaced by a complete GC log),
-//!   else `Corruption` unless `allow_missing_pm`; a log holding entries that the manifest does
-//!   not name is `Corruption` (the manifest lost records); an unnamed empty log is deleted.
-//! - Every other PM Log is mapped and indexed in place (copy-free) as an immutable PMTable.
+//! - Write buffers, by kind: PM Logs `recovery/pm_log_recovery.rs`; write-ahead logs (designs
+//!   with DRAM buffers) and MatrixKV's container `recovery/wal_rules.rs`,
+//!   `recovery/wal_recovery.rs` (a hole in the logs, an unnamed log with writes: `Corruption`);
+//!   PM skiplists `recovery/skiplist_recovery.rs`.
 //! - SSTs, value logs and redirect tables the version does not name are orphans of interrupted
 //!   jobs (or a GC's victim whose deletion a crash interrupted): deleted, but only after the
 //!   checks passed and the new manifest is durable (see `purge_orphans`).
-//! - PM Logs are deleted only after the new manifest no longer records them, so a crash during
-//!   open never leaves a manifest naming a deleted log.
-//! - Write-ahead logs (designs with DRAM buffers) and MatrixKV's container: `recovery/wal_rules.rs`,
-//!   `recovery/wal_recovery.rs` (a hole in the logs, an unnamed log with writes: `Corruption`).
+//! - PM regions of write buffers are deleted only after the new manifest no longer records
+//!   them, so a crash during open never leaves a manifest naming a deleted log.
 
-use super::consistency::{self, plan_pm_logs, PmLogState, PmPlan, PmProblem};
 use super::dirs::purge_orphans;
 use super::open_stores::block_cache;
+use super::pm_log_recovery::recover_pm_logs;
 use super::skiplist_recovery::recover_skiplists;
 use super::wal_recovery::{recover_from_wal, start_wals, RecoveredWals};
 use crate::buffer::BufferRef;
@@ -48,7 +45,7 @@ use crate::designs::{check_profile, version_extension};
 use crate::designs::{BufferKind, Design};
 use crate::error::{Error, IoContext, Result};
 use crate::file_names::{is_info_log_file_name, parse_numbered_file, NumberedFile};
-use crate::file_names::{parse_pm_log_file_name, parse_skiplist_region_name, pm_log_file_name};
+use crate::file_names::{parse_pm_log_file_name, parse_skiplist_region_name};
 use crate::fs::{FileSystem, FsRef, OsFileSystem};
 use crate::layout::identity;
 use crate::layout::lock::{DirLock, LOCK_FILE};
@@ -59,14 +56,12 @@ use crate::observe::info_log::InfoLog;
 use crate::observe::stats::Counters;
 use crate::options::{parse_options_file_name, write_options_file, Options, Profile};
 use crate::pm::PmDeviceRef;
-use crate::pmtable::log::PmLog;
 use crate::pmtable::pool::is_pool_file_name;
 use crate::pmtable::PmTable;
 use crate::snapshot::SnapshotRegistry;
-use crate::sst::{BlockCache, SstDir, SstDirs, TableCache};
+use crate::sst::{BlockCache, SstDir, TableCache};
 use crate::version::{Manifest, ManifestState, RecoveredManifest, Version};
 use crate::vlog::RedirectTable;
-use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -139,7 +134,7 @@ pub(crate) fn open(path: &Path, opts: Options, access: Access) -> Result<(Arc<Db
     let recovered = match design.buffer_kind() {
         BufferKind::DramWithWal => recover_from_wal(&*fs, path, &pm, locked.manifest, &opts)?,
         BufferKind::PmSkiplist => recover_skiplists(&*fs, path, &pm, locked.manifest, &opts)?,
-        BufferKind::PmTable => recover_read_only(&*fs, path, &pm, locked.manifest, &opts)?,
+        BufferKind::PmTable => recover_pm_logs(&*fs, path, &pm, locked.manifest, &opts)?,
     };
     if let (Some(plan), Some(dir)) = (&locked.identity, &pm_dir) {
         plan.apply(&*fs, path, dir)?;
@@ -216,114 +211,6 @@ pub(super) struct Recovered {
     pub redirects: Vec<Arc<RedirectTable>>,
     /// The write-ahead logs of `tables` (designs with them), sealed before the new manifest.
     pub wals: RecoveredWals,
-}
-
-/// Plans the PM Logs, verifies the recovered state against the files present and rebuilds the
-/// PMTable indexes. Reads only: every refusal of open on damaged or missing files is here.
-fn recover_read_only(
-    fs: &dyn FileSystem,
-    path: &Path,
-    pm: &PmDeviceRef,
-    manifest: Option<RecoveredManifest>,
-    opts: &Options,
-) -> Result<Recovered> {
-    let state = manifest
-        .as_ref()
-        .map_or_else(|| new_state(opts.profile), |m| m.state.clone());
-    let mut logs = BTreeMap::new();
-    let plan = plan_pm_logs(&state, &pm_numbers(pm)?, |n| read_pm_log(pm, n, &mut logs))?;
-    let mut redirects = Vec::new();
-    if let Some(m) = &manifest {
-        verify(
-            fs,
-            &sst_dirs(path, opts),
-            pm,
-            m,
-            &plan,
-            opts.allow_missing_pm,
-        )?;
-        redirects = consistency::load_redirect_tables(fs, path, &m.state.version)?;
-    }
-    let mut remove: Vec<(String, String)> = plan
-        .remove
-        .into_iter()
-        .map(|(n, why)| (pm_log_file_name(n), why))
-        .collect();
-    let (mut tables, mut emptied) = (Vec::new(), Vec::new());
-    for n in plan.keep.iter().rev() {
-        let log = logs.remove(n).ok_or_else(|| unreadable_log(pm, *n))?;
-        let table = PmTable::recover(log)?;
-        if table.is_empty() {
-            // Only a tail a power failure tore completely: nothing to keep. Its header is
-            // reset before the new manifest drops it (commit_open), so a crash in between
-            // leaves an empty log, not an unrecorded one with a tail.
-            let why = format!("log {n} holds no entries after its torn tail");
-            remove.push((pm_log_file_name(*n), why));
-            emptied.push(table);
-            continue;
-        }
-        table.build_filter(opts.bloom_bits_per_key);
-        tables.push(table as BufferRef);
-    }
-    Ok(Recovered {
-        state,
-        tables,
-        remove,
-        emptied,
-        redirects,
-        wals: RecoveredWals::default(),
-    })
-}
-
-/// Refuses a recovered state that does not match the files present (`recovery/consistency.rs`);
-/// with `allow_missing_pm`, missing PM Logs are accepted with a warning.
-fn verify(
-    fs: &dyn FileSystem,
-    dirs: &SstDirs,
-    pm: &PmDeviceRef,
-    m: &RecoveredManifest,
-    plan: &PmPlan,
-    allow_missing_pm: bool,
-) -> Result<()> {
-    if let Some(note) = &m.torn_tail {
-        log::warn!("{note}");
-    }
-    let mut problems = consistency::tree_file_problems(fs, dirs, m);
-    for p in &plan.problems {
-        let e = p.to_error(pm.dir(), m);
-        if allow_missing_pm && matches!(p, PmProblem::Missing(_)) {
-            log::warn!("{e}: accepted (allow_missing_pm), its writes are lost");
-        } else {
-            problems.push(e);
-        }
-    }
-    consistency::refuse_if_any(problems)
-}
-
-/// The header of PM Log `n`, keeping the opened log for recovery.
-fn read_pm_log(
-    pm: &PmDeviceRef,
-    n: u64,
-    logs: &mut BTreeMap<u64, Arc<PmLog>>,
-) -> Result<PmLogState> {
-    Ok(
-        match PmLog::open_if_initialized(&**pm, &pm_log_file_name(n))? {
-            None => PmLogState::Blank,
-            Some(log) => {
-                let header = log.header();
-                logs.insert(n, log);
-                PmLogState::Header(header)
-            }
-        },
-    )
-}
-
-/// Open never plans to keep a log it could not read (it fails instead): a bug if reached.
-fn unreadable_log(pm: &PmDeviceRef, n: u64) -> Error {
-    Error::InvalidState(format!(
-        "PM log {} was planned for recovery but not read",
-        pm.dir().join(pm_log_file_name(n)).display()
-    ))
 }
 
 /// The writing phase of open: a new mutable PMTable, a new manifest whose snapshot records it
@@ -542,7 +429,8 @@ pub(crate) fn new_state(profile: Profile) -> ManifestState {
     }
 }
 
-fn pm_numbers(pm: &PmDeviceRef) -> Result<Vec<u64>> {
+/// The numbers of the write-buffer regions on `pm` (PM Logs and PM skiplists).
+pub(super) fn pm_numbers(pm: &PmDeviceRef) -> Result<Vec<u64>> {
     Ok(pm
         .list_regions()?
         .iter()

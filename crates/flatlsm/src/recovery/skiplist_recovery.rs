@@ -1,28 +1,30 @@
-//! Recovery of a design whose write buffers are persistent PM skiplists (`novelsm`): the
-//! manifest names every unflushed buffer (tag 9, as PM Logs); each named region is recovered in
-//! place (`pmskiplist`: headers and nodes verified, an interrupted batch unlinked, upper levels
-//! rebuilt) and joins the immutables; regions it does not name are removed once the new
-//! manifest is durable.
+//! Recovery of a design whose write buffers are persistent PM skiplists (`novelsm`, `slmdb`): the
+//! decisions. The manifest names every unflushed buffer (tag 9, as PM Logs); each named region
+//! present is recovered in place (`buffer/recover/skiplist.rs`: headers and nodes verified, an
+//! interrupted batch unlinked, upper levels rebuilt) and joins the immutables; regions it does
+//! not name, and named ones that hold nothing, are removed once the new manifest is durable.
 //!
 //! Rules: a named region that is missing is `Corruption` (its writes would be lost) unless
 //! `allow_missing_pm`, which accepts the loss with a warning; a damaged one is `Corruption`
-//! naming the region and offset. Apart from an interrupted batch's unlinks (idempotent, and the
-//! batch was never acknowledged), nothing is written before the checks pass.
+//! naming the region and offset (found by the recovery in place). Missing regions are judged
+//! before any region is recovered, so apart from an interrupted batch's unlinks (idempotent,
+//! and the batch was never acknowledged), nothing is written before the checks pass.
 
 use super::consistency;
 use super::open::Recovered;
-use crate::buffer::skiplist::SkiplistBuffer;
+use crate::buffer::recover::{rebuild, Sources};
 use crate::buffer::BufferRef;
 use crate::error::{Error, Result};
 use crate::file_names::{parse_skiplist_region_name, skiplist_region_name};
 use crate::fs::FileSystem;
 use crate::options::Options;
 use crate::pm::PmDeviceRef;
-use crate::version::RecoveredManifest;
+use crate::version::{ManifestState, RecoveredManifest};
 use std::collections::BTreeSet;
 use std::path::Path;
 
-/// Verifies the tree files the manifest names and recovers every skiplist it names.
+/// Verifies the tree files the manifest names, judges the skiplists it names that are missing
+/// and has the others recovered in place.
 pub(super) fn recover_skiplists(
     fs: &dyn FileSystem,
     path: &Path,
@@ -31,39 +33,35 @@ pub(super) fn recover_skiplists(
     opts: &Options,
 ) -> Result<Recovered> {
     let (state, redirects) = consistency::verified_tree(fs, path, manifest.as_ref(), opts)?;
-    let named: BTreeSet<u64> = state.pm_logs.iter().flatten().copied().collect();
-    let named: BTreeSet<u64> = named.range(state.min_unflushed_pmlog..).copied().collect();
-    let present = present_regions(pm)?;
-    let mut tables = Vec::new();
-    for &n in &named {
-        if !present.contains(&n) {
-            missing(pm, n, opts.allow_missing_pm)?;
-            continue;
-        }
-        let buffer = SkiplistBuffer::recover(&**pm, n)?;
-        if !crate::buffer::WriteBuffer::is_empty(&*buffer) {
-            tables.push(buffer as BufferRef);
-        }
+    let (named, present) = (unflushed(&state), present_regions(pm)?);
+    for &n in named.difference(&present) {
+        missing(pm, n, opts.allow_missing_pm)?;
     }
-    tables.reverse(); // newest first
-    let remove = present
-        .iter()
-        .filter(|n| !tables.iter().any(|t| t.number() == **n))
-        .map(|&n| {
-            (
-                skiplist_region_name(n),
-                "not an unflushed buffer".to_string(),
-            )
-        })
-        .collect();
+    let found = named.intersection(&present).copied().collect();
+    let rebuilt = rebuild(Sources::Skiplists(&**pm, found), opts.bloom_bits_per_key)?;
+    let remove = not_kept(&present, &rebuilt.tables);
     Ok(Recovered {
         state,
-        tables,
+        tables: rebuilt.tables,
         remove,
         emptied: Vec::new(),
         redirects,
         wals: Default::default(),
     })
+}
+
+/// The buffers the manifest names as unflushed (at or above `min_unflushed_pmlog`).
+fn unflushed(state: &ManifestState) -> BTreeSet<u64> {
+    let named = state.pm_logs.iter().flatten().copied();
+    named.filter(|&n| n >= state.min_unflushed_pmlog).collect()
+}
+
+/// The regions present that hold no recovered buffer, with why they go.
+fn not_kept(present: &BTreeSet<u64>, tables: &[BufferRef]) -> Vec<(String, String)> {
+    let kept = |n: u64| tables.iter().any(|t| t.number() == n);
+    let why = || "not an unflushed buffer".to_string();
+    let gone = present.iter().copied().filter(|&n| !kept(n));
+    gone.map(|n| (skiplist_region_name(n), why())).collect()
 }
 
 fn present_regions(pm: &PmDeviceRef) -> Result<BTreeSet<u64>> {

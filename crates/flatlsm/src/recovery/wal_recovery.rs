@@ -1,7 +1,8 @@
 //! Recovery of a design whose write buffers live in DRAM behind write-ahead logs (`leveled`,
-//! `matrixkv`): the manifest names the logs of unflushed buffers exactly as it names PM Logs
-//! (tag 9, below `min_unflushed_pmlog` retired), and each is replayed into a fresh DRAM table of
-//! its number, which joins the immutables and is flushed by the background as any other.
+//! `matrixkv`): the decisions. The manifest names the logs of unflushed buffers exactly as it
+//! names PM Logs (tag 9, below `min_unflushed_pmlog` retired); this file judges them and has
+//! each kept log replayed into a fresh DRAM table of its number (`buffer/recover/wal.rs`), which
+//! joins the immutables and is flushed by the background as any other.
 //!
 //! Rules (`recovery/wal_rules.rs`; the persist order is in `wal/mod.rs` and docs/wal-format.md):
 //! - a log the manifest names must exist and replay without damage; only the newest may end in
@@ -15,28 +16,25 @@
 //! - a log that replays to nothing is not kept (the new manifest no longer names it and the
 //!   orphan purge deletes it with every log the manifest does not name).
 //!
-//! Reads only, apart from clearing the write-buffer device of stale buffers (never data: the
-//! logs are): like the PM recovery, every refusal happens before open writes anything. The
-//! writing phase of open then seals the logs it kept (`seal_recovered_wals`) before its new
-//! manifest names a newer log, so that a log is never older than another with an unsynced or
-//! torn tail.
+//! Reads only, apart from the replay's clearing of stale buffers from the write-buffer device
+//! (never data: the logs are): like the PM recovery, every refusal happens before the replay
+//! and before open writes anything. The writing phase of open then seals the logs it kept
+//! (`seal_recovered_wals`) before its new manifest names a newer log, so that a log is never
+//! older than another with an unsynced or torn tail.
 
 use super::consistency;
 use super::open::Recovered;
 use super::wal_rules::{plan_wals, KeptWal, WalDir, WalPlan};
-use crate::error::{Error, IoContext, Result};
+use crate::buffer::recover::{rebuild, Sources, TableSizes, WalSources};
+use crate::buffer::BufferRef;
+use crate::error::{IoContext, Result};
 use crate::file_names::{parse_wal_file_name, wal_file_name};
 use crate::fs::{write_file_atomic, FileSystem};
 use crate::observe::info_log::{event, InfoLog};
 use crate::options::Options;
 use crate::pm::PmDeviceRef;
-use crate::pmtable::log::{encoded_entry_len, LogEntry, PM_LOG_HEADER_LEN};
-use crate::pmtable::PmTable;
-use crate::types::ValueKind;
 use crate::version::RecoveredManifest;
-use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::Arc;
 
 /// The logs recovery kept, and the warnings on what it dropped.
 #[derive(Debug, Default)]
@@ -48,7 +46,7 @@ pub(super) struct RecoveredWals {
     pub notes: Vec<String>,
 }
 
-/// Verifies the tree files the manifest names, judges the logs and replays those kept.
+/// Verifies the tree files the manifest names, judges the logs and has those kept replayed.
 pub(super) fn recover_from_wal(
     fs: &dyn FileSystem,
     path: &Path,
@@ -57,35 +55,54 @@ pub(super) fn recover_from_wal(
     opts: &Options,
 ) -> Result<Recovered> {
     let (state, redirects) = consistency::verified_tree(fs, path, manifest.as_ref(), opts)?;
-    if let Some(m) = &manifest {
-        verify_store(fs, path, opts, m)?;
-    }
     let dir = opts.wal_dir_for(path);
-    let mut needs = BTreeMap::new();
-    let plan = match &manifest {
-        Some(m) => judge_wals(fs, &dir, m, opts, &mut needs)?,
-        None => WalPlan::default(),
+    let (plan, sizes) = match &manifest {
+        Some(m) => judge(fs, (path, &dir), m, opts)?,
+        None => Default::default(),
     };
-    consistency::refuse_if_any(plan.problems)?;
-    discard_stale_buffers(pm)?;
-    let (mut tables, mut wals) = (Vec::new(), RecoveredWals::default());
-    wals.notes = plan.notes;
-    for k in plan.keep {
-        let need = needs.get(&k.number).copied().unwrap_or(0);
-        if let Some(t) = replay_log(fs, &dir, pm, (k.number, need), opts)? {
-            tables.push(t as crate::buffer::BufferRef);
-            wals.keep.push(k);
-        }
-    }
-    tables.reverse(); // newest first
+    let sources = WalSources {
+        fs,
+        dir: &dir,
+        device: &**pm,
+        logs: plan.keep.iter().map(|k| k.number).collect(),
+        sizes,
+        table_size: opts.pmtable_size,
+    };
+    let rebuilt = rebuild(Sources::Wals(sources), opts.bloom_bits_per_key)?;
+    let wals = replayed_wals(plan, &rebuilt.tables);
     Ok(Recovered {
         state,
-        tables,
+        tables: rebuilt.tables,
         remove: Vec::new(),
         emptied: Vec::new(),
         redirects,
         wals,
     })
+}
+
+/// Refuses what the design's store and the logs of `dir` (the WAL directory of the database at
+/// `path`) say is wrong with `m`; else the logs to replay and the table bytes each takes.
+fn judge(
+    fs: &dyn FileSystem,
+    (path, dir): (&Path, &Path),
+    m: &RecoveredManifest,
+    opts: &Options,
+) -> Result<(WalPlan, TableSizes)> {
+    verify_store(fs, path, opts, m)?;
+    let mut sizes = TableSizes::default();
+    let mut plan = judge_wals(fs, dir, m, opts, &mut sizes)?;
+    consistency::refuse_if_any(std::mem::take(&mut plan.problems))?;
+    Ok((plan, sizes))
+}
+
+/// The kept logs whose replay left a table (to seal before the new manifest), and the notes
+/// on what recovery dropped.
+fn replayed_wals(plan: WalPlan, tables: &[BufferRef]) -> RecoveredWals {
+    let replayed = |k: &KeptWal| tables.iter().any(|t| t.number() == k.number);
+    RecoveredWals {
+        keep: plan.keep.into_iter().filter(replayed).collect(),
+        notes: plan.notes,
+    }
 }
 
 /// Refuses a version that records rows of a design's store (MatrixKV's container) when the
@@ -105,14 +122,14 @@ fn verify_store(
     consistency::refuse_if_any(consistency::store_problems(fs, regions, (pm.0, &pm.1), m)?)
 }
 
-/// Applies the rules of `recovery/wal_rules.rs` to the logs in `dir`, noting in `needs` the table
-/// bytes each log's replay takes.
+/// Applies the rules of `recovery/wal_rules.rs` to the logs in `dir`, counting in `sizes` the
+/// table bytes each log's replay takes (the same read).
 fn judge_wals(
     fs: &dyn FileSystem,
     dir: &Path,
     m: &RecoveredManifest,
     opts: &Options,
-    needs: &mut BTreeMap<u64, u64>,
+    sizes: &mut TableSizes,
 ) -> Result<WalPlan> {
     let names = crate::layout::wal_files::list_wals(fs, dir)?;
     let present: Vec<u64> = names
@@ -125,50 +142,7 @@ fn judge_wals(
         present: &present,
         point_in_time: opts.wal_point_in_time_recovery,
     };
-    plan_wals(&w, |n| {
-        let need = needs.entry(n).or_insert(PM_LOG_HEADER_LEN as u64);
-        crate::wal::replay_prefix(fs, dir, n, |_, _, k, v| {
-            *need += encoded_entry_len(k.len(), v.len()) as u64;
-            Ok(())
-        })
-    })
-}
-
-/// Removes what a previous run left on the write-buffer device (a device that keeps regions,
-/// such as PM holding memtables for the placement study): those buffers are rebuilt from their
-/// logs, and the logs are the truth. A DRAM device starts empty.
-fn discard_stale_buffers(pm: &PmDeviceRef) -> Result<()> {
-    let names = pm.list_regions()?;
-    let buffers = names
-        .into_iter()
-        .filter(|n| crate::pmtable::is_buffer_region(n));
-    for name in buffers.collect::<Vec<_>>() {
-        pm.remove_region(&name)?;
-    }
-    Ok(())
-}
-
-/// Replays log `n` of `dir` (judged and kept: its whole records before any torn tail or hole)
-/// into a sealed DRAM table of that number and `need` bytes of entries; `None` if it holds no
-/// entry.
-fn replay_log(
-    fs: &dyn FileSystem,
-    dir: &Path,
-    pm: &PmDeviceRef,
-    (n, need): (u64, u64),
-    opts: &Options,
-) -> Result<Option<Arc<PmTable>>> {
-    let table = PmTable::create(&**pm, n, opts.pmtable_size.max(need as usize), None)?;
-    // The damage after the kept records (recovery to a point in time) was judged already.
-    crate::wal::replay_prefix(fs, dir, n, |seq, kind, key, value| {
-        append_one(&table, seq, kind, key, value)
-    })?;
-    table.seal()?;
-    if table.is_empty() {
-        return Ok(None);
-    }
-    table.build_filter(opts.bloom_bits_per_key);
-    Ok(Some(table))
+    plan_wals(&w, |n| sizes.scan(fs, dir, n))
 }
 
 /// The writing phase of open for a design with write-ahead logs, before its new manifest:
@@ -211,20 +185,4 @@ pub(crate) fn cut_back(fs: &dyn FileSystem, path: &Path, end: u64) -> std::io::R
     let data = fs.read_all(path)?;
     let keep = &data[..(end as usize).min(data.len())];
     write_file_atomic(fs, path, keep)
-}
-
-fn append_one(table: &PmTable, seq: u64, kind: ValueKind, key: &[u8], value: &[u8]) -> Result<()> {
-    let entry = [LogEntry {
-        seq,
-        kind,
-        key,
-        value,
-    }];
-    match table.append_batch(&entry)? {
-        true => Ok(()),
-        false => Err(Error::InvalidState(format!(
-            "replaying write-ahead log {}: the table sized for it is full",
-            table.number()
-        ))),
-    }
 }

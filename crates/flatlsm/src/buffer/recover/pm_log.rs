@@ -1,0 +1,28 @@
+//! FlatLSM's PMTables after a restart: each PM Log recovery kept is mapped where it lies and its
+//! DRAM index rebuilt from its entries (copy-free: the log is the table's data, `PmTable::recover`).
+//!
+//! Invariant: the logs come in oldest first and every one was read and kept by recovery's plan
+//! (`recovery/pm_log_recovery.rs`); a damaged entry below the log's `used_size` fails here.
+//! Recovery rule: reads only; a tail a crash tore is cut in DRAM, made durable later by
+//! `PmTable::persist_recovered_tail` in the writing phase of open.
+
+use crate::buffer::BufferRef;
+use crate::error::Result;
+use crate::pmtable::log::PmLog;
+use crate::pmtable::PmTable;
+use std::sync::Arc;
+
+/// The tables of `logs` (oldest first) that hold entries, newest first, and apart those a torn
+/// tail left empty, newest first.
+pub(super) fn map_in_place(logs: Vec<Arc<PmLog>>) -> Result<(Vec<BufferRef>, Vec<Arc<PmTable>>)> {
+    let (mut tables, mut emptied) = (Vec::new(), Vec::new());
+    for log in logs.into_iter().rev() {
+        let table = PmTable::recover(log)?;
+        // Empty only when a power failure tore the whole tail: nothing to keep.
+        match table.is_empty() {
+            true => emptied.push(table),
+            false => tables.push(table as BufferRef),
+        }
+    }
+    Ok((tables, emptied))
+}
