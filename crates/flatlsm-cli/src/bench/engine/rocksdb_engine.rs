@@ -190,7 +190,11 @@ impl Engine for RocksDbEngine {
             taken_ms: 0,
             sst_file_bytes: self.property("rocksdb.total-sst-files-size"),
             value_file_bytes: self.property("rocksdb.total-blob-file-size"),
-            live_value_bytes: self.property("rocksdb.live-blob-file-size"),
+            // Bytes of the current version's blob files less the garbage RocksDB counts in
+            // them (`live-blob-file-size` alone counts the garbage as live).
+            live_value_bytes: self
+                .property("rocksdb.live-blob-file-size")
+                .saturating_sub(self.property("rocksdb.live-blob-file-garbage-size")),
         }
     }
 
