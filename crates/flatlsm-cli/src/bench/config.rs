@@ -178,7 +178,8 @@ impl BenchConfig {
             benchmarks,
             num,
             reads,
-            scan_reads: p.scan_fraction.map_or(reads, |f| reads_for(reads, Some(f))),
+            scan_reads: (args.scan_fraction.or(p.scan_fraction))
+                .map_or(reads, |f| reads_for(reads, Some(f))),
             memory_limit: args.memory_limit.or(p.memory_limit).filter(|&b| b > 0),
             memory_data_ratios,
             value_size: args

@@ -126,6 +126,9 @@ pub struct BenchFlags {
     /// The Ordered-L1's target as a share of all the data (`Options::l1_data_ratio`).
     #[arg(long = "l1_data_ratio")]
     pub l1_data_ratio: Option<f64>,
+    /// YCSB-E runs this share of `--reads` as scans (the `ycsb` preset: 0.1; default 1).
+    #[arg(long = "scan_fraction")]
+    pub scan_fraction: Option<f64>,
     /// Value-log GC also runs while more than this share of all value-log bytes is garbage
     /// (`Options::vlog_gc_total_garbage_ratio`; 1 turns it off).
     #[arg(long = "vlog_gc_total_garbage_ratio")]
