@@ -126,6 +126,26 @@ fn vlog_set_shares_readers_and_evicts() {
     assert!(set.reader(99).is_err(), "missing file");
 }
 
+/// Regression (issue 26): a point read that dropped the last handle of a log the GC had deleted
+/// paid for the file's truncate and discard (kernel stacks sampled during YCSB-F).
+#[test]
+fn an_evicted_reader_is_closed_by_close_retired_not_by_its_last_user() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), 3, &vec![(b"k".to_vec(), b"v".to_vec())]);
+    let set = VlogSet::new(Arc::new(OsFileSystem), dir.path().to_path_buf());
+    let in_use = set.reader(3).unwrap();
+    let watch = Arc::downgrade(&in_use);
+    set.evict(3);
+    assert_eq!(set.close_retired(), 1, "still in use");
+    drop(in_use);
+    assert!(
+        watch.upgrade().is_some(),
+        "the user's drop did not close it"
+    );
+    assert_eq!(set.close_retired(), 0);
+    assert!(watch.upgrade().is_none(), "closed by close_retired");
+}
+
 #[test]
 fn wrong_pointer_is_corruption_naming_file_and_offset() {
     let dir = tempfile::tempdir().unwrap();

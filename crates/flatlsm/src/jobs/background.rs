@@ -430,6 +430,8 @@ pub(crate) fn purge_obsolete_files(db: &DbInner) -> Result<()> {
         }
     }
     let keep: Vec<u64> = keep.into_iter().collect();
+    // Here, not in a reader that drops a deleted log's last handle (`VlogSet`'s invariant).
+    db.files.vlogs().close_retired();
     db.writes
         .wals()
         .remove_stale(db.files.dyn_fs(), &wal_names, &keep)
