@@ -430,8 +430,10 @@ pub(crate) fn purge_obsolete_files(db: &DbInner) -> Result<()> {
         }
     }
     let keep: Vec<u64> = keep.into_iter().collect();
-    // Here, not in a reader that drops a deleted log's last handle (`VlogSet`'s invariant).
+    // Here, not in a reader that drops a deleted file's last handle (the invariant of
+    // `VlogSet` and `TableCache`).
     db.files.vlogs().close_retired();
+    db.files.table_cache().close_retired();
     db.writes
         .wals()
         .remove_stale(db.files.dyn_fs(), &wal_names, &keep)

@@ -200,6 +200,32 @@ fn table_cache_opens_on_demand_shares_and_evicts() {
     assert!(matches!(missing, Err(crate::Error::Io { .. })));
 }
 
+/// Regression (issue 26): a reader that dropped the last handle of a deleted table paid for
+/// closing it (the file's truncate and discard); the purge closes evicted tables instead.
+#[test]
+fn an_evicted_table_is_closed_by_close_retired_not_by_its_last_reader() {
+    let dir = tempfile::tempdir().unwrap();
+    let fs: Arc<dyn FileSystem> = Arc::new(OsFileSystem);
+    let path = dir.path().join(sst_file_name(5));
+    let mut b = TableBuilder::new(fs.create(&path).unwrap(), path, Default::default());
+    for (k, v) in entries(10) {
+        b.add(&k, &v).unwrap();
+    }
+    let size = b.finish().unwrap().file_size;
+    let cache = TableCache::new(fs, SstDirs::data_only(dir.path().to_path_buf()), None);
+    let reading = cache.get(5, size, SstDir::Data).unwrap();
+    let watch = Arc::downgrade(&reading);
+    cache.evict(5);
+    assert_eq!(cache.close_retired(), 1, "still read");
+    drop(reading);
+    assert!(
+        watch.upgrade().is_some(),
+        "the reader's drop did not close it"
+    );
+    assert_eq!(cache.close_retired(), 0);
+    assert!(watch.upgrade().is_none(), "closed by close_retired");
+}
+
 /// With a capacity, the least recently used table leaves the cache; a reader holding it keeps
 /// reading, and the next `get` opens the file again.
 #[test]
