@@ -157,7 +157,10 @@ impl BenchConfig {
         };
         let report_file = report_file(&args);
         let ratios = args.l1_ratios.as_deref().or(p.l1_ratios);
-        let l1_ratios = ratios.map(parse_ratios).transpose()?.unwrap_or_default();
+        let l1_ratios = ratios
+            .map(|l| parse_ratios("--l1_ratios", l))
+            .transpose()?
+            .unwrap_or_default();
         if !l1_ratios.is_empty() && args.compare.is_some() {
             return Err("--l1_ratios sweeps FlatLSM alone: drop --compare".into());
         }
@@ -170,7 +173,10 @@ impl BenchConfig {
             .reads
             .or(p.reads)
             .unwrap_or_else(|| reads_for(num, p.read_fraction));
-        let memory_data_ratios = p.memory_data_ratios.unwrap_or_default().to_vec();
+        let memory_data_ratios = match &args.memory_data_ratios {
+            Some(list) => parse_ratios("--memory_data_ratios", list)?,
+            None => p.memory_data_ratios.unwrap_or_default().to_vec(),
+        };
         if !memory_data_ratios.is_empty() && args.compare.as_deref() != Some("rocksdb") {
             return Err("the YCSB grid compares with RocksDB: keep --compare rocksdb".into());
         }
@@ -234,12 +240,13 @@ fn parse_sizes(list: &str) -> Result<Vec<usize>, String> {
         .collect()
 }
 
-/// `--l1_ratios`: comma-separated ratios, each finite and > 0.
-fn parse_ratios(list: &str) -> Result<Vec<f64>, String> {
+/// `--l1_ratios`, `--memory_data_ratios` (named `flag` in errors): comma-separated ratios,
+/// each finite and > 0.
+fn parse_ratios(flag: &str, list: &str) -> Result<Vec<f64>, String> {
     list.split(',')
         .map(|r| match r.trim().parse::<f64>() {
             Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
-            _ => Err(format!("--l1_ratios: {r:?} is not a ratio > 0")),
+            _ => Err(format!("{flag}: {r:?} is not a ratio > 0")),
         })
         .collect()
 }

@@ -159,6 +159,10 @@ pub struct BenchFlags {
     /// comma-separated (default: the preset's).
     #[arg(long = "value_sizes")]
     pub value_sizes: Option<String>,
+    /// The `ycsb` preset's data sizes as multiples of the memory, comma-separated (default:
+    /// 0.5,1.5), to rerun some points of the grid.
+    #[arg(long = "memory_data_ratios")]
+    pub memory_data_ratios: Option<String>,
     /// Runs the whole benchmark in a Linux memory cgroup of this many bytes, so every engine
     /// gets the same memory (heap, page cache and tmpfs pages alike; see docs/bench.md). 0:
     /// no limit (the `ycsb` preset's default is 4 GiB).

@@ -223,6 +223,19 @@ mod tests {
     }
 
     #[test]
+    fn memory_data_ratios_pick_points_of_the_grid_and_refuse_non_ratios() {
+        let resolve = |ratios: &str| {
+            let args = ["--preset", "ycsb", "--pm_path", "/dev/shm/x"];
+            let more = ["--memory_data_ratios", ratios];
+            let flags = crate::bench::flags::parse_for_test(&[&args[..], &more[..]].concat());
+            BenchConfig::resolve(flags.unwrap())
+        };
+        assert_eq!(resolve("1.5").unwrap().memory_data_ratios, vec![1.5]);
+        let e = resolve("0.5,x").err().unwrap();
+        assert!(e.contains("--memory_data_ratios: \"x\""), "{e}");
+    }
+
+    #[test]
     fn the_summary_has_a_row_per_point_and_workload_with_ratios() {
         let outcomes = vec![
             outcome("FlatLSM", "ycsba", 300),
