@@ -21,6 +21,7 @@ mod fault_plan;
 mod os;
 mod overlay;
 mod read_ahead;
+mod retired;
 
 #[cfg(any(test, feature = "test-support"))]
 pub use crash_fs::{CallHook, CrashFs, FsCall, FsImage, PAGE_SIZE};
@@ -32,6 +33,7 @@ pub use fault_plan::{FaultKind, FaultPlan};
 pub use os::OsFileSystem;
 pub use overlay::OverlayFs;
 pub use read_ahead::ReadAhead;
+pub use retired::Retired;
 
 use std::io;
 use std::path::{Path, PathBuf};

@@ -17,7 +17,7 @@ use super::cache::BlockCache;
 use super::table::Table;
 use super::{SstDir, SstDirs};
 use crate::error::{IoContext, Result};
-use crate::fs::FileSystem;
+use crate::fs::{FileSystem, Retired};
 use quick_cache::sync::Cache;
 use std::sync::Arc;
 
@@ -33,11 +33,9 @@ pub struct TableCache {
     filter_counters: Arc<FilterCounters>,
     /// Open tables.
     tables: Cache<u64, Arc<Table>>,
-    /// Tables evicted because their file is deleted, until no reader holds them: the last
-    /// handle of a deleted file is closed by [`TableCache::close_retired`] (a background
-    /// purge), never by a reader (closing it frees the file's blocks: a truncate, and a
-    /// synchronous discard on a disk mounted with `discard`).
-    retired: parking_lot::Mutex<Vec<Arc<Table>>>,
+    /// Tables evicted because their file is deleted, until no reader holds them: closed by
+    /// [`TableCache::close_retired`], never by a reader (why: [`Retired`]).
+    retired: Retired<Table>,
 }
 
 /// A table map holding up to `capacity` tables.
@@ -67,7 +65,7 @@ impl TableCache {
             block_cache,
             filter_counters: Arc::default(),
             tables: table_map(usize::MAX),
-            retired: parking_lot::Mutex::new(Vec::new()),
+            retired: Retired::default(),
         }
     }
 
@@ -116,7 +114,7 @@ impl TableCache {
     /// Forgets table `file_number` and its cached blocks (call when the file is deleted).
     pub fn evict(&self, file_number: u64) {
         if let Some((_, table)) = self.tables.remove(&file_number) {
-            self.retired.lock().push(table);
+            self.retired.push(table);
         }
         if let Some(c) = &self.block_cache {
             c.erase_file(file_number);
@@ -124,12 +122,9 @@ impl TableCache {
     }
 
     /// Closes the evicted tables no reader holds any more (call it from a background thread
-    /// after deleting files); returns how many are still in use. A table only this list holds
-    /// cannot be reached again: the cache no longer names it.
+    /// after deleting files); returns how many are still in use.
     pub fn close_retired(&self) -> usize {
-        let mut retired = self.retired.lock();
-        retired.retain(|t| Arc::strong_count(t) > 1);
-        retired.len()
+        self.retired.close_unused()
     }
 
     /// Number of open tables.

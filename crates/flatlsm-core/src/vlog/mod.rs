@@ -37,7 +37,7 @@ pub use writer::{VlogIo, VlogWriter};
 
 use crate::error::Result;
 pub use crate::file_names::{parse_vlog_file_name, vlog_file_name};
-use crate::fs::{FileSystem, ReadAhead};
+use crate::fs::{FileSystem, ReadAhead, Retired};
 use crate::types::ValuePointer;
 use arc_swap::ArcSwap;
 use parking_lot::Mutex;
@@ -54,16 +54,14 @@ use std::sync::Arc;
 /// racing to open the same file keep the first reader inserted.
 ///
 /// Invariant: an evicted reader is closed by [`VlogSet::close_retired`], never by a reader
-/// thread. Closing the last handle of a deleted log frees its blocks (a truncate and, on a disk
-/// mounted with `discard`, a synchronous discard, measured at tens of milliseconds): a point read
-/// that happened to drop the last reference would pay for it.
+/// thread (why: [`Retired`]).
 pub struct VlogSet {
     fs: Arc<dyn FileSystem>,
     dir: PathBuf,
     readers: ArcSwap<HashMap<u64, Arc<VlogReader>>>,
     update: Mutex<()>,
     /// Evicted readers, until no one else holds them.
-    retired: Mutex<Vec<Arc<VlogReader>>>,
+    retired: Retired<VlogReader>,
 }
 
 impl std::fmt::Debug for VlogSet {
@@ -83,7 +81,7 @@ impl VlogSet {
             dir,
             readers: ArcSwap::from_pointee(HashMap::new()),
             update: Mutex::new(()),
-            retired: Mutex::new(Vec::new()),
+            retired: Retired::default(),
         }
     }
 
@@ -128,16 +126,13 @@ impl VlogSet {
     /// stays open until [`VlogSet::close_retired`] finds no one using it.
     pub fn evict(&self, number: u64) {
         if let Some(reader) = self.change(|map| map.remove(&number)) {
-            self.retired.lock().push(reader);
+            self.retired.push(reader);
         }
     }
 
     /// Closes the evicted readers no one uses any more (call it from a background thread after
-    /// deleting files); returns how many are still in use. A reader only this list holds cannot
-    /// be reached again: no map names it.
+    /// deleting files); returns how many are still in use.
     pub fn close_retired(&self) -> usize {
-        let mut retired = self.retired.lock();
-        retired.retain(|r| Arc::strong_count(r) > 1);
-        retired.len()
+        self.retired.close_unused()
     }
 }
