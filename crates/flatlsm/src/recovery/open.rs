@@ -131,10 +131,17 @@ pub(crate) fn open(path: &Path, opts: Options, access: Access) -> Result<(Arc<Db
         Some(d) => d.clone(),
         None => design.write_buffer_device(path, &opts)?,
     };
+    let input = KindInput {
+        fs: &*fs,
+        path,
+        pm: &pm,
+        manifest: locked.manifest,
+        opts: &opts,
+    };
     let recovered = match design.buffer_kind() {
-        BufferKind::DramWithWal => recover_from_wal(&*fs, path, &pm, locked.manifest, &opts)?,
-        BufferKind::PmSkiplist => recover_skiplists(&*fs, path, &pm, locked.manifest, &opts)?,
-        BufferKind::PmTable => recover_pm_logs(&*fs, path, &pm, locked.manifest, &opts)?,
+        BufferKind::DramWithWal => recover_from_wal(input)?,
+        BufferKind::PmSkiplist => recover_skiplists(input)?,
+        BufferKind::PmTable => recover_pm_logs(input)?,
     };
     if let (Some(plan), Some(dir)) = (&locked.identity, &pm_dir) {
         plan.apply(&*fs, path, dir)?;
@@ -196,6 +203,32 @@ fn lock_and_load(
         manifest,
         identity,
     })
+}
+
+/// What each buffer kind's recovery decides from: the files, the PM device, the manifest read
+/// at open (`None` for a new database) and the options.
+pub(super) struct KindInput<'a> {
+    pub fs: &'a dyn FileSystem,
+    pub path: &'a Path,
+    pub pm: &'a PmDeviceRef,
+    pub manifest: Option<RecoveredManifest>,
+    pub opts: &'a Options,
+}
+
+/// [`KindInput`]'s fields, in one line at the top of each kind's recovery.
+type KindParts<'a> = (
+    &'a dyn FileSystem,
+    &'a Path,
+    &'a PmDeviceRef,
+    Option<RecoveredManifest>,
+    &'a Options,
+);
+
+impl<'a> KindInput<'a> {
+    /// The fields, moved out.
+    pub fn parts(self) -> KindParts<'a> {
+        (self.fs, self.path, self.pm, self.manifest, self.opts)
+    }
 }
 
 /// What the read-only phase of open decided.

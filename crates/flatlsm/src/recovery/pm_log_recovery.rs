@@ -18,7 +18,7 @@
 //!   longer records the logs.
 
 use super::consistency::{self, plan_pm_logs, PmLogState, PmPlan, PmProblem};
-use super::open::{new_state, pm_numbers, Recovered};
+use super::open::{new_state, pm_numbers, KindInput, Recovered};
 use super::wal_recovery::RecoveredWals;
 use crate::buffer::recover::{rebuild, Rebuilt, Sources};
 use crate::error::{Error, Result};
@@ -38,13 +38,8 @@ use std::sync::Arc;
 
 /// Plans the PM Logs, verifies the recovered state against the files present and has the kept
 /// logs mapped as PMTables. Reads only: every refusal of open on damaged or missing files is here.
-pub(super) fn recover_pm_logs(
-    fs: &dyn FileSystem,
-    path: &Path,
-    pm: &PmDeviceRef,
-    manifest: Option<RecoveredManifest>,
-    opts: &Options,
-) -> Result<Recovered> {
+pub(super) fn recover_pm_logs(input: KindInput<'_>) -> Result<Recovered> {
+    let (fs, path, pm, manifest, opts) = input.parts();
     let state = manifest
         .as_ref()
         .map_or_else(|| new_state(opts.profile), |m| m.state.clone());

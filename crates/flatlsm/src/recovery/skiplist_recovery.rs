@@ -11,27 +11,19 @@
 //! and the batch was never acknowledged), nothing is written before the checks pass.
 
 use super::consistency;
-use super::open::Recovered;
+use super::open::{KindInput, Recovered};
 use crate::buffer::recover::{rebuild, Sources};
 use crate::buffer::BufferRef;
 use crate::error::{Error, Result};
 use crate::file_names::{parse_skiplist_region_name, skiplist_region_name};
-use crate::fs::FileSystem;
-use crate::options::Options;
 use crate::pm::PmDeviceRef;
-use crate::version::{ManifestState, RecoveredManifest};
+use crate::version::ManifestState;
 use std::collections::BTreeSet;
-use std::path::Path;
 
 /// Verifies the tree files the manifest names, judges the skiplists it names that are missing
 /// and has the others recovered in place.
-pub(super) fn recover_skiplists(
-    fs: &dyn FileSystem,
-    path: &Path,
-    pm: &PmDeviceRef,
-    manifest: Option<RecoveredManifest>,
-    opts: &Options,
-) -> Result<Recovered> {
+pub(super) fn recover_skiplists(input: KindInput<'_>) -> Result<Recovered> {
+    let (fs, path, pm, manifest, opts) = input.parts();
     let (state, redirects) = consistency::verified_tree(fs, path, manifest.as_ref(), opts)?;
     let (named, present) = (unflushed(&state), present_regions(pm)?);
     for &n in named.difference(&present) {

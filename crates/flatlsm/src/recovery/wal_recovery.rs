@@ -23,7 +23,7 @@
 //! older than another with an unsynced or torn tail.
 
 use super::consistency;
-use super::open::Recovered;
+use super::open::{KindInput, Recovered};
 use super::wal_rules::{plan_wals, KeptWal, WalDir, WalPlan};
 use crate::buffer::recover::{rebuild, Sources, TableSizes, WalSources};
 use crate::buffer::BufferRef;
@@ -32,7 +32,6 @@ use crate::file_names::{parse_wal_file_name, wal_file_name};
 use crate::fs::{write_file_atomic, FileSystem};
 use crate::observe::info_log::{event, InfoLog};
 use crate::options::Options;
-use crate::pm::PmDeviceRef;
 use crate::version::RecoveredManifest;
 use std::path::Path;
 
@@ -47,13 +46,8 @@ pub(super) struct RecoveredWals {
 }
 
 /// Verifies the tree files the manifest names, judges the logs and has those kept replayed.
-pub(super) fn recover_from_wal(
-    fs: &dyn FileSystem,
-    path: &Path,
-    pm: &PmDeviceRef,
-    manifest: Option<RecoveredManifest>,
-    opts: &Options,
-) -> Result<Recovered> {
+pub(super) fn recover_from_wal(input: KindInput<'_>) -> Result<Recovered> {
+    let (fs, path, pm, manifest, opts) = input.parts();
     let (state, redirects) = consistency::verified_tree(fs, path, manifest.as_ref(), opts)?;
     let dir = opts.wal_dir_for(path);
     let (plan, sizes) = match &manifest {

@@ -44,7 +44,8 @@ impl FlatPolicy {
     /// L1's target in data bytes for `version`: `l1_data_ratio` of all its data, within
     /// `[l1_floor, l1_capacity]` (the cap wins if the floor exceeds it).
     pub fn l1_target(&self, version: &crate::version::Version) -> u64 {
-        let data: u64 = (0..3).map(|l| version.level_data_bytes(l)).sum();
+        let levels = 0..version.levels.len();
+        let data: u64 = levels.map(|l| version.level_data_bytes(l)).sum();
         let share = (data as f64 * self.l1_data_ratio) as u64;
         share.max(self.l1_floor).min(self.l1_capacity)
     }
