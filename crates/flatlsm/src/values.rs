@@ -92,4 +92,10 @@ impl ValueResolver for ValueLocator {
     fn resolve_ahead(&self, ptr: &ValuePointer, ahead: &mut ReadAhead) -> Result<Vec<u8>> {
         self.vlogs.read_value_ahead(&self.locate(ptr)?, ahead)
     }
+
+    fn prefetch(&self, ptr: &ValuePointer) {
+        if let Ok(at) = self.locate(ptr) {
+            self.vlogs.prefetch(&at);
+        }
+    }
 }

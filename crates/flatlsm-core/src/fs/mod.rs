@@ -67,6 +67,13 @@ pub trait RandomAccessFile: Send + Sync {
     fn advise_random(&self) -> io::Result<()> {
         Ok(())
     }
+    /// Tells the OS that `len` bytes at `offset` will be read soon, so it can start reading
+    /// them from the device now (`posix_fadvise(WILLNEED)`): a scan hints the values it will
+    /// reach, and the device serves the hints in parallel. A hint only; default: nothing.
+    fn will_need(&self, offset: u64, len: u64) -> io::Result<()> {
+        let _ = (offset, len);
+        Ok(())
+    }
 }
 
 /// Alignment of every [`DirectFile::write_at`]: file offset, length and buffer address are

@@ -56,6 +56,11 @@ impl RandomAccessFile for OsRandomAccessFile {
     fn advise_random(&self) -> io::Result<()> {
         rustix::fs::fadvise(&self.file, 0, None, rustix::fs::Advice::Random).map_err(Into::into)
     }
+    fn will_need(&self, offset: u64, len: u64) -> io::Result<()> {
+        let len = std::num::NonZeroU64::new(len);
+        rustix::fs::fadvise(&self.file, offset, len, rustix::fs::Advice::WillNeed)
+            .map_err(Into::into)
+    }
 }
 
 const WRITE_BUFFER: usize = 1 << 20;

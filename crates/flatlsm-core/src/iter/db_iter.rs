@@ -24,6 +24,7 @@
 //! one seek, each `advance`/`prev` (so each `next`/`next_back` of the Rust iterator) as one
 //! next; one clock read pair per call, none without histograms.
 
+use super::scout::{HintOnly, Scout};
 use super::{copy_error, InternalIterator};
 use crate::error::{Error, Result};
 use crate::fs::ReadAhead;
@@ -32,7 +33,7 @@ use crate::range_del::RangeTombstones;
 use crate::types::{make_internal_key, parse_internal_key, user_key_of, ValueKind, ValuePointer};
 use crate::types::{SequenceNumber, KIND_FOR_SEEK, MAX_SEQUENCE};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// Fetches values that were separated into a value log.
 pub trait ValueResolver: Send + Sync {
@@ -43,6 +44,11 @@ pub trait ValueResolver: Send + Sync {
     fn resolve_ahead(&self, ptr: &ValuePointer, ahead: &mut ReadAhead) -> Result<Vec<u8>> {
         let _ = ahead;
         self.resolve(ptr)
+    }
+    /// Hints that the value a pointer refers to will be read soon (a scan's look-ahead,
+    /// `iter::scout`); errors are left to the read that follows. Default: nothing.
+    fn prefetch(&self, ptr: &ValuePointer) {
+        let _ = ptr;
     }
 }
 
@@ -92,6 +98,9 @@ pub struct DbIterator {
     back_yielded: Option<Vec<u8>>,
     /// Where calls are timed, if anywhere.
     latency: Option<Arc<IterLatency>>,
+    /// The look-ahead cursor that hints a forward scan's values once they come from the
+    /// device, if the iterator has one.
+    scout: Option<Scout>,
 }
 
 impl DbIterator {
@@ -123,6 +132,7 @@ impl DbIterator {
             front_yielded: None,
             back_yielded: None,
             latency: None,
+            scout: None,
         }
     }
 
@@ -172,6 +182,25 @@ impl DbIterator {
             make: Some(Box::new(make)),
         };
         self.back = Some((cursor, false));
+        self
+    }
+
+    /// Gives the iterator a look-ahead cursor (`iter::scout`), made by `make` when a forward
+    /// step's value read first takes `slow` or longer: one over the same pinned sources,
+    /// sequence and bounds, whose values are hinted, never read.
+    pub fn with_scout_fn(
+        mut self,
+        make: impl FnOnce() -> DbIterator + Send + 'static,
+        slow: Duration,
+    ) -> Self {
+        let hinting = move || make().hints_only();
+        self.scout = Some(Scout::new(Box::new(hinting), slow));
+        self
+    }
+
+    /// This iterator with every value hinted instead of read (a scout's cursor).
+    fn hints_only(mut self) -> Self {
+        self.resolver = Arc::new(HintOnly(self.resolver));
         self
     }
 
@@ -304,6 +333,13 @@ impl DbIterator {
         if let Some((_, started)) = &mut self.back {
             *started = false;
         }
+        self.stop_scout();
+    }
+
+    fn stop_scout(&mut self) {
+        if let Some(scout) = &mut self.scout {
+            scout.stop();
+        }
     }
 
     /// Puts the inner cursor on the last entry whose user key is < `user_key`.
@@ -337,6 +373,7 @@ impl DbIterator {
     /// steps back past the newer versions of `key`.
     fn switch_to_reverse(&mut self) {
         self.direction = Direction::Reverse;
+        self.stop_scout();
         while self.inner.valid() && user_key_of(self.inner.key()) >= self.key.as_slice() {
             self.inner.prev();
         }
@@ -430,6 +467,8 @@ impl DbIterator {
 
     /// Makes `user_key` current with `raw` (inline bytes, or a pointer to resolve).
     fn make_current(&mut self, user_key: Vec<u8>, kind: ValueKind, raw: Vec<u8>) {
+        let scouted = kind == ValueKind::ValuePointer && self.direction == Direction::Forward;
+        let started = (scouted && self.scout.is_some()).then(Instant::now);
         let value = match kind {
             ValueKind::ValuePointer => ValuePointer::decode(&raw)
                 .ok_or_else(|| Error::InvalidState("malformed value pointer".into()))
@@ -441,8 +480,16 @@ impl DbIterator {
                 self.key = user_key;
                 self.value = v;
                 self.valid = true;
+                self.follow(started);
             }
             Err(e) => self.error = Some(e),
+        }
+    }
+
+    /// Lets the scout follow a forward step whose value read began at `started`.
+    fn follow(&mut self, started: Option<Instant>) {
+        if let (Some(scout), Some(started)) = (&mut self.scout, started) {
+            scout.follow(&self.key, started.elapsed());
         }
     }
 

@@ -9,6 +9,9 @@ mod db_iter;
 mod db_iter_tests;
 mod error_copy;
 mod merging;
+mod scout;
+#[cfg(test)]
+mod scout_tests;
 #[cfg(test)]
 mod tests;
 mod version_filter;
@@ -16,6 +19,7 @@ mod version_filter;
 pub use db_iter::{DbIterator, IterLatency, ValueResolver};
 pub use error_copy::copy_error;
 pub use merging::MergingIterator;
+pub use scout::SLOW_VALUE_READ;
 pub use version_filter::VersionFilter;
 
 use crate::error::Result;

@@ -113,6 +113,14 @@ impl VlogSet {
         self.reader(ptr.file_number)?.read_value_ahead(ptr, ahead)
     }
 
+    /// Hints that the value `ptr` addresses will be read soon ([`VlogReader::prefetch`]); a
+    /// log that cannot be opened is left to the read that follows to report.
+    pub fn prefetch(&self, ptr: &ValuePointer) {
+        if let Ok(reader) = self.reader(ptr.file_number) {
+            reader.prefetch(ptr);
+        }
+    }
+
     /// Applies `f` to a copy of the map and publishes the copy.
     fn change<T>(&self, f: impl FnOnce(&mut HashMap<u64, Arc<VlogReader>>) -> T) -> T {
         let _g = self.update.lock();

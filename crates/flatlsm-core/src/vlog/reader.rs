@@ -70,6 +70,18 @@ impl VlogReader {
         }
     }
 
+    /// Hints that the record `ptr` addresses will be read soon
+    /// (`RandomAccessFile::will_need`). A pointer outside the log or a refused hint only costs
+    /// speed: the read that follows checks and reports it.
+    pub fn prefetch(&self, ptr: &ValuePointer) {
+        let Ok(record_len) = self.check_pointer(ptr) else {
+            return;
+        };
+        if let Err(e) = self.file.will_need(ptr.offset, record_len) {
+            log::debug!("fadvise(WILLNEED) on {}: {e}", self.path.display());
+        }
+    }
+
     /// The file number.
     pub fn number(&self) -> u64 {
         self.number

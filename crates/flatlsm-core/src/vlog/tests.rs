@@ -146,6 +146,32 @@ fn an_evicted_reader_is_closed_by_close_retired_not_by_its_last_user() {
     assert!(watch.upgrade().is_none(), "closed by close_retired");
 }
 
+/// A hint (a scan's look-ahead) is never an error: a bad pointer or a missing log is left to
+/// the read that follows, which reports it.
+#[test]
+fn a_prefetch_hint_never_fails_and_the_read_after_it_reports_a_bad_pointer() {
+    let dir = tempfile::tempdir().unwrap();
+    let (ptrs, size) = write(dir.path(), 3, &vec![(b"k".to_vec(), b"v".to_vec())]);
+    let set = VlogSet::new(Arc::new(OsFileSystem), dir.path().to_path_buf());
+    set.prefetch(&ptrs[0]);
+    assert_eq!(set.read_value(&ptrs[0]).unwrap(), b"v");
+    let past_end = ValuePointer {
+        offset: size,
+        ..ptrs[0]
+    };
+    set.prefetch(&past_end);
+    assert!(matches!(
+        set.read_value(&past_end),
+        Err(Error::Corruption { .. })
+    ));
+    let missing = ValuePointer {
+        file_number: 99,
+        ..ptrs[0]
+    };
+    set.prefetch(&missing);
+    assert!(set.read_value(&missing).is_err());
+}
+
 #[test]
 fn wrong_pointer_is_corruption_naming_file_and_offset() {
     let dir = tempfile::tempdir().unwrap();

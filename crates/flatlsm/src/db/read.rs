@@ -8,7 +8,7 @@
 use super::state::{DbInner, SuperVersion};
 use crate::designs::{ReadAt, ScanAt, StoreLookup};
 use crate::error::{Error, Result};
-use crate::iter::{DbIterator, InternalIterator, MergingIterator, ValueResolver};
+use crate::iter::{DbIterator, InternalIterator, MergingIterator, ValueResolver, SLOW_VALUE_READ};
 use crate::pmtable::MemLookup;
 use crate::sst::TableCache;
 use crate::types::{make_internal_key, parse_internal_key, SequenceNumber, ValueKind};
@@ -220,7 +220,14 @@ impl DbInner {
             .with_range_dels(range_dels)
         };
         let front = cursor(sv.clone(), lower.clone(), upper.clone());
-        front.with_back_fn(move || cursor(sv, lower, upper))
+        // A third, made once a forward scan's values come from the device: it hints the
+        // values ahead of the front cursor (`iter::scout`).
+        let (scout, scout_pin) = (cursor.clone(), sv.clone());
+        let (scout_lower, scout_upper) = (lower.clone(), upper.clone());
+        let scout = move || scout(scout_pin, scout_lower, scout_upper);
+        front
+            .with_back_fn(move || cursor(sv, lower, upper))
+            .with_scout_fn(scout, SLOW_VALUE_READ)
     }
 }
 

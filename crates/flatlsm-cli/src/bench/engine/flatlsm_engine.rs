@@ -101,7 +101,9 @@ impl Engine for FlatLsmEngine {
         let mut n = 0;
         while n < limit && it.valid() {
             n += 1;
-            if !visit(it.key().len() + it.value().len()) {
+            // The limit's entry ends the scan without a step past it (whose value read
+            // neither engine's user would pay for).
+            if !visit(it.key().len() + it.value().len()) || n == limit {
                 break;
             }
             match dir {

@@ -164,7 +164,11 @@ impl Engine for RocksDbEngine {
         let mut n = 0;
         while n < limit && it.valid() {
             n += 1;
-            if !visit(it.key().map_or(0, <[u8]>::len) + it.value().map_or(0, <[u8]>::len)) {
+            // The limit's entry ends the scan without a step past it (whose value read
+            // neither engine's user would pay for).
+            if !visit(it.key().map_or(0, <[u8]>::len) + it.value().map_or(0, <[u8]>::len))
+                || n == limit
+            {
                 break;
             }
             match dir {
