@@ -1,13 +1,27 @@
 //! CPU time of this process and of its finished children, from getrusage(2), for the bench's
-//! "CPU seconds per million operations" figure.
+//! "CPU seconds per million operations" figure; and returning freed heap to the kernel between
+//! engines ([`release_free_heap`]).
 //!
 //! `RUSAGE_SELF` counts every thread of this process (workers, the engine's background threads,
 //! the progress monitor), so in-process engines are charged for their flushes and compactions.
 //! `RUSAGE_CHILDREN` counts children that were waited for: its growth across one
 //! `Command::output()` is that child's CPU (the bench runs one child at a time).
 
-// The one unsafe call of the CLI: getrusage has no safe wrapper in std.
+// The CLI's only unsafe calls: getrusage and malloc_trim have no safe wrappers in std.
 #![allow(unsafe_code)]
+
+/// Returns the heap the allocator keeps after frees to the kernel (glibc's `malloc_trim(0)`).
+/// The engines of a comparison run one after the other in this process and its memory cgroup:
+/// without this, heap an engine freed but glibc kept would count as the next engine's
+/// memory (its `RssAnon` and its cgroup charge, pushing its page cache out). Elsewhere than
+/// glibc it does nothing.
+pub fn release_free_heap() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim takes no pointers and only changes the allocator's own free lists.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
 
 /// User + system CPU seconds this process has used so far (all threads); `None` if the
 /// kernel refused (it cannot for these arguments).
@@ -56,6 +70,25 @@ mod tests {
         }
         std::hint::black_box(x);
         assert!(children_cpu_seconds().unwrap() >= 0.0);
+    }
+
+    /// Frees 200 MB of small blocks below a block still in use (so the allocator cannot
+    /// shrink its heap by itself) and checks that the release leaves the resident set.
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    #[test]
+    fn released_heap_leaves_the_resident_set() {
+        let rss = || {
+            let status = std::fs::read_to_string("/proc/self/status").unwrap();
+            crate::bench::memory::rss_anon(&status).unwrap()
+        };
+        let blocks: Vec<Vec<u8>> = (0..200_000u32).map(|i| vec![i as u8; 1000]).collect();
+        let in_use = vec![1u8; 1000];
+        drop(blocks);
+        let before = rss();
+        release_free_heap();
+        let after = rss();
+        assert!(after + (100 << 20) < before, "RssAnon {before} -> {after}");
+        std::hint::black_box(in_use);
     }
 
     #[test]

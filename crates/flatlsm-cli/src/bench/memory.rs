@@ -86,7 +86,7 @@ fn sum_lines(text: &str) -> u64 {
 }
 
 /// `RssAnon` of a `/proc/<pid>/status` text, in bytes.
-fn rss_anon(status: &str) -> Option<u64> {
+pub(crate) fn rss_anon(status: &str) -> Option<u64> {
     let line = status.lines().find(|l| l.starts_with("RssAnon:"))?;
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kib * 1024)

@@ -44,6 +44,8 @@ pub fn run_parts(cfg: &BenchConfig, open: &mut Opener<'_>) -> Result<Vec<Outcome
     check_names(&cfg.benchmarks, true)?;
     let mut all = Vec::new();
     for part in fresh_db_parts(cfg) {
+        // Each engine starts without the heap the engines before it freed (cpu.rs).
+        super::cpu::release_free_heap();
         let mut engine = open(&part)?;
         let result = run_suite(&part, &mut *engine);
         let closed = engine.close();
