@@ -42,7 +42,10 @@ fn redis_cli_sets_gets_scans_and_reads_info() {
     let scanned = redis_cli(&server, &["--scan", "--pattern", "scan:*"]);
     assert_eq!(scanned.lines().count(), 30, "{scanned}");
     assert!(redis_cli(&server, &["INFO", "persistence"]).contains("flatlsm_num_files"));
-    assert_eq!(redis_cli(&server, &["-3", "GET", "greeting"]), "hello world\n");
+    assert_eq!(
+        redis_cli(&server, &["-3", "GET", "greeting"]),
+        "hello world\n"
+    );
     let piped = Command::new("sh")
         .arg("-c")
         .arg(format!(
