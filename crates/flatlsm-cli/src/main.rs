@@ -12,7 +12,9 @@ mod db_args;
 mod logger;
 
 use clap::{Parser, Subcommand};
-use commands::{approxsize, backup, check, dump, export, import, keys, maintenance, scan, stats};
+use commands::{
+    approxsize, backup, check, dump, export, import, keys, maintenance, scan, serve, stats,
+};
 use flatlsm::PmModeOption;
 use std::process::ExitCode;
 
@@ -79,6 +81,8 @@ enum Command {
     Repair(commands::repair::RepairArgs),
     /// Runs db_bench-style benchmarks (fillrandom, fillseq, readrandom, ...).
     Bench(bench::BenchArgs),
+    /// Serves the database over the Redis protocol (RESP2/RESP3) until SHUTDOWN or SIGTERM.
+    Serve(serve::ServeArgs),
     /// Kills a writer process at random moments and verifies the database after each kill.
     Crashtest(crashtest::CrashtestArgs),
 }
@@ -104,6 +108,7 @@ fn run(cli: Cli) -> Result<(), String> {
         Command::Repair(a) => commands::repair::repair(a),
         Command::Bench(args) => bench::run(args),
         Command::Crashtest(args) => crashtest::run(args),
+        Command::Serve(a) => serve::serve(a),
     }
 }
 
@@ -117,7 +122,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     logger::install(logger::default_level(matches!(
         cli.command,
-        Command::Bench(_)
+        Command::Bench(_) | Command::Serve(_)
     )));
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,

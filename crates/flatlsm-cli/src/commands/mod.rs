@@ -10,5 +10,6 @@ pub mod keys;
 pub mod maintenance;
 pub mod repair;
 pub mod scan;
+pub mod serve;
 pub mod stats;
 mod transfer_progress;

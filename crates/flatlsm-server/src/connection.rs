@@ -1,0 +1,228 @@
+//! One client's connection: read, decode up to `max_pipeline` requests, execute them on the
+//! blocking pool, write every reply, repeat.
+//!
+//! Invariants: replies go out in request order; a reply to a write is encoded only after the
+//! engine's write returned; a protocol error is answered after the replies of the requests
+//! before it, then the connection closes; the connection never holds more than one batch of
+//! replies (further pipelined requests wait in the socket, which pushes back on the client).
+
+use crate::clients::ClientInfo;
+use crate::commands::{execute, Ctx, Session};
+use crate::reply::{Protocol, Reply};
+use crate::request::{next_request, Limits, ProtocolError};
+use crate::shared::{Counters, Shared};
+use bytes::{Bytes, BytesMut};
+use std::sync::Arc;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+/// Why a connection ended, for the log line.
+#[derive(Debug)]
+enum Ended {
+    ClientClosed,
+    Quit,
+    ShuttingDown,
+    IdleTimeout,
+    Protocol(ProtocolError),
+    Io(std::io::Error),
+    Panicked(String),
+}
+
+struct Connection {
+    shared: Arc<Shared>,
+    stream: TcpStream,
+    input: BytesMut,
+    limits: Limits,
+    session: Option<Session>,
+}
+
+/// Serves `stream` until the client leaves, breaks the protocol, idles out, or the server
+/// shuts down; logs one line if it ended on an error.
+pub async fn serve(shared: Arc<Shared>, stream: TcpStream, client: Arc<ClientInfo>) {
+    let limits = Limits {
+        max_args: shared.config.max_args,
+        max_bulk_len: shared.config.proto_max_bulk_len,
+        max_request_bytes: shared.config.query_buffer_limit,
+    };
+    let session = Session {
+        authenticated: shared.password.is_none(),
+        client: client.clone(),
+        protocol: Protocol::Resp2,
+        close: false,
+        silent: false,
+    };
+    let mut conn = Connection {
+        shared: shared.clone(),
+        stream,
+        input: BytesMut::with_capacity(16 << 10),
+        limits,
+        session: Some(session),
+    };
+    let ended = conn.run().await;
+    log_end(&client, &ended);
+    shared.clients.remove(client.id);
+}
+
+fn log_end(client: &ClientInfo, ended: &Ended) {
+    match ended {
+        Ended::ClientClosed | Ended::Quit | Ended::ShuttingDown => {}
+        Ended::IdleTimeout => log::info!(
+            "client {} id={}: closed after idle timeout",
+            client.addr,
+            client.id
+        ),
+        Ended::Protocol(e) => log::warn!("client {} id={}: {e}; closed", client.addr, client.id),
+        Ended::Io(e) => log::warn!("client {} id={}: I/O error: {e}", client.addr, client.id),
+        Ended::Panicked(e) => log::error!(
+            "client {} id={}: command panicked: {e}",
+            client.addr,
+            client.id
+        ),
+    }
+}
+
+impl Connection {
+    async fn run(&mut self) -> Ended {
+        let mut shutdown = self.shared.shutdown.subscribe();
+        loop {
+            let (requests, error) = self.decode_batch();
+            // A full batch may have left complete requests in the buffer: no read before them.
+            let full = requests.len() == self.shared.config.max_pipeline;
+            if !requests.is_empty() {
+                if let Some(ended) = self.execute(requests).await {
+                    return ended;
+                }
+            }
+            if let Some(error) = error {
+                return self.refuse(error).await;
+            }
+            if self.shared.shutting_down() {
+                return Ended::ShuttingDown;
+            }
+            if !full {
+                if let Some(ended) = self.read_more(&mut shutdown).await {
+                    return ended;
+                }
+            }
+        }
+    }
+
+    /// Decodes up to `max_pipeline` requests; a protocol error stops decoding.
+    fn decode_batch(&mut self) -> (Vec<Vec<Bytes>>, Option<ProtocolError>) {
+        let mut requests = Vec::new();
+        while requests.len() < self.shared.config.max_pipeline {
+            match next_request(&mut self.input, &self.limits) {
+                Ok(Some(args)) if args.is_empty() => {}
+                Ok(Some(args)) => requests.push(args),
+                Ok(None) => break,
+                Err(e) => return (requests, Some(e)),
+            }
+        }
+        (requests, None)
+    }
+
+    /// Reads more input; `Some` if the connection must end.
+    async fn read_more(
+        &mut self,
+        shutdown: &mut tokio::sync::watch::Receiver<bool>,
+    ) -> Option<Ended> {
+        let idle = self.shared.config.idle_timeout;
+        let read = self.stream.read_buf(&mut self.input);
+        let read = async {
+            match idle {
+                Some(limit) => tokio::time::timeout(limit, read).await.ok(),
+                None => Some(read.await),
+            }
+        };
+        tokio::select! {
+            result = read => match result {
+                None => Some(Ended::IdleTimeout),
+                Some(Ok(0)) => Some(Ended::ClientClosed),
+                Some(Ok(n)) => {
+                    Counters::add(&self.shared.counters.net_input_bytes, n as u64);
+                    None
+                }
+                Some(Err(e)) => Some(Ended::Io(e)),
+            },
+            _ = shutdown.wait_for(|&down| down) => Some(Ended::ShuttingDown),
+        }
+    }
+
+    /// Runs a batch on the blocking pool and writes its replies; `Some` if the connection
+    /// must end.
+    async fn execute(&mut self, requests: Vec<Vec<Bytes>>) -> Option<Ended> {
+        let session = self.session.take()?;
+        let shared = self.shared.clone();
+        let ran = tokio::task::spawn_blocking(move || run_batch(&shared, session, requests)).await;
+        let (session, out) = match ran {
+            Ok(done) => done,
+            Err(e) => return Some(Ended::Panicked(e.to_string())),
+        };
+        let close = session.close;
+        self.session = Some(session);
+        if let Err(e) = self.write(&out).await {
+            return Some(e);
+        }
+        close.then_some(Ended::Quit)
+    }
+
+    async fn write(&mut self, out: &[u8]) -> Result<(), Ended> {
+        let write = self.stream.write_all(out);
+        let written = match self.shared.config.idle_timeout {
+            Some(limit) => tokio::time::timeout(limit, write)
+                .await
+                .map_err(|_| Ended::IdleTimeout)?,
+            None => write.await,
+        };
+        Counters::add(&self.shared.counters.net_output_bytes, out.len() as u64);
+        written.map_err(Ended::Io)
+    }
+
+    /// Answers a protocol error, then ends the connection.
+    async fn refuse(&mut self, error: ProtocolError) -> Ended {
+        Counters::add(&self.shared.counters.protocol_errors, 1);
+        let protocol = self
+            .session
+            .as_ref()
+            .map_or(Protocol::Resp2, |s| s.protocol);
+        let mut out = BytesMut::new();
+        Reply::err(&error).encode(protocol, &mut out);
+        let _ = self.write(&out).await;
+        Ended::Protocol(error)
+    }
+}
+
+/// Executes `requests` in order and encodes their replies; stops after a command that closes
+/// the connection.
+fn run_batch(
+    shared: &Arc<Shared>,
+    mut session: Session,
+    requests: Vec<Vec<Bytes>>,
+) -> (Session, BytesMut) {
+    let mut out = BytesMut::new();
+    for args in requests {
+        let reply = execute(
+            &mut Ctx {
+                shared,
+                session: &mut session,
+            },
+            &args,
+        );
+        count(shared, &reply);
+        if std::mem::take(&mut session.silent) {
+            break;
+        }
+        reply.encode(session.protocol, &mut out);
+        if session.close {
+            break;
+        }
+    }
+    (session, out)
+}
+
+fn count(shared: &Shared, reply: &Reply) {
+    Counters::add(&shared.counters.commands_processed, 1);
+    if reply.is_error() {
+        Counters::add(&shared.counters.error_replies, 1);
+    }
+}

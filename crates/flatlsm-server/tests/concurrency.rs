@@ -1,0 +1,104 @@
+//! Many clients at once and pipelining: no lost updates under concurrent read-modify-writes,
+//! replies in request order, MSET/MSETNX atomic.
+
+mod support;
+
+use support::{bulk, encode, TestServer};
+
+#[test]
+fn concurrent_incr_from_eight_clients_loses_no_update() {
+    let server = TestServer::start();
+    let (clients, each) = (8, 300);
+    let threads: Vec<_> = (0..clients)
+        .map(|_| {
+            let mut c = server.client();
+            std::thread::spawn(move || {
+                for _ in 0..each {
+                    assert!(c.cmd(&["INCR", "counter"]).starts_with(':'));
+                    assert!(c.cmd(&["APPEND", "log", "x"]).starts_with(':'));
+                    assert!(c.cmd(&["INCRBYFLOAT", "float", "0.5"]).starts_with('$'));
+                }
+            })
+        })
+        .collect();
+    threads.into_iter().for_each(|t| t.join().unwrap());
+    let mut c = server.client();
+    let total = clients * each;
+    assert_eq!(c.cmd(&["GET", "counter"]), bulk(&total.to_string()));
+    assert_eq!(c.cmd(&["STRLEN", "log"]), format!(":{total}\r\n"));
+    assert_eq!(c.cmd(&["GET", "float"]), bulk(&(total / 2).to_string()));
+}
+
+#[test]
+fn concurrent_msetnx_on_overlapping_keys_sets_each_key_once() {
+    let server = TestServer::start();
+    let threads: Vec<_> = (0..6)
+        .map(|t| {
+            let mut c = server.client();
+            std::thread::spawn(move || {
+                let mut won = 0;
+                for i in 0..100 {
+                    let (a, b) = (format!("a{i}"), format!("b{i}"));
+                    let id = t.to_string();
+                    won += (c.cmd(&["MSETNX", &a, &id, &b, &id]) == ":1\r\n") as usize;
+                }
+                won
+            })
+        })
+        .collect();
+    let won: usize = threads.into_iter().map(|t| t.join().unwrap()).sum();
+    assert_eq!(won, 100, "exactly one MSETNX wins each pair");
+    let mut c = server.client();
+    for i in 0..100 {
+        let (a, b) = (
+            c.cmd(&["GET", &format!("a{i}")]),
+            c.cmd(&["GET", &format!("b{i}")]),
+        );
+        assert_eq!(a, b, "both keys of pair {i} come from the same MSETNX");
+    }
+}
+
+#[test]
+fn a_pipeline_of_5000_commands_gets_every_reply_in_order() {
+    let config = flatlsm_server::ServerConfig {
+        max_pipeline: 64,
+        ..Default::default()
+    };
+    let server = TestServer::with(config);
+    let mut c = server.client();
+    let mut pipeline = Vec::new();
+    for i in 0..2500 {
+        let key = format!("p{i}");
+        pipeline.extend(encode(&[b"SET", key.as_bytes(), i.to_string().as_bytes()]));
+        pipeline.extend(encode(&[b"GET", key.as_bytes()]));
+    }
+    // Written from another thread: the server pushes back once its socket buffers are full.
+    let mut writer = c.stream.try_clone().unwrap();
+    let sender =
+        std::thread::spawn(move || std::io::Write::write_all(&mut writer, &pipeline).unwrap());
+    for i in 0..2500 {
+        assert_eq!(c.reply(), "+OK\r\n");
+        assert_eq!(c.reply(), bulk(&i.to_string()));
+    }
+    sender.join().unwrap();
+    assert_eq!(c.cmd(&["DBSIZE"]), ":2500\r\n");
+}
+
+#[test]
+fn many_clients_connect_and_work_at_once() {
+    let server = TestServer::start();
+    let threads: Vec<_> = (0..64)
+        .map(|t| {
+            let mut c = server.client();
+            std::thread::spawn(move || {
+                for i in 0..20 {
+                    let key = format!("c{t}:{i}");
+                    assert_eq!(c.cmd(&["SET", &key, &key]), "+OK\r\n");
+                    assert_eq!(c.cmd(&["GET", &key]), bulk(&key));
+                }
+            })
+        })
+        .collect();
+    threads.into_iter().for_each(|t| t.join().unwrap());
+    assert_eq!(server.client().cmd(&["DBSIZE"]), ":1280\r\n");
+}
