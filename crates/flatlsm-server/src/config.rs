@@ -3,7 +3,7 @@
 //! Defaults are safe for a server on a shared machine: loopback only, bounded connections,
 //! bulk lengths, argument counts, pipeline depth, query buffers and idle time.
 
-use std::net::IpAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -49,6 +49,9 @@ pub struct ServerConfig {
     pub checkpoint_dir: Option<PathBuf>,
     /// How long a graceful shutdown waits for connections to finish their batch (default 5 s).
     pub shutdown_grace: Duration,
+    /// Where to serve Prometheus metrics (`GET /metrics`); `None` (the default): no endpoint,
+    /// and commands are not timed.
+    pub metrics: Option<SocketAddr>,
 }
 
 impl Default for ServerConfig {
@@ -67,6 +70,7 @@ impl Default for ServerConfig {
             keys_limit: 100_000,
             checkpoint_dir: None,
             shutdown_grace: Duration::from_secs(5),
+            metrics: None,
         }
     }
 }

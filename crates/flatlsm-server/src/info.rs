@@ -140,23 +140,37 @@ fn persistence(shared: &Shared) -> Fields {
 
 /// Every integer property of the engine (`flatlsm.num-files` as `flatlsm_num_files`).
 pub fn engine_properties(shared: &Shared) -> Fields {
-    let mut fields = Vec::new();
-    for name in flatlsm::PROPERTY_NAMES {
-        let names: Vec<String> = if name.contains("<OP>") {
-            flatlsm::LATENCY_OPERATIONS
-                .iter()
-                .map(|op| name.replace("<OP>", op))
-                .collect()
-        } else {
-            vec![name.replace("<N>", "0")]
-        };
-        for n in names {
-            if let Some(v) = shared.db.property_int(&n) {
-                fields.push(field(&n.replace(['.', '-'], "_"), v));
-            }
+    let numbers = engine_numbers(shared).into_iter();
+    numbers.map(|(name, v)| field(&name, v)).collect()
+}
+
+/// Every integer property of the engine by its INFO name, with its value (also the metrics
+/// endpoint's gauges; values past `i64::MAX` are clamped).
+pub fn engine_numbers(shared: &Shared) -> Vec<(String, i64)> {
+    let mut numbers = Vec::new();
+    for name in property_names() {
+        if let Some(v) = shared.db.property_int(&name) {
+            let v = i64::try_from(v).unwrap_or(i64::MAX);
+            numbers.push((name.replace(['.', '-'], "_"), v));
         }
     }
-    fields
+    numbers
+}
+
+/// The engine's property names, latency ones once per operation and per-level ones for level 0.
+fn property_names() -> Vec<String> {
+    let mut names = Vec::new();
+    for name in flatlsm::PROPERTY_NAMES {
+        match name.contains("<OP>") {
+            true => names.extend(
+                flatlsm::LATENCY_OPERATIONS
+                    .iter()
+                    .map(|op| name.replace("<OP>", op)),
+            ),
+            false => names.push(name.replace("<N>", "0")),
+        }
+    }
+    names
 }
 
 fn keyspace(shared: &Shared) -> Fields {

@@ -26,8 +26,8 @@
 //! [`reply`] (replies and their RESP2/RESP3 encodings), `server` (accepting, shutdown),
 //! `connection` (one client's loop), `commands` (the command table and every command),
 //! `locks` (the striped key locks behind read-modify-write commands), `glob` (MATCH patterns),
-//! `cursors` (SCAN cursors), `clients` (the client registry), `info` (INFO), `auth`
-//! (password checks).
+//! `cursors` (SCAN cursors), `clients` (the client registry), `info` (INFO), `metrics` (the
+//! Prometheus endpoint), `auth` (password checks).
 
 mod auth;
 mod clients;
@@ -38,6 +38,7 @@ mod cursors;
 mod glob;
 mod info;
 mod locks;
+mod metrics;
 pub mod reply;
 pub mod request;
 mod server;

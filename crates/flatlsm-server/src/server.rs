@@ -40,6 +40,8 @@ impl std::error::Error for ServerError {}
 /// A bound server, not yet accepting; [`Server::run`] serves.
 pub struct Server {
     listener: TcpListener,
+    /// The metrics endpoint's listener, when `--metrics` asked for one.
+    metrics: Option<TcpListener>,
     shared: Arc<Shared>,
 }
 
@@ -61,15 +63,22 @@ impl Server {
     /// when [`Server::run`] ends.
     pub async fn bind(db: Db, config: ServerConfig) -> Result<Server, ServerError> {
         config.validate().map_err(ServerError::Config)?;
-        let address = SocketAddr::new(config.bind, config.port);
-        let listener = TcpListener::bind(address).await.map_err(|e| {
-            ServerError::Io(std::io::Error::new(
-                e.kind(),
-                format!("bind {address}: {e}"),
-            ))
-        })?;
-        let shared = Arc::new(Shared::new(db, config));
-        Ok(Server { listener, shared })
+        let listener = bind(SocketAddr::new(config.bind, config.port)).await?;
+        let (metrics, series) = match config.metrics {
+            Some(address) => (Some(bind(address).await?), Some(command_series()?)),
+            None => (None, None),
+        };
+        let shared = Arc::new(Shared::new(db, config, series));
+        Ok(Server {
+            listener,
+            metrics,
+            shared,
+        })
+    }
+
+    /// The metrics endpoint's address, if it has one (with the port picked for port 0).
+    pub fn metrics_addr(&self) -> Option<SocketAddr> {
+        self.metrics.as_ref().and_then(|l| l.local_addr().ok())
     }
 
     /// The address it listens on (with the port picked for port 0).
@@ -87,7 +96,10 @@ impl Server {
     }
 
     /// Serves until shut down, then drains the connections and closes the database.
-    pub async fn run(self) -> Result<(), ServerError> {
+    pub async fn run(mut self) -> Result<(), ServerError> {
+        if let Some(listener) = self.metrics.take() {
+            tokio::spawn(crate::metrics::serve(self.shared.clone(), listener));
+        }
         let mut connections = JoinSet::new();
         let mut shutdown = self.shared.shutdown.subscribe();
         loop {
@@ -104,7 +116,9 @@ impl Server {
             }
             while connections.try_join_next().is_some() {}
         }
-        let Server { listener, shared } = self;
+        let Server {
+            listener, shared, ..
+        } = self;
         drop(listener);
         drain(&shared, connections).await;
         close_db(shared).await
@@ -132,6 +146,20 @@ impl Server {
             client,
         ));
     }
+}
+
+/// Binds `address`; the error names it.
+async fn bind(address: SocketAddr) -> Result<TcpListener, ServerError> {
+    TcpListener::bind(address).await.map_err(|e| {
+        let detail = format!("bind {address}: {e}");
+        ServerError::Io(std::io::Error::new(e.kind(), detail))
+    })
+}
+
+/// The metrics series of every command of the table.
+fn command_series() -> Result<crate::metrics::Metrics, ServerError> {
+    let names = crate::commands::command_names();
+    crate::metrics::Metrics::new(&names).map_err(|e| ServerError::Config(format!("--metrics: {e}")))
 }
 
 /// Waits up to `shutdown_grace` for connections to finish, then drops the rest.

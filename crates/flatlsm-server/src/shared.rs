@@ -6,6 +6,7 @@ use crate::clients::Clients;
 use crate::config::ServerConfig;
 use crate::cursors::Cursors;
 use crate::locks::KeyLocks;
+use crate::metrics::Metrics;
 use flatlsm::{Db, WriteOptions};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
@@ -60,13 +61,15 @@ pub struct Shared {
     pub counters: Counters,
     pub saves: Saves,
     pub started: Instant,
+    /// Per-command series, when the metrics endpoint is on.
+    pub metrics: Option<Metrics>,
     /// Set once to true by SHUTDOWN, a signal or a [`crate::ShutdownHandle`].
     pub shutdown: watch::Sender<bool>,
 }
 
 impl Shared {
     /// The shared state of a server over `db`.
-    pub fn new(db: Db, config: ServerConfig) -> Shared {
+    pub fn new(db: Db, config: ServerConfig, metrics: Option<Metrics>) -> Shared {
         let saves = Saves::default();
         saves.last_save_unix.store(unix_now(), Ordering::Relaxed);
         Shared {
@@ -83,6 +86,7 @@ impl Shared {
             counters: Counters::default(),
             saves,
             started: Instant::now(),
+            metrics,
             shutdown: watch::channel(false).0,
         }
     }

@@ -59,6 +59,10 @@ pub struct ServeArgs {
     /// database directory).
     #[arg(long)]
     dir: Option<PathBuf>,
+    /// Serve Prometheus metrics at http://ADDR/metrics (per-command counts and latency
+    /// histograms, the server's counters, the engine's statistics), e.g. 127.0.0.1:9121.
+    #[arg(long, value_name = "ADDR")]
+    metrics: Option<std::net::SocketAddr>,
 }
 
 /// Opens the database and serves it until SHUTDOWN, SIGTERM or SIGINT.
@@ -87,6 +91,7 @@ impl ServeArgs {
             idle_timeout: (self.timeout > 0).then(|| Duration::from_secs(self.timeout)),
             keys_limit: self.keys_limit,
             checkpoint_dir: Some(self.checkpoint_dir()),
+            metrics: self.metrics,
             ..ServerConfig::default()
         };
         config.validate()?;

@@ -71,38 +71,50 @@ fn authenticate(ctx: &mut Ctx<'_>, user: Option<&[u8]>, password: &[u8]) -> Repl
 
 /// HELLO [protover [AUTH username password] [SETNAME clientname]].
 pub fn hello(ctx: &mut Ctx<'_>, args: &[Bytes]) -> Reply {
-    let protocol = match args.get(1).map(|v| parse_i64(v)) {
-        None => ctx.session.protocol,
-        Some(None) => return Reply::err("Protocol version is not an integer or out of range"),
-        Some(Some(2)) => Protocol::Resp2,
-        Some(Some(3)) => Protocol::Resp3,
-        Some(Some(_)) => return Reply::Error("NOPROTO unsupported protocol version".into()),
-    };
-    let options = match hello_options(args.get(2..).unwrap_or_default()) {
-        Ok(options) => options,
-        Err(reply) => return reply,
-    };
-    if let Some((user, password)) = options.auth {
-        let reply = authenticate(ctx, Some(user), password);
-        if reply.is_error() {
-            return reply;
-        }
-    }
-    if !ctx.session.authenticated {
-        return Reply::Error(
-            "NOAUTH HELLO must be called with the client already authenticated, otherwise the \
-             HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and \
-             select the RESP protocol version at the same time"
-                .into(),
-        );
-    }
+    hello_checked(ctx, args).unwrap_or_else(|refused| refused)
+}
+
+/// HELLO's reply, or the error that refused it (nothing changed then but a successful AUTH).
+fn hello_checked(ctx: &mut Ctx<'_>, args: &[Bytes]) -> Result<Reply, Reply> {
+    let protocol = hello_protocol(ctx.session.protocol, args.get(1))?;
+    let options = hello_options(args.get(2..).unwrap_or_default())?;
+    hello_authenticate(ctx, options.auth)?;
     if let Some(name) = options.name {
-        if let Err(reply) = set_client_name(ctx, name) {
-            return reply;
-        }
+        set_client_name(ctx, name)?;
     }
     ctx.session.protocol = protocol;
-    hello_reply(ctx, protocol)
+    Ok(hello_reply(ctx, protocol))
+}
+
+/// The protocol HELLO asks for (`current` when it names none).
+fn hello_protocol(current: Protocol, version: Option<&Bytes>) -> Result<Protocol, Reply> {
+    match version.map(|v| parse_i64(v)) {
+        None => Ok(current),
+        Some(None) => Err(Reply::err(
+            "Protocol version is not an integer or out of range",
+        )),
+        Some(Some(2)) => Ok(Protocol::Resp2),
+        Some(Some(3)) => Ok(Protocol::Resp3),
+        Some(Some(_)) => Err(Reply::Error("NOPROTO unsupported protocol version".into())),
+    }
+}
+
+const HELLO_NOAUTH: &str = "NOAUTH HELLO must be called with the client already authenticated, \
+    otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the \
+    client and select the RESP protocol version at the same time";
+
+/// Applies HELLO's AUTH option, then requires an authenticated session.
+fn hello_authenticate(ctx: &mut Ctx<'_>, auth: Option<(&[u8], &[u8])>) -> Result<(), Reply> {
+    if let Some((user, password)) = auth {
+        let reply = authenticate(ctx, Some(user), password);
+        if reply.is_error() {
+            return Err(reply);
+        }
+    }
+    match ctx.session.authenticated {
+        true => Ok(()),
+        false => Err(Reply::Error(HELLO_NOAUTH.into())),
+    }
 }
 
 struct HelloOptions<'a> {

@@ -128,11 +128,25 @@ fn scan_options(ctx: &Ctx<'_>, mut rest: &[Bytes]) -> Result<ScanOptions, Reply>
 fn scan_from(ctx: &Ctx<'_>, start: Option<Vec<u8>>, o: &ScanOptions) -> Outcome {
     let pattern = o.pattern.as_deref().unwrap_or(b"*");
     let mut keys = key_walk(ctx, pattern, start)?;
-    let mut found = Vec::new();
-    let mut last = None;
-    for _ in 0..o.count {
+    let (found, last) = examine(&mut keys, pattern, o.count)?;
+    let cursor = match last {
+        Some(last) if keys.next().is_some() => ctx.shared.cursors.issue(last),
+        _ => 0,
+    };
+    Ok(scan_reply(cursor, found))
+}
+
+/// The keys matching `pattern` among the next `count` of `keys`, and the last key examined
+/// when `count` were (`None` when the walk ended first).
+fn examine(
+    keys: &mut flatlsm::DbIterator,
+    pattern: &[u8],
+    count: usize,
+) -> Result<(Vec<Reply>, Option<Vec<u8>>), Reply> {
+    let (mut found, mut last) = (Vec::new(), None);
+    for _ in 0..count {
         let Some(entry) = keys.next() else {
-            return Ok(scan_reply(0, found));
+            return Ok((found, None));
         };
         let key = entry.map_err(engine_error)?.0;
         if glob::matches(pattern, &key) {
@@ -140,12 +154,7 @@ fn scan_from(ctx: &Ctx<'_>, start: Option<Vec<u8>>, o: &ScanOptions) -> Outcome 
         }
         last = Some(key);
     }
-    let more = keys.next().is_some();
-    let cursor = match (more, last) {
-        (true, Some(last)) => ctx.shared.cursors.issue(last),
-        _ => 0,
-    };
-    Ok(scan_reply(cursor, found))
+    Ok((found, last))
 }
 
 fn scan_reply(cursor: u64, keys: Vec<Reply>) -> Reply {

@@ -61,7 +61,19 @@ pub fn execute(ctx: &mut Ctx<'_>, args: &[Bytes]) -> Reply {
     if !ctx.session.authenticated && !spec.before_auth {
         return Reply::Error("NOAUTH Authentication required.".into());
     }
-    (spec.handler)(ctx, args)
+    let shared = ctx.shared; // a copy of the reference: `ctx` stays free to lend mutably
+    let Some(metrics) = &shared.metrics else {
+        return (spec.handler)(ctx, args);
+    };
+    let started = std::time::Instant::now();
+    let reply = (spec.handler)(ctx, args);
+    metrics.observe(spec.name, started.elapsed(), reply.is_error());
+    reply
+}
+
+/// The name of every command the server knows (lowercase).
+pub fn command_names() -> Vec<&'static str> {
+    table::COMMANDS.iter().map(|s| s.name).collect()
 }
 
 fn resp_version(protocol: Protocol) -> u8 {

@@ -17,6 +17,8 @@ pub const STEP: Duration = Duration::from_secs(20);
 /// A running server; dropping it shuts it down and waits (bounded) for it to stop.
 pub struct TestServer {
     pub addr: SocketAddr,
+    /// The metrics endpoint's address, when the configuration asked for one.
+    pub metrics: Option<SocketAddr>,
     pub dir: tempfile::TempDir,
     handle: ShutdownHandle,
     thread: Option<JoinHandle<Result<(), String>>>,
@@ -58,14 +60,15 @@ impl TestServer {
                 .unwrap();
             runtime.block_on(async {
                 let server = Server::bind(db, config).await.map_err(|e| e.to_string())?;
-                tx.send((server.local_addr(), server.shutdown_handle()))
-                    .unwrap();
+                let addrs = (server.local_addr(), server.metrics_addr());
+                tx.send((addrs, server.shutdown_handle())).unwrap();
                 server.run().await.map_err(|e| e.to_string())
             })
         });
-        let (addr, handle) = rx.recv_timeout(STEP).expect("server did not start");
+        let ((addr, metrics), handle) = rx.recv_timeout(STEP).expect("server did not start");
         TestServer {
             addr,
+            metrics,
             dir,
             handle,
             thread: Some(thread),
