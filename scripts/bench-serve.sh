@@ -42,7 +42,12 @@ run_load() {
 }
 
 pm_flags=()
-[ -n "${PM_PATH:-}" ] && pm_flags=(--pm-path "$PM_PATH")
+# A PM directory in DRAM (/dev/shm) is refused unless emulated PM is asked for explicitly.
+case "${PM_PATH:-}" in
+  "") ;;
+  /dev/shm/*) pm_flags=(--pm-mode emulated --pm-path "$PM_PATH") ;;
+  *) pm_flags=(--pm-path "$PM_PATH") ;;
+esac
 # shellcheck disable=SC2086
 "$bin" serve --db "$dir/flatlsm" --create-if-missing --port "$pf" --timeout 0 "${pm_flags[@]}" \
   ${SERVE_FLAGS:-} > "$dir/flatlsm.log" 2>&1 &
