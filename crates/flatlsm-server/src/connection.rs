@@ -59,25 +59,33 @@ pub async fn serve(shared: Arc<Shared>, stream: TcpStream, client: Arc<ClientInf
         session: Some(session),
     };
     let ended = conn.run().await;
-    log_end(&client, &ended);
+    log_end(&shared, &client, &ended);
     shared.clients.remove(client.id);
 }
 
-fn log_end(client: &ClientInfo, ended: &Ended) {
+/// One line for a connection that ended on an error (none for a normal end), on stderr and in
+/// the database's LOG.
+fn log_end(shared: &Shared, client: &ClientInfo, ended: &Ended) {
+    let Some(what) = end_error(ended) else {
+        return;
+    };
+    let line = format!("client {} id={}: {what}", client.addr, client.id);
     match ended {
-        Ended::ClientClosed | Ended::Quit | Ended::ShuttingDown => {}
-        Ended::IdleTimeout => log::info!(
-            "client {} id={}: closed after idle timeout",
-            client.addr,
-            client.id
-        ),
-        Ended::Protocol(e) => log::warn!("client {} id={}: {e}; closed", client.addr, client.id),
-        Ended::Io(e) => log::warn!("client {} id={}: I/O error: {e}", client.addr, client.id),
-        Ended::Panicked(e) => log::error!(
-            "client {} id={}: command panicked: {e}",
-            client.addr,
-            client.id
-        ),
+        Ended::Panicked(_) => log::error!("{line}"),
+        Ended::IdleTimeout => log::info!("{line}"),
+        _ => log::warn!("{line}"),
+    }
+    shared.db.log_line(&format!("[server] {line}"));
+}
+
+/// What went wrong, if the connection ended on an error.
+fn end_error(ended: &Ended) -> Option<String> {
+    match ended {
+        Ended::ClientClosed | Ended::Quit | Ended::ShuttingDown => None,
+        Ended::IdleTimeout => Some("closed after idle timeout".into()),
+        Ended::Protocol(e) => Some(format!("{e}; closed")),
+        Ended::Io(e) => Some(format!("I/O error: {e}")),
+        Ended::Panicked(e) => Some(format!("command panicked: {e}")),
     }
 }
 

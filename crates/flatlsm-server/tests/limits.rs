@@ -110,6 +110,24 @@ fn malformed_requests_get_a_protocol_error_and_the_connection_closes() {
 }
 
 #[test]
+fn a_connection_error_is_one_line_in_the_database_log() {
+    let mut server = TestServer::start();
+    assert_refused(&server, b"*1\r\n:5\r\n", "expected '$', got ':'");
+    server.stop().unwrap();
+    let log = std::fs::read_to_string(server.db_path().join("LOG")).unwrap();
+    let lines: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains("[server] client"))
+        .collect();
+    assert_eq!(lines.len(), 1, "{log}");
+    assert!(
+        lines[0].contains("expected '$', got ':'; closed"),
+        "{}",
+        lines[0]
+    );
+}
+
+#[test]
 fn requests_before_a_malformed_one_are_answered_first() {
     let server = TestServer::start();
     let mut c = server.client();

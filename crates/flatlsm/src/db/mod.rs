@@ -364,6 +364,25 @@ impl Db {
         }
     }
 
+    /// Appends `message` as one line to the database's info log (`<db>/LOG`), stamped with the
+    /// time and thread as the engine's own lines are: for an application's events that belong
+    /// beside the engine's (`flatlsm serve` logs each connection error there).
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let mut opts = flatlsm::Options::default();
+    /// # opts.pm_path = Some(dir.path().join("pm"));
+    /// let db = flatlsm::Db::open(dir.path().join("db"), opts)?;
+    /// db.log_line("client 127.0.0.1:50000: protocol error; closed");
+    /// db.close()?;
+    /// let log = std::fs::read_to_string(dir.path().join("db").join("LOG")).unwrap();
+    /// assert!(log.contains("protocol error; closed"));
+    /// # Ok::<(), flatlsm::Error>(())
+    /// ```
+    pub fn log_line(&self, message: &str) {
+        self.inner.info_log.line(message);
+    }
+
     /// A report of sizes, bytes written, write amplification and stalls, block-cache and
     /// bloom-filter counters, and per-operation latencies.
     ///
