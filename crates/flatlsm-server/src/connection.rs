@@ -7,7 +7,7 @@
 //! replies (further pipelined requests wait in the socket, which pushes back on the client).
 
 use crate::clients::ClientInfo;
-use crate::commands::{execute, Ctx, Session};
+use crate::commands::{execute, execute_sets, plain_set_run, Ctx, Session};
 use crate::reply::{Protocol, Reply};
 use crate::request::{next_request, Limits, ProtocolError};
 use crate::shared::{Counters, Shared};
@@ -201,31 +201,45 @@ impl Connection {
 }
 
 /// Executes `requests` in order and encodes their replies; stops after a command that closes
-/// the connection.
+/// the connection. A run of two or more plain SETs is one engine write (`execute_sets`).
 fn run_batch(
     shared: &Arc<Shared>,
     mut session: Session,
     requests: Vec<Vec<Bytes>>,
 ) -> (Session, BytesMut) {
     let mut out = BytesMut::new();
-    for args in requests {
-        let reply = execute(
-            &mut Ctx {
-                shared,
-                session: &mut session,
-            },
-            &args,
-        );
-        count(shared, &reply);
-        if std::mem::take(&mut session.silent) {
-            break;
-        }
-        reply.encode(session.protocol, &mut out);
-        if session.close {
+    let mut rest = &requests[..];
+    while !rest.is_empty() {
+        let ctx = &mut Ctx {
+            shared,
+            session: &mut session,
+        };
+        let (done, stop) = run_next(ctx, rest, &mut out);
+        rest = &rest[done..];
+        if stop {
             break;
         }
     }
     (session, out)
+}
+
+/// Executes the next request (or the next run of plain SETs) and encodes its replies into `out`;
+/// how many requests it took, and whether the batch stops there (the connection closes).
+fn run_next(ctx: &mut Ctx<'_>, requests: &[Vec<Bytes>], out: &mut BytesMut) -> (usize, bool) {
+    let sets = plain_set_run(requests, ctx.session);
+    let replies = match sets >= 2 {
+        true => execute_sets(ctx, &requests[..sets]),
+        false => vec![execute(ctx, &requests[0])],
+    };
+    replies.iter().for_each(|reply| count(ctx.shared, reply));
+    let taken = replies.len();
+    if std::mem::take(&mut ctx.session.silent) {
+        return (taken, true);
+    }
+    for reply in replies {
+        reply.encode(ctx.session.protocol, out);
+    }
+    (taken, ctx.session.close)
 }
 
 fn count(shared: &Shared, reply: &Reply) {

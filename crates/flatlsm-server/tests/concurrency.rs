@@ -102,3 +102,51 @@ fn many_clients_connect_and_work_at_once() {
     threads.into_iter().for_each(|t| t.join().unwrap());
     assert_eq!(server.client().cmd(&["DBSIZE"]), ":1280\r\n");
 }
+
+/// Consecutive plain SETs of one pipeline are one engine write; the replies and the values are
+/// those of one SET after another (a later SET of a key wins, a SET with options or another
+/// command in between breaks the run and keeps its own reply).
+#[test]
+fn a_pipeline_of_plain_sets_reads_as_one_set_after_another() {
+    let server = TestServer::start();
+    let mut c = server.client();
+    let requests: [&[&[u8]]; 8] = [
+        &[b"SET", b"a", b"1"],
+        &[b"SET", b"a", b"2"],
+        &[b"SET", b"b", b"x"],
+        &[b"GET", b"a"],
+        &[b"SET", b"b", b"y"],
+        &[b"SET", b"c", b"z", b"EX", b"10"],
+        &[b"SET", b"c", b"w"],
+        &[b"MGET", b"a", b"b", b"c"],
+    ];
+    let pipeline: Vec<u8> = requests.iter().flat_map(|r| encode(r)).collect();
+    c.send_bytes(&pipeline);
+    let replies: Vec<String> = (0..requests.len()).map(|_| c.reply()).collect();
+    assert_eq!(replies[..4], ["+OK\r\n", "+OK\r\n", "+OK\r\n", &bulk("2")]);
+    assert_eq!(replies[4], "+OK\r\n");
+    assert!(replies[5].starts_with("-ERR"), "{}", replies[5]);
+    assert_eq!(replies[6], "+OK\r\n");
+    assert_eq!(
+        replies[7],
+        format!("*3\r\n{}{}{}", bulk("2"), bulk("y"), bulk("w"))
+    );
+}
+
+/// A client that has not authenticated gets NOAUTH for each SET of a pipeline, and nothing
+/// is written.
+#[test]
+fn a_pipeline_of_sets_before_auth_is_refused_set_by_set() {
+    let server = TestServer::with(flatlsm_server::ServerConfig {
+        requirepass: Some("pw".into()),
+        ..Default::default()
+    });
+    let mut c = server.client();
+    let set = |k: &[u8]| encode(&[b"SET", k, b"v"]);
+    c.send_bytes(&[set(b"a"), set(b"b")].concat());
+    for _ in 0..2 {
+        assert!(c.reply().starts_with("-NOAUTH"));
+    }
+    assert_eq!(c.cmd(&["AUTH", "pw"]), "+OK\r\n");
+    assert_eq!(c.cmd(&["EXISTS", "a", "b"]), ":0\r\n");
+}
