@@ -101,6 +101,7 @@ use flatlsm_core::{
     version, vlog, wal,
 };
 
+pub use db::prefix_end;
 pub use db::{BlockCacheStats, BloomStats, LatencyStats, LatencySummary, LATENCY_OPERATIONS};
 pub use db::{Db, LevelStats, Stats, StoreCompactionStat, VlogStats, WriteBatch, PROPERTY_NAMES};
 pub use designs::profile_of;

@@ -46,18 +46,6 @@ pub struct ScanArgs {
     reverse: bool,
 }
 
-/// The smallest key greater than every key starting with `prefix` (`None`: no upper bound).
-pub fn prefix_successor(prefix: &[u8]) -> Option<Vec<u8>> {
-    let mut end = prefix.to_vec();
-    while let Some(last) = end.pop() {
-        if last < 0xff {
-            end.push(last + 1);
-            return Some(end);
-        }
-    }
-    None
-}
-
 /// Bounds of the scan: the intersection of `[from, to)` and the prefix range.
 /// A lower (inclusive) and an upper (exclusive) key bound; `None` is unbounded.
 pub(crate) type Bounds = (Option<Vec<u8>>, Option<Vec<u8>>);
@@ -83,7 +71,7 @@ pub(crate) fn key_bounds(
         if lower.as_ref().is_none_or(|l| *l < p) {
             lower = Some(p.clone());
         }
-        if let Some(end) = prefix_successor(&p) {
+        if let Some(end) = flatlsm::prefix_end(&p) {
             if upper.as_ref().is_none_or(|u| *u > end) {
                 upper = Some(end);
             }
@@ -134,17 +122,4 @@ pub(crate) fn half_open<'k>(
 ) -> (Bound<&'k [u8]>, Bound<&'k [u8]>) {
     let lo = lower.map_or(Bound::Unbounded, Bound::Included);
     (lo, upper.map_or(Bound::Unbounded, Bound::Excluded))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::prefix_successor;
-
-    #[test]
-    fn prefix_successor_carries_over_0xff_bytes() {
-        assert_eq!(prefix_successor(b"ab"), Some(b"ac".to_vec()));
-        assert_eq!(prefix_successor(b"a\xff"), Some(b"b".to_vec()));
-        assert_eq!(prefix_successor(b"\xff\xff"), None);
-        assert_eq!(prefix_successor(b""), None);
-    }
 }

@@ -168,24 +168,12 @@ fn key_walk(
     after: Option<Vec<u8>>,
 ) -> Result<flatlsm::DbIterator, Reply> {
     let prefix = glob::literal_prefix(pattern);
-    let upper = prefix_successor(&prefix).map_or(Bound::Unbounded, Bound::Excluded);
+    let upper = flatlsm::prefix_end(&prefix).map_or(Bound::Unbounded, Bound::Excluded);
     let lower = match after {
         Some(key) if key >= prefix => Bound::Excluded(key),
         _ => Bound::Included(prefix),
     };
     ctx.shared.db.range((lower, upper)).map_err(engine_error)
-}
-
-/// The smallest key after every key starting with `prefix` (`None`: no bound).
-fn prefix_successor(prefix: &[u8]) -> Option<Vec<u8>> {
-    let mut end = prefix.to_vec();
-    while let Some(last) = end.pop() {
-        if last < 0xff {
-            end.push(last + 1);
-            return Some(end);
-        }
-    }
-    None
 }
 
 /// KEYS pattern: every matching key, refused past `--keys-limit` matches.

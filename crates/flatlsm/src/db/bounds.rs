@@ -30,8 +30,16 @@ fn successor(key: &[u8]) -> Vec<u8> {
     k
 }
 
-/// The smallest key greater than every key starting with `prefix`; `None` if there is none.
-pub(super) fn prefix_end(prefix: &[u8]) -> Option<Vec<u8>> {
+/// The smallest key greater than every key starting with `prefix`; `None` if there is none
+/// (an empty prefix, or one of 0xFF bytes only): the exclusive upper bound of a prefix's keys,
+/// for a range that starts elsewhere than the prefix itself (e.g. after a cursor key).
+///
+/// ```
+/// assert_eq!(flatlsm::prefix_end(b"user:"), Some(b"user;".to_vec()));
+/// assert_eq!(flatlsm::prefix_end(b"a\xff"), Some(b"b".to_vec()));
+/// assert_eq!(flatlsm::prefix_end(b"\xff"), None);
+/// ```
+pub fn prefix_end(prefix: &[u8]) -> Option<Vec<u8>> {
     let last = prefix.iter().rposition(|&b| b != 0xFF)?;
     let mut end = prefix[..=last].to_vec();
     end[last] += 1;

@@ -10,6 +10,7 @@ pub(crate) mod bg_state;
 #[cfg(test)]
 mod bg_wait_tests;
 mod bounds;
+pub use bounds::prefix_end;
 pub(crate) mod events;
 pub(crate) mod files;
 #[cfg(test)]
