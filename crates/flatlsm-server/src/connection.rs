@@ -93,25 +93,35 @@ impl Connection {
     async fn run(&mut self) -> Ended {
         let mut shutdown = self.shared.shutdown.subscribe();
         loop {
-            let (requests, error) = self.decode_batch();
-            // A full batch may have left complete requests in the buffer: no read before them.
-            let full = requests.len() == self.shared.config.max_pipeline;
-            if !requests.is_empty() {
-                if let Some(ended) = self.execute(requests).await {
-                    return ended;
-                }
-            }
-            if let Some(error) = error {
-                return self.refuse(error).await;
-            }
+            let full = match self.serve_decoded().await {
+                Ok(full) => full,
+                Err(ended) => return ended,
+            };
             if self.shared.shutting_down() {
                 return Ended::ShuttingDown;
             }
+            // A full batch may have left complete requests in the buffer: no read before them.
             if !full {
                 if let Some(ended) = self.read_more(&mut shutdown).await {
                     return ended;
                 }
             }
+        }
+    }
+
+    /// Executes the requests decoded from the buffer (one batch at most) and answers them:
+    /// whether the batch was full, or why the connection ends.
+    async fn serve_decoded(&mut self) -> Result<bool, Ended> {
+        let (requests, error) = self.decode_batch();
+        let full = requests.len() == self.shared.config.max_pipeline;
+        if !requests.is_empty() {
+            if let Some(ended) = self.execute(requests).await {
+                return Err(ended);
+            }
+        }
+        match error {
+            Some(error) => Err(self.refuse(error).await),
+            None => Ok(full),
         }
     }
 
