@@ -1,6 +1,7 @@
 //! The resolved configuration of one bench invocation: flags, then the preset, then db_bench's
 //! defaults, in that order of precedence.
 
+use super::budget::Budget;
 use super::flags::BenchFlags;
 use super::preset::{self, Preset};
 use crate::parse_pm_mode;
@@ -62,6 +63,8 @@ pub struct BenchConfig {
     pub memory_limit: Option<u64>,
     /// Data sizes as multiples of the memory, for the YCSB grid (empty: no grid).
     pub memory_data_ratios: Vec<f64>,
+    /// The DRAM and PM every design of `--compare profiles` gets (`None`: each its options).
+    pub budget: Option<Budget>,
 }
 
 /// db_bench's default key count.
@@ -180,7 +183,11 @@ impl BenchConfig {
         if !memory_data_ratios.is_empty() && args.compare.as_deref() != Some("rocksdb") {
             return Err("the YCSB grid compares with RocksDB: keep --compare rocksdb".into());
         }
+        let budget = budget(&args, &p)?;
+        let variants = variants(&args, &p);
         Ok(BenchConfig {
+            budget,
+            variants,
             benchmarks,
             num,
             reads,
@@ -203,12 +210,6 @@ impl BenchConfig {
             sweep_bytes: sweep_bytes.unwrap_or(super::preset::PM_MEMTABLES_BYTES),
             matrixkv_peers: p.matrixkv_peers,
             leveldb_peers: p.leveldb_peers,
-            variants: p
-                .variants
-                .unwrap_or_default()
-                .iter()
-                .map(|s| s.to_string())
-                .collect(),
             pm_write_latencies: p
                 .pm_write_latencies
                 .map(<[u64]>::to_vec)
@@ -218,6 +219,34 @@ impl BenchConfig {
             scan_whole_db: p.scan_whole_db,
             ycsb_update_if_present: p.ycsb_update_if_present,
         })
+    }
+}
+
+/// The designs of `--designs` (labels checked when the comparison runs), else the preset's.
+fn variants(args: &BenchFlags, p: &Preset) -> Vec<String> {
+    match &args.designs {
+        Some(list) => list.split(',').map(|s| s.trim().to_string()).collect(),
+        None => (p.variants.unwrap_or_default().iter())
+            .map(|s| s.to_string())
+            .collect(),
+    }
+}
+
+/// The budget of `--dram_budget` and `--pm_budget` (both or neither), else the preset's;
+/// only `--compare profiles` spends one.
+fn budget(args: &BenchFlags, p: &Preset) -> Result<Option<Budget>, String> {
+    let given = match (args.dram_budget, args.pm_budget) {
+        (Some(dram), Some(pm)) => Some(Budget { dram, pm }),
+        (None, None) => p.budget,
+        _ => return Err("--dram_budget and --pm_budget go together: give both".into()),
+    };
+    let profiles = args.compare.as_deref() == Some("profiles");
+    match given {
+        Some(_) if !profiles => Err("a memory budget needs --compare profiles".into()),
+        Some(b) if b.dram == 0 || b.pm == 0 => {
+            Err(format!("budget {}: both must be > 0", b.describe()))
+        }
+        other => Ok(other),
     }
 }
 

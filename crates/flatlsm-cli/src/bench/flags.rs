@@ -88,6 +88,17 @@ pub struct BenchFlags {
     /// --db, for machines without PM).
     #[arg(long)]
     pub preset: Option<String>,
+    /// `--preset flatlsm-paper`: the directory the report (report.md) and its plots go to.
+    #[arg(long)]
+    pub report: Option<PathBuf>,
+    /// `--preset flatlsm-paper`: the figures to run, comma-separated (default: all it has:
+    /// 9a, 11, 17).
+    #[arg(long)]
+    pub figures: Option<String>,
+    /// `--preset flatlsm-paper`: multiplies its data and budgets (default 1: the scale
+    /// docs/bench.md states; small values make a smoke test of seconds).
+    #[arg(long)]
+    pub scale: Option<f64>,
     /// Run the same workload on another engine and print a comparison: `rocksdb`.
     #[arg(long)]
     pub compare: Option<String>,
@@ -168,6 +179,20 @@ pub struct BenchFlags {
     /// no limit (the `ycsb` preset's default is 4 GiB).
     #[arg(long = "memory_limit")]
     pub memory_limit: Option<u64>,
+    /// `--compare profiles`: the designs to run, comma-separated labels (FlatLSM, leveled,
+    /// leveled+vsep, leveled-L0-PM, novelsm, matrixkv, slmdb; default: the preset's, else the
+    /// default set).
+    #[arg(long)]
+    pub designs: Option<String>,
+    /// `--compare profiles`: bytes of DRAM every design gets (write buffers, their DRAM
+    /// indexes, block cache), spent as its paper spends it (bench/budget.rs). With
+    /// `--pm_budget`; a preset may set both. Overrides the write-buffer and cache flags.
+    #[arg(long = "dram_budget")]
+    pub dram_budget: Option<u64>,
+    /// `--compare profiles`: bytes of PM every design gets (PMTables, PM skiplists, the matrix
+    /// container, the B+-tree, write-ahead logs).
+    #[arg(long = "pm_budget")]
+    pub pm_budget: Option<u64>,
     /// Bytes of user data each value size of a `--compare profiles` sweep writes (default: the
     /// preset's); `--num` instead fixes the key count at every size.
     #[arg(long = "sweep_bytes")]

@@ -5,6 +5,7 @@
 //! `fillrandom   :       3.123 micros/op 320234 ops/sec 12.497 seconds 4000000 operations;  1250.3 MB/s`
 //! See docs/bench.md for flags, outputs and the paper-scaled comparison.
 
+mod budget;
 mod cgroup;
 mod compare;
 mod config;
@@ -21,6 +22,7 @@ mod memory;
 mod mixed;
 mod outcome;
 mod page_cache;
+mod paper;
 mod placement;
 mod plot;
 mod preset;
@@ -92,6 +94,9 @@ fn run_in(cfg: &BenchConfig, work: &WorkDir) -> Result<(), String> {
     if !cfg.l1_ratios.is_empty() {
         let outcomes = sweep::run(cfg, work)?;
         return finish(cfg, &outcomes, serde_json::Value::Null);
+    }
+    if cfg.args.preset.as_deref() == Some("flatlsm-paper") {
+        return paper::run(cfg, work);
     }
     if cfg.args.compare.as_deref() == Some("profiles") {
         let (outcomes, summary) = profiles::run(cfg, work)?;

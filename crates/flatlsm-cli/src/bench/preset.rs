@@ -25,6 +25,9 @@
 //! RocksDB+BlobDB at 1 KB and 4 KB values, with data half and 1.5 times the memory, the whole run
 //! in a 4 GiB memory cgroup (`ycsb_grid.rs`, `cgroup.rs`).
 //!
+//! `flatlsm-paper` (issue 28): the FlatLSM paper's figures, every design at one budget, with a
+//! report (`paper/`).
+//!
 //! `no-pm-disk`: the same workload for machines without PM: the PM Logs are ordinary files under
 //! `<db>/pm` persisted with msync, on the disk of the data, and RocksDB (in process and
 //! db_bench) keeps its WAL in its database directory on that disk, without sync.
@@ -108,6 +111,9 @@ pub struct Preset {
     pub memory_data_ratios: Option<&'static [f64]>,
     /// YCSB-E operations per operation of the other workloads (its scans cost tens of reads).
     pub scan_fraction: Option<f64>,
+    /// One DRAM and PM budget every design of `--compare profiles` gets (`--dram_budget` and
+    /// `--pm_budget` win).
+    pub budget: Option<super::budget::Budget>,
 }
 
 /// Bytes of user data the paper-scaled preset writes.
@@ -130,10 +136,11 @@ pub fn lookup(name: &str) -> Result<Preset, String> {
         "slmdb-ops" => Ok(slmdb_ops()),
         "slmdb-ycsb" => Ok(slmdb_ycsb()),
         "ycsb" => Ok(ycsb()),
+        "flatlsm-paper" => Ok(flatlsm_paper()),
         _ => Err(format!(
             "unknown --preset {name:?}: expected paper-scaled, no-pm-disk, l1-ratio, placement, \
              pm-memtables, designs-4k, matrixkv-writes, matrixkv-tail, matrixkv-reads, \
-             slmdb-writes, slmdb-pm-latency, slmdb-ops, slmdb-ycsb or ycsb"
+             slmdb-writes, slmdb-pm-latency, slmdb-ops, slmdb-ycsb, ycsb or flatlsm-paper"
         )),
     }
 }
@@ -385,6 +392,26 @@ fn slmdb_ycsb() -> Preset {
         ycsb_update_if_present: true,
         variants: Some(&["leveled", "slmdb"]),
         ..slmdb_writes()
+    }
+}
+
+/// The budget every design of `flatlsm-paper` gets at `--scale 1`: DRAM 512 MiB, PM 1 GiB
+/// (the paper: PMTables 6 × 2 GB, NoveLSM 12 GB and MatrixKV 8 GB of PM, RocksDB 256 MB
+/// memtables; here about a tenth of its PM, as the data is a twentieth).
+pub const PAPER_BUDGET: super::budget::Budget = super::budget::Budget {
+    dram: 512 << 20,
+    pm: 1 << 30,
+};
+
+/// The FlatLSM paper's evaluation (`paper/`): every design at [`PAPER_BUDGET`], 16 B keys,
+/// the figures' workloads scaled by `--scale`.
+fn flatlsm_paper() -> Preset {
+    Preset {
+        key_size: Some(16),
+        needs_pm_path: true,
+        compare: Some("profiles"),
+        budget: Some(PAPER_BUDGET),
+        ..Preset::default()
     }
 }
 

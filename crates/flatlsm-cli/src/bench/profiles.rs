@@ -9,6 +9,7 @@
 //! one timeline figure. A preset's sweep (value sizes, PM write latencies) runs all that per
 //! point, then prints one table per benchmark: ops/s, mean µs and SSD bytes by point and design.
 
+use super::budget;
 use super::compare;
 use super::config::{self, BenchConfig};
 use super::outcome::Outcome;
@@ -216,6 +217,13 @@ const MIB: f64 = 1_048_576.0;
 /// Runs every profile (FlatLSM's first, the reference of the ratios); returns the outcomes,
 /// engines labelled by profile, and the comparison summary.
 fn run_once(cfg: &BenchConfig, work: &WorkDir) -> Result<(Vec<Outcome>, Value), String> {
+    if let Some(bad) = (cfg.variants.iter()).find(|l| VARIANTS.iter().all(|v| v.label != *l)) {
+        let labels: Vec<&str> = VARIANTS.iter().map(|v| v.label).collect();
+        return Err(format!(
+            "--designs: no design {bad:?} (expected: {})",
+            labels.join(", ")
+        ));
+    }
     let mut all = Vec::new();
     let chosen = |v: &&Variant| match cfg.variants.is_empty() {
         true => v.by_default,
@@ -225,6 +233,9 @@ fn run_once(cfg: &BenchConfig, work: &WorkDir) -> Result<(Vec<Outcome>, Value), 
     for v in variants {
         let (label, one) = (v.label, variant_config(cfg, v)?);
         println!("== {label}{}", separation_note(&one));
+        if let Some(spent) = spending(cfg, v)? {
+            println!("   budget spent: {}", spent.describe());
+        }
         let mut outcomes = super::run_flatlsm(&one, work)?;
         super::remove_flatlsm_files(&one, work)?;
         for o in &mut outcomes {
@@ -232,11 +243,19 @@ fn run_once(cfg: &BenchConfig, work: &WorkDir) -> Result<(Vec<Outcome>, Value), 
         }
         all.extend(outcomes);
     }
-    let (rocksdb, note) = compare::in_process_rocksdb(cfg, work)?;
+    let (rocksdb, note) = match cfg.budget {
+        // RocksDB's memory is its own options': it would not be an equal comparison.
+        Some(_) => (Vec::new(), Some(NO_ROCKSDB_UNDER_A_BUDGET.to_string())),
+        None => compare::in_process_rocksdb(cfg, work)?,
+    };
     all.extend(rocksdb);
     let summary = print_tables(cfg, &all, note);
     Ok((all, summary))
 }
+
+/// Why a comparison at a budget leaves RocksDB out.
+const NO_ROCKSDB_UNDER_A_BUDGET: &str =
+    "in-process RocksDB not run: a budget binds this engine's designs only (`leveled` plays RocksDB)";
 
 /// One design compared.
 struct Variant {
@@ -334,6 +353,9 @@ fn variant_config(cfg: &BenchConfig, v: &Variant) -> Result<BenchConfig, String>
     if cfg.leveldb_peers && matches!(v.profile, Profile::Leveled | Profile::NoveLsm) {
         leveldb_defaults(&mut one.options);
     }
+    if let Some(spent) = spending(cfg, v)? {
+        budget::apply(&spent, &mut one.options);
+    }
     let default = flatlsm::Options::default().kv_separation_threshold;
     match v.separate {
         Some(false) => one.options.kv_separation_threshold = usize::MAX,
@@ -346,9 +368,34 @@ fn variant_config(cfg: &BenchConfig, v: &Variant) -> Result<BenchConfig, String>
     Ok(one)
 }
 
+/// "every design got DRAM X, PM Y" when the comparison has a budget.
+fn budget_note(cfg: &BenchConfig) -> Option<String> {
+    let b = cfg.budget?;
+    Some(format!(
+        "equal budget per design: {} (bench/budget.rs)",
+        b.describe()
+    ))
+}
+
+/// How variant `v` spends the comparison's budget at its value size (`None`: no budget).
+fn spending(cfg: &BenchConfig, v: &Variant) -> Result<Option<budget::Spending>, String> {
+    let Some(b) = cfg.budget else {
+        return Ok(None);
+    };
+    let entries = budget::Entries {
+        key: cfg.key_size,
+        value: cfg.value_size,
+    };
+    budget::spend(b, v.profile, v.level0_in_pm, entries).map(Some)
+}
+
 /// One table per benchmark (every engine that ran it, FlatLSM first).
 fn print_tables(cfg: &BenchConfig, all: &[Outcome], note: Option<String>) -> Value {
     println!("\n=== Comparison of designs ===");
+    let note = budget_note(cfg)
+        .into_iter()
+        .chain(note)
+        .reduce(|a, b| format!("{a}; {b}"));
     if let Some(n) = &note {
         println!("note: {n}");
     }

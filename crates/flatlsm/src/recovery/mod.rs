@@ -20,6 +20,7 @@ mod dirs;
 mod open;
 mod open_stores;
 mod pm_log_recovery;
+pub(crate) mod pm_log_replay;
 pub(crate) mod skiplist_recovery;
 pub(crate) mod wal_recovery;
 pub(crate) mod wal_rules;

@@ -41,6 +41,9 @@ pub(crate) enum Sources<'a> {
     Wals(WalSources<'a>),
     /// The PM skiplist regions named and present on their device, by number.
     Skiplists(&'a dyn PmDevice, Vec<u64>),
+    /// PM Logs whose entries are copied into fresh tables on the device (Fig. 17's
+    /// copy-required baseline; the bench only, never open).
+    CopiedPmLogs(&'a dyn PmDevice, Vec<Arc<PmLog>>),
 }
 
 /// The write buffers rebuilt.
@@ -57,6 +60,7 @@ pub(crate) fn rebuild(sources: Sources<'_>, bloom_bits_per_key: usize) -> Result
         Sources::PmLogs(logs) => pm_log::map_in_place(logs)?,
         Sources::Wals(wals) => (wal::replay(wals)?, Vec::new()),
         Sources::Skiplists(device, numbers) => (skiplist::recover(device, &numbers)?, Vec::new()),
+        Sources::CopiedPmLogs(device, logs) => (pm_log::copy_into(logs, device)?, Vec::new()),
     };
     for t in &tables {
         t.build_filter(bloom_bits_per_key); // a no-op for skiplists: NoveLSM has none

@@ -103,7 +103,13 @@ fn replay_log(w: &WalSources<'_>, n: u64) -> Result<Option<Arc<PmTable>>> {
     Ok((!table.is_empty()).then_some(table))
 }
 
-fn append_one(table: &PmTable, seq: u64, kind: ValueKind, key: &[u8], value: &[u8]) -> Result<()> {
+pub(super) fn append_one(
+    table: &PmTable,
+    seq: u64,
+    kind: ValueKind,
+    key: &[u8],
+    value: &[u8],
+) -> Result<()> {
     let entry = [LogEntry {
         seq,
         kind,

@@ -1,0 +1,122 @@
+//! Fig. 11: YCSB A–F (and the load) at 4 KB values, FlatLSM against `leveled` (RocksDB),
+//! `novelsm` and `matrixkv` at the run's budget, each design loading its own database.
+
+use super::verdict::Claim;
+use super::{relative, Context, Section};
+use crate::bench::outcome::Outcome;
+use crate::bench::plot;
+use crate::bench::profiles;
+
+/// Records loaded at `--scale 1` (4 KB each: 4 GiB).
+const RECORDS: u64 = 1_000_000;
+/// Operations per workload at `--scale 1`; E runs a tenth (each a scan of up to 100).
+const OPERATIONS: u64 = 100_000;
+const PEERS: [&str; 3] = ["leveled", "novelsm", "matrixkv"];
+/// The workloads as the report lists them, with the paper's claim for FlatLSM over the best
+/// other design.
+const WORKLOADS: [(&str, &str, Claim); 7] = [
+    (
+        "ycsb_load",
+        "Load",
+        Claim::AtLeast(1.0, "ahead; Fig. 9b: 1.55–2.06× MatrixKV"),
+    ),
+    (
+        "ycsba",
+        "A",
+        Claim::AtLeast(2.55, "2.55× the best baseline"),
+    ),
+    ("ycsbb", "B", Claim::Close("close to the baselines")),
+    ("ycsbc", "C", Claim::Close("close to the baselines")),
+    ("ycsbd", "D", Claim::Close("close to the baselines")),
+    (
+        "ycsbe",
+        "E",
+        Claim::AtLeast(1.0, "performs well: fewer layers to scan"),
+    ),
+    (
+        "ycsbf",
+        "F",
+        Claim::AtLeast(2.68, "2.68× the best baseline"),
+    ),
+];
+
+/// Loads, runs A–F and judges each workload against the best of the other designs.
+pub fn run(ctx: &Context<'_>) -> Result<Section, String> {
+    let mut cfg = ctx.figure_config("fig11");
+    cfg.benchmarks = ["ycsba", "ycsbb", "ycsbc", "ycsbd", "ycsbf", "ycsbe"]
+        .map(String::from)
+        .to_vec();
+    cfg.value_size = 4096;
+    cfg.num = ctx.count(RECORDS, 1000);
+    cfg.reads = ctx.count(OPERATIONS, 200);
+    cfg.scan_reads = (cfg.reads / 10).max(1);
+    let designs = std::iter::once("FlatLSM").chain(PEERS);
+    cfg.variants = designs.map(str::to_string).collect();
+    let (outcomes, _) = profiles::run(&cfg, ctx.work)?;
+    let mut table = String::from(HEADER);
+    let mut groups = Vec::new();
+    for (bench, name, claim) in WORKLOADS {
+        let (row, group) = row(&outcomes, bench, name, claim)?;
+        table += &row;
+        groups.push(group);
+    }
+    let path = ctx.dir.join("fig11").join("ycsb_over_leveled.png");
+    let title = "YCSB at 4 KB: ops/s over leveled's (the paper: over RocksDB's)";
+    plot::grouped_bars(&path, title, "ops/s over leveled's", &groups)?;
+    Ok(Section {
+        figure: "Fig. 11".into(),
+        title: "YCSB A–F at 4 KB values".into(),
+        setup: format!(
+            "YCSB: {} records of 4 KB loaded (YCSB's hashed keys: a random-order load, where \
+             the paper loads sequentially), then A, B, C, D, F with {} operations each and E \
+             with {} (scans of up to 100), one database per design, in that order (the paper \
+             reloads randomly for E).",
+            cfg.num, cfg.reads, cfg.scan_reads
+        ),
+        table,
+        plots: vec![relative(&ctx.dir, &path)],
+        seconds: 0.0,
+    })
+}
+
+const HEADER: &str = "| workload | FlatLSM | leveled (RocksDB) | novelsm | matrixkv | \
+                      FlatLSM / best other (this run) | paper | verdict |\n\
+                      |---|---|---|---|---|---|---|---|\n";
+
+/// One workload's row and its bar group (ops/s over leveled's).
+fn row(
+    outcomes: &[Outcome],
+    bench: &str,
+    name: &str,
+    claim: Claim,
+) -> Result<(String, plot::BarGroup), String> {
+    let ops = |label: &str| find(outcomes, label, bench).map(Outcome::ops_per_sec);
+    let ours = ops("FlatLSM")?;
+    let theirs = PEERS
+        .iter()
+        .map(|p| ops(p))
+        .collect::<Result<Vec<_>, _>>()?;
+    let best = theirs.iter().copied().fold(0.0, f64::max);
+    let ratio = if best > 0.0 { ours / best } else { 0.0 };
+    let cells: Vec<String> = theirs.iter().map(|t| format!("{t:.0}")).collect();
+    let row = format!(
+        "| {name} | {ours:.0} | {} | {ratio:.2}× | {} | {} |\n",
+        cells.join(" | "),
+        claim.text(),
+        claim.judge(ratio).label()
+    );
+    let base = theirs[0].max(f64::MIN_POSITIVE);
+    let bars = std::iter::once(("FlatLSM", ours)).chain(PEERS.into_iter().zip(theirs));
+    let group = (
+        name.to_string(),
+        bars.map(|(l, v)| (l.to_string(), v / base)).collect(),
+    );
+    Ok((row, group))
+}
+
+fn find<'a>(outcomes: &'a [Outcome], engine: &str, bench: &str) -> Result<&'a Outcome, String> {
+    outcomes
+        .iter()
+        .find(|o| o.engine == engine && o.name == bench)
+        .ok_or_else(|| format!("Fig. 11: no {bench} result of {engine}"))
+}

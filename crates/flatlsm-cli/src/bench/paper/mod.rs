@@ -1,0 +1,175 @@
+//! `--preset flatlsm-paper` (issue 28): the FlatLSM paper's evaluation (its section 5), scaled
+//! to this machine, each figure one run with every design at one equal budget
+//! (`bench/budget.rs`), written to `--report DIR`: `report.md` (a table per figure beside the
+//! paper's numbers, each row judged agrees / smaller gap / contradicts, with the reason) and
+//! the plots.
+//!
+//! Scale at `--scale 1` (the paper: 80 GB of data, 16 B keys, PMTables 6 × 2 GB, MatrixKV 8 GB
+//! and NoveLSM 12 GB of PM): every design gets DRAM 512 MiB and PM 1 GiB; Fig. 9a writes
+//! 4 GiB per value size (1/20), Fig. 11 loads 1M records of 4 KB and runs 100k operations per
+//! workload (E: 10k), Fig. 17 fills PMTables of 256 MiB, 512 MiB and 1 GiB in all (the paper:
+//! 4 GB). `--scale` multiplies all of it (budgets floored at DRAM 8 MiB, PM 16 MiB).
+
+mod fig11;
+mod fig17;
+mod fig9a;
+mod report;
+mod verdict;
+
+use super::budget::Budget;
+use super::config::BenchConfig;
+use super::workdir::WorkDir;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// The figures this preset runs, in report order.
+pub const FIGURES: [&str; 3] = ["9a", "11", "17"];
+
+/// The smallest budget a scaled run gets: every design's buffers still fit.
+const MIN_BUDGET: Budget = Budget {
+    dram: 8 << 20,
+    pm: 16 << 20,
+};
+
+/// One figure's part of the report.
+pub struct Section {
+    /// "Fig. 9a".
+    pub figure: String,
+    /// What the figure shows.
+    pub title: String,
+    /// The workload, its scale and the budget, in prose.
+    pub setup: String,
+    /// The table (markdown), one row per comparison.
+    pub table: String,
+    /// Plots, relative to the report directory.
+    pub plots: Vec<String>,
+    /// Wall time of the figure's run.
+    pub seconds: f64,
+}
+
+/// What every figure's run shares: the configuration, the scale, the budget and where the
+/// report goes.
+pub struct Context<'a> {
+    /// The resolved flags and preset.
+    pub cfg: &'a BenchConfig,
+    /// Where the databases go.
+    pub work: &'a WorkDir,
+    /// `--scale`.
+    pub scale: f64,
+    /// The budget every design gets, scaled.
+    pub budget: Budget,
+    /// The report directory.
+    pub dir: PathBuf,
+}
+
+impl Context<'_> {
+    /// `bytes` at this run's scale, at least `floor`.
+    pub fn bytes(&self, bytes: u64, floor: u64) -> u64 {
+        ((bytes as f64 * self.scale) as u64).max(floor)
+    }
+
+    /// A count at this run's scale, at least `floor`.
+    pub fn count(&self, n: u64, floor: u64) -> u64 {
+        ((n as f64 * self.scale) as u64).max(floor)
+    }
+
+    /// The configuration of one figure: the run's, with this budget and plots under `name`.
+    pub fn figure_config(&self, name: &str) -> BenchConfig {
+        let mut one = self.cfg.clone();
+        one.budget = Some(self.budget);
+        one.args.plot = Some(self.dir.join(name));
+        one.args.num = None;
+        one.args.reads = None;
+        one.value_sizes.clear();
+        one
+    }
+}
+
+/// Runs the chosen figures and writes the report.
+pub fn run(cfg: &BenchConfig, work: &WorkDir) -> Result<(), String> {
+    let ctx = context(cfg, work)?;
+    let started = Instant::now();
+    let mut sections = Vec::new();
+    for figure in chosen(cfg.args.figures.as_deref())? {
+        let t = Instant::now();
+        let mut section = match figure {
+            "9a" => fig9a::run(&ctx)?,
+            "11" => fig11::run(&ctx)?,
+            _ => fig17::run(&ctx)?,
+        };
+        section.seconds = t.elapsed().as_secs_f64();
+        sections.push(section);
+    }
+    let path = report::write(&ctx, &sections, started.elapsed().as_secs_f64())?;
+    println!("report: {}", path.display());
+    Ok(())
+}
+
+fn context<'a>(cfg: &'a BenchConfig, work: &'a WorkDir) -> Result<Context<'a>, String> {
+    let dir = cfg
+        .args
+        .report
+        .clone()
+        .ok_or("--preset flatlsm-paper needs --report DIR")?;
+    let scale = cfg.args.scale.unwrap_or(1.0);
+    if !(scale.is_finite() && scale > 0.0) {
+        return Err(format!("--scale {scale}: must be a number > 0"));
+    }
+    let given = cfg
+        .budget
+        .ok_or("--preset flatlsm-paper runs at a budget")?;
+    // A budget from the flags is taken as it is; the preset's scales with the data.
+    let budget = match cfg.args.dram_budget.is_some() {
+        true => given,
+        false => floored(given.scaled(scale)),
+    };
+    std::fs::create_dir_all(&dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
+    Ok(Context {
+        cfg,
+        work,
+        scale,
+        budget,
+        dir,
+    })
+}
+
+fn floored(b: Budget) -> Budget {
+    Budget {
+        dram: b.dram.max(MIN_BUDGET.dram),
+        pm: b.pm.max(MIN_BUDGET.pm),
+    }
+}
+
+/// The figures of `--figures` (all by default), in report order; an unknown one is refused.
+fn chosen(list: Option<&str>) -> Result<Vec<&'static str>, String> {
+    let Some(list) = list else {
+        return Ok(FIGURES.to_vec());
+    };
+    let asked: Vec<&str> = list.split(',').map(str::trim).collect();
+    if let Some(bad) = asked.iter().find(|f| !FIGURES.contains(f)) {
+        return Err(format!(
+            "--figures: {bad:?} is not in this preset (it has {}; see docs/bench.md for the \
+             figures not done yet)",
+            FIGURES.join(", ")
+        ));
+    }
+    Ok(FIGURES.into_iter().filter(|f| asked.contains(f)).collect())
+}
+
+/// `path` relative to the report directory, for links in report.md.
+pub fn relative(dir: &Path, path: &Path) -> String {
+    path.strip_prefix(dir).unwrap_or(path).display().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn figures_are_chosen_in_report_order_and_unknown_ones_refused() {
+        assert_eq!(chosen(None).unwrap(), FIGURES);
+        assert_eq!(chosen(Some("17,9a")).unwrap(), ["9a", "17"]);
+        let e = chosen(Some("9a,12")).unwrap_err();
+        assert!(e.contains("\"12\""), "{e}");
+    }
+}
