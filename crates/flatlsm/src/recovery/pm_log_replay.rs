@@ -83,8 +83,7 @@ mod tests {
             .background_work(false);
         let db = Db::open(dir.path(), opts.clone()).unwrap();
         for i in 0..500u32 {
-            db.put(format!("key{i:05}").as_bytes(), &[7u8; 300])
-                .unwrap();
+            db.put(format!("key{i:05}").as_bytes(), [7u8; 300]).unwrap();
         }
         db.close().unwrap();
         drop(db);
