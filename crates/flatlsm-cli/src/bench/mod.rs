@@ -18,6 +18,7 @@ mod histogram;
 mod intervals;
 mod json;
 mod keys;
+mod machine_load;
 mod memory;
 mod mixed;
 mod outcome;

@@ -44,6 +44,9 @@ pub struct Outcome {
     pub external_cdf: Option<Vec<(f64, f64)>>,
     /// The memory the engine occupied when the benchmark ended (not taken: all `None`).
     pub memory: MemoryUse,
+    /// CPU seconds other processes used while this engine ran (`--compare profiles`; `None`
+    /// where not measured).
+    pub others_cpu_seconds: Option<f64>,
 }
 
 impl Outcome {
@@ -69,6 +72,7 @@ impl Outcome {
             reopen_seconds: None,
             external_cdf: None,
             memory: MemoryUse::default(),
+            others_cpu_seconds: None,
         }
     }
 

@@ -236,10 +236,16 @@ fn run_once(cfg: &BenchConfig, work: &WorkDir) -> Result<(Vec<Outcome>, Value), 
         if let Some(spent) = spending(cfg, v)? {
             println!("   budget spent: {}", spent.describe());
         }
+        let others = super::machine_load::OthersSince::now();
         let mut outcomes = super::run_flatlsm(&one, work)?;
+        let busy = others.and_then(|o| o.seconds());
         super::remove_flatlsm_files(&one, work)?;
+        if let Some(s) = busy {
+            println!("   other processes used {s:.1} CPU s during this design's run");
+        }
         for o in &mut outcomes {
             o.engine = label.to_string();
+            o.others_cpu_seconds = busy;
         }
         all.extend(outcomes);
     }

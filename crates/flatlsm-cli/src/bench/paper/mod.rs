@@ -6,8 +6,8 @@
 //!
 //! Scale at `--scale 1` (the paper: 80 GB of data, 16 B keys, PMTables 6 × 2 GB, MatrixKV 8 GB
 //! and NoveLSM 12 GB of PM): every design gets DRAM 512 MiB and PM 1 GiB; Fig. 9a writes
-//! 4 GiB per value size (1/20), Fig. 11 loads 1M records of 4 KB and runs 100k operations per
-//! workload (E: 10k), Fig. 17 fills PMTables of 256 MiB, 512 MiB and 1 GiB in all (the paper:
+//! 4 GiB per value size (1/20), Fig. 11 loads 1M records of 4 KB and runs 500k operations per
+//! workload (E: 50k), Fig. 17 fills PMTables of 256 MiB, 512 MiB and 1 GiB in all (the paper:
 //! 4 GB). `--scale` multiplies all of it (budgets floored at DRAM 8 MiB, PM 16 MiB).
 
 mod fig11;

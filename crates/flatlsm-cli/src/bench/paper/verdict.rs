@@ -58,15 +58,19 @@ impl Verdict {
     }
 }
 
-/// What this run measured that bears on a write row: each side's settled write amplification
-/// and stall intervals (1-s intervals below half the mean).
+/// What this run measured that bears on a write row: each side's settled write amplification,
+/// stall intervals (1-s intervals below half the mean) and the CPU other processes took while
+/// it ran (a shared machine: rows with much of it are not comparable).
 pub fn write_evidence(flatlsm: &Outcome, other: &Outcome) -> String {
     let side = |o: &Outcome| {
         let wa = o
             .settle
             .map_or(o.stats.write_amplification(), |s| s.write_amplification);
         let (stalls, of) = (o.interval_stats.stalls, o.interval_stats.count);
-        format!("WA {wa:.2}, {stalls}/{of} stall intervals")
+        let others = o
+            .others_cpu_seconds
+            .map_or(String::new(), |s| format!(", others' CPU {s:.0} s"));
+        format!("WA {wa:.2}, {stalls}/{of} stall intervals{others}")
     };
     format!(
         "FlatLSM {}; {} {}",
