@@ -8,7 +8,7 @@
 # N: requests per test (default 1000000). Load: -t set,get,incr,mset -r 1000000 -c 50 -P 16
 # -d 1024. Environment: FLATLSM_BIN (default target/release/flatlsm, built if missing),
 # BENCH_DIR (default /var/tmp/flatlsm-bench-serve; wiped first), PM_PATH (flatlsm's PM
-# directory; default inside the database), SERVE_FLAGS (e.g. --sync), PORT_FLATLSM (6390),
+# directory, wiped first too; default inside the database), SERVE_FLAGS (e.g. --sync), PORT_FLATLSM (6390),
 # PORT_REDIS (6391). Needs redis-server and redis-benchmark (apt-get install redis-server
 # redis-tools). Raw outputs are kept in $BENCH_DIR/*.csv.
 set -euo pipefail
@@ -25,7 +25,7 @@ for tool in redis-server redis-benchmark redis-cli; do
   command -v "$tool" >/dev/null || { echo "bench-serve: $tool not found (apt-get install redis-server redis-tools)" >&2; exit 1; }
 done
 [ -x "$bin" ] || cargo build --release -p flatlsm-cli
-rm -rf "$dir" && mkdir -p "$dir/redis"
+rm -rf "$dir" ${PM_PATH:+"$PM_PATH"} && mkdir -p "$dir/redis"
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; }
 trap cleanup EXIT

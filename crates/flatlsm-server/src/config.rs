@@ -52,6 +52,9 @@ pub struct ServerConfig {
     /// Where to serve Prometheus metrics (`GET /metrics`); `None` (the default): no endpoint,
     /// and commands are not timed.
     pub metrics: Option<SocketAddr>,
+    /// Worker threads of the runtime `serve_until_signal` builds; commands execute on them, so
+    /// a command that waits holds one (0, the default: one per CPU).
+    pub workers: usize,
 }
 
 impl Default for ServerConfig {
@@ -71,6 +74,7 @@ impl Default for ServerConfig {
             checkpoint_dir: None,
             shutdown_grace: Duration::from_secs(5),
             metrics: None,
+            workers: 0,
         }
     }
 }

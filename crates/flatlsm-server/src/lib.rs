@@ -3,9 +3,9 @@
 //!
 //! It uses only the public API of the `flatlsm` crate. Requests are decoded with the
 //! `redis-protocol` crate behind a shape guard ([`request`]); each connection runs as a tokio
-//! task that decodes up to `max_pipeline` requests, executes them on tokio's blocking pool (the
-//! engine's calls block: a write may wait for a write stall) and writes every reply before
-//! reading on. A reply to a write is sent only after the engine's write returned.
+//! task that decodes up to `max_pipeline` requests, executes them on its worker thread (the
+//! engine's calls block, so a write waiting out a stall holds the worker: `workers` sets how
+//! many there are) and writes every reply before reading on. A reply to a write is sent only after the engine's write returned.
 //!
 //! ```no_run
 //! use flatlsm_server::{Server, ServerConfig};

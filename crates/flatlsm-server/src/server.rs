@@ -192,7 +192,11 @@ pub fn serve_until_signal(
     config: ServerConfig,
     on_ready: impl FnOnce(SocketAddr),
 ) -> Result<(), ServerError> {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
+    let mut builder = tokio::runtime::Builder::new_multi_thread();
+    if config.workers > 0 {
+        builder.worker_threads(config.workers);
+    }
+    let runtime = builder
         .enable_all()
         .thread_name("flatlsm-server")
         .build()

@@ -63,6 +63,10 @@ pub struct ServeArgs {
     /// histograms, the server's counters, the engine's statistics), e.g. 127.0.0.1:9121.
     #[arg(long, value_name = "ADDR")]
     metrics: Option<std::net::SocketAddr>,
+    /// Worker threads; commands run on them, so a command that waits for the device holds
+    /// one (0: one per CPU).
+    #[arg(long, default_value_t = 0)]
+    workers: usize,
 }
 
 /// Opens the database and serves it until SHUTDOWN, SIGTERM or SIGINT.
@@ -92,6 +96,7 @@ impl ServeArgs {
             keys_limit: self.keys_limit,
             checkpoint_dir: Some(self.checkpoint_dir()),
             metrics: self.metrics,
+            workers: self.workers,
             ..ServerConfig::default()
         };
         config.validate()?;
