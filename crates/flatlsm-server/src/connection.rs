@@ -13,7 +13,7 @@
 //! replies (further pipelined requests wait in the socket, which pushes back on the client).
 
 use crate::clients::ClientInfo;
-use crate::commands::{execute, execute_sets, plain_set_run, Ctx, Session};
+use crate::commands::{batchable_run, execute, execute_run, Ctx, Session};
 use crate::reply::{Protocol, Reply};
 use crate::request::{next_request, Limits, ProtocolError};
 use crate::shared::{Counters, Shared};
@@ -219,7 +219,8 @@ impl Connection {
 }
 
 /// Executes `requests` in order and encodes their replies; stops after a command that closes
-/// the connection. A run of two or more plain SETs is one engine write (`execute_sets`).
+/// the connection. A run of two or more plain SETs, or of counters, is one engine write
+/// (`execute_run`).
 fn run_batch(
     shared: &Arc<Shared>,
     mut session: Session,
@@ -241,12 +242,12 @@ fn run_batch(
     (session, out)
 }
 
-/// Executes the next request (or the next run of plain SETs) and encodes its replies into `out`;
+/// Executes the next request (or the next run of batchable writes) and encodes its replies into `out`;
 /// how many requests it took, and whether the batch stops there (the connection closes).
 fn run_next(ctx: &mut Ctx<'_>, requests: &[Vec<Bytes>], out: &mut BytesMut) -> (usize, bool) {
-    let sets = plain_set_run(requests, ctx.session);
-    let replies = match sets >= 2 {
-        true => execute_sets(ctx, &requests[..sets]),
+    let run = batchable_run(requests, ctx.session);
+    let replies = match run >= 2 {
+        true => execute_run(ctx, &requests[..run]),
         false => vec![execute(ctx, &requests[0])],
     };
     replies.iter().for_each(|reply| count(ctx.shared, reply));

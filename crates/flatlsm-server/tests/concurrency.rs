@@ -133,6 +133,57 @@ fn a_pipeline_of_plain_sets_reads_as_one_set_after_another() {
     );
 }
 
+/// Consecutive counters of one pipeline are one engine write; each reply is the value one
+/// counter after another would give (a key counted twice in the run sees the first count), and
+/// one that fails (not an integer, overflow, bad increment) fails alone.
+#[test]
+fn a_pipeline_of_counters_reads_as_one_counter_after_another() {
+    let server = TestServer::start();
+    let mut c = server.client();
+    assert_eq!(c.cmd(&["SET", "text", "abc"]), "+OK\r\n");
+    assert_eq!(
+        c.cmd(&["SET", "big", &(i64::MAX - 1).to_string()]),
+        "+OK\r\n"
+    );
+    let requests: [&[&[u8]]; 10] = [
+        &[b"INCR", b"n"],
+        &[b"INCRBY", b"n", b"10"],
+        &[b"DECR", b"n"],
+        &[b"INCR", b"text"],
+        &[b"INCR", b"big"],
+        &[b"INCR", b"big"],
+        &[b"DECRBY", b"m", b"5"],
+        &[b"INCRBY", b"m", b"x"],
+        &[b"incr", b"n"],
+        &[b"MGET", b"n", b"m", b"big", b"text"],
+    ];
+    let pipeline: Vec<u8> = requests.iter().flat_map(|r| encode(r)).collect();
+    c.send_bytes(&pipeline);
+    let replies: Vec<String> = (0..requests.len()).map(|_| c.reply()).collect();
+    assert_eq!(replies[..3], [":1\r\n", ":11\r\n", ":10\r\n"]);
+    assert!(
+        replies[3].starts_with("-ERR value is not an integer"),
+        "{}",
+        replies[3]
+    );
+    assert_eq!(replies[4], format!(":{}\r\n", i64::MAX));
+    assert!(replies[5].contains("overflow"), "{}", replies[5]);
+    assert_eq!(replies[6], ":-5\r\n");
+    assert!(
+        replies[7].starts_with("-ERR value is not an integer"),
+        "{}",
+        replies[7]
+    );
+    assert_eq!(replies[8], ":11\r\n");
+    let expected = [
+        bulk("11"),
+        bulk("-5"),
+        bulk(&i64::MAX.to_string()),
+        bulk("abc"),
+    ];
+    assert_eq!(replies[9], format!("*4\r\n{}", expected.concat()));
+}
+
 /// A client that has not authenticated gets NOAUTH for each SET of a pipeline, and nothing
 /// is written.
 #[test]

@@ -2,44 +2,52 @@
 //! key's lock (`crate::locks`), so concurrent clients lose no increment.
 
 use super::store::{reply, Outcome};
-use super::{int_arg, parse_i64, Ctx};
+use super::{int_arg, is, parse_i64, Ctx};
 use crate::reply::Reply;
 use bytes::Bytes;
 
-/// INCR key.
-pub fn incr(ctx: &mut Ctx<'_>, args: &[Bytes]) -> Reply {
-    reply(add(ctx, &args[1], 1))
+/// INCR key, DECR key, INCRBY key increment and DECRBY key decrement: the new value.
+pub fn incr_family(ctx: &mut Ctx<'_>, args: &[Bytes]) -> Reply {
+    reply(delta(args).and_then(|by| add(ctx, &args[1], by)))
 }
 
-/// DECR key.
-pub fn decr(ctx: &mut Ctx<'_>, args: &[Bytes]) -> Reply {
-    reply(add(ctx, &args[1], -1))
+/// The amount an INCR, DECR, INCRBY or DECRBY request (arity checked) adds.
+pub(super) fn delta(args: &[Bytes]) -> Result<i64, Reply> {
+    if is(&args[0], "incr") {
+        return Ok(1);
+    }
+    if is(&args[0], "decr") {
+        return Ok(-1);
+    }
+    let by = int_arg(&args[2])?;
+    match is(&args[0], "incrby") {
+        true => Ok(by),
+        false => by
+            .checked_neg()
+            .ok_or_else(|| Reply::err("decrement would overflow")),
+    }
 }
 
-/// INCRBY key increment.
-pub fn incrby(ctx: &mut Ctx<'_>, args: &[Bytes]) -> Reply {
-    reply(int_arg(&args[2]).and_then(|by| add(ctx, &args[1], by)))
+/// The integer `current` holds (a missing key is 0) plus `by`.
+pub(super) fn added(current: Option<&[u8]>, by: i64) -> Result<i64, Reply> {
+    let current = match current {
+        None => 0,
+        Some(value) => parse_i64(value).ok_or_else(super::not_an_integer)?,
+    };
+    plus(current, by)
 }
 
-/// DECRBY key decrement.
-pub fn decrby(ctx: &mut Ctx<'_>, args: &[Bytes]) -> Reply {
-    let by = int_arg(&args[2]).and_then(|by| {
-        by.checked_neg()
-            .ok_or_else(|| Reply::err("decrement would overflow"))
-    });
-    reply(by.and_then(|by| add(ctx, &args[1], by)))
+/// `current + by`, or the overflow error.
+pub(super) fn plus(current: i64, by: i64) -> Result<i64, Reply> {
+    current
+        .checked_add(by)
+        .ok_or_else(|| Reply::err("increment or decrement would overflow"))
 }
 
-/// Adds `by` to the integer at `key` (a missing key is 0); the new value.
+/// Adds `by` to the integer at `key`; the new value.
 fn add(ctx: &Ctx<'_>, key: &[u8], by: i64) -> Outcome {
     let _lock = ctx.shared.locks.lock_one(key);
-    let current = match ctx.get(key)? {
-        None => 0,
-        Some(value) => parse_i64(&value).ok_or_else(super::not_an_integer)?,
-    };
-    let new = current
-        .checked_add(by)
-        .ok_or_else(|| Reply::err("increment or decrement would overflow"))?;
+    let new = added(ctx.get(key)?.as_deref(), by)?;
     ctx.put(key, new.to_string().as_bytes())?;
     Ok(Reply::Int(new))
 }

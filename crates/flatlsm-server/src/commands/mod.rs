@@ -7,6 +7,7 @@
 //! LASTSAVE, SHUTDOWN) and `table` (the command table and COMMAND).
 
 mod admin;
+mod batched;
 mod connection;
 mod counters;
 mod keyspace;
@@ -20,6 +21,7 @@ use crate::shared::Shared;
 use bytes::Bytes;
 use std::sync::Arc;
 
+pub use batched::{batchable_run, execute_run};
 pub use connection::COMPATIBLE_REDIS_VERSION;
 pub use keyspace::estimate_keys;
 
@@ -71,44 +73,12 @@ pub fn execute(ctx: &mut Ctx<'_>, args: &[Bytes]) -> Reply {
     reply
 }
 
-/// How many requests at the start of `requests` are plain `SET key value` (no options) within
-/// the engine's key and value limits, so that [`execute_sets`] may write them as one batch.
-pub fn plain_set_run(requests: &[Vec<Bytes>], session: &Session) -> usize {
-    if !session.authenticated {
-        return 0;
-    }
-    let plain = |r: &&Vec<Bytes>| {
-        r.len() == 3
-            && r[0].eq_ignore_ascii_case(b"set")
-            && r[1].len() <= flatlsm::options::MAX_KEY_SIZE
-            && r[2].len() <= flatlsm::options::MAX_VALUE_SIZE
-    };
-    requests.iter().take_while(plain).count()
-}
-
-/// Executes a run of plain SETs ([`plain_set_run`]) as one atomic engine write under their keys'
-/// locks, each counted and timed as one command: the replies one SET after another would get
-/// (`+OK` each, or each the engine's error), with one engine write instead of one per SET.
-pub fn execute_sets(ctx: &mut Ctx<'_>, sets: &[Vec<Bytes>]) -> Vec<Reply> {
-    let started = std::time::Instant::now();
-    let reply = strings::set_all(ctx, sets);
-    ctx.session
-        .client
-        .touch("set", resp_version(ctx.session.protocol));
-    if let Some(metrics) = &ctx.shared.metrics {
-        let took = started.elapsed();
-        sets.iter()
-            .for_each(|_| metrics.observe("set", took, reply.is_error()));
-    }
-    vec![reply; sets.len()]
-}
-
 /// The name of every command the server knows (lowercase).
 pub fn command_names() -> Vec<&'static str> {
     table::COMMANDS.iter().map(|s| s.name).collect()
 }
 
-fn resp_version(protocol: Protocol) -> u8 {
+pub(crate) fn resp_version(protocol: Protocol) -> u8 {
     match protocol {
         Protocol::Resp2 => 2,
         Protocol::Resp3 => 3,

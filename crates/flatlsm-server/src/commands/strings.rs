@@ -143,17 +143,6 @@ pub fn mset(ctx: &mut Ctx<'_>, args: &[Bytes]) -> Reply {
     reply(outcome)
 }
 
-/// Plain `SET key value` requests of one pipeline, in order, as one WriteBatch under their
-/// keys' locks (a later SET of the same key wins, as it would one after another).
-pub fn set_all(ctx: &mut Ctx<'_>, sets: &[Vec<Bytes>]) -> Reply {
-    let _lock = ctx.shared.locks.lock(sets.iter().map(|r| &r[1][..]));
-    let mut batch = WriteBatch::new();
-    for r in sets {
-        batch.put(&r[1], &r[2]);
-    }
-    reply(ctx.write(&batch).map(|()| Reply::ok()))
-}
-
 /// MSETNX key value [key value ...]: 1 and all set if none existed, else 0 and none set.
 pub fn msetnx(ctx: &mut Ctx<'_>, args: &[Bytes]) -> Reply {
     let outcome = pairs("msetnx", args).and_then(|pairs| {
