@@ -55,6 +55,8 @@ pub(crate) trait WriteBuffer: Send + Sync {
     fn split_points(&self, parts: usize) -> Vec<Vec<u8>>;
     /// Bytes the buffer's log holds (its fill, in the unit of its capacity).
     fn log_bytes(&self) -> u64;
+    /// Bytes of DRAM the buffer's index holds beside its log (0 for an index kept in PM).
+    fn index_dram_bytes(&self) -> u64;
     /// Entries (all versions) and an upper bound of their user-key + value bytes.
     fn contents(&self) -> (u64, u64);
     /// Largest sequence number in the buffer.
@@ -118,6 +120,10 @@ impl WriteBuffer for PmTable {
 
     fn log_bytes(&self) -> u64 {
         PmTable::log_bytes(self)
+    }
+
+    fn index_dram_bytes(&self) -> u64 {
+        self.dram_bytes()
     }
 
     fn contents(&self) -> (u64, u64) {

@@ -128,6 +128,10 @@ impl WriteBuffer for SkiplistBuffer {
         self.list.used_bytes()
     }
 
+    fn index_dram_bytes(&self) -> u64 {
+        0 // the skiplist lives in PM
+    }
+
     /// The nodes' bytes bound their keys and values.
     fn contents(&self) -> (u64, u64) {
         (self.list.len(), self.list.used_bytes())

@@ -42,7 +42,8 @@ pub(crate) fn stats(db: &DbInner) -> Stats {
         vlog_buffered_files: get(&c.vlog_buffered_files),
         store_compactions: c.store_compactions.lock().clone(),
         pmtables: 1 + sv.imms.len(),
-        pmtable_bytes: tables.map(|t| t.log_bytes()).sum(),
+        pmtable_bytes: tables.clone().map(|t| t.log_bytes()).sum(),
+        pmtable_index_bytes: tables.map(|t| t.index_dram_bytes()).sum(),
         l1_runs: db.design.level0_runs(&sv.version),
         profile: db.opts.profile,
         levels: (0..db.opts.profile.num_levels())

@@ -20,6 +20,7 @@ const INT_PROPERTIES: &[(&str, Reader)] = &[
         s.pmtables.saturating_sub(1) as u64
     }),
     ("flatlsm.cur-size-all-mem-tables", |s| s.pmtable_bytes),
+    ("flatlsm.pmtable-index-bytes", |s| s.pmtable_index_bytes),
     ("flatlsm.total-sst-files-size", |s| {
         s.levels.iter().map(|l| l.bytes).sum()
     }),
@@ -81,6 +82,7 @@ pub const PROPERTY_NAMES: &[&str] = &[
     "flatlsm.num-range-deletions",
     "flatlsm.num-immutable-mem-table",
     "flatlsm.cur-size-all-mem-tables",
+    "flatlsm.pmtable-index-bytes",
     "flatlsm.total-sst-files-size",
     "flatlsm.num-files",
     "flatlsm.live-blob-file-size",

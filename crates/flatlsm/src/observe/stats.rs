@@ -224,6 +224,8 @@ pub struct Stats {
     pub pmtables: usize,
     /// PM Log bytes in use by all PMTables.
     pub pmtable_bytes: u64,
+    /// DRAM the PMTables' indexes hold (skiplist arenas, point indexes, filters).
+    pub pmtable_index_bytes: u64,
     /// Per SSD level the design uses ([`crate::options::Profile::num_levels`]); FlatLSM: 0 = L1's
     /// unmerged runs, 1 = the ordered L1, 2 = L2.
     pub levels: Vec<LevelStats>,
@@ -335,8 +337,8 @@ impl fmt::Display for Stats {
         )?;
         writeln!(
             f,
-            "PMTables: {} using {} bytes",
-            self.pmtables, self.pmtable_bytes
+            "PMTables: {} using {} bytes of PM, {} bytes of DRAM for their indexes",
+            self.pmtables, self.pmtable_bytes, self.pmtable_index_bytes
         )?;
         for l in &self.levels {
             let (name, files, bytes, data) = (&l.name, l.files, l.bytes, l.data_bytes);

@@ -21,6 +21,7 @@
 //! All of it is safe Rust: every shared word is an atomic.
 
 use super::log::EntryOffset;
+use super::point_index::{key_hash, Nodes, Point, PointIndex};
 use crate::error::{Error, Result};
 use parking_lot::Mutex;
 use std::cmp::Ordering;
@@ -77,6 +78,8 @@ pub struct ArenaIndex {
     height: AtomicUsize,
     len: AtomicUsize,
     writer: Mutex<WriterState>,
+    /// Each key's newest node, for point reads (written under `writer`).
+    points: PointIndex,
 }
 
 /// Words a key of `len` bytes takes.
@@ -113,6 +116,7 @@ impl ArenaIndex {
                 next_free: 1,
                 rng: 0x9E37_79B9_7F4A_7C15,
             }),
+            points: PointIndex::default(),
         }
     }
 
@@ -126,10 +130,16 @@ impl ArenaIndex {
         self.len() == 0
     }
 
-    /// Bytes of arena allocated so far.
-    #[cfg(test)]
+    /// Bytes of DRAM the index holds: its arena chunks and its point index.
     pub fn memory_bytes(&self) -> usize {
-        self.chunks.iter().filter(|c| c.get().is_some()).count() * CHUNK_WORDS * 8
+        let chunks = self.chunks.iter().filter(|c| c.get().is_some()).count();
+        chunks * CHUNK_WORDS * 8 + self.points.memory_bytes()
+    }
+
+    /// Bytes of the point index's tables.
+    #[cfg(test)]
+    pub fn point_index_bytes(&self) -> usize {
+        self.points.memory_bytes()
     }
 
     fn word(&self, addr: u64) -> &AtomicU64 {
@@ -254,6 +264,11 @@ impl ArenaIndex {
         }
     }
 
+    /// What the point index knows of `key`: its newest node, that it has none, or nothing.
+    pub fn newest(&self, key: &[u8]) -> Point {
+        self.points.find(self, key, key_hash(key))
+    }
+
     /// The first node at or after (`key`, `trailer`); `None` if there is none.
     pub fn lower_bound(&self, key: &[u8], trailer: u64) -> Option<NodeRef> {
         Some(self.search(key, trailer, false, &mut [])).filter(|&n| n != 0)
@@ -338,6 +353,7 @@ impl ArenaIndex {
         for (level, &prev) in prevs.iter().enumerate().take(height) {
             self.set_link(prev, level, node);
         }
+        self.points.record(self, key, key_hash(key), node);
         self.len.fetch_add(1, Release);
         Ok(around)
     }
@@ -369,6 +385,22 @@ impl ArenaIndex {
         slot.get_or_init(|| (0..CHUNK_WORDS).map(|_| AtomicU64::new(0)).collect());
         w.next_free += words as u64;
         Ok(node)
+    }
+}
+
+impl Nodes for ArenaIndex {
+    fn holds(&self, node: NodeRef, key: &[u8]) -> bool {
+        self.compare_user_key(node, key) == Ordering::Equal
+    }
+
+    fn hash_of(&self, node: NodeRef) -> u64 {
+        let mut key = Vec::new();
+        self.append_user_key(node, &mut key);
+        key_hash(&key)
+    }
+
+    fn newer(&self, a: NodeRef, b: NodeRef) -> bool {
+        self.word(a).load(Relaxed) > self.word(b).load(Relaxed)
     }
 }
 

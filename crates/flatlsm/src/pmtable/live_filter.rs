@@ -91,7 +91,6 @@ impl LiveFilter {
     }
 
     /// Bytes of DRAM the filter takes.
-    #[cfg(test)]
     pub fn size(&self) -> usize {
         self.words.len() * 8
     }

@@ -16,6 +16,7 @@
 
 use super::cursor::{PmTableCursor, PmTableIterator};
 use super::index::{ArenaIndex, NodeInfo, NodeRef};
+use super::point_index::Point;
 use super::live_filter::LiveFilter;
 use super::log::{
     encoded_entry_len, EntryOffset, LogEntry, LogExtent, PmLog, PmLogWriter, ValueSpan,
@@ -274,19 +275,29 @@ impl PmTable {
         if !self.may_contain(user_key) {
             return Ok(None);
         }
-        let trailer = pack_trailer(seq, KIND_FOR_SEEK);
-        let Some(node) = self.index.lower_bound(user_key, trailer) else {
+        let Some(node) = self.newest_at(user_key, seq) else {
             return Ok(None);
         };
-        if self.index.compare_user_key(node, user_key) != KeyOrder::Equal {
-            return Ok(None);
-        }
         let info = self.index.info(node);
         if kind_of(info.trailer) == Some(ValueKind::Deletion) {
             return Ok(Some(MemLookup::Deleted));
         }
         let value = self.value_of(&info)?.to_vec();
         Ok(Some(MemLookup::Value(value, info.trailer >> 8)))
+    }
+
+    /// The node of `user_key`'s newest version at or below `seq`: from the point index when
+    /// it knows the key and its newest version is visible, else by a skiplist search.
+    fn newest_at(&self, user_key: &[u8], seq: SequenceNumber) -> Option<NodeRef> {
+        match self.index.newest(user_key) {
+            Point::Absent => return None,
+            Point::Newest(node) if self.index.info(node).trailer >> 8 <= seq => return Some(node),
+            _ => {}
+        }
+        let node = self
+            .index
+            .lower_bound(user_key, pack_trailer(seq, KIND_FOR_SEEK))?;
+        (self.index.compare_user_key(node, user_key) == KeyOrder::Equal).then_some(node)
     }
 
     /// False only if the table holds no entry of `user_key` (its filters say so).
@@ -337,6 +348,13 @@ impl PmTable {
     /// True if nothing was written.
     pub fn is_empty(&self) -> bool {
         self.index.is_empty()
+    }
+
+    /// Bytes of DRAM the table's index holds: skiplist arena, point index and filters.
+    pub fn dram_bytes(&self) -> u64 {
+        let live = self.live_filter.as_ref().map_or(0, LiveFilter::size);
+        let folded = self.folded_filter.get().map_or(0, LiveFilter::size);
+        (self.index.memory_bytes() + live + folded) as u64
     }
 
     /// Bytes of the log in use (including the Buffer Log).
