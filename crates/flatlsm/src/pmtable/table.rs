@@ -16,12 +16,12 @@
 
 use super::cursor::{PmTableCursor, PmTableIterator};
 use super::index::{ArenaIndex, NodeInfo, NodeRef};
-use super::point_index::Point;
 use super::live_filter::LiveFilter;
 use super::log::{
     encoded_entry_len, EntryOffset, LogEntry, LogExtent, PmLog, PmLogWriter, ValueSpan,
     PM_LOG_HEADER_LEN,
 };
+use super::point_index::Point;
 use crate::error::{Error, Result};
 use crate::file_names::pm_log_file_name;
 use crate::iter::VersionFilter;
