@@ -47,14 +47,18 @@ fn every_design_spends_within_both_budgets_at_every_value_size() {
     }
 }
 
-/// FlatLSM's PM goes to six PMTables and nearly all of it is used; its indexes come out of
-/// the DRAM, so small values leave a smaller block cache.
+/// FlatLSM's PM goes to six PMTables (more, smaller ones for small entries) and nearly all of
+/// it is used; its indexes come out of the DRAM, so small values leave a smaller block cache.
 #[test]
 fn flatlsm_spends_pm_on_six_pmtables_and_dram_on_their_indexes() {
     let small = spend(budget(), Profile::FlatLsm, false, entries(256)).unwrap();
     let large = spend(budget(), Profile::FlatLsm, false, entries(65536)).unwrap();
-    let o = options(&small, Profile::FlatLsm);
+    let o = options(&large, Profile::FlatLsm);
     assert_eq!((o.max_write_buffer_number, o.flush_immutable_num), (6, 2));
+    assert_eq!(
+        options(&entries_spending(1024), Profile::FlatLsm).max_write_buffer_number,
+        6
+    );
     assert!(small.total(Memory::Pm) > budget().pm * 99 / 100);
     assert!(small.block_cache < large.block_cache);
     assert!(
@@ -62,6 +66,21 @@ fn flatlsm_spends_pm_on_six_pmtables_and_dram_on_their_indexes() {
         "{}",
         small.describe()
     );
+}
+
+fn entries_spending(value: usize) -> Spending {
+    spend(budget(), Profile::FlatLsm, false, entries(value)).unwrap()
+}
+
+/// At 256 B six PMTables of a gigabyte would each index over half a million entries: the PM
+/// goes to twelve of half the size instead, flushing at four, and no table holds more than
+/// `ENTRIES_PER_PMTABLE`.
+#[test]
+fn small_entries_spread_the_pm_over_more_smaller_pmtables() {
+    let o = options(&entries_spending(256), Profile::FlatLsm);
+    assert_eq!((o.max_write_buffer_number, o.flush_immutable_num), (12, 4));
+    let per_table = o.pmtable_size as u64 / entries(256).log_bytes();
+    assert!(per_table <= ENTRIES_PER_PMTABLE, "{per_table}");
 }
 
 /// MatrixKV: the container takes the PM the write-ahead log leaves, memtables stay in DRAM;
