@@ -1,0 +1,124 @@
+//! Runs of pipelined writes executed as one engine write: consecutive plain `SET key value`
+//! requests, or consecutive INCR, DECR, INCRBY and DECRBY requests. One engine write per run
+//! instead of one per request: a pipelined INCR paid a writer-lock hand-off and a write-path
+//! entry for each request.
+//!
+//! Invariants: the replies are those the requests would get one after another (a counter sees
+//! the increments before it in the run; a later SET of a key wins); a run holds all its keys'
+//! locks (`crate::locks`) from its first read to the end of its write, so no other writer
+//! interleaves; replies are encoded only after the write returned, and if it fails every
+//! request of the run that would have written gets the engine's error instead.
+
+use super::counters::{added, delta, plus};
+use super::{resp_version, Ctx, Session};
+use crate::reply::Reply;
+use bytes::Bytes;
+use flatlsm::options::{MAX_KEY_SIZE, MAX_VALUE_SIZE};
+use flatlsm::WriteBatch;
+use std::collections::HashMap;
+
+/// The kinds of request a run may hold (all of one kind).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// `SET key value`, no options.
+    PlainSet,
+    /// INCR, DECR, INCRBY or DECRBY.
+    Counter,
+}
+
+/// The kind of `request`, if it may join a run: authenticated, arity right, and its key and
+/// value within the engine's limits (so the run's write cannot fail on them).
+fn kind(request: &[Bytes]) -> Option<Kind> {
+    let name = request.first()?;
+    if request.get(1).is_none_or(|key| key.len() > MAX_KEY_SIZE) {
+        return None;
+    }
+    let is = |word: &str| name.eq_ignore_ascii_case(word.as_bytes());
+    match request.len() {
+        3 if is("set") && request[2].len() <= MAX_VALUE_SIZE => Some(Kind::PlainSet),
+        2 if is("incr") || is("decr") => Some(Kind::Counter),
+        3 if is("incrby") || is("decrby") => Some(Kind::Counter),
+        _ => None,
+    }
+}
+
+/// How many requests at the start of `requests` form one run (0 if the first cannot start
+/// one); [`execute_run`] executes it.
+pub fn batchable_run(requests: &[Vec<Bytes>], session: &Session) -> usize {
+    let first = requests.first().and_then(|r| kind(r));
+    if !session.authenticated || first.is_none() {
+        return 0;
+    }
+    requests.iter().take_while(|r| kind(r) == first).count()
+}
+
+/// Executes a run ([`batchable_run`]) as one atomic engine write under its keys' locks, each
+/// request counted and timed as one command; the replies in request order.
+pub fn execute_run(ctx: &mut Ctx<'_>, run: &[Vec<Bytes>]) -> Vec<Reply> {
+    let started = std::time::Instant::now();
+    let _lock = ctx.shared.locks.lock(run.iter().map(|r| &r[1][..]));
+    let replies = match kind(&run[0]) {
+        Some(Kind::Counter) => counters(ctx, run),
+        _ => vec![sets(ctx, run); run.len()],
+    };
+    record(ctx, run, &replies, started.elapsed());
+    replies
+}
+
+/// The replies of a run of plain SETs (one `+OK`, or the engine's error, for all).
+fn sets(ctx: &Ctx<'_>, run: &[Vec<Bytes>]) -> Reply {
+    let mut batch = WriteBatch::new();
+    for r in run {
+        batch.put(&r[1], &r[2]);
+    }
+    match ctx.write(&batch) {
+        Ok(()) => Reply::ok(),
+        Err(error) => error,
+    }
+}
+
+/// The replies of a run of counters: each new value computed over the values before it, all
+/// written at once.
+fn counters(ctx: &Ctx<'_>, run: &[Vec<Bytes>]) -> Vec<Reply> {
+    let mut values: HashMap<&[u8], i64> = HashMap::new();
+    let mut replies: Vec<Reply> = run.iter().map(|r| count(ctx, r, &mut values)).collect();
+    let mut batch = WriteBatch::new();
+    for (key, value) in &values {
+        batch.put(key, value.to_string().as_bytes());
+    }
+    if let Err(error) = ctx.write(&batch) {
+        let failed = |reply: &mut Reply| matches!(reply, Reply::Int(_)).then(|| error.clone());
+        replies
+            .iter_mut()
+            .for_each(|r| *r = failed(r).unwrap_or_else(|| r.clone()));
+    }
+    replies
+}
+
+/// One counter request over `values` (the run's new values so far): its reply.
+fn count<'r>(ctx: &Ctx<'_>, request: &'r [Bytes], values: &mut HashMap<&'r [u8], i64>) -> Reply {
+    let key = &request[1][..];
+    let new = delta(request).and_then(|by| match values.get(key) {
+        Some(&value) => plus(value, by),
+        None => ctx.get(key).and_then(|v| added(v.as_deref(), by)),
+    });
+    match new {
+        Ok(new) => {
+            values.insert(key, new);
+            Reply::Int(new)
+        }
+        Err(error) => error,
+    }
+}
+
+/// Counts and times every request of the run as the command it is.
+fn record(ctx: &Ctx<'_>, run: &[Vec<Bytes>], replies: &[Reply], took: std::time::Duration) {
+    let resp = resp_version(ctx.session.protocol);
+    for (request, reply) in run.iter().zip(replies) {
+        let name = String::from_utf8_lossy(&request[0]).to_ascii_lowercase();
+        ctx.session.client.touch(&name, resp);
+        if let Some(metrics) = &ctx.shared.metrics {
+            metrics.observe(&name, took, reply.is_error());
+        }
+    }
+}
