@@ -332,6 +332,8 @@ impl ArenaIndex {
     /// Inserts (`key`, `info.trailer`) → `info`. The pair must not be in the index yet.
     pub fn insert(&self, key: &[u8], info: NodeInfo) -> Result<Neighbors> {
         let mut w = self.writer.lock();
+        let hash = key_hash(key);
+        self.points.warm(hash);
         let height = random_height(&mut w.rng);
         let mut prevs = [0; MAX_HEIGHT];
         let top = self.height.load(Relaxed);
@@ -353,7 +355,7 @@ impl ArenaIndex {
         for (level, &prev) in prevs.iter().enumerate().take(height) {
             self.set_link(prev, level, node);
         }
-        self.points.record(self, key, key_hash(key), node);
+        self.points.record(self, key, hash, node);
         self.len.fetch_add(1, Release);
         Ok(around)
     }
@@ -391,12 +393,6 @@ impl ArenaIndex {
 impl Nodes for ArenaIndex {
     fn holds(&self, node: NodeRef, key: &[u8]) -> bool {
         self.compare_user_key(node, key) == Ordering::Equal
-    }
-
-    fn hash_of(&self, node: NodeRef) -> u64 {
-        let mut key = Vec::new();
-        self.append_user_key(node, &mut key);
-        key_hash(&key)
     }
 
     fn newer(&self, a: NodeRef, b: NodeRef) -> bool {

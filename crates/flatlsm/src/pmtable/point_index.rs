@@ -3,10 +3,12 @@
 //! misses instead of a skiplist search (about twenty on a table of a million entries: a fifth
 //! of a pipelined INCR's time and a tenth of a GET's were `ArenaIndex::search`).
 //!
-//! Open addressing with linear probing over slots of `tag << 48 | node` (0: empty), where
-//! `tag` is 16 bits of the key's hash, so a probe past another key rarely reads that key's
-//! node. The table doubles when half full: the writer copies every slot into a table twice
-//! the size and only then publishes it as the active one. Old tables stay allocated (readers
+//! Open addressing with linear probing over slots of `hash << 32 | node` (0: empty), where
+//! `hash` is the low 32 bits of the key's hash: they pick the key's first slot in any table
+//! size, and the bits above that act as a tag, so a probe past another key rarely reads that
+//! key's node. The table doubles when half full: the writer copies every slot into a table
+//! twice the size (from the slots alone, reading no node) and only then publishes it as the
+//! active one. Old tables stay allocated (readers
 //! may still be probing them) until the index is dropped: at most as much again as the
 //! active table.
 //!
@@ -19,7 +21,7 @@
 //!   (the active one was published before any such version was recorded after it). A version
 //!   above S may have replaced the one the reader needs: the caller then searches the
 //!   skiplist.
-//! - If a node cannot be recorded (every table size used up, or a node address past 48 bits),
+//! - If a node cannot be recorded (every table size used up, or a node address past 32 bits),
 //!   `complete` turns false for good before the node's sequence is published, and a miss means
 //!   "search the skiplist", never "absent".
 //!
@@ -34,8 +36,8 @@ use std::sync::OnceLock;
 const FIRST_SLOTS: usize = 1 << 10;
 /// Tables the index may grow through (the last one has `FIRST_SLOTS << (TABLES - 1)` slots).
 const TABLES: usize = 20;
-/// Bits of a slot holding the node address.
-const NODE_BITS: u32 = 48;
+/// Bits of a slot holding the node address (the rest hold the key's hash).
+const NODE_BITS: u32 = 32;
 const NODE_MASK: u64 = (1 << NODE_BITS) - 1;
 
 /// What the index knows of a key.
@@ -53,8 +55,6 @@ pub enum Point {
 pub trait Nodes {
     /// True if `node` holds a version of `key`.
     fn holds(&self, node: NodeRef, key: &[u8]) -> bool;
-    /// The hash of `node`'s user key ([`key_hash`] of it).
-    fn hash_of(&self, node: NodeRef) -> u64;
     /// True if `a` is a newer version of its key than `b`.
     fn newer(&self, a: NodeRef, b: NodeRef) -> bool;
 }
@@ -93,8 +93,9 @@ fn empty_table(slots: usize) -> Box<[AtomicU64]> {
     (0..slots).map(|_| AtomicU64::new(0)).collect()
 }
 
+/// The bits of a key's hash a slot keeps.
 fn tag_of(hash: u64) -> u64 {
-    hash >> NODE_BITS
+    hash & NODE_MASK
 }
 
 fn node_of(slot: u64) -> NodeRef {
@@ -105,7 +106,7 @@ fn node_of(slot: u64) -> NodeRef {
 /// would go; `None` if every slot holds another key.
 fn probe(table: &[AtomicU64], nodes: &impl Nodes, key: &[u8], hash: u64) -> Option<(usize, u64)> {
     let mask = table.len().checked_sub(1)?;
-    let start = hash as usize & mask;
+    let start = tag_of(hash) as usize & mask;
     (0..table.len())
         .map(|step| (start + step) & mask)
         .find_map(|i| {
@@ -116,10 +117,10 @@ fn probe(table: &[AtomicU64], nodes: &impl Nodes, key: &[u8], hash: u64) -> Opti
         })
 }
 
-/// Puts `slot` (a node whose key hashes to `hash`) into the first empty slot from its start.
-fn place(table: &[AtomicU64], hash: u64, slot: u64) {
+/// Puts `slot` into the first empty slot of `table` from its key's start.
+fn place(table: &[AtomicU64], slot: u64) {
     let mask = table.len() - 1;
-    let start = hash as usize & mask;
+    let start = (slot >> NODE_BITS) as usize & mask;
     let free = (0..table.len())
         .map(|step| (start + step) & mask)
         .find(|&i| table[i].load(Relaxed) == 0);
@@ -141,6 +142,15 @@ impl PointIndex {
         tables.map(|t| t.len() * 8).sum()
     }
 
+    /// Reads the first slot `hash` would probe, so that its cache line is on its way while the
+    /// writer searches the skiplist (the insert's own probe then hits the cache).
+    pub fn warm(&self, hash: u64) {
+        let table = self.table();
+        if let Some(slot) = table.get(tag_of(hash) as usize & table.len().wrapping_sub(1)) {
+            std::hint::black_box(slot.load(Relaxed));
+        }
+    }
+
     /// What the index knows of `key` (hash `hash`).
     pub fn find(&self, nodes: &impl Nodes, key: &[u8], hash: u64) -> Point {
         let complete = self.complete.load(Acquire);
@@ -154,7 +164,7 @@ impl PointIndex {
     /// Writer only: records `node`, a version of `key` (hash `hash`), as its newest unless the
     /// index holds a newer one.
     pub fn record(&self, nodes: &impl Nodes, key: &[u8], hash: u64, node: NodeRef) {
-        let found = (node <= NODE_MASK && self.room_for_one_more(nodes))
+        let found = (node <= NODE_MASK && self.room_for_one_more())
             .then(|| probe(self.table(), nodes, key, hash))
             .flatten();
         let Some((i, slot)) = found else {
@@ -172,7 +182,7 @@ impl PointIndex {
 
     /// Grows the active table if one more key would fill it past half: copies every slot into
     /// a table twice the size, then publishes it. False if no bigger table is left.
-    fn room_for_one_more(&self, nodes: &impl Nodes) -> bool {
+    fn room_for_one_more(&self) -> bool {
         let table = self.table();
         if (self.used.load(Relaxed) + 1) * 2 <= table.len() {
             return true;
@@ -183,7 +193,7 @@ impl PointIndex {
         };
         let bigger = empty_table(table.len() * 2);
         for slot in table.iter().map(|s| s.load(Relaxed)).filter(|&s| s != 0) {
-            place(&bigger, nodes.hash_of(node_of(slot)), slot);
+            place(&bigger, slot);
         }
         let _ = cell.set(bigger);
         self.active.store(next, Release);
