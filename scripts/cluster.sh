@@ -61,7 +61,8 @@ up() {
   for i in $(seq "$n"); do wait_port $((base + i - 1)); done
   write_config
   if ! alive "$dir/nutcracker.pid"; then
-    nutcracker -c "$dir/nutcracker.yml" -o "$dir/nutcracker.log" -a 127.0.0.1 -s $((proxy + 1)) &
+    nutcracker -c "$dir/nutcracker.yml" -o "$dir/nutcracker.log" -a 127.0.0.1 -s $((proxy + 1)) \
+      >"$dir/nutcracker.out" 2>&1 &
     echo $! > "$dir/nutcracker.pid"
   fi
   wait_port "$proxy"

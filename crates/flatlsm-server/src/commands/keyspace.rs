@@ -211,25 +211,32 @@ pub fn dbsize(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> Reply {
 }
 
 /// The number of keys: counted exactly up to [`DBSIZE_EXACT_KEYS`]; past them, those counted
-/// scaled by the database's size on SSD over the counted range's (`Db::approximate_size`),
-/// which assumes keys of even size and density. While the data is all in write buffers (not
-/// yet on SSD) that ratio is unknown and the count so far (a lower bound) is returned.
+/// scaled by the database's size on SSD over the counted range's (`Db::approximate_size`,
+/// which assumes keys of even size and density), capped by the engine's entry count
+/// (`Stats::estimated_keys`, which counts every version). Where the counted range has no SSD
+/// size (it lies in the write buffers) the ratio is unknown and the entry count is the
+/// estimate: the count so far was returned before, 100,000 for a server holding millions.
 pub fn estimate_keys(db: &flatlsm::Db) -> flatlsm::Result<u64> {
     let mut counted = 0;
     let mut last = Vec::new();
     for entry in db.iter()? {
         if counted == DBSIZE_EXACT_KEYS {
-            let all = db.approximate_size::<&[u8]>(..)?;
-            let part = db.approximate_size(..=&last[..])?;
-            // No SSD size for the counted part (all still in write buffers): a lower bound.
-            let scaled = (u128::from(counted) * u128::from(all)).checked_div(u128::from(part));
-            let scaled = scaled.map_or(counted, |n| u64::try_from(n).unwrap_or(u64::MAX));
-            return Ok(counted.max(scaled));
+            return scaled_estimate(db, counted, &last);
         }
         last = entry?.0;
         counted += 1;
     }
     Ok(counted)
+}
+
+/// [`estimate_keys`] past the exact count: `counted` keys up to `last`.
+fn scaled_estimate(db: &flatlsm::Db, counted: u64, last: &[u8]) -> flatlsm::Result<u64> {
+    let entries = db.stats().estimated_keys;
+    let all = db.approximate_size::<&[u8]>(..)?;
+    let part = db.approximate_size(..=last)?;
+    let scaled = (u128::from(counted) * u128::from(all)).checked_div(u128::from(part));
+    let scaled = scaled.map_or(entries, |n| u64::try_from(n).unwrap_or(u64::MAX));
+    Ok(counted.max(scaled.min(entries)))
 }
 
 /// FLUSHDB [ASYNC | SYNC] (and FLUSHALL): every key deleted by one range tombstone.
@@ -246,4 +253,36 @@ pub fn flushdb(ctx: &mut Ctx<'_>, args: &[Bytes]) -> Reply {
     let db = &ctx.shared.db;
     let deleted = db.delete_range(b"", &last).and_then(|()| db.delete(&last));
     reply(deleted.map(|()| Reply::ok()).map_err(engine_error))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{estimate_keys, DBSIZE_EXACT_KEYS};
+
+    /// Regression (sixth session): with more than the exact count of keys all in the write
+    /// buffers, DBSIZE answered the count so far (100,000 for a server holding millions).
+    #[test]
+    fn dbsize_past_the_exact_count_estimates_keys_in_write_buffers_and_on_ssd() {
+        let dir = tempfile::tempdir().unwrap();
+        let opts = flatlsm::Options::default().pm_path(dir.path().join("pm"));
+        let db = flatlsm::Db::open(dir.path().join("db"), opts).unwrap();
+        let keys = 2 * DBSIZE_EXACT_KEYS + DBSIZE_EXACT_KEYS / 2;
+        let mut batch = flatlsm::WriteBatch::new();
+        for i in 0..keys {
+            batch.put(format!("key{i:09}"), "v");
+            if i % 10_000 == 9_999 {
+                db.write(&batch).unwrap();
+                batch = flatlsm::WriteBatch::new();
+            }
+        }
+        let within = |n: u64| n.abs_diff(keys) <= keys / 10;
+        let in_buffers = estimate_keys(&db).unwrap();
+        assert!(
+            within(in_buffers),
+            "{in_buffers} of {keys} in write buffers"
+        );
+        db.flush().unwrap();
+        let on_ssd = estimate_keys(&db).unwrap();
+        assert!(within(on_ssd), "{on_ssd} of {keys} on SSD");
+    }
 }

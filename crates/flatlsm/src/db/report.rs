@@ -43,7 +43,14 @@ pub(crate) fn stats(db: &DbInner) -> Stats {
         store_compactions: c.store_compactions.lock().clone(),
         pmtables: 1 + sv.imms.len(),
         pmtable_bytes: tables.clone().map(|t| t.log_bytes()).sum(),
-        pmtable_index_bytes: tables.map(|t| t.index_dram_bytes()).sum(),
+        pmtable_index_bytes: tables.clone().map(|t| t.index_dram_bytes()).sum(),
+        estimated_keys: tables.map(|t| t.contents().0).sum::<u64>()
+            + sv.version
+                .levels
+                .iter()
+                .flatten()
+                .map(|f| f.num_entries)
+                .sum::<u64>(),
         l1_runs: db.design.level0_runs(&sv.version),
         profile: db.opts.profile,
         levels: (0..db.opts.profile.num_levels())

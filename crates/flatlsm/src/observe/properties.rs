@@ -21,6 +21,7 @@ const INT_PROPERTIES: &[(&str, Reader)] = &[
     }),
     ("flatlsm.cur-size-all-mem-tables", |s| s.pmtable_bytes),
     ("flatlsm.pmtable-index-bytes", |s| s.pmtable_index_bytes),
+    ("flatlsm.estimate-num-keys", |s| s.estimated_keys),
     ("flatlsm.total-sst-files-size", |s| {
         s.levels.iter().map(|l| l.bytes).sum()
     }),
@@ -83,6 +84,7 @@ pub const PROPERTY_NAMES: &[&str] = &[
     "flatlsm.num-immutable-mem-table",
     "flatlsm.cur-size-all-mem-tables",
     "flatlsm.pmtable-index-bytes",
+    "flatlsm.estimate-num-keys",
     "flatlsm.total-sst-files-size",
     "flatlsm.num-files",
     "flatlsm.live-blob-file-size",

@@ -226,6 +226,10 @@ pub struct Stats {
     pub pmtable_bytes: u64,
     /// DRAM the PMTables' indexes hold (skiplist arenas, point indexes, filters).
     pub pmtable_index_bytes: u64,
+    /// Entries in the write buffers and the SSTs (RocksDB's `estimate-num-keys`): an upper
+    /// bound of the keys, counting every version and tombstone not yet merged away (a design's
+    /// level-0 store in PM is not counted).
+    pub estimated_keys: u64,
     /// Per SSD level the design uses ([`crate::options::Profile::num_levels`]); FlatLSM: 0 = L1's
     /// unmerged runs, 1 = the ordered L1, 2 = L2.
     pub levels: Vec<LevelStats>,
