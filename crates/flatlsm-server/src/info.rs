@@ -148,8 +148,9 @@ pub fn engine_properties(shared: &Shared) -> Fields {
 /// endpoint's gauges; values past `i64::MAX` are clamped).
 pub fn engine_numbers(shared: &Shared) -> Vec<(String, i64)> {
     let mut numbers = Vec::new();
+    let stats = shared.db.stats(); // one report for every property
     for name in property_names() {
-        if let Some(v) = shared.db.property_int(&name) {
+        if let Some(v) = stats.property_int(&name) {
             let v = i64::try_from(v).unwrap_or(i64::MAX);
             numbers.push((name.replace(['.', '-'], "_"), v));
         }

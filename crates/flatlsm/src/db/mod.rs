@@ -427,7 +427,7 @@ impl Db {
     /// The integer property `name` (RocksDB's `GetIntProperty`); `None` for an unknown name
     /// or a text one (`flatlsm.stats`, `flatlsm.latency`).
     pub fn property_int(&self, name: &str) -> Option<u64> {
-        crate::observe::properties::int_property(&self.stats(), name)
+        self.stats().property_int(name)
     }
 
     /// Finishes the flushes already due (the immutable write buffers a background flush

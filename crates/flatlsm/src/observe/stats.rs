@@ -272,6 +272,23 @@ fn by_display<S: serde::Serializer>(m: &Option<PmMode>, s: S) -> Result<S::Ok, S
 }
 
 impl Stats {
+    /// The integer property `name` of this report ([`crate::Db::property_int`] without taking
+    /// a new report: a tool reading many properties takes one report and asks it each).
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let opts = flatlsm::Options::default().pm_path(dir.path().join("pm"));
+    /// let db = flatlsm::Db::open(dir.path().join("db"), opts)?;
+    /// db.put("k", "v")?;
+    /// let stats = db.stats();
+    /// assert_eq!(stats.property_int("flatlsm.latest-sequence-number"), Some(1));
+    /// assert_eq!(stats.property_int("flatlsm.no-such-property"), None);
+    /// # Ok::<(), flatlsm::Error>(())
+    /// ```
+    pub fn property_int(&self, name: &str) -> Option<u64> {
+        super::properties::int_property(self, name)
+    }
+
     /// Bytes flushes wrote (SSTs, value logs, and what went to PM).
     pub fn flush_bytes(&self) -> u64 {
         self.flush_sst_bytes + self.flush_vlog_bytes + self.flush_pm_bytes
