@@ -17,6 +17,9 @@
 //!   the chunk holding it, which the writer set before).
 //! - Nodes are never removed or changed once linked; an address stays valid for the index's life.
 //! - Order: user key ascending, then trailer descending (newest first), as internal keys.
+//! - Each inserted node is recorded in the point index (`point_index.rs`: a key's newest node)
+//!   after it is linked, under the writer lock and before the insert returns, so before the
+//!   write's sequence is published.
 //!
 //! All of it is safe Rust: every shared word is an atomic.
 
