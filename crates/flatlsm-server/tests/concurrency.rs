@@ -133,6 +133,39 @@ fn a_pipeline_of_plain_sets_reads_as_one_set_after_another() {
     );
 }
 
+/// SETs and MSETs pipelined together: the values and replies are those of one request after
+/// another, and an MSET with a missing value gets its own error.
+#[test]
+fn a_pipeline_of_sets_and_msets_reads_as_one_request_after_another() {
+    let server = TestServer::start();
+    let mut c = server.client();
+    let requests: [&[&[u8]]; 7] = [
+        &[b"SET", b"a", b"1"],
+        &[b"MSET", b"a", b"2", b"b", b"3"],
+        &[b"mset", b"c", b"4"],
+        &[b"SET", b"b", b"5"],
+        &[b"MSET", b"d"],
+        &[b"MSET", b"d", b"6", b"e"],
+        &[b"MGET", b"a", b"b", b"c", b"d"],
+    ];
+    let pipeline: Vec<u8> = requests.iter().flat_map(|r| encode(r)).collect();
+    c.send_bytes(&pipeline);
+    let replies: Vec<String> = (0..requests.len()).map(|_| c.reply()).collect();
+    assert_eq!(replies[..4], ["+OK\r\n"; 4]);
+    assert!(
+        replies[4].starts_with("-ERR wrong number"),
+        "{}",
+        replies[4]
+    );
+    assert!(
+        replies[5].starts_with("-ERR wrong number"),
+        "{}",
+        replies[5]
+    );
+    let values = [bulk("2"), bulk("5"), bulk("4"), "$-1\r\n".to_string()];
+    assert_eq!(replies[6], format!("*4\r\n{}", values.concat()));
+}
+
 /// Consecutive counters of one pipeline are one engine write; each reply is the value one
 /// counter after another would give (a key counted twice in the run sees the first count), and
 /// one that fails (not an integer, overflow, bad increment) fails alone.
