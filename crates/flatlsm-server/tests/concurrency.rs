@@ -120,9 +120,7 @@ fn a_pipeline_of_plain_sets_reads_as_one_set_after_another() {
         &[b"SET", b"c", b"w"],
         &[b"MGET", b"a", b"b", b"c"],
     ];
-    let pipeline: Vec<u8> = requests.iter().flat_map(|r| encode(r)).collect();
-    c.send_bytes(&pipeline);
-    let replies: Vec<String> = (0..requests.len()).map(|_| c.reply()).collect();
+    let replies = c.pipeline(&requests);
     assert_eq!(replies[..4], ["+OK\r\n", "+OK\r\n", "+OK\r\n", &bulk("2")]);
     assert_eq!(replies[4], "+OK\r\n");
     assert!(replies[5].starts_with("-ERR"), "{}", replies[5]);
@@ -148,9 +146,7 @@ fn a_pipeline_of_sets_and_msets_reads_as_one_request_after_another() {
         &[b"MSET", b"d", b"6", b"e"],
         &[b"MGET", b"a", b"b", b"c", b"d"],
     ];
-    let pipeline: Vec<u8> = requests.iter().flat_map(|r| encode(r)).collect();
-    c.send_bytes(&pipeline);
-    let replies: Vec<String> = (0..requests.len()).map(|_| c.reply()).collect();
+    let replies = c.pipeline(&requests);
     assert_eq!(replies[..4], ["+OK\r\n"; 4]);
     assert!(
         replies[4].starts_with("-ERR wrong number"),
@@ -190,9 +186,7 @@ fn a_pipeline_of_counters_reads_as_one_counter_after_another() {
         &[b"incr", b"n"],
         &[b"MGET", b"n", b"m", b"big", b"text"],
     ];
-    let pipeline: Vec<u8> = requests.iter().flat_map(|r| encode(r)).collect();
-    c.send_bytes(&pipeline);
-    let replies: Vec<String> = (0..requests.len()).map(|_| c.reply()).collect();
+    let replies = c.pipeline(&requests);
     assert_eq!(replies[..3], [":1\r\n", ":11\r\n", ":10\r\n"]);
     assert!(
         replies[3].starts_with("-ERR value is not an integer"),

@@ -111,14 +111,17 @@ fn count<'r>(ctx: &Ctx<'_>, request: &'r [Bytes], values: &mut HashMap<&'r [u8],
     }
 }
 
-/// Counts and times every request of the run as the command it is.
+/// Counts and times every request of the run as the command it is (only with metrics on), and
+/// records the last one as the client's last command (CLIENT LIST shows no more).
 fn record(ctx: &Ctx<'_>, run: &[Vec<Bytes>], replies: &[Reply], took: std::time::Duration) {
-    let resp = resp_version(ctx.session.protocol);
-    for (request, reply) in run.iter().zip(replies) {
-        let name = String::from_utf8_lossy(&request[0]).to_ascii_lowercase();
-        ctx.session.client.touch(&name, resp);
-        if let Some(metrics) = &ctx.shared.metrics {
-            metrics.observe(&name, took, reply.is_error());
+    let name = |request: &[Bytes]| String::from_utf8_lossy(&request[0]).to_ascii_lowercase();
+    if let Some(metrics) = &ctx.shared.metrics {
+        for (request, reply) in run.iter().zip(replies) {
+            metrics.observe(&name(request), took, reply.is_error());
         }
+    }
+    if let Some(last) = run.last() {
+        let resp = resp_version(ctx.session.protocol);
+        ctx.session.client.touch(&name(last), resp);
     }
 }

@@ -144,6 +144,13 @@ impl Client {
         self.stream.write_all(bytes).unwrap();
     }
 
+    /// Sends `requests` as one pipeline (one write) and returns their replies in order.
+    pub fn pipeline(&mut self, requests: &[&[&[u8]]]) -> Vec<String> {
+        let bytes: Vec<u8> = requests.iter().flat_map(|r| encode(r)).collect();
+        self.send_bytes(&bytes);
+        (0..requests.len()).map(|_| self.reply()).collect()
+    }
+
     /// One command's reply, as its exact RESP bytes (lossy UTF-8).
     pub fn cmd(&mut self, args: &[&str]) -> String {
         self.send(args);
