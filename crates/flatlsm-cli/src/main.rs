@@ -10,6 +10,7 @@ mod commands;
 mod crashtest;
 mod db_args;
 mod logger;
+mod results_page;
 
 use clap::{Parser, Subcommand};
 use commands::{
@@ -85,6 +86,8 @@ enum Command {
     Serve(serve::ServeArgs),
     /// Kills a writer process at random moments and verifies the database after each kill.
     Crashtest(crashtest::CrashtestArgs),
+    /// Writes docs/results/README.md, the generated index of measured results (--check: compare).
+    ResultsPage(results_page::ResultsPageArgs),
 }
 
 fn run(cli: Cli) -> Result<(), String> {
@@ -109,6 +112,7 @@ fn run(cli: Cli) -> Result<(), String> {
         Command::Bench(args) => bench::run(args),
         Command::Crashtest(args) => crashtest::run(args),
         Command::Serve(a) => serve::serve(a),
+        Command::ResultsPage(a) => results_page::run(a),
     }
 }
 
