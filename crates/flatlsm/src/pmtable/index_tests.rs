@@ -90,6 +90,30 @@ fn searches_match_the_model_in_both_directions() {
     }
 }
 
+/// Inserts over several sorted batches (`links.rs`), with trailers out of order and walks in
+/// the middle of a batch: every walk sees every node inserted before it, in order.
+#[test]
+fn nodes_linked_in_sorted_batches_and_by_walks_between_them_keep_the_model_order() {
+    use super::super::links::LINK_BATCH;
+    let mut rng = rand::rngs::StdRng::seed_from_u64(9);
+    let n = 3 * LINK_BATCH + 123;
+    let mut trailers: Vec<u64> = (1..=n as u64).collect();
+    rand::seq::SliceRandom::shuffle(&mut trailers[..], &mut rng);
+    let index = ArenaIndex::new(64 << 20);
+    let mut model = BTreeMap::new();
+    for (i, &trailer) in trailers.iter().enumerate() {
+        let key = random_key(&mut rng);
+        index.insert(&key, info(trailer)).unwrap();
+        model.insert((key.clone(), std::cmp::Reverse(trailer)), info(trailer));
+        if i % 7919 == 0 {
+            let found = index.lower_bound(&key, trailer).map(|n| key_of(&index, n));
+            assert_eq!(found, Some((key, std::cmp::Reverse(trailer))));
+        }
+    }
+    let got: Vec<ModelKey> = index.iter().map(|n| key_of(&index, n)).collect();
+    assert_eq!(got, model.keys().cloned().collect::<Vec<_>>());
+}
+
 #[test]
 fn prev_walks_back_through_every_node() {
     let (index, model) = build(2000, 4);
@@ -174,29 +198,18 @@ fn readers_racing_the_writer_always_see_a_sorted_prefix_of_the_inserts() {
 }
 
 #[test]
-fn an_insert_reports_the_newer_and_the_replaced_version_of_its_key_as_neighbours() {
+fn an_insert_reports_a_newer_and_the_replaced_version_of_its_key() {
     let index = ArenaIndex::new(1 << 20);
-    let trailer_of = |n: NodeRef| (n != 0).then(|| index.info(n).trailer);
+    let trailers = |v: Versions| {
+        let t = |n: NodeRef| (n != 0).then(|| index.info(n).trailer);
+        (t(v.newer), t(v.replaced))
+    };
     let b5 = index.insert(b"b", info(5)).unwrap();
-    assert_eq!((b5.before, b5.after), (0, 0));
+    assert_eq!(trailers(b5), (None, None));
     let b7 = index.insert(b"b", info(7)).unwrap();
-    assert_eq!(
-        (trailer_of(b7.before), trailer_of(b7.after)),
-        (None, Some(5))
-    );
+    assert_eq!(trailers(b7), (None, Some(5)));
     let b3 = index.insert(b"b", info(3)).unwrap();
-    assert_eq!(
-        (trailer_of(b3.before), trailer_of(b3.after)),
-        (Some(5), None)
-    );
+    assert_eq!(trailers(b3), (Some(7), None));
     let a1 = index.insert(b"a", info(1)).unwrap();
-    assert_eq!(
-        (trailer_of(a1.before), trailer_of(a1.after)),
-        (None, Some(7))
-    );
-    let c9 = index.insert(b"c", info(9)).unwrap();
-    assert_eq!(
-        (trailer_of(c9.before), trailer_of(c9.after)),
-        (Some(3), None)
-    );
+    assert_eq!(trailers(a1), (None, None));
 }

@@ -3,6 +3,7 @@
 //!
 //! - [`log`]: the PM Log and its Buffer Log (format, persist order, recovery scan).
 //! - [`table`]: the DRAM skiplist index over one log, point lookups and GC.
+//! - `links`: the index nodes written but not linked yet, linked in sorted batches.
 //! - [`live_filter`]: the bloom filter a mutable table fills as it indexes, for point reads.
 //! - [`point_index`]: the hash table from each key to its newest version, for point reads.
 //! - [`cursor`]: cursors over a table in internal-key order (owning, and borrowing for flushes).
@@ -10,6 +11,7 @@
 
 pub mod cursor;
 pub mod index;
+mod links;
 pub mod live_filter;
 pub mod log;
 pub mod point_index;

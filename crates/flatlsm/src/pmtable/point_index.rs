@@ -16,11 +16,11 @@
 //! - One writer at a time (the `ArenaIndex` writer); readers never lock.
 //! - Each key has at most one slot in the active table, holding its newest node (a node is
 //!   only replaced by a newer one: higher trailer).
-//! - A node is recorded after it is linked and before its write's sequence is published, so a
-//!   reader that pinned sequence S finds every version at or below S in the table it loads
-//!   (the active one was published before any such version was recorded after it). A version
-//!   above S may have replaced the one the reader needs: the caller then searches the
-//!   skiplist.
+//! - A node is recorded after its words are written and before its write's sequence is
+//!   published, so a reader that pinned sequence S finds every version at or below S in the
+//!   table it loads (the active one was published before any such version was recorded after
+//!   it). A version above S may have replaced the one the reader needs: the caller then
+//!   searches the skiplist (which links every recorded node before it walks).
 //! - If a node cannot be recorded (every table size used up, or a node address past 32 bits),
 //!   `complete` turns false for good before the node's sequence is published, and a miss means
 //!   "search the skiplist", never "absent".
@@ -142,15 +142,6 @@ impl PointIndex {
         tables.map(|t| t.len() * 8).sum()
     }
 
-    /// Reads the first slot `hash` would probe, so that its cache line is on its way while the
-    /// writer searches the skiplist (the insert's own probe then hits the cache).
-    pub fn warm(&self, hash: u64) {
-        let table = self.table();
-        if let Some(slot) = table.get(tag_of(hash) as usize & table.len().wrapping_sub(1)) {
-            std::hint::black_box(slot.load(Relaxed));
-        }
-    }
-
     /// What the index knows of `key` (hash `hash`).
     pub fn find(&self, nodes: &impl Nodes, key: &[u8], hash: u64) -> Point {
         let complete = self.complete.load(Acquire);
@@ -162,22 +153,28 @@ impl PointIndex {
     }
 
     /// Writer only: records `node`, a version of `key` (hash `hash`), as its newest unless the
-    /// index holds a newer one.
-    pub fn record(&self, nodes: &impl Nodes, key: &[u8], hash: u64, node: NodeRef) {
+    /// index holds a newer one. Returns what the index knew of `key` before: its newest node
+    /// then (which may be newer than `node`), that it had none, or `Unknown` if `node` could
+    /// not be recorded (the index is then incomplete for good).
+    pub fn record(&self, nodes: &impl Nodes, key: &[u8], hash: u64, node: NodeRef) -> Point {
         let found = (node <= NODE_MASK && self.room_for_one_more())
             .then(|| probe(self.table(), nodes, key, hash))
             .flatten();
         let Some((i, slot)) = found else {
             self.complete.store(false, Release);
-            return;
+            return Point::Unknown;
         };
         if slot != 0 && nodes.newer(node_of(slot), node) {
-            return;
+            return Point::Newest(node_of(slot));
         }
         if slot == 0 {
             self.used.fetch_add(1, Relaxed);
         }
         self.table()[i].store(tag_of(hash) << NODE_BITS | node, Release);
+        match slot {
+            0 => Point::Absent,
+            _ => Point::Newest(node_of(slot)),
+        }
     }
 
     /// Grows the active table if one more key would fill it past half: copies every slot into

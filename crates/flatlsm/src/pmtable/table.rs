@@ -9,8 +9,10 @@
 //!   through the index skip the entry crc: it was checked once already (see `log.rs`). PMTable
 //!   GC is the exception: it verifies what it gives a new crc.
 //! - Index entries are never removed, so a skiplist entry a cursor holds stays valid.
-//! - One writer at a time (the `writer` mutex); readers never lock: the skiplist's links are
-//!   atomics and an entry is inserted only after its bytes are written.
+//! - One writer at a time (the `writer` mutex). Point reads never lock; a reader that walks
+//!   the skiplist may take the index's writer lock once, to link the nodes inserts left
+//!   pending (`index.rs`). The skiplist's links are atomics and an entry is inserted only
+//!   after its bytes are written.
 //!
 //! Thread-safety: `PmTable` is `Send + Sync`; share it as `Arc<PmTable>`.
 
@@ -210,25 +212,20 @@ impl PmTable {
         if let Some(f) = &self.live_filter {
             f.add(e.key); // before the node is linked (live_filter.rs)
         }
-        // One search: the neighbours the insert found tell whether the entry is the newest
-        // version of its key, and which version it replaces as the newest.
-        let around = self.index.insert(e.key, info)?;
-        if self.is_version_of(around.before, e.key) {
+        // The versions the insert found tell whether the entry is the newest version of its
+        // key, and which version it replaces as the newest.
+        let versions = self.index.insert(e.key, info)?;
+        if versions.newer != 0 {
             // An older entry replayed after a newer one (GC'd log): it is not live.
             return Ok(());
         }
         let logged = encoded_entry_len(e.key.len(), e.value.len()) as u64;
         self.live_bytes.fetch_add(logged, Ordering::Relaxed);
         self.max_seq.fetch_max(e.seq, Ordering::Relaxed);
-        if self.is_version_of(around.after, e.key) {
-            self.no_longer_live(around.after, e.key);
+        if versions.replaced != 0 {
+            self.no_longer_live(versions.replaced, e.key);
         }
         Ok(())
-    }
-
-    /// True if `node` (0: none) is an entry of `user_key`.
-    fn is_version_of(&self, node: NodeRef, user_key: &[u8]) -> bool {
-        node != 0 && self.index.compare_user_key(node, user_key) == KeyOrder::Equal
     }
 
     /// Takes the bytes of `node`, a version of `user_key` a newer one replaced, out of

@@ -1,0 +1,101 @@
+//! [`PendingLinks`]: the nodes of an [`ArenaIndex`] written but not linked yet, and how the
+//! writer links them: in sorted batches, a few nodes at each insert.
+//!
+//! Inserts fill a batch in arrival order. Once the previous batch is linked and this one holds
+//! [`LINK_BATCH`] nodes, it is sorted and becomes the batch being linked; each later insert
+//! links [`LINKS_PER_INSERT`] of its nodes, in key order, each search starting from the
+//! predecessors of the node linked before it (the finger). Sorted neighbours in a batch of `B`
+//! among `n` linked nodes lie about `n / B` nodes apart, so a node costs the steps of a search
+//! over that gap rather than over the whole list: measured on 1.5M random 20-byte keys, 6
+//! forward steps per node at `B` = 16,384 against 26 for a search from the top.
+//!
+//! Linking two nodes per insert finishes a batch before the next one fills, and keeps every
+//! insert's share of the work bounded (no pause for a whole batch). Only
+//! [`PendingLinks::link_all`], called before a skiplist walk and at seal, links everything at
+//! once: a walk that starts after many writes pays for the nodes still waiting (at most two
+//! batches).
+//!
+//! Invariants (all under the index's writer lock):
+//! - `linking[next..]` is sorted as internal keys, and `finger` holds, at each level, a node
+//!   before `linking[next]` (0: the head): it is left at the last linked node's predecessors.
+//! - Every node is in exactly one of: linked, `linking[next..]`, `filling`.
+
+use super::index::{ArenaIndex, Fingers, NodeRef, MAX_HEIGHT};
+
+/// Nodes a batch holds before it is sorted and linked.
+pub const LINK_BATCH: usize = 16 * 1024;
+/// Nodes of the sorted batch the writer links at each insert (more than one, so a batch is
+/// linked before the next one fills).
+pub const LINKS_PER_INSERT: usize = 2;
+
+/// Writer-side state of the pending nodes (module documentation).
+pub struct PendingLinks {
+    /// Nodes inserted since the last batch was sorted, in arrival order.
+    filling: Vec<NodeRef>,
+    /// The sorted batch being linked; `next` is its first node not linked yet.
+    linking: Vec<NodeRef>,
+    next: usize,
+    finger: Fingers,
+    /// Scratch space for the key of the node being linked.
+    key: Vec<u8>,
+}
+
+impl Default for PendingLinks {
+    fn default() -> Self {
+        PendingLinks {
+            filling: Vec::new(),
+            linking: Vec::new(),
+            next: 0,
+            finger: [0; MAX_HEIGHT],
+            key: Vec::new(),
+        }
+    }
+}
+
+impl PendingLinks {
+    /// Nodes not linked yet.
+    pub fn count(&self) -> usize {
+        self.linking.len() - self.next + self.filling.len()
+    }
+
+    /// Adds `node` (written, not linked) and links a few pending nodes.
+    pub fn push(&mut self, index: &ArenaIndex, node: NodeRef) {
+        self.filling.push(node);
+        for _ in 0..LINKS_PER_INSERT {
+            if !self.link_one(index) {
+                break;
+            }
+        }
+        if self.next == self.linking.len() && self.filling.len() >= LINK_BATCH {
+            self.start_batch(index);
+        }
+    }
+
+    /// Links every pending node.
+    pub fn link_all(&mut self, index: &ArenaIndex) {
+        while self.link_one(index) {}
+        if !self.filling.is_empty() {
+            self.start_batch(index);
+            while self.link_one(index) {}
+        }
+    }
+
+    /// Sorts the filled batch and makes it the one being linked (the last one is done).
+    fn start_batch(&mut self, index: &ArenaIndex) {
+        std::mem::swap(&mut self.filling, &mut self.linking);
+        self.filling.clear();
+        index.sort_nodes(&mut self.linking);
+        self.next = 0;
+        self.finger = [0; MAX_HEIGHT];
+    }
+
+    /// Links the next node of the sorted batch; false if it is done.
+    fn link_one(&mut self, index: &ArenaIndex) -> bool {
+        let Some(&node) = self.linking.get(self.next) else {
+            return false;
+        };
+        index.link_from(node, &mut self.finger, &mut self.key);
+        self.next += 1;
+        true
+    }
+}
