@@ -10,6 +10,7 @@
 //! workload (E: 50k), Fig. 17 fills PMTables of 256 MiB, 512 MiB and 1 GiB in all (the paper:
 //! 4 GB). `--scale` multiplies all of it (budgets floored at DRAM 8 MiB, PM 16 MiB).
 
+mod by_size;
 mod fig11;
 mod fig17;
 mod fig9a;
