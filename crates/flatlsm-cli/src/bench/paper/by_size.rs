@@ -68,6 +68,8 @@ pub struct Swept {
     pub outcomes: Vec<Outcome>,
     /// Bytes the load wrote at each size.
     pub bytes: u64,
+    /// Reads at each size (`None`: as many as the writes).
+    pub reads: Option<u64>,
 }
 
 impl Sweep {
@@ -78,6 +80,7 @@ impl Sweep {
         Ok(Swept {
             outcomes,
             bytes: cfg.sweep_bytes,
+            reads: cfg.args.reads,
         })
     }
 
@@ -126,6 +129,18 @@ pub fn share_of_paper(bytes: u64) -> String {
         "{} (1/{share:.0} of the paper's 80 GB)",
         super::super::budget::mib(bytes)
     )
+}
+
+/// Where the reads of a read figure find the data: the page cache as the load left it, or
+/// dropped before each read benchmark (`--drop_caches`).
+pub fn page_cache_note(ctx: &Context<'_>) -> &'static str {
+    match ctx.cfg.args.drop_caches {
+        true => "the OS page cache dropped before each read benchmark (--drop_caches)",
+        false => {
+            "the OS page cache as the load left it (the data fits in this machine's RAM, where \
+             the paper's 80 GB did not: SSD reads cost little here)"
+        }
+    }
 }
 
 const HEADER: &str = "| value | vs | FlatLSM ops/s | its ops/s | FlatLSM / it (this run) | \
@@ -192,6 +207,7 @@ pub mod tests {
         Swept {
             outcomes,
             bytes: 4 << 20,
+            reads: None,
         }
     }
 
