@@ -1,23 +1,25 @@
-//! Fig. 9a (and Fig. 15's writes): random writes at 256 B, 1 KB, 4 KB, 16 KB and 64 KB values,
-//! FlatLSM against `leveled` (RocksDB), `novelsm`, `matrixkv` and `leveled+vsep` (Titan), every
-//! design at the run's budget, the same bytes at each size.
+//! Fig. 9a (and Fig. 15's writes): random writes (`fillrandom`) at 256 B, 1 KB, 4 KB, 16 KB and
+//! 64 KB values, FlatLSM against `leveled` (RocksDB), `novelsm`, `matrixkv` and `leveled+vsep`
+//! (Titan), every design at the run's budget, the same bytes at each size: 4 GiB at `--scale 1`
+//! (1/20 of the paper's 80 GB).
 
+use super::by_size::{share_of_paper, Judged, Sweep, WITH_TITAN};
 use super::verdict::{write_evidence, Claim};
-use super::{relative, Context, Section};
-use crate::bench::outcome::Outcome;
-use crate::bench::profiles;
+use super::{Context, Section};
 
-/// The value sizes (the paper also runs 512 B and 8 KB).
-const SIZES: [usize; 5] = [256, 1024, 4096, 16384, 65536];
-/// Bytes written at each size at `--scale 1` (the paper: 80 GB).
-const BYTES: u64 = 4 << 30;
-/// The designs after FlatLSM, with the role each plays and the paper's claim.
-const PEERS: [(&str, &str); 4] = [
-    ("leveled", "RocksDB"),
-    ("novelsm", "NoveLSM"),
-    ("matrixkv", "MatrixKV"),
-    ("leveled+vsep", "Titan"),
-];
+const SWEEP: Sweep = Sweep {
+    dir: "fig9a",
+    benchmarks: &["fillrandom"],
+    bytes: 4 << 30,
+    reads: None,
+    peers: &WITH_TITAN,
+};
+
+const JUDGED: Judged = Judged {
+    bench: "fillrandom",
+    claim,
+    evidence: write_evidence,
+};
 
 /// The paper's claim for FlatLSM over `peer` at `size` (Fig. 9a's ranges over 256 B–64 KB;
 /// Fig. 15's numbers per size for Titan).
@@ -43,59 +45,17 @@ fn titan_claim(size: usize) -> Claim {
 
 /// Runs the sweep and judges every (size, design) row.
 pub fn run(ctx: &Context<'_>) -> Result<Section, String> {
-    let mut cfg = ctx.figure_config("fig9a");
-    cfg.benchmarks = vec!["fillrandom".into()];
-    cfg.value_sizes = SIZES.to_vec();
-    cfg.sweep_bytes = ctx.bytes(BYTES, 4 << 20);
-    let designs = std::iter::once("FlatLSM").chain(PEERS.iter().map(|p| p.0));
-    cfg.variants = designs.map(str::to_string).collect();
-    let (outcomes, _) = profiles::run(&cfg, ctx.work)?;
-    let mut table = String::from(HEADER);
-    for size in SIZES {
-        table += &rows(&outcomes, size)?;
-    }
-    let plot = ctx.dir.join("fig9a").join("by_value_size_fillrandom.png");
+    let swept = SWEEP.run(ctx)?;
     Ok(Section {
         figure: "Fig. 9a".into(),
         title: "Random writes by value size (Fig. 15's Titan column too)".into(),
         setup: format!(
-            "db_bench fillrandom, 16 B keys, {} of writes at each value size (the paper: 80 GB), \
-             uniform keys; each design from a fresh database.",
-            super::super::budget::mib(cfg.sweep_bytes)
+            "db_bench fillrandom, 16 B keys, {} of writes at each value size, uniform keys; \
+             each design from a fresh database.",
+            share_of_paper(swept.bytes)
         ),
-        table,
-        plots: vec![relative(&ctx.dir, &plot)],
+        table: SWEEP.table(&swept, &JUDGED)?,
+        plots: vec![SWEEP.plot(ctx, "fillrandom")],
         seconds: 0.0,
     })
-}
-
-const HEADER: &str = "| value | vs | FlatLSM ops/s | its ops/s | FlatLSM / it (this run) | \
-                      paper | verdict | measured |\n|---|---|---|---|---|---|---|---|\n";
-
-/// The rows of one value size: FlatLSM against each peer.
-fn rows(outcomes: &[Outcome], size: usize) -> Result<String, String> {
-    let flatlsm = find(outcomes, "FlatLSM", size)?;
-    let mut out = String::new();
-    for (peer, role) in PEERS {
-        let other = find(outcomes, peer, size)?;
-        let (ours, theirs) = (flatlsm.ops_per_sec(), other.ops_per_sec());
-        let ratio = if theirs > 0.0 { ours / theirs } else { 0.0 };
-        let c = claim(peer, size);
-        out += &format!(
-            "| {size} B | {peer} ({role}) | {ours:.0} | {theirs:.0} | {ratio:.2}× | {} | {} | {} |\n",
-            c.text(),
-            c.judge(ratio).label(),
-            write_evidence(flatlsm, other)
-        );
-    }
-    Ok(out)
-}
-
-/// The fillrandom outcome of design `label` at `size` (the sweep names engines "label N B").
-fn find<'a>(outcomes: &'a [Outcome], label: &str, size: usize) -> Result<&'a Outcome, String> {
-    let engine = format!("{label} {size} B");
-    outcomes
-        .iter()
-        .find(|o| o.engine == engine && o.name == "fillrandom")
-        .ok_or_else(|| format!("Fig. 9a: no fillrandom result of {engine}"))
 }

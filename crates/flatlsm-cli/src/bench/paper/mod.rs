@@ -6,13 +6,21 @@
 //!
 //! Scale at `--scale 1` (the paper: 80 GB of data, 16 B keys, PMTables 6 × 2 GB, MatrixKV 8 GB
 //! and NoveLSM 12 GB of PM): every design gets DRAM 512 MiB and PM 1 GiB; Fig. 9a writes
-//! 4 GiB per value size (1/20), Fig. 11 loads 1M records of 4 KB and runs 500k operations per
-//! workload (E: 50k), Fig. 17 fills PMTables of 256 MiB, 512 MiB and 1 GiB in all (the paper:
-//! 4 GB). `--scale` multiplies all of it (budgets floored at DRAM 8 MiB, PM 16 MiB).
+//! 4 GiB per value size (1/20), Fig. 9b 2 GiB of sequential writes per size (1/40), Fig. 10
+//! loads 2 GiB per size at random (1/40) and reads 100k keys at random and 100k entries in
+//! order, Fig. 11 loads 1M records of 4 KB and runs 500k operations per workload (E: 50k),
+//! Fig. 15's reads load 4 GiB per size in order (1/20) and read 100k keys at random (its
+//! writes are Fig. 9a's Titan rows), Fig. 17 fills PMTables of 256 MiB, 512 MiB and 1 GiB in
+//! all (the paper: 4 GB). `--scale` multiplies all of it (budgets floored at DRAM 8 MiB, PM
+//! 16 MiB; loads at 4 MiB and read counts at 1,000 per size).
 
+mod by_size;
+mod fig10;
 mod fig11;
+mod fig15;
 mod fig17;
 mod fig9a;
+mod fig9b;
 mod report;
 mod verdict;
 
@@ -23,7 +31,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 /// The figures this preset runs, in report order.
-pub const FIGURES: [&str; 3] = ["9a", "11", "17"];
+pub const FIGURES: [&str; 6] = ["9a", "9b", "10", "11", "15", "17"];
 
 /// The smallest budget a scaled run gets: every design's buffers still fit.
 const MIN_BUDGET: Budget = Budget {
@@ -92,17 +100,26 @@ pub fn run(cfg: &BenchConfig, work: &WorkDir) -> Result<(), String> {
     let mut sections = Vec::new();
     for figure in chosen(cfg.args.figures.as_deref())? {
         let t = Instant::now();
-        let mut section = match figure {
-            "9a" => fig9a::run(&ctx)?,
-            "11" => fig11::run(&ctx)?,
-            _ => fig17::run(&ctx)?,
-        };
+        let mut section = run_figure(figure, &ctx)?;
         section.seconds = t.elapsed().as_secs_f64();
         sections.push(section);
     }
     let path = report::write(&ctx, &sections, started.elapsed().as_secs_f64())?;
     println!("report: {}", path.display());
     Ok(())
+}
+
+/// Runs one figure of [`FIGURES`].
+fn run_figure(figure: &str, ctx: &Context<'_>) -> Result<Section, String> {
+    match figure {
+        "9a" => fig9a::run(ctx),
+        "9b" => fig9b::run(ctx),
+        "10" => fig10::run(ctx),
+        "11" => fig11::run(ctx),
+        "15" => fig15::run(ctx),
+        "17" => fig17::run(ctx),
+        other => Err(format!("no figure {other:?} in this preset")),
+    }
 }
 
 fn context<'a>(cfg: &'a BenchConfig, work: &'a WorkDir) -> Result<Context<'a>, String> {
@@ -168,7 +185,10 @@ mod tests {
     #[test]
     fn figures_are_chosen_in_report_order_and_unknown_ones_refused() {
         assert_eq!(chosen(None).unwrap(), FIGURES);
-        assert_eq!(chosen(Some("17,9a")).unwrap(), ["9a", "17"]);
+        assert_eq!(
+            chosen(Some("17,15,9b,10,9a")).unwrap(),
+            ["9a", "9b", "10", "15", "17"]
+        );
         let e = chosen(Some("9a,12")).unwrap_err();
         assert!(e.contains("\"12\""), "{e}");
     }

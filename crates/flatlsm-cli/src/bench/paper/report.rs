@@ -54,8 +54,13 @@ const CAVEATS: &str = "\n## What this report cannot say\n\n\
   SLM-DB's skiplists, MatrixKV's container, FlatLSM's PM Logs) run at DRAM speed, kinder to \
   them than Optane.\n\
 - The SSD here writes 1.6–2.1 GB/s, where the paper's SATA SSD wrote about 0.5 GB/s, and the \
-  data is a twentieth of the paper's: compaction stalls cost the leveled designs much less, \
-  so smaller gaps than the paper's are expected for write rows.\n\
+  data is a twentieth to a fortieth of the paper's (each figure's setup says): compaction \
+  stalls cost the leveled designs much less, so smaller gaps than the paper's are expected for \
+  write rows.\n\
+- The read figures (10 and 15) load 2–4 GiB per size at `--scale 1`, which the page cache holds, \
+  where the paper read 80 GB from a SATA SSD: SSTable reads cost little here, so the gap PM \
+  reads make over SSD reads (the paper's reason for Fig. 15) mostly does not show. \
+  `--drop_caches` empties the cache before each read benchmark (as root).\n\
 - `leveled` plays RocksDB and `leveled+vsep` Titan; they are this engine's designs, not those \
   programs. RocksDB itself is not run under a budget.\n";
 

@@ -32,7 +32,7 @@ impl Claim {
     pub fn text(&self) -> String {
         match self {
             Claim::AtLeast(x, what) => format!("≥ {x:.2}× ({what})"),
-            Claim::Close(what) => format!("close ({what})"),
+            Claim::Close(what) => format!("close: ≥ {CLOSE_SHARE:.2}× ({what})"),
         }
     }
 
@@ -67,10 +67,7 @@ pub fn write_evidence(flatlsm: &Outcome, other: &Outcome) -> String {
             .settle
             .map_or(o.stats.write_amplification(), |s| s.write_amplification);
         let (stalls, of) = (o.interval_stats.stalls, o.interval_stats.count);
-        let others = o
-            .others_cpu_seconds
-            .map_or(String::new(), |s| format!(", others' CPU {s:.0} s"));
-        format!("WA {wa:.2}, {stalls}/{of} stall intervals{others}")
+        format!("WA {wa:.2}, {stalls}/{of} stall intervals{}", others_cpu(o))
     };
     format!(
         "FlatLSM {}; {} {}",
@@ -78,6 +75,28 @@ pub fn write_evidence(flatlsm: &Outcome, other: &Outcome) -> String {
         other.engine,
         side(other)
     )
+}
+
+/// What this run measured that bears on a read row: each side's mean latency, what a point
+/// read found (its result line's "(F of N found)": a random load leaves about 63 % of the key
+/// range) and the CPU other processes took while it ran.
+pub fn read_evidence(flatlsm: &Outcome, other: &Outcome) -> String {
+    let side = |o: &Outcome| {
+        let found = o.extra.trim();
+        let found = match found.is_empty() {
+            true => String::new(),
+            false => format!(" {found}"),
+        };
+        format!("mean {:.1} µs{found}{}", o.latency.average, others_cpu(o))
+    };
+    let (ours, theirs) = (side(flatlsm), side(other));
+    format!("FlatLSM {ours}; {} {theirs}", other.engine)
+}
+
+/// ", others' CPU N s" where it was measured.
+fn others_cpu(o: &Outcome) -> String {
+    o.others_cpu_seconds
+        .map_or(String::new(), |s| format!(", others' CPU {s:.0} s"))
 }
 
 #[cfg(test)]
@@ -94,5 +113,30 @@ mod tests {
         assert_eq!(close.judge(0.85), Verdict::Agrees);
         assert_eq!(close.judge(0.7), Verdict::Contradicts);
         assert!(claim.text().starts_with("≥ 3.65×"), "{}", claim.text());
+        assert_eq!(close.text(), "close: ≥ 0.80× (YCSB-C)");
+    }
+
+    #[test]
+    fn a_read_row_shows_each_sides_mean_latency_and_what_it_found() {
+        let m = crate::bench::runner::Measured {
+            ops: 10,
+            wall_seconds: 1.0,
+            ..Default::default()
+        };
+        let stats = crate::bench::engine::EngineStats::default();
+        let found = " (6 of 10 found)".to_string();
+        let ours = Outcome::new(
+            "FlatLSM 256 B",
+            "readrandom",
+            m.clone(),
+            found,
+            stats.clone(),
+        );
+        let mut theirs = Outcome::new("matrixkv 256 B", "readseq", m, String::new(), stats);
+        theirs.others_cpu_seconds = Some(2.0);
+        assert_eq!(
+            read_evidence(&ours, &theirs),
+            "FlatLSM mean 0.0 µs (6 of 10 found); matrixkv 256 B mean 0.0 µs, others' CPU 2 s"
+        );
     }
 }

@@ -1,0 +1,305 @@
+//! The figures by value size (Figs. 9a, 9b, 10 and 15's reads): one `--compare profiles` sweep
+//! over the paper's value sizes in which FlatLSM and each peer, every one from a fresh database
+//! at the run's budget, run the figure's benchmarks in order (a load, then any reads); then per
+//! judged benchmark a table of one row per (size, peer): both throughputs, FlatLSM's ratio, the
+//! paper's claim, the verdict and what the run measured.
+
+use super::verdict::Claim;
+use super::{relative, Context};
+use crate::bench::config::BenchConfig;
+use crate::bench::outcome::Outcome;
+use crate::bench::profiles;
+
+/// The value sizes (the paper also runs 512 B and 8 KB).
+pub const SIZES: [usize; 5] = [256, 1024, 4096, 16384, 65536];
+
+/// A design FlatLSM is compared with: its `--compare profiles` label and the system it plays.
+pub type Peer = (&'static str, &'static str);
+
+/// The paper's micro-benchmark baselines (Figs. 9 and 10).
+pub const BASELINES: [Peer; 3] = [
+    ("leveled", "RocksDB"),
+    ("novelsm", "NoveLSM"),
+    ("matrixkv", "MatrixKV"),
+];
+
+/// The baselines and Titan's role (Fig. 9's rows also carry Fig. 15's Titan column).
+pub const WITH_TITAN: [Peer; 4] = [
+    BASELINES[0],
+    BASELINES[1],
+    BASELINES[2],
+    ("leveled+vsep", "Titan"),
+];
+
+/// The paper's data per value size (80 GB), which the figures' shares are of.
+const PAPER_BYTES: f64 = 80.0 * (1u64 << 30) as f64;
+/// The smallest load a scaled run writes at each size.
+const MIN_BYTES: u64 = 4 << 20;
+/// The fewest reads a scaled run does at each size.
+const MIN_READS: u64 = 1000;
+
+/// What a figure by value size runs.
+pub struct Sweep {
+    /// The report's sub-directory for the figure's plots ("fig9a").
+    pub dir: &'static str,
+    /// The benchmarks every design runs at each size, in order.
+    pub benchmarks: &'static [&'static str],
+    /// Bytes the load writes at each size at `--scale 1`.
+    pub bytes: u64,
+    /// Reads at each size at `--scale 1` (`None`: db_bench's default, as many as the writes).
+    pub reads: Option<u64>,
+    /// The designs FlatLSM is compared with.
+    pub peers: &'static [Peer],
+}
+
+/// How one benchmark's rows are judged.
+pub struct Judged {
+    /// The benchmark.
+    pub bench: &'static str,
+    /// The paper's claim for FlatLSM over a peer (its label) at a value size.
+    pub claim: fn(&str, usize) -> Claim,
+    /// What the run measured that bears on a row: from FlatLSM's outcome and the peer's.
+    pub evidence: fn(&Outcome, &Outcome) -> String,
+}
+
+/// What a sweep ran: every outcome (engines named "label N B") and its scaled amounts.
+pub struct Swept {
+    /// Every design's outcomes at every size.
+    pub outcomes: Vec<Outcome>,
+    /// Bytes the load wrote at each size.
+    pub bytes: u64,
+    /// Reads at each size (`None`: as many as the writes).
+    pub reads: Option<u64>,
+}
+
+impl Sweep {
+    /// Runs the benchmarks at every size, FlatLSM first, then the peers.
+    pub fn run(&self, ctx: &Context<'_>) -> Result<Swept, String> {
+        let cfg = self.config(ctx);
+        let (outcomes, _) = profiles::run(&cfg, ctx.work)?;
+        Ok(Swept {
+            outcomes,
+            bytes: cfg.sweep_bytes,
+            reads: cfg.args.reads,
+        })
+    }
+
+    /// The figure's configuration: the sizes, its benchmarks and designs, the scaled amounts.
+    fn config(&self, ctx: &Context<'_>) -> BenchConfig {
+        let mut cfg = ctx.figure_config(self.dir);
+        cfg.benchmarks = self.benchmarks.iter().map(|b| b.to_string()).collect();
+        cfg.value_sizes = SIZES.to_vec();
+        cfg.sweep_bytes = ctx.bytes(self.bytes, MIN_BYTES);
+        // As a flag: the sweep gives every size this count instead of one per write.
+        cfg.args.reads = self.reads.map(|n| ctx.count(n, MIN_READS));
+        cfg.variants = self.designs();
+        cfg
+    }
+
+    fn designs(&self) -> Vec<String> {
+        let peers = self.peers.iter().map(|p| p.0);
+        std::iter::once("FlatLSM")
+            .chain(peers)
+            .map(String::from)
+            .collect()
+    }
+
+    /// The plot of `bench` by value size that the sweep draws, relative to the report.
+    pub fn plot(&self, ctx: &Context<'_>, bench: &str) -> String {
+        let name = format!("by_value_size_{bench}.png");
+        relative(&ctx.dir, &ctx.dir.join(self.dir).join(name))
+    }
+
+    /// The table of one judged benchmark: a row per size and peer.
+    pub fn table(&self, swept: &Swept, judged: &Judged) -> Result<String, String> {
+        let mut table = String::from(HEADER);
+        for size in SIZES {
+            for &peer in self.peers {
+                table += &row(&swept.outcomes, peer, size, judged)?;
+            }
+        }
+        Ok(table)
+    }
+}
+
+/// "4096 MiB (1/20 of the paper's 80 GB)": a load's size and its share of the paper's.
+pub fn share_of_paper(bytes: u64) -> String {
+    let share = PAPER_BYTES / bytes.max(1) as f64;
+    format!(
+        "{} (1/{share:.0} of the paper's 80 GB)",
+        super::super::budget::mib(bytes)
+    )
+}
+
+/// Where the reads of a read figure find the data: the page cache as the load left it, or
+/// dropped before each read benchmark (`--drop_caches`).
+pub fn page_cache_note(ctx: &Context<'_>) -> &'static str {
+    match ctx.cfg.args.drop_caches {
+        true => "the OS page cache dropped before each read benchmark (--drop_caches)",
+        false => {
+            "the OS page cache as the load left it (the data fits in this machine's RAM, where \
+             the paper's 80 GB did not: SSD reads cost little here)"
+        }
+    }
+}
+
+const HEADER: &str = "| value | vs | FlatLSM ops/s | its ops/s | FlatLSM / it (this run) | \
+                      paper | verdict | measured |\n|---|---|---|---|---|---|---|---|\n";
+
+/// FlatLSM against `peer` at `size` in the judged benchmark.
+fn row(outcomes: &[Outcome], peer: Peer, size: usize, judged: &Judged) -> Result<String, String> {
+    let flatlsm = find(outcomes, "FlatLSM", size, judged.bench)?;
+    let other = find(outcomes, peer.0, size, judged.bench)?;
+    let (ours, theirs) = (flatlsm.ops_per_sec(), other.ops_per_sec());
+    let ratio = if theirs > 0.0 { ours / theirs } else { 0.0 };
+    let claim = (judged.claim)(peer.0, size);
+    Ok(format!(
+        "| {size} B | {} ({}) | {ours:.0} | {theirs:.0} | {ratio:.2}× | {} | {} | {} |\n",
+        peer.0,
+        peer.1,
+        claim.text(),
+        claim.judge(ratio).label(),
+        (judged.evidence)(flatlsm, other)
+    ))
+}
+
+/// The `bench` outcome of design `label` at `size` (the sweep names engines "label N B").
+fn find<'a>(
+    outcomes: &'a [Outcome],
+    label: &str,
+    size: usize,
+    bench: &str,
+) -> Result<&'a Outcome, String> {
+    let engine = format!("{label} {size} B");
+    outcomes
+        .iter()
+        .find(|o| o.engine == engine && o.name == bench)
+        .ok_or_else(|| format!("no {bench} result of {engine}"))
+}
+
+#[cfg(test)]
+pub mod tests {
+    use super::*;
+    use crate::bench::engine::EngineStats;
+    use crate::bench::runner::Measured;
+    use crate::bench::workdir::WorkDir;
+
+    /// `engine` ran `bench`: `ops` operations in one second.
+    pub fn outcome(engine: &str, bench: &str, ops: u64) -> Outcome {
+        let m = Measured {
+            ops,
+            wall_seconds: 1.0,
+            ..Default::default()
+        };
+        Outcome::new(engine, bench, m, String::new(), EngineStats::default())
+    }
+
+    /// A sweep's outcomes: every design at every size ran `bench`, FlatLSM at `flatlsm` ops/s
+    /// and every other at `other`.
+    pub fn swept(peers: &[Peer], bench: &str, flatlsm: u64, other: u64) -> Swept {
+        let mut outcomes = Vec::new();
+        for size in SIZES {
+            outcomes.push(outcome(&format!("FlatLSM {size} B"), bench, flatlsm));
+            for (label, _) in peers {
+                outcomes.push(outcome(&format!("{label} {size} B"), bench, other));
+            }
+        }
+        Swept {
+            outcomes,
+            bytes: 4 << 20,
+            reads: None,
+        }
+    }
+
+    fn sweep(peers: &'static [Peer]) -> Sweep {
+        Sweep {
+            dir: "figx",
+            benchmarks: &["fillseq", "readrandom"],
+            bytes: 1 << 30,
+            reads: Some(100_000),
+            peers,
+        }
+    }
+
+    fn ahead(_: &str, _: usize) -> Claim {
+        Claim::AtLeast(1.5, "test")
+    }
+
+    fn no_evidence(_: &Outcome, _: &Outcome) -> String {
+        "-".into()
+    }
+
+    const JUDGED: Judged = Judged {
+        bench: "readrandom",
+        claim: ahead,
+        evidence: no_evidence,
+    };
+
+    #[test]
+    fn every_size_gets_a_judged_row_per_peer_of_the_judged_benchmark() {
+        let sweep = sweep(&BASELINES);
+        let swept = swept(&BASELINES, "readrandom", 300, 200);
+        let table = sweep.table(&swept, &JUDGED).unwrap();
+        let rows: Vec<&str> = table.lines().skip(2).collect();
+        assert_eq!(rows.len(), SIZES.len() * BASELINES.len(), "{table}");
+        let row =
+            "| 4096 B | novelsm (NoveLSM) | 300 | 200 | 1.50× | ≥ 1.50× (test) | agrees | - |";
+        assert!(rows.contains(&row), "{table}");
+    }
+
+    #[test]
+    fn a_benchmark_the_sweep_did_not_run_is_an_error_naming_it() {
+        let swept = swept(&BASELINES, "fillseq", 300, 200);
+        let e = sweep(&BASELINES).table(&swept, &JUDGED).unwrap_err();
+        assert_eq!(e, "no readrandom result of FlatLSM 256 B");
+    }
+
+    /// The preset's configuration, as `--preset flatlsm-paper` resolves it.
+    fn paper_config() -> BenchConfig {
+        let flags = ["--preset", "flatlsm-paper", "--pm_path", "/dev/shm/x"];
+        BenchConfig::resolve(crate::bench::flags::parse_for_test(&flags).unwrap()).unwrap()
+    }
+
+    /// The figures' context at `scale` (nothing is created: no figure runs).
+    fn context_at<'a>(cfg: &'a BenchConfig, work: &'a WorkDir, scale: f64) -> Context<'a> {
+        Context {
+            cfg,
+            work,
+            scale,
+            budget: cfg.budget.unwrap(),
+            dir: "/nonexistent/report".into(),
+        }
+    }
+
+    #[test]
+    fn loads_and_reads_are_scaled_down_to_their_floors() {
+        let (cfg, work) = (
+            paper_config(),
+            WorkDir::new(Some("/nonexistent/db".as_ref())),
+        );
+        let full = sweep(&WITH_TITAN).config(&context_at(&cfg, &work, 1.0));
+        assert_eq!(
+            (full.sweep_bytes, full.args.reads),
+            (1 << 30, Some(100_000))
+        );
+        let designs = ["FlatLSM", "leveled", "novelsm", "matrixkv", "leveled+vsep"];
+        assert_eq!(
+            (full.variants, full.value_sizes),
+            (designs.map(String::from).to_vec(), SIZES.to_vec())
+        );
+        let tiny = sweep(&BASELINES).config(&context_at(&cfg, &work, 1e-6));
+        assert_eq!((tiny.sweep_bytes, tiny.args.reads), (4 << 20, Some(1000)));
+    }
+
+    #[test]
+    fn a_load_is_stated_as_its_share_of_the_papers_80_gb() {
+        assert_eq!(
+            share_of_paper(4 << 30),
+            "4096 MiB (1/20 of the paper's 80 GB)"
+        );
+        assert_eq!(
+            share_of_paper(2 << 30),
+            "2048 MiB (1/40 of the paper's 80 GB)"
+        );
+    }
+}
