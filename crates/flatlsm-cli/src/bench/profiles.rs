@@ -236,18 +236,7 @@ fn run_once(cfg: &BenchConfig, work: &WorkDir) -> Result<(Vec<Outcome>, Value), 
         if let Some(spent) = spending(cfg, v)? {
             println!("   budget spent: {}", spent.describe());
         }
-        let others = super::machine_load::OthersSince::now();
-        let mut outcomes = super::run_flatlsm(&one, work)?;
-        let busy = others.and_then(|o| o.seconds());
-        super::remove_flatlsm_files(&one, work)?;
-        if let Some(s) = busy {
-            println!("   other processes used {s:.1} CPU s during this design's run");
-        }
-        for o in &mut outcomes {
-            o.engine = label.to_string();
-            o.others_cpu_seconds = busy;
-        }
-        all.extend(outcomes);
+        all.extend(measure_design(&one, work, label)?);
     }
     let (rocksdb, note) = match cfg.budget {
         // RocksDB's memory is its own options': it would not be an equal comparison.
@@ -257,6 +246,27 @@ fn run_once(cfg: &BenchConfig, work: &WorkDir) -> Result<(Vec<Outcome>, Value), 
     all.extend(rocksdb);
     let summary = print_tables(cfg, &all, note);
     Ok((all, summary))
+}
+
+/// Runs the benchmarks of `one` on a fresh database of its design, then deletes it; the
+/// outcomes carry `label` and the CPU other processes took meanwhile.
+pub fn measure_design(
+    one: &BenchConfig,
+    work: &WorkDir,
+    label: &str,
+) -> Result<Vec<Outcome>, String> {
+    let others = super::machine_load::OthersSince::now();
+    let mut outcomes = super::run_flatlsm(one, work)?;
+    let busy = others.and_then(|o| o.seconds());
+    super::remove_flatlsm_files(one, work)?;
+    if let Some(s) = busy {
+        println!("   other processes used {s:.1} CPU s during this design's run");
+    }
+    for o in &mut outcomes {
+        o.engine = label.to_string();
+        o.others_cpu_seconds = busy;
+    }
+    Ok(outcomes)
 }
 
 /// Why a comparison at a budget leaves RocksDB out.

@@ -2,8 +2,8 @@
 //! FlatLSM against `leveled` (RocksDB), `novelsm`, `matrixkv` and `leveled+vsep` (Titan), every
 //! design at the run's budget, the same bytes at each size.
 
-use super::verdict::{write_evidence, Claim};
-use super::{relative, Context, Section};
+use super::verdict::{judged_row, ratio, write_evidence, Claim};
+use super::{find_at_size, relative, Context, Section};
 use crate::bench::outcome::Outcome;
 use crate::bench::profiles;
 
@@ -52,7 +52,7 @@ pub fn run(ctx: &Context<'_>) -> Result<Section, String> {
     let (outcomes, _) = profiles::run(&cfg, ctx.work)?;
     let mut table = String::from(HEADER);
     for size in SIZES {
-        table += &rows(&outcomes, size)?;
+        table += &JUDGE.rows(&outcomes, size)?;
     }
     let plot = ctx.dir.join("fig9a").join("by_value_size_fillrandom.png");
     Ok(Section {
@@ -69,33 +69,46 @@ pub fn run(ctx: &Context<'_>) -> Result<Section, String> {
     })
 }
 
-const HEADER: &str = "| value | vs | FlatLSM ops/s | its ops/s | FlatLSM / it (this run) | \
-                      paper | verdict | measured |\n|---|---|---|---|---|---|---|---|\n";
+/// The header of [`BySize::rows`].
+pub const HEADER: &str = "| value | vs | FlatLSM ops/s | its ops/s | FlatLSM / it (this run) | \
+                          paper | verdict | measured |\n|---|---|---|---|---|---|---|---|\n";
 
-/// The rows of one value size: FlatLSM against each peer.
-fn rows(outcomes: &[Outcome], size: usize) -> Result<String, String> {
-    let flatlsm = find(outcomes, "FlatLSM", size)?;
-    let mut out = String::new();
-    for (peer, role) in PEERS {
-        let other = find(outcomes, peer, size)?;
-        let (ours, theirs) = (flatlsm.ops_per_sec(), other.ops_per_sec());
-        let ratio = if theirs > 0.0 { ours / theirs } else { 0.0 };
-        let c = claim(peer, size);
-        out += &format!(
-            "| {size} B | {peer} ({role}) | {ours:.0} | {theirs:.0} | {ratio:.2}× | {} | {} | {} |\n",
-            c.text(),
-            c.judge(ratio).label(),
-            write_evidence(flatlsm, other)
-        );
+/// How a figure by value size judges FlatLSM against each peer at each size (Figs. 9a, 18).
+pub struct BySize {
+    /// "Fig. 9a", for error messages.
+    pub figure: &'static str,
+    /// The designs after FlatLSM, with the role each plays.
+    pub peers: &'static [(&'static str, &'static str)],
+    /// The paper's claim for FlatLSM over a peer at a size.
+    pub claim: fn(&str, usize) -> Claim,
+    /// What the run measured that bears on a row (FlatLSM's outcome, then the peer's).
+    pub evidence: fn(&Outcome, &Outcome) -> String,
+}
+
+impl BySize {
+    /// The rows of one value size: FlatLSM against each peer.
+    pub fn rows(&self, outcomes: &[Outcome], size: usize) -> Result<String, String> {
+        let flatlsm = find_at_size(outcomes, "FlatLSM", size, self.figure)?;
+        let mut out = String::new();
+        for &(peer, role) in self.peers {
+            let other = find_at_size(outcomes, peer, size, self.figure)?;
+            let (ours, theirs) = (flatlsm.ops_per_sec(), other.ops_per_sec());
+            let cells = [
+                format!("{size} B"),
+                format!("{peer} ({role})"),
+                format!("{ours:.0}"),
+                format!("{theirs:.0}"),
+            ];
+            let (claim, evidence) = ((self.claim)(peer, size), (self.evidence)(flatlsm, other));
+            out += &judged_row(&cells, ratio(ours, theirs), claim, &evidence);
+        }
+        Ok(out)
     }
-    Ok(out)
 }
 
-/// The fillrandom outcome of design `label` at `size` (the sweep names engines "label N B").
-fn find<'a>(outcomes: &'a [Outcome], label: &str, size: usize) -> Result<&'a Outcome, String> {
-    let engine = format!("{label} {size} B");
-    outcomes
-        .iter()
-        .find(|o| o.engine == engine && o.name == "fillrandom")
-        .ok_or_else(|| format!("Fig. 9a: no fillrandom result of {engine}"))
-}
+const JUDGE: BySize = BySize {
+    figure: "Fig. 9a",
+    peers: &PEERS,
+    claim,
+    evidence: write_evidence,
+};

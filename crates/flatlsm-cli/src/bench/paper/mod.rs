@@ -18,6 +18,7 @@ mod verdict;
 
 use super::budget::Budget;
 use super::config::BenchConfig;
+use super::outcome::Outcome;
 use super::workdir::WorkDir;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -154,6 +155,30 @@ fn chosen(list: Option<&str>) -> Result<Vec<&'static str>, String> {
         ));
     }
     Ok(FIGURES.into_iter().filter(|f| asked.contains(f)).collect())
+}
+
+/// The outcome of `bench` on design `engine`, for `figure`'s error message.
+pub fn find<'a>(
+    outcomes: &'a [Outcome],
+    engine: &str,
+    bench: &str,
+    figure: &str,
+) -> Result<&'a Outcome, String> {
+    outcomes
+        .iter()
+        .find(|o| o.engine == engine && o.name == bench)
+        .ok_or_else(|| format!("{figure}: no {bench} result of {engine}"))
+}
+
+/// The fillrandom outcome of design `label` at value `size` (a sweep names engines
+/// "label N B").
+pub fn find_at_size<'a>(
+    outcomes: &'a [Outcome],
+    label: &str,
+    size: usize,
+    figure: &str,
+) -> Result<&'a Outcome, String> {
+    find(outcomes, &format!("{label} {size} B"), "fillrandom", figure)
 }
 
 /// `path` relative to the report directory, for links in report.md.

@@ -58,26 +58,48 @@ impl Verdict {
     }
 }
 
-/// What this run measured that bears on a write row: each side's settled write amplification,
-/// stall intervals (1-s intervals below half the mean) and the CPU other processes took while
-/// it ran (a shared machine: rows with much of it are not comparable).
+/// `ours / theirs`: infinite when only `theirs` is 0 (a stalled interval), 1 when both are.
+pub fn ratio(ours: f64, theirs: f64) -> f64 {
+    match (theirs > 0.0, ours > 0.0) {
+        (true, _) => ours / theirs,
+        (false, true) => f64::INFINITY,
+        (false, false) => 1.0,
+    }
+}
+
+/// A table row: `cells`, then FlatLSM's ratio in this run, the paper's claim, the verdict and
+/// what this run `measured` that bears on it.
+pub fn judged_row(cells: &[String], ratio: f64, claim: Claim, measured: &str) -> String {
+    format!(
+        "| {} | {ratio:.2}× | {} | {} | {measured} |\n",
+        cells.join(" | "),
+        claim.text(),
+        claim.judge(ratio).label()
+    )
+}
+
+/// What this run measured that bears on a write row: each side's [`write_side`].
 pub fn write_evidence(flatlsm: &Outcome, other: &Outcome) -> String {
-    let side = |o: &Outcome| {
-        let wa = o
-            .settle
-            .map_or(o.stats.write_amplification(), |s| s.write_amplification);
-        let (stalls, of) = (o.interval_stats.stalls, o.interval_stats.count);
-        let others = o
-            .others_cpu_seconds
-            .map_or(String::new(), |s| format!(", others' CPU {s:.0} s"));
-        format!("WA {wa:.2}, {stalls}/{of} stall intervals{others}")
-    };
     format!(
         "FlatLSM {}; {} {}",
-        side(flatlsm),
+        write_side(flatlsm),
         other.engine,
-        side(other)
+        write_side(other)
     )
+}
+
+/// One design's settled write amplification, stall intervals (1-s intervals below half the
+/// mean) and the CPU other processes took while it ran (a shared machine: rows with much of
+/// it are not comparable).
+pub fn write_side(o: &Outcome) -> String {
+    let wa = o
+        .settle
+        .map_or(o.stats.write_amplification(), |s| s.write_amplification);
+    let (stalls, of) = (o.interval_stats.stalls, o.interval_stats.count);
+    let others = o
+        .others_cpu_seconds
+        .map_or(String::new(), |s| format!(", others' CPU {s:.0} s"));
+    format!("WA {wa:.2}, {stalls}/{of} stall intervals{others}")
 }
 
 #[cfg(test)]
@@ -94,5 +116,22 @@ mod tests {
         assert_eq!(close.judge(0.85), Verdict::Agrees);
         assert_eq!(close.judge(0.7), Verdict::Contradicts);
         assert!(claim.text().starts_with("≥ 3.65×"), "{}", claim.text());
+    }
+
+    #[test]
+    fn a_judged_row_ends_with_ratio_claim_verdict_and_evidence() {
+        let cells = ["4096 B".to_string(), "novelsm".to_string()];
+        let row = judged_row(&cells, 1.5, Claim::AtLeast(3.65, "Fig. 9a"), "WA 1.1");
+        assert_eq!(
+            row,
+            "| 4096 B | novelsm | 1.50× | ≥ 3.65× (Fig. 9a) | smaller gap | WA 1.1 |\n"
+        );
+    }
+
+    #[test]
+    fn ratios_to_zero_are_infinite_and_of_two_zeros_one() {
+        assert_eq!(ratio(3.0, 2.0), 1.5);
+        assert_eq!(ratio(3.0, 0.0), f64::INFINITY);
+        assert_eq!(ratio(0.0, 0.0), 1.0);
     }
 }
