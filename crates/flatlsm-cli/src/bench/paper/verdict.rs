@@ -1,5 +1,6 @@
-//! How a row of the report is judged against the paper: agrees, smaller gap or contradicts,
-//! from FlatLSM's ratio to a design in this run and the paper's claim for that row.
+//! How a row of the report is judged against the paper: agrees, smaller gap or contradicts
+//! (not judged where the paper states nothing for the row), from FlatLSM's ratio to a design in
+//! this run and the paper's claim for that row.
 
 use crate::bench::outcome::Outcome;
 
@@ -11,6 +12,10 @@ pub enum Claim {
     AtLeast(f64, &'static str),
     /// FlatLSM is "close to" the others (reads): within 20 % of the best, or ahead.
     Close(&'static str),
+    /// The ratio lies between the two bounds (Fig. 12: a "slight" change).
+    Within(f64, f64, &'static str),
+    /// The paper gives no claim for the row: it is measured, not judged.
+    Unstated(&'static str),
 }
 
 /// A row's agreement with the paper.
@@ -22,6 +27,8 @@ pub enum Verdict {
     SmallerGap,
     /// The other way round.
     Contradicts,
+    /// No claim to judge against.
+    NotJudged,
 }
 
 /// Below this share of the best other design, FlatLSM is no longer "close".
@@ -33,6 +40,8 @@ impl Claim {
         match self {
             Claim::AtLeast(x, what) => format!("≥ {x:.2}× ({what})"),
             Claim::Close(what) => format!("close ({what})"),
+            Claim::Within(low, high, what) => format!("{low:.2}–{high:.2}× ({what})"),
+            Claim::Unstated(what) => format!("— ({what})"),
         }
     }
 
@@ -42,6 +51,8 @@ impl Claim {
             Claim::AtLeast(low, _) if ratio >= low => Verdict::Agrees,
             Claim::AtLeast(..) if ratio >= 1.0 => Verdict::SmallerGap,
             Claim::Close(_) if ratio >= CLOSE_SHARE => Verdict::Agrees,
+            Claim::Within(low, high, _) if (low..=high).contains(&ratio) => Verdict::Agrees,
+            Claim::Unstated(_) => Verdict::NotJudged,
             _ => Verdict::Contradicts,
         }
     }
@@ -54,6 +65,7 @@ impl Verdict {
             Verdict::Agrees => "agrees",
             Verdict::SmallerGap => "smaller gap",
             Verdict::Contradicts => "contradicts",
+            Verdict::NotJudged => "not judged",
         }
     }
 }
@@ -116,6 +128,23 @@ mod tests {
         assert_eq!(close.judge(0.85), Verdict::Agrees);
         assert_eq!(close.judge(0.7), Verdict::Contradicts);
         assert!(claim.text().starts_with("≥ 3.65×"), "{}", claim.text());
+    }
+
+    #[test]
+    fn a_slight_change_agrees_within_its_bounds_only() {
+        let slight = Claim::Within(0.95, 1.2, "slight");
+        assert_eq!(slight.judge(1.05), Verdict::Agrees);
+        assert_eq!(slight.judge(0.96), Verdict::Agrees);
+        assert_eq!(slight.judge(1.5), Verdict::Contradicts);
+        assert_eq!(slight.judge(0.9), Verdict::Contradicts);
+        assert_eq!(slight.text(), "0.95–1.20× (slight)");
+    }
+
+    #[test]
+    fn a_row_without_a_claim_is_measured_but_not_judged() {
+        let none = Claim::Unstated("no number in the text");
+        assert_eq!(none.judge(0.1).label(), "not judged");
+        assert_eq!(none.text(), "— (no number in the text)");
     }
 
     #[test]
