@@ -26,6 +26,7 @@ fn the_paper_preset_writes_a_report_with_every_figure_at_a_small_scale() {
         "## Fig. 11",
         "## Fig. 12",
         "## Fig. 17",
+        "## Fig. 18",
         "DRAM 8 MiB, PM 16 MiB",
     ] {
         assert!(md.contains(part), "{part} missing:\n{md}");
@@ -39,13 +40,15 @@ fn the_paper_preset_writes_a_report_with_every_figure_at_a_small_scale() {
     let rows = md
         .lines()
         .filter(|l| verdicts.iter().any(|v| l.contains(v)));
-    // Fig. 9a 5 sizes × 4 designs, Fig. 11 7 workloads, Fig. 12 4 counts, Fig. 17 3 capacities.
-    assert_eq!(rows.count(), 20 + 7 + 4 + 3, "{md}");
+    // Fig. 9a 5 sizes × 4 designs, Fig. 11 7 workloads, Fig. 12 4 counts, Fig. 17 3 capacities,
+    // Fig. 18 5 sizes × 2 memtables.
+    assert_eq!(rows.count(), 20 + 7 + 4 + 3 + 10, "{md}");
     for plot in [
         "fig9a/by_value_size_fillrandom.png",
         "fig11/ycsb_over_leveled.png",
         "fig12/pmtable_capacity.png",
         "fig17/recovery.png",
+        "fig18/by_value_size_fillrandom.png",
     ] {
         assert!(report.join(plot).exists(), "{plot}");
     }

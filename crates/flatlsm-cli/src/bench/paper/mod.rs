@@ -8,11 +8,13 @@
 //! and NoveLSM 12 GB of PM): every design gets DRAM 512 MiB and PM 1 GiB; Fig. 9a writes
 //! 4 GiB per value size (1/20), Fig. 11 loads 1M records of 4 KB and runs 500k operations per
 //! workload (E: 50k), Fig. 12 writes 8 GiB of 4 KB values per PMTable count, Fig. 17 fills PMTables of 256 MiB, 512 MiB and 1 GiB in all (the paper:
-//! 4 GB). `--scale` multiplies all of it (budgets floored at DRAM 8 MiB, PM 16 MiB).
+//! 4 GB), Fig. 18 writes 1 GiB per value size into 2 GiB write buffers (preset
+//! `pm-memtables`). `--scale` multiplies all of it (budgets floored at DRAM 8 MiB, PM 16 MiB).
 
 mod fig11;
 mod fig12;
 mod fig17;
+mod fig18;
 mod fig9a;
 mod report;
 mod verdict;
@@ -25,7 +27,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 /// The figures this preset runs, in the paper's order.
-pub const FIGURES: [&str; 4] = ["9a", "11", "12", "17"];
+pub const FIGURES: [&str; 5] = ["9a", "11", "12", "17", "18"];
 
 /// The smallest budget a scaled run gets: every design's buffers still fit.
 const MIN_BUDGET: Budget = Budget {
@@ -108,7 +110,8 @@ fn run_figure(ctx: &Context<'_>, figure: &str) -> Result<Section, String> {
         "9a" => fig9a::run(ctx),
         "11" => fig11::run(ctx),
         "12" => fig12::run(ctx),
-        _ => fig17::run(ctx),
+        "17" => fig17::run(ctx),
+        _ => fig18::run(ctx),
     }
 }
 
@@ -199,7 +202,10 @@ mod tests {
     #[test]
     fn figures_are_chosen_in_report_order_and_unknown_ones_refused() {
         assert_eq!(chosen(None).unwrap(), FIGURES);
-        assert_eq!(chosen(Some("17,9a,12")).unwrap(), ["9a", "12", "17"]);
+        assert_eq!(
+            chosen(Some("18,17,9a,12")).unwrap(),
+            ["9a", "12", "17", "18"]
+        );
         let e = chosen(Some("9a,13")).unwrap_err();
         assert!(e.contains("\"13\""), "{e}");
     }

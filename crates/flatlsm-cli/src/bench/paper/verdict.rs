@@ -8,7 +8,7 @@ use crate::bench::outcome::Outcome;
 #[derive(Clone, Copy, Debug)]
 pub enum Claim {
     /// FlatLSM is at least this many times the other (the low end of the paper's range, or
-    /// its one number), as the text says.
+    /// its one number; below 1 where the paper has FlatLSM behind), as the text says.
     AtLeast(f64, &'static str),
     /// FlatLSM is "close to" the others (reads): within 20 % of the best, or ahead.
     Close(&'static str),
@@ -128,6 +128,15 @@ mod tests {
         assert_eq!(close.judge(0.85), Verdict::Agrees);
         assert_eq!(close.judge(0.7), Verdict::Contradicts);
         assert!(claim.text().starts_with("≥ 3.65×"), "{}", claim.text());
+    }
+
+    /// Fig. 18 at 16 KB: the paper has FlatLSM 8.25 % behind; ahead or less behind agrees.
+    #[test]
+    fn a_claim_below_parity_agrees_down_to_the_papers_number_and_no_further() {
+        let behind = Claim::AtLeast(0.9175, "−8.25 %");
+        assert_eq!(behind.judge(0.95), Verdict::Agrees);
+        assert_eq!(behind.judge(1.3), Verdict::Agrees);
+        assert_eq!(behind.judge(0.8), Verdict::Contradicts);
     }
 
     #[test]
