@@ -24,9 +24,11 @@ fn the_paper_preset_writes_a_report_with_every_figure_at_a_small_scale() {
     for part in [
         "## Fig. 9a",
         "## Fig. 11",
+        "## Table 1",
         "## Fig. 12",
         "## Fig. 17",
         "## Fig. 18",
+        "## Figs. 20–21",
         "DRAM 8 MiB, PM 16 MiB",
     ] {
         assert!(md.contains(part), "{part} missing:\n{md}");
@@ -40,15 +42,17 @@ fn the_paper_preset_writes_a_report_with_every_figure_at_a_small_scale() {
     let rows = md
         .lines()
         .filter(|l| verdicts.iter().any(|v| l.contains(v)));
-    // Fig. 9a 5 sizes × 4 designs, Fig. 11 7 workloads, Fig. 12 4 counts, Fig. 17 3 capacities,
-    // Fig. 18 5 sizes × 2 memtables.
-    assert_eq!(rows.count(), 20 + 7 + 4 + 3 + 10, "{md}");
+    // Fig. 9a 5 sizes × 4 designs, Fig. 11 7 workloads, Table 1 3 designs, Fig. 12 4 counts,
+    // Fig. 17 3 capacities, Fig. 18 5 sizes × 2 memtables, Figs. 20–21 3 designs × 2 measures.
+    assert_eq!(rows.count(), 20 + 7 + 3 + 4 + 3 + 10 + 6, "{md}");
     for plot in [
         "fig9a/by_value_size_fillrandom.png",
         "fig11/ycsb_over_leveled.png",
         "fig12/pmtable_capacity.png",
         "fig17/recovery.png",
         "fig18/by_value_size_fillrandom.png",
+        "fig20/fig20_throughput.png",
+        "fig20/fig21_throughput.png",
     ] {
         assert!(report.join(plot).exists(), "{plot}");
     }

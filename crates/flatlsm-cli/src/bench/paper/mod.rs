@@ -7,27 +7,34 @@
 //! Scale at `--scale 1` (the paper: 80 GB of data, 16 B keys, PMTables 6 × 2 GB, MatrixKV 8 GB
 //! and NoveLSM 12 GB of PM): every design gets DRAM 512 MiB and PM 1 GiB; Fig. 9a writes
 //! 4 GiB per value size (1/20), Fig. 11 loads 1M records of 4 KB and runs 500k operations per
-//! workload (E: 50k), Fig. 12 writes 8 GiB of 4 KB values per PMTable count, Fig. 17 fills PMTables of 256 MiB, 512 MiB and 1 GiB in all (the paper:
-//! 4 GB), Fig. 18 writes 1 GiB per value size into 2 GiB write buffers (preset
-//! `pm-memtables`). `--scale` multiplies all of it (budgets floored at DRAM 8 MiB, PM 16 MiB).
+//! workload (E: 50k), Fig. 12 writes 8 GiB of 4 KB values per PMTable count, Fig. 17 fills
+//! PMTables of 256 MiB, 512 MiB and 1 GiB in all (the paper: 4 GB), Fig. 18 writes 1 GiB per
+//! value size into 2 GiB write buffers (preset `pm-memtables`), and Figs. 20–21 with Table 1
+//! share one run of 8 GiB of 4 KB random writes (preset `designs-4k`'s). `--scale` multiplies
+//! all of it (budgets floored at DRAM 8 MiB, PM 16 MiB).
 
 mod fig11;
 mod fig12;
 mod fig17;
 mod fig18;
+mod fig20;
 mod fig9a;
+mod latency;
 mod report;
+mod table1;
 mod verdict;
 
 use super::budget::Budget;
 use super::config::BenchConfig;
 use super::outcome::Outcome;
 use super::workdir::WorkDir;
+use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-/// The figures this preset runs, in the paper's order.
-pub const FIGURES: [&str; 5] = ["9a", "11", "12", "17", "18"];
+/// The figures this preset runs, in the paper's order (`table1` is its Table 1, `20` its
+/// Figs. 20 and 21).
+pub const FIGURES: [&str; 7] = ["9a", "11", "table1", "12", "17", "18", "20"];
 
 /// The smallest budget a scaled run gets: every design's buffers still fit.
 const MIN_BUDGET: Budget = Budget {
@@ -64,6 +71,9 @@ pub struct Context<'a> {
     pub budget: Budget,
     /// The report directory.
     pub dir: PathBuf,
+    /// Runs more than one figure shows (Table 1 and Figs. 20–21), by name, kept by the first
+    /// figure that ran them.
+    runs: RefCell<Vec<(&'static str, Vec<Outcome>)>>,
 }
 
 impl Context<'_> {
@@ -87,6 +97,31 @@ impl Context<'_> {
         one.value_sizes.clear();
         one
     }
+
+    /// The outcomes of run `name` if an earlier figure of this report kept them.
+    pub fn earlier_run(&self, name: &str) -> Option<Vec<Outcome>> {
+        let runs = self.runs.borrow();
+        runs.iter().find(|r| r.0 == name).map(|r| r.1.clone())
+    }
+
+    /// Keeps run `name` for the figures after this one that show it too.
+    pub fn keep_run(&self, name: &'static str, outcomes: &[Outcome]) {
+        self.runs.borrow_mut().push((name, outcomes.to_vec()));
+    }
+
+    /// Run `name`: an earlier figure's, else `run`'s, kept for the figures after this one.
+    pub fn shared_run(
+        &self,
+        name: &'static str,
+        run: impl FnOnce() -> Result<Vec<Outcome>, String>,
+    ) -> Result<Vec<Outcome>, String> {
+        if let Some(outcomes) = self.earlier_run(name) {
+            return Ok(outcomes);
+        }
+        let outcomes = run()?;
+        self.keep_run(name, &outcomes);
+        Ok(outcomes)
+    }
 }
 
 /// Runs the chosen figures and writes the report.
@@ -109,9 +144,11 @@ fn run_figure(ctx: &Context<'_>, figure: &str) -> Result<Section, String> {
     match figure {
         "9a" => fig9a::run(ctx),
         "11" => fig11::run(ctx),
+        "table1" => table1::run(ctx),
         "12" => fig12::run(ctx),
         "17" => fig17::run(ctx),
-        _ => fig18::run(ctx),
+        "18" => fig18::run(ctx),
+        _ => fig20::run(ctx),
     }
 }
 
@@ -140,6 +177,7 @@ fn context<'a>(cfg: &'a BenchConfig, work: &'a WorkDir) -> Result<Context<'a>, S
         scale,
         budget,
         dir,
+        runs: RefCell::new(Vec::new()),
     })
 }
 
@@ -202,10 +240,8 @@ mod tests {
     #[test]
     fn figures_are_chosen_in_report_order_and_unknown_ones_refused() {
         assert_eq!(chosen(None).unwrap(), FIGURES);
-        assert_eq!(
-            chosen(Some("18,17,9a,12")).unwrap(),
-            ["9a", "12", "17", "18"]
-        );
+        assert_eq!(chosen(Some("20,17,9a")).unwrap(), ["9a", "17", "20"]);
+        assert_eq!(chosen(Some("12,table1")).unwrap(), ["table1", "12"]);
         let e = chosen(Some("9a,13")).unwrap_err();
         assert!(e.contains("\"13\""), "{e}");
     }

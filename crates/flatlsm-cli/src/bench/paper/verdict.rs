@@ -79,6 +79,12 @@ pub fn ratio(ours: f64, theirs: f64) -> f64 {
     }
 }
 
+/// The claim that FlatLSM's `value` is `share` of the other's or less (a running time, a
+/// latency), as a ratio of the other's to FlatLSM's: at least `1 / share`.
+pub const fn at_most_share(share: f64, what: &'static str) -> Claim {
+    Claim::AtLeast(1.0 / share, what)
+}
+
 /// A table row: `cells`, then FlatLSM's ratio in this run, the paper's claim, the verdict and
 /// what this run `measured` that bears on it.
 pub fn judged_row(cells: &[String], ratio: f64, claim: Claim, measured: &str) -> String {
@@ -167,9 +173,12 @@ mod tests {
     }
 
     #[test]
-    fn ratios_to_zero_are_infinite_and_of_two_zeros_one() {
+    fn ratios_to_zero_are_infinite_and_a_share_becomes_its_inverse() {
         assert_eq!(ratio(3.0, 2.0), 1.5);
         assert_eq!(ratio(3.0, 0.0), f64::INFINITY);
         assert_eq!(ratio(0.0, 0.0), 1.0);
+        let share = at_most_share(0.25, "a quarter of the time");
+        assert_eq!(share.judge(4.0), Verdict::Agrees);
+        assert_eq!(share.judge(2.0), Verdict::SmallerGap);
     }
 }
