@@ -6,6 +6,9 @@ use crate::bench::histogram::Summary;
 /// Average, P90, P99 and P99.9, in µs.
 pub type Latency = [f64; 4];
 
+/// The names of a [`Latency`]'s figures, in order.
+pub const STATS: [&str; 4] = ["avg", "P90", "P99", "P99.9"];
+
 /// A summary's figures as a [`Latency`].
 pub fn of(s: &Summary) -> Latency {
     [s.average, s.p90, s.p99, s.p999]
@@ -19,6 +22,16 @@ pub struct PaperRow {
     pub role: &'static str,
     /// The paper's latencies.
     pub paper: Latency,
+}
+
+/// The paper's best baseline (the lowest of the rows after the first) over FlatLSM's latency
+/// (the first row's) at figure `stat`.
+pub fn best_other_over_first(rows: &[PaperRow], stat: usize) -> f64 {
+    let best = rows[1..]
+        .iter()
+        .map(|r| r.paper[stat])
+        .fold(f64::MAX, f64::min);
+    best / rows[0].paper[stat]
 }
 
 const HEADER: &str = "| design | avg µs | P90 | P99 | P99.9 | paper: avg µs | P90 | P99 | \
@@ -70,5 +83,11 @@ mod tests {
             "| matrixkv (MatrixKV) | 8.00 | 2.00 | 3.00 | 4.50 | 20.00 | 30.00 | 40.00 | 40.00 |"
         );
         assert!(side_by_side(&ROWS, |_| Err("none".into())).is_err());
+    }
+
+    #[test]
+    fn the_papers_ratio_is_its_best_baseline_over_flatlsm() {
+        assert_eq!(best_other_over_first(&ROWS, 0), 2.0);
+        assert_eq!(best_other_over_first(&ROWS, 3), 0.5);
     }
 }
