@@ -226,6 +226,15 @@ fn print_plots(files: Vec<std::path::PathBuf>) {
     }
 }
 
+/// `o`'s throughput per interval over time, a line labelled `label`.
+fn timeline(o: &Outcome, label: String) -> plot::Series {
+    let points = o.measured.intervals.iter();
+    plot::Series {
+        label,
+        points: points.map(|i| (i.end_secs, i.qps)).collect(),
+    }
+}
+
 /// One throughput figure and one CDF figure holding every run (all engines, all benchmarks
 /// that have a timeline), named with `prefix`.
 fn plot_outcomes(
@@ -241,15 +250,7 @@ fn plot_outcomes(
     let timelines: Vec<plot::Series> = with_ops
         .iter()
         .filter(|o| !o.measured.intervals.is_empty())
-        .map(|o| plot::Series {
-            label: label(o),
-            points: o
-                .measured
-                .intervals
-                .iter()
-                .map(|i| (i.end_secs, i.qps))
-                .collect(),
-        })
+        .map(|o| timeline(o, label(o)))
         .collect();
     let cdfs: Vec<plot::Series> = with_ops
         .iter()

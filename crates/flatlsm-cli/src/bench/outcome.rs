@@ -7,7 +7,7 @@ use super::histogram::Summary;
 use super::intervals::{self, IntervalStats};
 use super::memory::{self, MemoryUse};
 use super::result_line::result_line;
-use super::runner::Measured;
+use super::runner::{Measured, OpKind};
 
 /// How background work settled after a write benchmark.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -82,6 +82,13 @@ impl Outcome {
             Some(c) => c.clone(),
             None => self.measured.all_latencies().cdf_points(),
         }
+    }
+
+    /// The latencies of one kind of operation alone (a mixed workload's writes, e.g.
+    /// YCSB-A's updates; `None` when none ran).
+    pub fn latency_of(&self, kind: OpKind) -> Option<Summary> {
+        let h = self.measured.hists.get(&kind)?;
+        (h.count() > 0).then(|| h.summary())
     }
 
     /// Operations per second over the whole benchmark.
@@ -175,5 +182,30 @@ impl Outcome {
             None => "none".into(),
         };
         format!("  process CPU {cpu} | flushes {flush}\n")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::histogram::Latencies;
+
+    /// A YCSB-A-like outcome: slow reads, fast writes; the writes' summary leaves reads out.
+    #[test]
+    fn the_latency_of_one_kind_leaves_the_other_kinds_out() {
+        let hist = |us: u64, n: usize| {
+            let mut h = Latencies::default();
+            (0..n).for_each(|_| h.record_ns(us * 1000));
+            h
+        };
+        let mut m = Measured::default();
+        m.hists.insert(OpKind::Read, hist(100, 10));
+        m.hists.insert(OpKind::Write, hist(10, 30));
+        let o = Outcome::new("FlatLSM", "ycsba", m, String::new(), EngineStats::default());
+        let writes = o.latency_of(OpKind::Write).unwrap();
+        assert_eq!(writes.count, 30);
+        assert!((writes.average - 10.0).abs() < 0.1, "{}", writes.average);
+        assert_eq!(o.latency.count, 40);
+        assert!(o.latency_of(OpKind::Seek).is_none());
     }
 }

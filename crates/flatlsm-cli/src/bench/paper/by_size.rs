@@ -4,7 +4,7 @@
 //! judged benchmark a table of one row per (size, peer): both throughputs, FlatLSM's ratio, the
 //! paper's claim, the verdict and what the run measured.
 
-use super::verdict::Claim;
+use super::verdict::{judged_row, ratio, Claim};
 use super::{relative, Context};
 use crate::bench::config::BenchConfig;
 use crate::bench::outcome::Outcome;
@@ -112,14 +112,28 @@ impl Sweep {
 
     /// The table of one judged benchmark: a row per size and peer.
     pub fn table(&self, swept: &Swept, judged: &Judged) -> Result<String, String> {
-        let mut table = String::from(HEADER);
-        for size in SIZES {
-            for &peer in self.peers {
-                table += &row(&swept.outcomes, peer, size, judged)?;
-            }
-        }
-        Ok(table)
+        table(&swept.outcomes, self.peers, judged)
     }
+}
+
+/// The table of one judged benchmark of a sweep's `outcomes`: a row per size and peer.
+pub fn table(outcomes: &[Outcome], peers: &[Peer], judged: &Judged) -> Result<String, String> {
+    let mut table = String::from(HEADER);
+    for size in SIZES {
+        table += &rows_at(outcomes, peers, size, judged)?;
+    }
+    Ok(table)
+}
+
+/// The rows of one value size: FlatLSM against each peer.
+pub fn rows_at(
+    outcomes: &[Outcome],
+    peers: &[Peer],
+    size: usize,
+    judged: &Judged,
+) -> Result<String, String> {
+    let rows = peers.iter().map(|&peer| row(outcomes, peer, size, judged));
+    rows.collect()
 }
 
 /// "4096 MiB (1/20 of the paper's 80 GB)": a load's size and its share of the paper's.
@@ -151,16 +165,15 @@ fn row(outcomes: &[Outcome], peer: Peer, size: usize, judged: &Judged) -> Result
     let flatlsm = find(outcomes, "FlatLSM", size, judged.bench)?;
     let other = find(outcomes, peer.0, size, judged.bench)?;
     let (ours, theirs) = (flatlsm.ops_per_sec(), other.ops_per_sec());
-    let ratio = if theirs > 0.0 { ours / theirs } else { 0.0 };
+    let cells = [
+        format!("{size} B"),
+        format!("{} ({})", peer.0, peer.1),
+        format!("{ours:.0}"),
+        format!("{theirs:.0}"),
+    ];
     let claim = (judged.claim)(peer.0, size);
-    Ok(format!(
-        "| {size} B | {} ({}) | {ours:.0} | {theirs:.0} | {ratio:.2}× | {} | {} | {} |\n",
-        peer.0,
-        peer.1,
-        claim.text(),
-        claim.judge(ratio).label(),
-        (judged.evidence)(flatlsm, other)
-    ))
+    let evidence = (judged.evidence)(flatlsm, other);
+    Ok(judged_row(&cells, ratio(ours, theirs), claim, &evidence))
 }
 
 /// The `bench` outcome of design `label` at `size` (the sweep names engines "label N B").
@@ -268,6 +281,7 @@ pub mod tests {
             scale,
             budget: cfg.budget.unwrap(),
             dir: "/nonexistent/report".into(),
+            runs: Default::default(),
         }
     }
 

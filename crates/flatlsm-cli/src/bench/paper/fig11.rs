@@ -1,8 +1,9 @@
 //! Fig. 11: YCSB A–F (and the load) at 4 KB values, FlatLSM against `leveled` (RocksDB),
 //! `novelsm` and `matrixkv` at the run's budget, each design loading its own database.
 
-use super::verdict::Claim;
-use super::{relative, Context, Section};
+use super::verdict::{ratio, Claim};
+use super::{find, relative, Context, Section};
+use crate::bench::config::BenchConfig;
 use crate::bench::outcome::Outcome;
 use crate::bench::plot;
 use crate::bench::profiles;
@@ -40,26 +41,29 @@ const WORKLOADS: [(&str, &str, Claim); 7] = [
     ),
 ];
 
-/// Loads, runs A–F and judges each workload against the best of the other designs.
-pub fn run(ctx: &Context<'_>) -> Result<Section, String> {
+/// The name Table 2 finds this figure's run by (its YCSB-A writes).
+pub const YCSB_RUN: &str = "YCSB at 4 KB";
+
+/// The YCSB run of this figure with `benchmarks` (after the load): 4 KB records, every design
+/// at the budget.
+pub fn ycsb_config(ctx: &Context<'_>, benchmarks: &[&str]) -> BenchConfig {
     let mut cfg = ctx.figure_config("fig11");
-    cfg.benchmarks = ["ycsba", "ycsbb", "ycsbc", "ycsbd", "ycsbf", "ycsbe"]
-        .map(String::from)
-        .to_vec();
+    cfg.benchmarks = benchmarks.iter().map(|b| b.to_string()).collect();
     cfg.value_size = 4096;
     cfg.num = ctx.count(RECORDS, 1000);
     cfg.reads = ctx.count(OPERATIONS, 200);
     cfg.scan_reads = (cfg.reads / 10).max(1);
     let designs = std::iter::once("FlatLSM").chain(PEERS);
     cfg.variants = designs.map(str::to_string).collect();
+    cfg
+}
+
+/// Loads, runs A–F and judges each workload against the best of the other designs.
+pub fn run(ctx: &Context<'_>) -> Result<Section, String> {
+    let cfg = ycsb_config(ctx, &["ycsba", "ycsbb", "ycsbc", "ycsbd", "ycsbf", "ycsbe"]);
     let (outcomes, _) = profiles::run(&cfg, ctx.work)?;
-    let mut table = String::from(HEADER);
-    let mut groups = Vec::new();
-    for (bench, name, claim) in WORKLOADS {
-        let (row, group) = row(&outcomes, bench, name, claim)?;
-        table += &row;
-        groups.push(group);
-    }
+    ctx.keep_run(YCSB_RUN, &outcomes);
+    let (mut table, groups) = table(&outcomes)?;
     table += &others_line(&outcomes);
     let path = ctx.dir.join("fig11").join("ycsb_over_leveled.png");
     let title = "YCSB at 4 KB: ops/s over leveled's (the paper: over RocksDB's)";
@@ -80,6 +84,18 @@ pub fn run(ctx: &Context<'_>) -> Result<Section, String> {
     })
 }
 
+/// The judged rows, one per workload, and their bar groups.
+fn table(outcomes: &[Outcome]) -> Result<(String, Vec<plot::BarGroup>), String> {
+    let mut table = String::from(HEADER);
+    let mut groups = Vec::new();
+    for (bench, name, claim) in WORKLOADS {
+        let (row, group) = row(outcomes, bench, name, claim)?;
+        table += &row;
+        groups.push(group);
+    }
+    Ok((table, groups))
+}
+
 const HEADER: &str = "| workload | FlatLSM | leveled (RocksDB) | novelsm | matrixkv | \
                       FlatLSM / best other (this run) | paper | verdict |\n\
                       |---|---|---|---|---|---|---|---|\n";
@@ -91,14 +107,14 @@ fn row(
     name: &str,
     claim: Claim,
 ) -> Result<(String, plot::BarGroup), String> {
-    let ops = |label: &str| find(outcomes, label, bench).map(Outcome::ops_per_sec);
+    let ops = |label: &str| find(outcomes, label, bench, "Fig. 11").map(Outcome::ops_per_sec);
     let ours = ops("FlatLSM")?;
     let theirs = PEERS
         .iter()
         .map(|p| ops(p))
         .collect::<Result<Vec<_>, _>>()?;
     let best = theirs.iter().copied().fold(0.0, f64::max);
-    let ratio = if best > 0.0 { ours / best } else { 0.0 };
+    let ratio = ratio(ours, best);
     let cells: Vec<String> = theirs.iter().map(|t| format!("{t:.0}")).collect();
     let row = format!(
         "| {name} | {ours:.0} | {} | {ratio:.2}× | {} | {} |\n",
@@ -116,7 +132,7 @@ fn row(
 }
 
 /// "CPU of other processes during each design's run: ..." (the machine may be shared).
-fn others_line(outcomes: &[Outcome]) -> String {
+pub fn others_line(outcomes: &[Outcome]) -> String {
     let designs = std::iter::once("FlatLSM").chain(PEERS);
     let cells: Vec<String> = designs
         .filter_map(|d| {
@@ -128,11 +144,4 @@ fn others_line(outcomes: &[Outcome]) -> String {
         "\nCPU other processes used during each design's run: {}.\n",
         cells.join(", ")
     )
-}
-
-fn find<'a>(outcomes: &'a [Outcome], engine: &str, bench: &str) -> Result<&'a Outcome, String> {
-    outcomes
-        .iter()
-        .find(|o| o.engine == engine && o.name == bench)
-        .ok_or_else(|| format!("Fig. 11: no {bench} result of {engine}"))
 }

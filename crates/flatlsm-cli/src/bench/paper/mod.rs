@@ -9,29 +9,43 @@
 //! 4 GiB per value size (1/20), Fig. 9b 2 GiB of sequential writes per size (1/40), Fig. 10
 //! loads 2 GiB per size at random (1/40) and reads 100k keys at random and 100k entries in
 //! order, Fig. 11 loads 1M records of 4 KB and runs 500k operations per workload (E: 50k),
-//! Fig. 15's reads load 4 GiB per size in order (1/20) and read 100k keys at random (its
-//! writes are Fig. 9a's Titan rows), Fig. 17 fills PMTables of 256 MiB, 512 MiB and 1 GiB in
-//! all (the paper: 4 GB). `--scale` multiplies all of it (budgets floored at DRAM 8 MiB, PM
-//! 16 MiB; loads at 4 MiB and read counts at 1,000 per size).
+//! Table 2 reads Fig. 11's YCSB-A (or runs the load and A alone), Fig. 12 writes 8 GiB of 4 KB
+//! values per PMTable count, Fig. 15's reads load 4 GiB per size in order (1/20) and read 100k
+//! keys at random (its writes are Fig. 9a's Titan rows), Fig. 17 fills PMTables of 256 MiB,
+//! 512 MiB and 1 GiB in all (the paper: 4 GB), Fig. 18 writes 1 GiB per value size into 2 GiB
+//! write buffers (preset `pm-memtables`), and Figs. 20–21 with Table 1 share one run of 8 GiB
+//! of 4 KB random writes (preset `designs-4k`'s). `--scale` multiplies all of it (budgets
+//! floored at DRAM 8 MiB, PM 16 MiB; loads at 4 MiB and read counts at 1,000 per size).
 
 mod by_size;
 mod fig10;
 mod fig11;
+mod fig12;
 mod fig15;
 mod fig17;
+mod fig18;
+mod fig20;
 mod fig9a;
 mod fig9b;
+mod latency;
 mod report;
+mod table1;
+mod table2;
 mod verdict;
 
 use super::budget::Budget;
 use super::config::BenchConfig;
+use super::outcome::Outcome;
 use super::workdir::WorkDir;
+use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-/// The figures this preset runs, in report order.
-pub const FIGURES: [&str; 6] = ["9a", "9b", "10", "11", "15", "17"];
+/// The figures this preset runs, in the paper's order (`table1` and `table2` are its Tables 1
+/// and 2, `20` its Figs. 20 and 21).
+pub const FIGURES: [&str; 11] = [
+    "9a", "9b", "10", "11", "table1", "table2", "12", "15", "17", "18", "20",
+];
 
 /// The smallest budget a scaled run gets: every design's buffers still fit.
 const MIN_BUDGET: Budget = Budget {
@@ -68,6 +82,9 @@ pub struct Context<'a> {
     pub budget: Budget,
     /// The report directory.
     pub dir: PathBuf,
+    /// Runs more than one figure shows (Table 1 and Figs. 20–21; Fig. 11 and Table 2), by name,
+    /// kept by the first figure that ran them.
+    runs: RefCell<Vec<(&'static str, Vec<Outcome>)>>,
 }
 
 impl Context<'_> {
@@ -90,6 +107,31 @@ impl Context<'_> {
         one.args.reads = None;
         one.value_sizes.clear();
         one
+    }
+
+    /// The outcomes of run `name` if an earlier figure of this report kept them.
+    pub fn earlier_run(&self, name: &str) -> Option<Vec<Outcome>> {
+        let runs = self.runs.borrow();
+        runs.iter().find(|r| r.0 == name).map(|r| r.1.clone())
+    }
+
+    /// Keeps run `name` for the figures after this one that show it too.
+    pub fn keep_run(&self, name: &'static str, outcomes: &[Outcome]) {
+        self.runs.borrow_mut().push((name, outcomes.to_vec()));
+    }
+
+    /// Run `name`: an earlier figure's, else `run`'s, kept for the figures after this one.
+    pub fn shared_run(
+        &self,
+        name: &'static str,
+        run: impl FnOnce() -> Result<Vec<Outcome>, String>,
+    ) -> Result<Vec<Outcome>, String> {
+        if let Some(outcomes) = self.earlier_run(name) {
+            return Ok(outcomes);
+        }
+        let outcomes = run()?;
+        self.keep_run(name, &outcomes);
+        Ok(outcomes)
     }
 }
 
@@ -116,8 +158,13 @@ fn run_figure(figure: &str, ctx: &Context<'_>) -> Result<Section, String> {
         "9b" => fig9b::run(ctx),
         "10" => fig10::run(ctx),
         "11" => fig11::run(ctx),
+        "table1" => table1::run(ctx),
+        "table2" => table2::run(ctx),
+        "12" => fig12::run(ctx),
         "15" => fig15::run(ctx),
         "17" => fig17::run(ctx),
+        "18" => fig18::run(ctx),
+        "20" => fig20::run(ctx),
         other => Err(format!("no figure {other:?} in this preset")),
     }
 }
@@ -147,6 +194,7 @@ fn context<'a>(cfg: &'a BenchConfig, work: &'a WorkDir) -> Result<Context<'a>, S
         scale,
         budget,
         dir,
+        runs: RefCell::new(Vec::new()),
     })
 }
 
@@ -166,11 +214,24 @@ fn chosen(list: Option<&str>) -> Result<Vec<&'static str>, String> {
     if let Some(bad) = asked.iter().find(|f| !FIGURES.contains(f)) {
         return Err(format!(
             "--figures: {bad:?} is not in this preset (it has {}; see docs/bench.md for the \
-             figures not done yet)",
+             figures not done yet: 16, 19, 22)",
             FIGURES.join(", ")
         ));
     }
     Ok(FIGURES.into_iter().filter(|f| asked.contains(f)).collect())
+}
+
+/// The outcome of `bench` on design `engine`, for `figure`'s error message.
+pub fn find<'a>(
+    outcomes: &'a [Outcome],
+    engine: &str,
+    bench: &str,
+    figure: &str,
+) -> Result<&'a Outcome, String> {
+    outcomes
+        .iter()
+        .find(|o| o.engine == engine && o.name == bench)
+        .ok_or_else(|| format!("{figure}: no {bench} result of {engine}"))
 }
 
 /// `path` relative to the report directory, for links in report.md.
@@ -189,7 +250,9 @@ mod tests {
             chosen(Some("17,15,9b,10,9a")).unwrap(),
             ["9a", "9b", "10", "15", "17"]
         );
-        let e = chosen(Some("9a,12")).unwrap_err();
-        assert!(e.contains("\"12\""), "{e}");
+        assert_eq!(chosen(Some("20,17,9a")).unwrap(), ["9a", "17", "20"]);
+        assert_eq!(chosen(Some("12,table2")).unwrap(), ["table2", "12"]);
+        let e = chosen(Some("9a,13")).unwrap_err();
+        assert!(e.contains("\"13\"") && e.contains("not done yet"), "{e}");
     }
 }

@@ -1,5 +1,6 @@
-//! How a row of the report is judged against the paper: agrees, smaller gap or contradicts,
-//! from FlatLSM's ratio to a design in this run and the paper's claim for that row.
+//! How a row of the report is judged against the paper: agrees, smaller gap or contradicts
+//! (not judged where the paper states nothing for the row), from FlatLSM's ratio to a design in
+//! this run and the paper's claim for that row.
 
 use crate::bench::outcome::Outcome;
 
@@ -7,10 +8,14 @@ use crate::bench::outcome::Outcome;
 #[derive(Clone, Copy, Debug)]
 pub enum Claim {
     /// FlatLSM is at least this many times the other (the low end of the paper's range, or
-    /// its one number), as the text says.
+    /// its one number; below 1 where the paper has FlatLSM behind), as the text says.
     AtLeast(f64, &'static str),
     /// FlatLSM is "close to" the others (reads): within 20 % of the best, or ahead.
     Close(&'static str),
+    /// The ratio lies between the two bounds (Fig. 12: a "slight" change).
+    Within(f64, f64, &'static str),
+    /// The paper gives no claim for the row: it is measured, not judged.
+    Unstated(&'static str),
 }
 
 /// A row's agreement with the paper.
@@ -22,6 +27,8 @@ pub enum Verdict {
     SmallerGap,
     /// The other way round.
     Contradicts,
+    /// No claim to judge against.
+    NotJudged,
 }
 
 /// Below this share of the best other design, FlatLSM is no longer "close".
@@ -33,6 +40,8 @@ impl Claim {
         match self {
             Claim::AtLeast(x, what) => format!("≥ {x:.2}× ({what})"),
             Claim::Close(what) => format!("close: ≥ {CLOSE_SHARE:.2}× ({what})"),
+            Claim::Within(low, high, what) => format!("{low:.2}–{high:.2}× ({what})"),
+            Claim::Unstated(what) => format!("— ({what})"),
         }
     }
 
@@ -42,6 +51,8 @@ impl Claim {
             Claim::AtLeast(low, _) if ratio >= low => Verdict::Agrees,
             Claim::AtLeast(..) if ratio >= 1.0 => Verdict::SmallerGap,
             Claim::Close(_) if ratio >= CLOSE_SHARE => Verdict::Agrees,
+            Claim::Within(low, high, _) if (low..=high).contains(&ratio) => Verdict::Agrees,
+            Claim::Unstated(_) => Verdict::NotJudged,
             _ => Verdict::Contradicts,
         }
     }
@@ -54,26 +65,44 @@ impl Verdict {
             Verdict::Agrees => "agrees",
             Verdict::SmallerGap => "smaller gap",
             Verdict::Contradicts => "contradicts",
+            Verdict::NotJudged => "not judged",
         }
     }
 }
 
-/// What this run measured that bears on a write row: each side's settled write amplification,
-/// stall intervals (1-s intervals below half the mean) and the CPU other processes took while
-/// it ran (a shared machine: rows with much of it are not comparable).
+/// `ours / theirs`: infinite when only `theirs` is 0 (a stalled interval), 1 when both are.
+pub fn ratio(ours: f64, theirs: f64) -> f64 {
+    match (theirs > 0.0, ours > 0.0) {
+        (true, _) => ours / theirs,
+        (false, true) => f64::INFINITY,
+        (false, false) => 1.0,
+    }
+}
+
+/// The claim that FlatLSM's `value` is `share` of the other's or less (a running time, a
+/// latency), as a ratio of the other's to FlatLSM's: at least `1 / share`.
+pub const fn at_most_share(share: f64, what: &'static str) -> Claim {
+    Claim::AtLeast(1.0 / share, what)
+}
+
+/// A table row: `cells`, then FlatLSM's ratio in this run, the paper's claim, the verdict and
+/// what this run `measured` that bears on it.
+pub fn judged_row(cells: &[String], ratio: f64, claim: Claim, measured: &str) -> String {
+    format!(
+        "| {} | {ratio:.2}× | {} | {} | {measured} |\n",
+        cells.join(" | "),
+        claim.text(),
+        claim.judge(ratio).label()
+    )
+}
+
+/// What this run measured that bears on a write row: each side's [`write_side`].
 pub fn write_evidence(flatlsm: &Outcome, other: &Outcome) -> String {
-    let side = |o: &Outcome| {
-        let wa = o
-            .settle
-            .map_or(o.stats.write_amplification(), |s| s.write_amplification);
-        let (stalls, of) = (o.interval_stats.stalls, o.interval_stats.count);
-        format!("WA {wa:.2}, {stalls}/{of} stall intervals{}", others_cpu(o))
-    };
     format!(
         "FlatLSM {}; {} {}",
-        side(flatlsm),
+        write_side(flatlsm),
         other.engine,
-        side(other)
+        write_side(other)
     )
 }
 
@@ -97,6 +126,17 @@ pub fn read_evidence(flatlsm: &Outcome, other: &Outcome) -> String {
 fn others_cpu(o: &Outcome) -> String {
     o.others_cpu_seconds
         .map_or(String::new(), |s| format!(", others' CPU {s:.0} s"))
+}
+
+/// One design's settled write amplification, stall intervals (1-s intervals below half the
+/// mean) and the CPU other processes took while it ran (a shared machine: rows with much of
+/// it are not comparable).
+pub fn write_side(o: &Outcome) -> String {
+    let wa = o
+        .settle
+        .map_or(o.stats.write_amplification(), |s| s.write_amplification);
+    let (stalls, of) = (o.interval_stats.stalls, o.interval_stats.count);
+    format!("WA {wa:.2}, {stalls}/{of} stall intervals{}", others_cpu(o))
 }
 
 #[cfg(test)]
@@ -138,5 +178,51 @@ mod tests {
             read_evidence(&ours, &theirs),
             "FlatLSM mean 0.0 µs (6 of 10 found); matrixkv 256 B mean 0.0 µs, others' CPU 2 s"
         );
+    }
+
+    /// Fig. 18 at 16 KB: the paper has FlatLSM 8.25 % behind; ahead or less behind agrees.
+    #[test]
+    fn a_claim_below_parity_agrees_down_to_the_papers_number_and_no_further() {
+        let behind = Claim::AtLeast(0.9175, "−8.25 %");
+        assert_eq!(behind.judge(0.95), Verdict::Agrees);
+        assert_eq!(behind.judge(1.3), Verdict::Agrees);
+        assert_eq!(behind.judge(0.8), Verdict::Contradicts);
+    }
+
+    #[test]
+    fn a_slight_change_agrees_within_its_bounds_only() {
+        let slight = Claim::Within(0.95, 1.2, "slight");
+        assert_eq!(slight.judge(1.05), Verdict::Agrees);
+        assert_eq!(slight.judge(0.96), Verdict::Agrees);
+        assert_eq!(slight.judge(1.5), Verdict::Contradicts);
+        assert_eq!(slight.judge(0.9), Verdict::Contradicts);
+        assert_eq!(slight.text(), "0.95–1.20× (slight)");
+    }
+
+    #[test]
+    fn a_row_without_a_claim_is_measured_but_not_judged() {
+        let none = Claim::Unstated("no number in the text");
+        assert_eq!(none.judge(0.1).label(), "not judged");
+        assert_eq!(none.text(), "— (no number in the text)");
+    }
+
+    #[test]
+    fn a_judged_row_ends_with_ratio_claim_verdict_and_evidence() {
+        let cells = ["4096 B".to_string(), "novelsm".to_string()];
+        let row = judged_row(&cells, 1.5, Claim::AtLeast(3.65, "Fig. 9a"), "WA 1.1");
+        assert_eq!(
+            row,
+            "| 4096 B | novelsm | 1.50× | ≥ 3.65× (Fig. 9a) | smaller gap | WA 1.1 |\n"
+        );
+    }
+
+    #[test]
+    fn ratios_to_zero_are_infinite_and_a_share_becomes_its_inverse() {
+        assert_eq!(ratio(3.0, 2.0), 1.5);
+        assert_eq!(ratio(3.0, 0.0), f64::INFINITY);
+        assert_eq!(ratio(0.0, 0.0), 1.0);
+        let share = at_most_share(0.25, "a quarter of the time");
+        assert_eq!(share.judge(4.0), Verdict::Agrees);
+        assert_eq!(share.judge(2.0), Verdict::SmallerGap);
     }
 }
