@@ -53,6 +53,7 @@ impl<'a> PmTableCursor<'a> {
         self.key.clear();
         let Some(node) = found else { return };
         let index = self.table.index();
+        index.touch_next(node);
         match self.table.value_of(&index.info(node)) {
             Ok(v) => {
                 self.value = v;
@@ -120,6 +121,7 @@ impl Position {
         self.valid = false;
         let Some(node) = found else { return };
         let index = table.index();
+        index.touch_next(node);
         match table.value_span(&index.info(node)) {
             Ok(span) => {
                 self.key.clear();

@@ -362,6 +362,15 @@ impl ArenaIndex {
         Some(self.link(node, 0)).filter(|&n| n != 0)
     }
 
+    /// Starts loading the node after `node`, so that a cursor's next step finds it on its way
+    /// (nodes lie in insert order, not key order: each step is a cache miss otherwise). A
+    /// plain load whose value is unused: the core goes on with the caller's work meanwhile.
+    pub fn touch_next(&self, node: NodeRef) {
+        if let Some(next) = self.next(node) {
+            std::hint::black_box(self.word(next + 3).load(Relaxed));
+        }
+    }
+
     /// The node before `node` (a search: nodes have no back links).
     pub fn prev(&self, node: NodeRef) -> Option<NodeRef> {
         let mut key = Vec::new();
