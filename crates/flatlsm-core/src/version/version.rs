@@ -308,17 +308,15 @@ impl Version {
     }
 
     /// For level >= 1: the one file whose user-key range contains `user_key`, if any.
-    /// Level 0 (whose files may overlap) and out-of-range levels give `None`.
-    pub fn file_for_key(&self, level: usize, user_key: &[u8]) -> Option<Arc<FileMeta>> {
+    /// Level 0 (whose files may overlap) and out-of-range levels give `None`. A reference, not
+    /// a clone: a point read on every core would otherwise bump the same counts.
+    pub fn file_for_key(&self, level: usize, user_key: &[u8]) -> Option<&Arc<FileMeta>> {
         if level == 0 {
             return None;
         }
         let files = self.levels.get(level)?;
         let i = files.partition_point(|f| largest_user(f) < user_key);
-        files
-            .get(i)
-            .filter(|f| smallest_user(f) <= user_key)
-            .cloned()
+        files.get(i).filter(|f| smallest_user(f) <= user_key)
     }
 
     /// The level-0 files whose user-key range contains `user_key`, newest first.

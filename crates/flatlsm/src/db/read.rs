@@ -135,16 +135,21 @@ impl DbInner {
             StoreLookup::SearchBelow => {}
         }
         let lookup = make_internal_key(key, seq, KIND_FOR_SEEK);
-        let runs = sv.version.level0_files_for_key(key).cloned();
+        let runs = sv.version.level0_files_for_key(key);
         let levels = (1..MAX_LEVELS).filter_map(|l| sv.version.file_for_key(l, key));
+        let tables = self.files.table_cache();
         for file in runs.chain(levels) {
-            let table = self
-                .files
-                .table_cache()
-                .get(file.number, file.file_size, file.dir)?;
-            if let Some((ikey, value)) = table.get(&lookup)? {
+            // `Some(answer)` once a table holds a version of the key.
+            let answer = tables.with(file.number, file.file_size, file.dir, |table| {
+                let Some((ikey, value)) = table.get(&lookup)? else {
+                    return Ok(None);
+                };
                 let found = (&ikey[..], value);
-                return self.decode_found(&sv.version, found, table.path(), deleted_below);
+                self.decode_found(&sv.version, found, table.path(), deleted_below)
+                    .map(Some)
+            })?;
+            if let Some(value) = answer {
+                return Ok(value);
             }
         }
         Ok(None)

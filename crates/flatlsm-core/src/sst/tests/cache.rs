@@ -330,3 +330,30 @@ fn a_value_is_cached_beside_the_blocks_and_counted_apart() {
     cache.erase_file(7);
     assert!(cache.get_value(7, 4096).is_none());
 }
+
+/// An unbounded cache serves reads through its front map; an evicted table leaves it, so a
+/// read after the file is deleted opens the file again (and fails) instead of reading a
+/// table the cache let go.
+#[test]
+fn a_read_through_the_front_map_finds_the_table_and_an_evicted_table_leaves_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let fs: Arc<dyn FileSystem> = Arc::new(OsFileSystem);
+    let path = dir.path().join(sst_file_name(5));
+    let mut b = TableBuilder::new(fs.create(&path).unwrap(), path.clone(), Default::default());
+    let all = entries(10);
+    for (k, v) in &all {
+        b.add(k, v).unwrap();
+    }
+    let size = b.finish().unwrap().file_size;
+    let cache = TableCache::new(fs, SstDirs::data_only(dir.path().to_path_buf()), None);
+    let first = &all[0].0;
+    let found = |c: &TableCache| c.with(5, size, SstDir::Data, |t| Ok(t.get(first)?.is_some()));
+    assert!(found(&cache).unwrap(), "opened, then read");
+    assert!(found(&cache).unwrap(), "read through the front map");
+    cache.evict(5);
+    std::fs::remove_file(&path).unwrap();
+    assert!(
+        found(&cache).is_err(),
+        "the evicted table is gone from the front map"
+    );
+}
