@@ -358,6 +358,7 @@ fn engine_options(
             .unwrap_or(d.vlog_gc_total_garbage_ratio);
         o.flush_threads = args.flush_threads.unwrap_or(d.flush_threads);
         o.background_nice = args.background_nice.unwrap_or(d.background_nice);
+        o.write_breakdown = args.write_breakdown.unwrap_or(d.write_breakdown);
         o.l1_merge_trigger = args.l1_merge_trigger.unwrap_or(d.l1_merge_trigger);
         o.kv_separation_threshold = args
             .kv_separation_threshold
