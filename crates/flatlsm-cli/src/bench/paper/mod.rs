@@ -13,8 +13,9 @@
 //! values per PMTable count, Fig. 15's reads load 4 GiB per size in order (1/20) and read 100k
 //! keys at random (its writes are Fig. 9a's Titan rows), Fig. 17 fills PMTables of 256 MiB,
 //! 512 MiB and 1 GiB in all (the paper: 4 GB), Fig. 18 writes 1 GiB per value size into 2 GiB
-//! write buffers (preset `pm-memtables`), and Figs. 20–21 with Table 1 share one run of 8 GiB
-//! of 4 KB random writes (preset `designs-4k`'s). `--scale` multiplies all of it (budgets
+//! write buffers (preset `pm-memtables`; Fig. 19 again at 256 B and 4 KB, its parts timed),
+//! Figs. 20–21 with Table 1 share one run of 8 GiB of 4 KB random writes (preset
+//! `designs-4k`'s), and Figs. 16 and 22 break down Fig. 9a's writes (its run, kept). `--scale` multiplies all of it (budgets
 //! floored at DRAM 8 MiB, PM 16 MiB; loads at 4 MiB and read counts at 1,000 per size).
 
 mod breakdown;
