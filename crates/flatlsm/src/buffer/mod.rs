@@ -42,8 +42,7 @@ pub(crate) trait WriteBuffer: Send + Sync {
     fn append_batch(&self, entries: &[LogEntry<'_>]) -> Result<bool>;
     /// [`WriteBuffer::append_batch`], also returning the time its data append took (the rest
     /// of the call is the index insert; `Options::write_breakdown`). By default the whole
-    /// call is index time: a kind whose index nodes hold the data (the PM skiplist) has no
-    /// separate data append to time.
+    /// call is index time, for a kind with no data append to time apart.
     fn append_batch_timed(&self, entries: &[LogEntry<'_>]) -> Result<(bool, Duration)> {
         Ok((self.append_batch(entries)?, Duration::ZERO))
     }

@@ -1,6 +1,6 @@
 //! `Options::write_breakdown`: off, the write path reads no clock for its parts and the
 //! counters stay 0; on, each design's parts land where its write buffer puts them (no WAL time
-//! for FlatLSM or the PM skiplist, which also has no data part apart from its index nodes).
+//! for FlatLSM or the PM skiplist, whose node writes are its data and its links its index).
 
 use super::Db;
 use crate::options::{Options, Profile};
@@ -53,8 +53,8 @@ fn leveled_times_its_wal_beside_its_dram_memtable() {
 }
 
 #[test]
-fn the_pm_skiplist_counts_its_whole_insert_as_index_time() {
+fn the_pm_skiplist_times_its_node_writes_apart_from_its_links() {
     let [wal, data, index] = parts(&stats_after_puts(Profile::NoveLsm, true, 100));
-    assert_eq!((wal, data), (0, 0));
-    assert!(index > 0);
+    assert_eq!(wal, 0);
+    assert!(data > 0 && index > 0, "data {data}, index {index}");
 }

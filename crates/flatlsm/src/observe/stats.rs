@@ -208,11 +208,11 @@ pub struct Stats {
     /// designs without one, FlatLSM's; counted only under `Options::write_breakdown`).
     pub write_wal_nanos: u64,
     /// Time foreground writes spent appending their data to the write buffer (the PM Log of a
-    /// PMTable, the DRAM log of a DRAM memtable), in nanoseconds (under
-    /// `Options::write_breakdown`; 0 for the PM skiplist, whose nodes hold key and value in
-    /// the index: all its time is index time).
+    /// PMTable, the DRAM log of a DRAM memtable, writing and persisting the PM skiplist's
+    /// nodes), in nanoseconds (under `Options::write_breakdown`).
     pub write_mem_data_nanos: u64,
-    /// Time foreground writes spent inserting into the write buffer's index, in nanoseconds
+    /// Time foreground writes spent inserting into the write buffer's index (the PM
+    /// skiplist: finding the predecessors, linking, committing the batch), in nanoseconds
     /// (under `Options::write_breakdown`).
     pub write_mem_index_nanos: u64,
     /// True while writes are in the slowdown phase.

@@ -11,9 +11,9 @@ pub struct WriteBreakdown {
     pub stall_nanos: u64,
     /// Appending to the write-ahead log (0 for designs without one).
     pub wal_nanos: u64,
-    /// Appending the data to the write buffer (PM Log, DRAM log).
+    /// Appending the data to the write buffer (PM Log, DRAM log, PM skiplist nodes).
     pub mem_data_nanos: u64,
-    /// Inserting into the write buffer's index (the PM skiplist: its whole insert).
+    /// Inserting into the write buffer's index (the PM skiplist: its links).
     pub mem_index_nanos: u64,
 }
 

@@ -133,11 +133,11 @@ pub fn timed(mut cfg: BenchConfig) -> BenchConfig {
 
 /// How the parts were timed, for a figure's setup.
 pub const HOW_TIMED: &str = "Parts timed by the engine (Options::write_breakdown: a clock \
-    read around the WAL append, the write buffer's data append and the whole append, whose \
-    rest is the index insert; the stall part is the slowdown delays and stops), in µs per \
-    write; \"other\" is what they leave of the measured average (sequence numbers, locks, \
-    switching write buffers, the benchmark's loop). The PM skiplist writes key and value \
-    inside its index nodes: all its write-buffer time is counted as index.";
+    read around the WAL append, the write buffer's data append — the PM Log or DRAM log \
+    append, the PM skiplist's node writes and persists — and the whole append, whose rest is \
+    the index insert; the stall part is the slowdown delays and stops), in µs per write; \
+    \"other\" is what they leave of the measured average (sequence numbers, locks, switching \
+    write buffers, the benchmark's loop).";
 
 #[cfg(test)]
 pub mod tests {

@@ -7,8 +7,8 @@
 //! The paper's claims: at small values (read as 256 B) PMTables are faster than both, the gain
 //! over the PM memtable from Mem Index (85.66 % of its latency), over DRAM + WAL from the WAL;
 //! at "large value size" (Fig. 19b, read as 4 KB) PMTables' latency is 29.63 % below the PM
-//! memtable's and 36.92 % below DRAM + WAL's. The PM skiplist's node holds key and value, so
-//! its data is not timed apart: its Mem Index here is its whole insert.
+//! memtable's and 36.92 % below DRAM + WAL's. The PM skiplist's Mem Data is writing and
+//! persisting its nodes (key and value live in them), its Mem Index finding and linking them.
 
 use super::breakdown::{self, Judge, HOW_TIMED};
 use super::by_size::Peer;
