@@ -452,6 +452,18 @@ mod tests {
         assert!(cfg(&["--compression_type", "zstd:9"]).is_err());
     }
 
+    /// `--write_breakdown` (bare or `=1`) times the write path's parts; off without it.
+    #[test]
+    fn write_breakdown_turns_the_engines_part_timers_on_and_is_off_by_default() {
+        let on = |args: &[&str]| {
+            let flags = crate::bench::flags::parse_for_test(args).unwrap();
+            BenchConfig::resolve(flags).unwrap().options.write_breakdown
+        };
+        assert!(!on(&[]));
+        assert!(on(&["--write_breakdown"]));
+        assert!(!on(&["--write_breakdown", "0"]));
+    }
+
     #[test]
     fn a_read_fraction_scales_the_reads_to_the_writes() {
         assert_eq!(reads_for(1000, Some(0.2)), 200);
