@@ -254,6 +254,12 @@ pub struct Options {
     /// scheduler, decides how fast they go (docs/design-decisions.md). 0 leaves the threads at
     /// the process's priority. Accepted: `0..=19`; default 5. Linux only (ignored elsewhere).
     pub background_nice: i32,
+    /// Time each part of a foreground write — the write-ahead log append, the write buffer's
+    /// data append, its index insert — into `Stats::write_{wal,mem_data,mem_index}_nanos`
+    /// (the paper's latency breakdowns, Figs. 16, 19, 22). Off by default: each part costs a
+    /// clock read per write, which the default write path does not pay. The stall part
+    /// (`Stats::write_stall_nanos`) is always counted: its waits read the clock anyway.
+    pub write_breakdown: bool,
     /// The info log (`LOG` in the database directory: options at open, flushes, compactions,
     /// GCs, stalls, background errors) is rotated to `LOG.old.<micros>` once it exceeds this
     /// many bytes (RocksDB's `max_log_file_size`); 0 never rotates it by size (it is still
@@ -314,6 +320,7 @@ impl Default for Options {
             vlog_gc_total_garbage_ratio: 0.25,
             background_work: true,
             background_nice: 5,
+            write_breakdown: false,
             max_log_file_size: 16 << 20,
             keep_log_file_num: 10,
             file_system: None,
@@ -547,6 +554,7 @@ impl fmt::Debug for Options {
             .field("compression", &self.compression)
             .field("compression_per_level", &self.compression_per_level)
             .field("background_nice", &self.background_nice)
+            .field("write_breakdown", &self.write_breakdown)
             .field("max_log_file_size", &self.max_log_file_size)
             .field("keep_log_file_num", &self.keep_log_file_num)
             .field("custom_fs", &self.file_system.is_some())

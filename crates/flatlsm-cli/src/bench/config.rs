@@ -358,6 +358,7 @@ fn engine_options(
             .unwrap_or(d.vlog_gc_total_garbage_ratio);
         o.flush_threads = args.flush_threads.unwrap_or(d.flush_threads);
         o.background_nice = args.background_nice.unwrap_or(d.background_nice);
+        o.write_breakdown = args.write_breakdown.unwrap_or(d.write_breakdown);
         o.l1_merge_trigger = args.l1_merge_trigger.unwrap_or(d.l1_merge_trigger);
         o.kv_separation_threshold = args
             .kv_separation_threshold
@@ -449,6 +450,18 @@ mod tests {
         assert_eq!(plain.compression_for_level(4), Compression::None);
         assert!(cfg(&["--compression_type", "snappy"]).is_err());
         assert!(cfg(&["--compression_type", "zstd:9"]).is_err());
+    }
+
+    /// `--write_breakdown` (bare or `=1`) times the write path's parts; off without it.
+    #[test]
+    fn write_breakdown_turns_the_engines_part_timers_on_and_is_off_by_default() {
+        let on = |args: &[&str]| {
+            let flags = crate::bench::flags::parse_for_test(args).unwrap();
+            BenchConfig::resolve(flags).unwrap().options.write_breakdown
+        };
+        assert!(!on(&[]));
+        assert!(on(&["--write_breakdown"]));
+        assert!(!on(&["--write_breakdown", "0"]));
     }
 
     #[test]

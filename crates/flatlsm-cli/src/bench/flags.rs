@@ -235,6 +235,11 @@ pub struct BenchFlags {
     /// measured flush rate). RocksDB keeps its own default.
     #[arg(long = "delayed_write_rate")]
     pub delayed_write_rate: Option<u64>,
+    /// FlatLSM: time each part of a write (WAL, write-buffer data, index) into the engine's
+    /// write breakdown (`Options::write_breakdown`; default 0: no clock read per part).
+    #[arg(long = "write_breakdown", num_args = 0..=1,
+          default_missing_value = "true", value_parser = parse_flag_bool)]
+    pub write_breakdown: Option<bool>,
     /// Write value logs with O_DIRECT (default 0: through the page cache with write-behind, so
     /// fresh values are read from memory; 1 saves the page-cache copy, and first reads go to
     /// the device).

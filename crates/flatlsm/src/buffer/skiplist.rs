@@ -16,6 +16,7 @@ use crate::types::{
 };
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
 
 /// A PM skiplist write buffer.
 pub(crate) struct SkiplistBuffer {
@@ -64,6 +65,13 @@ impl WriteBuffer for SkiplistBuffer {
             return Ok(false);
         }
         self.list.insert_batch(&psl_entries(entries))
+    }
+
+    fn append_batch_timed(&self, entries: &[LogEntry<'_>]) -> Result<(bool, Duration)> {
+        if self.sealed.load(Ordering::Acquire) {
+            return Ok((false, Duration::ZERO));
+        }
+        self.list.insert_batch_timed(&psl_entries(entries))
     }
 
     fn has_room(&self, entries: &[LogEntry<'_>]) -> bool {

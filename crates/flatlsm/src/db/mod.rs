@@ -10,6 +10,8 @@ pub(crate) mod bg_state;
 #[cfg(test)]
 mod bg_wait_tests;
 mod bounds;
+#[cfg(test)]
+mod breakdown_tests;
 pub use bounds::prefix_end;
 pub(crate) mod events;
 pub(crate) mod files;

@@ -290,8 +290,9 @@ impl DbInner {
         self.sync_point("write:paced");
         let waited = self.wait_while_slow(start + delay);
         Counters::add(&self.counters.delayed_writes, 1);
-        let micros = start.elapsed().as_micros() as u64;
-        Counters::add(&self.counters.delayed_write_micros, micros);
+        let took = start.elapsed();
+        Counters::add(&self.counters.delayed_write_micros, took.as_micros() as u64);
+        Counters::add(&self.counters.write_stall_nanos, took.as_nanos() as u64);
         waited
     }
 
@@ -367,6 +368,7 @@ impl DbInner {
         self.stall.stopped.store(false, Ordering::Release);
         let took = start.elapsed();
         Counters::add(&self.counters.stall_micros, took.as_micros() as u64);
+        Counters::add(&self.counters.write_stall_nanos, took.as_nanos() as u64);
         Counters::add(&self.counters.stall_count, 1);
         let outcome = result.as_ref().err().map(|e| format!(": {e}"));
         let line = format!(

@@ -15,6 +15,7 @@ use crate::options::{WriteOptions, MAX_KEY_SIZE};
 use crate::pmtable::log::{encoded_entry_len, LogEntry, PM_LOG_HEADER_LEN};
 use crate::pmtable::PmTable;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 /// Bytes a batch takes in a PM Log (entry headers included).
 fn encoded_batch_len(entries: &[LogEntry<'_>]) -> u64 {
@@ -87,7 +88,7 @@ impl DbInner {
             mem = self.make_room(&entries)?;
         }
         self.fail_stop(self.log_batch(first, batch, opts.sync))?;
-        if !self.fail_stop(mem.append_batch(&entries))? {
+        if !self.fail_stop(self.append_to(&mem, &entries))? {
             let e = Error::InvalidState(format!("write buffer {} lost its room", mem.number()));
             return Err(self.fail_stop::<()>(Err(e)).unwrap_err());
         }
@@ -103,12 +104,35 @@ impl DbInner {
 
     /// Appends the batch to the write-ahead log, for designs with one (a DRAM write buffer):
     /// handed to the OS before the buffer takes it, and synced first under `sync`.
+    /// Timed under `write_breakdown` (designs without a log have no WAL time, not a no-op's).
     fn log_batch(&self, first: u64, batch: &WriteBatch, sync: bool) -> Result<()> {
+        let timed = self.opts.write_breakdown && self.design.uses_wal();
+        let started = timed.then(Instant::now);
         let entries = batch
             .ops
             .iter()
             .map(|op| (op.kind, &op.key[..], &op.value[..]));
-        self.writes.wals().log_batch(first, entries, sync)
+        let logged = self.writes.wals().log_batch(first, entries, sync);
+        let took = started.map_or(Duration::ZERO, |t| t.elapsed());
+        Counters::add(&self.counters.write_wal_nanos, took.as_nanos() as u64);
+        logged
+    }
+
+    /// Appends `entries` to `mem`; under `write_breakdown` its data append and the rest of
+    /// the call (the index insert) are counted apart.
+    fn append_to(&self, mem: &BufferRef, entries: &[LogEntry<'_>]) -> Result<bool> {
+        if !self.opts.write_breakdown {
+            return mem.append_batch(entries);
+        }
+        let started = Instant::now();
+        let (fit, data) = mem.append_batch_timed(entries)?;
+        let index = started.elapsed().saturating_sub(data);
+        Counters::add(&self.counters.write_mem_data_nanos, data.as_nanos() as u64);
+        Counters::add(
+            &self.counters.write_mem_index_nanos,
+            index.as_nanos() as u64,
+        );
+        Ok(fit)
     }
 
     /// Passes on the result of a step that may have put the batch into the log. On failure the

@@ -43,6 +43,10 @@ const INT_PROPERTIES: &[(&str, Reader)] = &[
     }),
     ("flatlsm.latest-sequence-number", |s| s.last_sequence),
     ("flatlsm.num-flushes", |s| s.flushes),
+    ("flatlsm.write-stall-nanos", |s| s.write_stall_nanos),
+    ("flatlsm.write-wal-nanos", |s| s.write_wal_nanos),
+    ("flatlsm.write-mem-data-nanos", |s| s.write_mem_data_nanos),
+    ("flatlsm.write-mem-index-nanos", |s| s.write_mem_index_nanos),
     ("flatlsm.num-compactions", |s| s.compactions),
     ("flatlsm.bytes-written-to-ssd", |s| s.ssd_bytes_written()),
     ("flatlsm.block-cache-capacity", |s| s.block_cache.capacity),
@@ -94,6 +98,10 @@ pub const PROPERTY_NAMES: &[&str] = &[
     "flatlsm.background-errors",
     "flatlsm.latest-sequence-number",
     "flatlsm.num-flushes",
+    "flatlsm.write-stall-nanos",
+    "flatlsm.write-wal-nanos",
+    "flatlsm.write-mem-data-nanos",
+    "flatlsm.write-mem-index-nanos",
     "flatlsm.num-compactions",
     "flatlsm.bytes-written-to-ssd",
     "flatlsm.block-cache-capacity",
@@ -173,5 +181,22 @@ mod tests {
         assert_eq!(property(&s, "rocksdb.stats"), None);
         assert_eq!(int_property(&s, "flatlsm.num-files-at-levelx"), None);
         assert_eq!(int_property(&s, "flatlsm.stats"), None);
+    }
+
+    /// The write breakdown's four parts answer under their names, each its own field.
+    #[test]
+    fn the_write_breakdown_parts_answer_by_name() {
+        let s = Stats {
+            write_stall_nanos: 1,
+            write_wal_nanos: 2,
+            write_mem_data_nanos: 3,
+            write_mem_index_nanos: 4,
+            ..Stats::default()
+        };
+        let names = ["stall", "wal", "mem-data", "mem-index"];
+        for (i, part) in names.iter().enumerate() {
+            let name = format!("flatlsm.write-{part}-nanos");
+            assert_eq!(int_property(&s, &name), Some(i as u64 + 1), "{name}");
+        }
     }
 }

@@ -28,6 +28,10 @@ pub struct Counters {
     pub(crate) stall_count: AtomicU64,
     pub(crate) delayed_writes: AtomicU64,
     pub(crate) delayed_write_micros: AtomicU64,
+    pub(crate) write_stall_nanos: AtomicU64,
+    pub(crate) write_wal_nanos: AtomicU64,
+    pub(crate) write_mem_data_nanos: AtomicU64,
+    pub(crate) write_mem_index_nanos: AtomicU64,
     pub(crate) slowdown_count: AtomicU64,
     pub(crate) flush_micros: AtomicU64,
     pub(crate) flushes: AtomicU64,
@@ -197,6 +201,20 @@ pub struct Stats {
     pub delayed_write_micros: u64,
     /// Number of slowdown episodes (each logs a start and an end line).
     pub slowdown_count: u64,
+    /// Time foreground writes waited on the write stall: slowdown delays and stops, in
+    /// nanoseconds (always counted). The paper's "Write Stall Latency" (Fig. 22).
+    pub write_stall_nanos: u64,
+    /// Time foreground writes spent appending to the write-ahead log, in nanoseconds (0 for
+    /// designs without one, FlatLSM's; counted only under `Options::write_breakdown`).
+    pub write_wal_nanos: u64,
+    /// Time foreground writes spent appending their data to the write buffer (the PM Log of a
+    /// PMTable, the DRAM log of a DRAM memtable, writing and persisting the PM skiplist's
+    /// nodes), in nanoseconds (under `Options::write_breakdown`).
+    pub write_mem_data_nanos: u64,
+    /// Time foreground writes spent inserting into the write buffer's index (the PM
+    /// skiplist: finding the predecessors, linking, committing the batch), in nanoseconds
+    /// (under `Options::write_breakdown`).
+    pub write_mem_index_nanos: u64,
     /// True while writes are in the slowdown phase.
     pub writes_slowed: bool,
     /// True while a writer waits for a free PMTable (the stop phase).

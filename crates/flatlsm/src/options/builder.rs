@@ -64,6 +64,7 @@ setters! {
     vlog_gc_total_garbage_ratio: f64,
     background_work: bool,
     background_nice: i32,
+    write_breakdown: bool,
     max_log_file_size: u64,
     keep_log_file_num: usize;
     wal_dir?: PathBuf,

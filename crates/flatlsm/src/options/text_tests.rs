@@ -6,7 +6,7 @@ use crate::options::MatrixKvOptions;
 use crate::options::SlmDbOptions;
 
 /// Fields of `Options` (stored or not), of `LeveledOptions`, `MatrixKvOptions`, `SlmDbOptions`.
-const FIELD_COUNTS: [usize; 4] = [42, 6, 6, 9];
+const FIELD_COUNTS: [usize; 4] = [43, 6, 6, 9];
 /// The fields of `Options` the OPTIONS file does not hold (module docs).
 const NOT_STORED: [&str; 6] = [
     "create_if_missing",
@@ -87,6 +87,7 @@ pub(crate) fn every_field_changed() -> Options {
         vlog_gc_total_garbage_ratio: 0.75,
         background_work: false,
         background_nice: 0,
+        write_breakdown: true,
         max_log_file_size: 0,
         keep_log_file_num: 3,
         compression: Compression::Zstd { level: 9 },

@@ -35,6 +35,7 @@ use parking_lot::Mutex;
 use std::cmp::Ordering as KeyOrder;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
 
 /// The kind byte of a trailer (the index stores only trailers the log handed out).
 fn kind_of(trailer: u64) -> Option<ValueKind> {
@@ -162,17 +163,34 @@ impl PmTable {
     /// Appends a batch atomically and indexes it. `Ok(false)`: the log is full (nothing
     /// written) or the table is sealed.
     pub fn append_batch(&self, entries: &[LogEntry<'_>]) -> Result<bool> {
+        Ok(self.append_batch_split(entries, false)?.0)
+    }
+
+    /// [`PmTable::append_batch`], also returning how long the log append (the data) took;
+    /// the rest of the call is the index insert.
+    pub fn append_batch_timed(&self, entries: &[LogEntry<'_>]) -> Result<(bool, Duration)> {
+        self.append_batch_split(entries, true)
+    }
+
+    /// The append, the log part timed if `timed` (a clock read the untimed path skips).
+    fn append_batch_split(
+        &self,
+        entries: &[LogEntry<'_>],
+        timed: bool,
+    ) -> Result<(bool, Duration)> {
         let mut guard = self.writer.lock();
         let Some(writer) = guard.as_mut() else {
-            return Ok(false);
+            return Ok((false, Duration::ZERO));
         };
+        let started = timed.then(Instant::now);
         let Some(offsets) = writer.append_batch(entries)? else {
-            return Ok(false);
+            return Ok((false, Duration::ZERO));
         };
+        let data = started.map_or(Duration::ZERO, |t| t.elapsed());
         for (e, &offset) in entries.iter().zip(&offsets) {
             self.index_entry(e, offset)?;
         }
-        Ok(true)
+        Ok((true, data))
     }
 
     /// Makes everything appended so far durable (Buffer Log persist / msync group commit).

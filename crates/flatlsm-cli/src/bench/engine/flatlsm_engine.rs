@@ -140,6 +140,7 @@ impl Engine for FlatLsmEngine {
             sst_file_bytes: s.levels.iter().map(|l| l.bytes).sum(),
             value_file_bytes: s.vlogs.iter().map(|v| v.total_bytes).sum(),
             live_value_bytes: s.vlogs.iter().map(|v| v.live_bytes).sum(),
+            breakdown: super::WriteBreakdown::of(&s),
         }
     }
 

@@ -1,12 +1,14 @@
 //! The storage engines a benchmark can drive: FlatLSM, and (feature `rocksdb`) RocksDB in
 //! process. Both see the same keys, values and operation mix.
 
+mod breakdown;
 mod flatlsm_engine;
 #[cfg(test)]
 mod mem_engine;
 #[cfg(feature = "rocksdb")]
 mod rocksdb_engine;
 
+pub use breakdown::WriteBreakdown;
 pub use flatlsm_engine::FlatLsmEngine;
 #[cfg(test)]
 pub use mem_engine::MemEngine;
@@ -43,6 +45,8 @@ pub struct EngineStats {
     pub value_file_bytes: u64,
     /// See `value_file_bytes`.
     pub live_value_bytes: u64,
+    /// Where foreground writes spent their time (stall, WAL, memtable data and index).
+    pub breakdown: WriteBreakdown,
 }
 
 /// Bytes in one MB of the MB/s figures (db_bench's MB).
@@ -56,6 +60,7 @@ impl EngineStats {
         self.stall_micros = self.stall_micros.saturating_sub(before.stall_micros);
         self.flush_bytes = self.flush_bytes.saturating_sub(before.flush_bytes);
         self.flush_micros = self.flush_micros.saturating_sub(before.flush_micros);
+        self.breakdown = self.breakdown.since(&before.breakdown);
         let earlier = before
             .store_compactions
             .len()

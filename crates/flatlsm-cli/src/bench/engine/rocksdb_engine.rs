@@ -199,6 +199,8 @@ impl Engine for RocksDbEngine {
             live_value_bytes: self
                 .property("rocksdb.live-blob-file-size")
                 .saturating_sub(self.property("rocksdb.live-blob-file-garbage-size")),
+            // RocksDB's perf context would split its writes; not read here.
+            breakdown: super::WriteBreakdown::default(),
         }
     }
 

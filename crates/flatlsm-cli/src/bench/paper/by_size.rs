@@ -75,7 +75,16 @@ pub struct Swept {
 impl Sweep {
     /// Runs the benchmarks at every size, FlatLSM first, then the peers.
     pub fn run(&self, ctx: &Context<'_>) -> Result<Swept, String> {
-        let cfg = self.config(ctx);
+        self.run_config(ctx, self.config(ctx))
+    }
+
+    /// [`Sweep::run`] with the engine timing every part of the write path (the latency
+    /// breakdowns share such a run with a throughput figure).
+    pub fn run_timed(&self, ctx: &Context<'_>) -> Result<Swept, String> {
+        self.run_config(ctx, super::breakdown::timed(self.config(ctx)))
+    }
+
+    fn run_config(&self, ctx: &Context<'_>, cfg: BenchConfig) -> Result<Swept, String> {
         let (outcomes, _) = profiles::run(&cfg, ctx.work)?;
         Ok(Swept {
             outcomes,
@@ -89,11 +98,16 @@ impl Sweep {
         let mut cfg = ctx.figure_config(self.dir);
         cfg.benchmarks = self.benchmarks.iter().map(|b| b.to_string()).collect();
         cfg.value_sizes = SIZES.to_vec();
-        cfg.sweep_bytes = ctx.bytes(self.bytes, MIN_BYTES);
+        cfg.sweep_bytes = self.bytes_at(ctx);
         // As a flag: the sweep gives every size this count instead of one per write.
         cfg.args.reads = self.reads.map(|n| ctx.count(n, MIN_READS));
         cfg.variants = self.designs();
         cfg
+    }
+
+    /// Bytes the load writes at each size at this run's scale.
+    pub fn bytes_at(&self, ctx: &Context<'_>) -> u64 {
+        ctx.bytes(self.bytes, MIN_BYTES)
     }
 
     fn designs(&self) -> Vec<String> {
@@ -177,7 +191,7 @@ fn row(outcomes: &[Outcome], peer: Peer, size: usize, judged: &Judged) -> Result
 }
 
 /// The `bench` outcome of design `label` at `size` (the sweep names engines "label N B").
-fn find<'a>(
+pub fn find<'a>(
     outcomes: &'a [Outcome],
     label: &str,
     size: usize,

@@ -31,7 +31,8 @@ use crate::bench::profiles;
 const MEMTABLES_PRESET: &str = "pm-memtables";
 /// The fewest bytes written per size at a small `--scale`; the write buffers hold twice that.
 const MIN_WRITES: u64 = 1 << 20;
-const PEERS: [Peer; 2] = [
+/// The memtables PMTables are compared with.
+pub const PEERS: [Peer; 2] = [
     ("leveled", "DRAM memtable + PM WAL"),
     ("novelsm", "PM memtable"),
 ];
@@ -57,7 +58,7 @@ const JUDGED: Judged = Judged {
 
 /// Runs the three memtables at every size and judges PMTables against each other kind.
 pub fn run(ctx: &Context<'_>) -> Result<Section, String> {
-    let cfg = config(ctx)?;
+    let cfg = config(ctx, "fig18")?;
     let (outcomes, _) = profiles::run(&cfg, ctx.work)?;
     let table = by_size::table(&outcomes, &PEERS, &JUDGED)?;
     let plot = ctx.dir.join("fig18").join("by_value_size_fillrandom.png");
@@ -72,9 +73,10 @@ pub fn run(ctx: &Context<'_>) -> Result<Section, String> {
 }
 
 /// Preset `pm-memtables`' options for every design (flags still win), its write buffers
-/// scaled with the writes, no budget, the sizes of both halves of the figure.
-fn config(ctx: &Context<'_>) -> Result<BenchConfig, String> {
-    let mut cfg = ctx.figure_config("fig18");
+/// scaled with the writes, no budget, the sizes of both halves of the figure; plots under
+/// `dir` (Fig. 19 runs the same memtables).
+pub fn config(ctx: &Context<'_>, dir: &str) -> Result<BenchConfig, String> {
+    let mut cfg = ctx.figure_config(dir);
     cfg.budget = None;
     cfg.args.preset = Some(MEMTABLES_PRESET.into());
     let buffer = preset::lookup(MEMTABLES_PRESET)?.pmtable_size.unwrap_or(0) as u64;
@@ -88,7 +90,8 @@ fn config(ctx: &Context<'_>) -> Result<BenchConfig, String> {
     Ok(cfg)
 }
 
-fn setup(cfg: &BenchConfig) -> Result<String, String> {
+/// The workload and the write buffers, in prose.
+pub fn setup(cfg: &BenchConfig) -> Result<String, String> {
     let buffers = cfg.args.pmtable_size.unwrap_or(0) as u64;
     Ok(format!(
         "db_bench fillrandom, 16 B keys, {} at each value size (the paper: 4 GB; 1 GiB at \

@@ -3,9 +3,10 @@
 //! (Titan), every design at the run's budget, the same bytes at each size: 4 GiB at `--scale 1`
 //! (1/20 of the paper's 80 GB).
 
-use super::by_size::{share_of_paper, Judged, Sweep, WITH_TITAN};
+use super::by_size::{self, share_of_paper, Judged, Sweep, WITH_TITAN};
 use super::verdict::{write_evidence, Claim};
 use super::{Context, Section};
+use crate::bench::outcome::Outcome;
 
 const SWEEP: Sweep = Sweep {
     dir: "fig9a",
@@ -43,19 +44,34 @@ fn titan_claim(size: usize) -> Claim {
     }
 }
 
-/// Runs the sweep and judges every (size, design) row.
+/// Runs the sweep (or takes it from an earlier figure) and judges every (size, design) row.
 pub fn run(ctx: &Context<'_>) -> Result<Section, String> {
-    let swept = SWEEP.run(ctx)?;
+    let outcomes = outcomes(ctx)?;
     Ok(Section {
         figure: "Fig. 9a".into(),
         title: "Random writes by value size (Fig. 15's Titan column too)".into(),
         setup: format!(
-            "db_bench fillrandom, 16 B keys, {} of writes at each value size, uniform keys; \
-             each design from a fresh database.",
-            share_of_paper(swept.bytes)
+            "{} Each write's parts are timed for Figs. 16 and 22 (a few clock reads per write, \
+             in every design alike).",
+            workload(ctx)
         ),
-        table: SWEEP.table(&swept, &JUDGED)?,
+        table: by_size::table(&outcomes, SWEEP.peers, &JUDGED)?,
         plots: vec![SWEEP.plot(ctx, "fillrandom")],
         seconds: 0.0,
     })
+}
+
+/// The sweep's outcomes, its writes timed part by part: run once, kept for the latency
+/// breakdowns of Figs. 16 and 22, which show the same writes.
+pub fn outcomes(ctx: &Context<'_>) -> Result<Vec<Outcome>, String> {
+    ctx.shared_run("9a", || SWEEP.run_timed(ctx).map(|s| s.outcomes))
+}
+
+/// The workload, in prose.
+pub fn workload(ctx: &Context<'_>) -> String {
+    format!(
+        "db_bench fillrandom, 16 B keys, {} of writes at each value size, uniform keys; each \
+         design from a fresh database.",
+        share_of_paper(SWEEP.bytes_at(ctx))
+    )
 }

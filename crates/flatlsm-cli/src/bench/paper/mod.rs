@@ -13,18 +13,23 @@
 //! values per PMTable count, Fig. 15's reads load 4 GiB per size in order (1/20) and read 100k
 //! keys at random (its writes are Fig. 9a's Titan rows), Fig. 17 fills PMTables of 256 MiB,
 //! 512 MiB and 1 GiB in all (the paper: 4 GB), Fig. 18 writes 1 GiB per value size into 2 GiB
-//! write buffers (preset `pm-memtables`), and Figs. 20–21 with Table 1 share one run of 8 GiB
-//! of 4 KB random writes (preset `designs-4k`'s). `--scale` multiplies all of it (budgets
+//! write buffers (preset `pm-memtables`; Fig. 19 again at 256 B and 4 KB, its parts timed),
+//! Figs. 20–21 with Table 1 share one run of 8 GiB of 4 KB random writes (preset
+//! `designs-4k`'s), and Figs. 16 and 22 break down Fig. 9a's writes (its run, kept). `--scale` multiplies all of it (budgets
 //! floored at DRAM 8 MiB, PM 16 MiB; loads at 4 MiB and read counts at 1,000 per size).
 
+mod breakdown;
 mod by_size;
 mod fig10;
 mod fig11;
 mod fig12;
 mod fig15;
+mod fig16;
 mod fig17;
 mod fig18;
+mod fig19;
 mod fig20;
+mod fig22;
 mod fig9a;
 mod fig9b;
 mod latency;
@@ -43,8 +48,8 @@ use std::time::Instant;
 
 /// The figures this preset runs, in the paper's order (`table1` and `table2` are its Tables 1
 /// and 2, `20` its Figs. 20 and 21).
-pub const FIGURES: [&str; 11] = [
-    "9a", "9b", "10", "11", "table1", "table2", "12", "15", "17", "18", "20",
+pub const FIGURES: [&str; 14] = [
+    "9a", "9b", "10", "11", "table1", "table2", "12", "15", "16", "17", "18", "19", "20", "22",
 ];
 
 /// The smallest budget a scaled run gets: every design's buffers still fit.
@@ -162,9 +167,12 @@ fn run_figure(figure: &str, ctx: &Context<'_>) -> Result<Section, String> {
         "table2" => table2::run(ctx),
         "12" => fig12::run(ctx),
         "15" => fig15::run(ctx),
+        "16" => fig16::run(ctx),
         "17" => fig17::run(ctx),
         "18" => fig18::run(ctx),
+        "19" => fig19::run(ctx),
         "20" => fig20::run(ctx),
+        "22" => fig22::run(ctx),
         other => Err(format!("no figure {other:?} in this preset")),
     }
 }
@@ -214,7 +222,7 @@ fn chosen(list: Option<&str>) -> Result<Vec<&'static str>, String> {
     if let Some(bad) = asked.iter().find(|f| !FIGURES.contains(f)) {
         return Err(format!(
             "--figures: {bad:?} is not in this preset (it has {}; see docs/bench.md for the \
-             figures not done yet: 16, 19, 22)",
+             paper's figures it leaves out)",
             FIGURES.join(", ")
         ));
     }
@@ -253,6 +261,6 @@ mod tests {
         assert_eq!(chosen(Some("20,17,9a")).unwrap(), ["9a", "17", "20"]);
         assert_eq!(chosen(Some("12,table2")).unwrap(), ["table2", "12"]);
         let e = chosen(Some("9a,13")).unwrap_err();
-        assert!(e.contains("\"13\"") && e.contains("not done yet"), "{e}");
+        assert!(e.contains("\"13\"") && e.contains("leaves out"), "{e}");
     }
 }

@@ -1,0 +1,107 @@
+//! Fig. 16 (section 5.2.6): FlatLSM's and Titan's (`leveled+vsep`) random-write latency by
+//! value size, split into stall, WAL and memtable (data, index). The writes are Fig. 9a's
+//! (the same run, its parts timed; Fig. 15's writes are its Titan rows).
+//!
+//! The paper's claims, without numbers: at small values FlatLSM's latency is "much lower"
+//! than Titan's (Titan does not separate them and behaves as RocksDB), read at 256 B as lower;
+//! at "relatively large" values (read as 4 KB and up) FlatLSM's Mem latency is higher than
+//! Titan's (PM against DRAM). The gap in between is measured, not judged.
+
+use super::breakdown::{self, Judge, Parts, FLATLSM, HOW_TIMED};
+use super::by_size::{Peer, SIZES};
+use super::verdict::{ratio, Claim};
+use super::{fig9a, Context, Section};
+
+const DESIGNS: [Peer; 2] = [FLATLSM, ("leveled+vsep", "Titan")];
+
+fn latency_claim(_design: &str, size: usize) -> Claim {
+    match size {
+        256 => Claim::AtLeast(1.0, "much lower than Titan at small values"),
+        _ => Claim::Unstated("no number above small values"),
+    }
+}
+
+/// FlatLSM's Mem latency over Titan's (PM against DRAM: higher at large values).
+fn mem_ratio(flatlsm: &Parts, titan: &Parts) -> f64 {
+    ratio(flatlsm.mem(), titan.mem())
+}
+
+fn mem_claim(_design: &str, size: usize) -> Claim {
+    match size {
+        4096.. => Claim::AtLeast(1.0, "FlatLSM's Mem latency higher at large values"),
+        _ => Claim::Unstated("no claim below large values"),
+    }
+}
+
+fn paper(_design: &str, _size: usize) -> &'static str {
+    "—"
+}
+
+const LATENCY: Judge = Judge {
+    ratio_name: "its µs / FlatLSM's",
+    ratio: breakdown::latency_ratio,
+    claim: latency_claim,
+    paper,
+};
+
+const MEM: Judge = Judge {
+    ratio_name: "FlatLSM's Mem µs / its",
+    ratio: mem_ratio,
+    claim: mem_claim,
+    paper,
+};
+
+/// Takes Fig. 9a's writes (running them if no earlier figure did) and breaks them down.
+pub fn run(ctx: &Context<'_>) -> Result<Section, String> {
+    let outcomes = fig9a::outcomes(ctx)?;
+    let latency = breakdown::table(&outcomes, &DESIGNS, &SIZES, &LATENCY)?;
+    let mem = breakdown::table(&outcomes, &DESIGNS, &SIZES, &MEM)?;
+    Ok(Section {
+        figure: "Fig. 16".into(),
+        title: "Write latency breakdown against Titan, by value size".into(),
+        setup: format!(
+            "Fig. 9a's writes of FlatLSM and `leveled+vsep` (Titan, its WAL beside the PM \
+             directory): {} {HOW_TIMED} The first table judges the overall latency, the second \
+             the Mem part (data + index).",
+            fig9a::workload(ctx)
+        ),
+        table: format!("{latency}\n{mem}"),
+        plots: Vec::new(),
+        seconds: 0.0,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::breakdown::tests::timed_outcome;
+    use super::*;
+
+    #[test]
+    fn small_values_judge_the_latency_and_large_ones_the_mem_part() {
+        let mut runs = Vec::new();
+        for size in SIZES {
+            runs.push(timed_outcome(
+                &format!("FlatLSM {size} B"),
+                10,
+                2.0,
+                [0, 0, 10_000, 10_000],
+            ));
+            let titan = format!("leveled+vsep {size} B");
+            runs.push(timed_outcome(&titan, 10, 4.0, [0, 10_000, 5_000, 5_000]));
+        }
+        let t = breakdown::table(&runs, &DESIGNS, &SIZES, &LATENCY).unwrap();
+        let m = breakdown::table(&runs, &DESIGNS, &SIZES, &MEM).unwrap();
+        let verdicts = |t: &str| {
+            t.lines()
+                .filter(|l| l.contains("Titan"))
+                .map(|l| l.contains("agrees"))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(verdicts(&t), [true, false, false, false, false], "{t}");
+        assert_eq!(verdicts(&m), [false, false, true, true, true], "{m}");
+        assert!(
+            m.contains("| 2.00× | ≥ 1.00× (FlatLSM's Mem latency higher"),
+            "{m}"
+        );
+    }
+}
