@@ -7,6 +7,7 @@
 
 use super::by_size::{self, Peer};
 use super::verdict::{judged_row, ratio, Claim};
+use super::{fig9a, Context, Section};
 use crate::bench::config::BenchConfig;
 use crate::bench::outcome::Outcome;
 
@@ -138,6 +139,49 @@ pub const HOW_TIMED: &str = "Parts timed by the engine (Options::write_breakdown
     the index insert; the stall part is the slowdown delays and stops), in µs per write; \
     \"other\" is what they leave of the measured average (sequence numbers, locks, switching \
     write buffers, the benchmark's loop).";
+
+/// A breakdown of Fig. 9a's writes (Figs. 16 and 22): its designs and sizes, and the two
+/// tables it judges (the overall latency first).
+pub struct OfFig9a<'a> {
+    /// "Fig. 22".
+    pub figure: &'static str,
+    /// What the figure shows.
+    pub title: &'static str,
+    /// Which of Fig. 9a's writes it takes, before the workload's description.
+    pub which: &'static str,
+    /// What the second table judges, after the parts' description.
+    pub second: &'static str,
+    /// The designs, FlatLSM first.
+    pub designs: &'a [Peer],
+    /// The value sizes.
+    pub sizes: &'a [usize],
+    /// The judges of the two tables.
+    pub judges: [&'a Judge; 2],
+}
+
+impl OfFig9a<'_> {
+    /// Takes Fig. 9a's writes (running them if no earlier figure did) and breaks them down.
+    pub fn run(&self, ctx: &Context<'_>) -> Result<Section, String> {
+        let outcomes = fig9a::outcomes(ctx)?;
+        let tables = self
+            .judges
+            .map(|j| table(&outcomes, self.designs, self.sizes, j));
+        let [first, second] = tables;
+        Ok(Section {
+            figure: self.figure.into(),
+            title: self.title.into(),
+            setup: format!(
+                "{}: {} {HOW_TIMED} The first table judges the overall latency, the second {}.",
+                self.which,
+                fig9a::workload(ctx),
+                self.second
+            ),
+            table: format!("{}\n{}", first?, second?),
+            plots: Vec::new(),
+            seconds: 0.0,
+        })
+    }
+}
 
 #[cfg(test)]
 pub mod tests {

@@ -7,10 +7,10 @@
 //! at "relatively large" values (read as 4 KB and up) FlatLSM's Mem latency is higher than
 //! Titan's (PM against DRAM). The gap in between is measured, not judged.
 
-use super::breakdown::{self, Judge, Parts, FLATLSM, HOW_TIMED};
+use super::breakdown::{self, Judge, OfFig9a, Parts, FLATLSM};
 use super::by_size::{Peer, SIZES};
 use super::verdict::{ratio, Claim};
-use super::{fig9a, Context, Section};
+use super::{Context, Section};
 
 const DESIGNS: [Peer; 2] = [FLATLSM, ("leveled+vsep", "Titan")];
 
@@ -53,22 +53,17 @@ const MEM: Judge = Judge {
 
 /// Takes Fig. 9a's writes (running them if no earlier figure did) and breaks them down.
 pub fn run(ctx: &Context<'_>) -> Result<Section, String> {
-    let outcomes = fig9a::outcomes(ctx)?;
-    let latency = breakdown::table(&outcomes, &DESIGNS, &SIZES, &LATENCY)?;
-    let mem = breakdown::table(&outcomes, &DESIGNS, &SIZES, &MEM)?;
-    Ok(Section {
-        figure: "Fig. 16".into(),
-        title: "Write latency breakdown against Titan, by value size".into(),
-        setup: format!(
-            "Fig. 9a's writes of FlatLSM and `leveled+vsep` (Titan, its WAL beside the PM \
-             directory): {} {HOW_TIMED} The first table judges the overall latency, the second \
-             the Mem part (data + index).",
-            fig9a::workload(ctx)
-        ),
-        table: format!("{latency}\n{mem}"),
-        plots: Vec::new(),
-        seconds: 0.0,
-    })
+    OfFig9a {
+        figure: "Fig. 16",
+        title: "Write latency breakdown against Titan, by value size",
+        which: "Fig. 9a's writes of FlatLSM and `leveled+vsep` (Titan, its WAL beside the PM \
+                directory)",
+        second: "the Mem part (data + index)",
+        designs: &DESIGNS,
+        sizes: &SIZES,
+        judges: [&LATENCY, &MEM],
+    }
+    .run(ctx)
 }
 
 #[cfg(test)]

@@ -7,10 +7,10 @@
 //! RocksDB and NoveLSM"; at 4 KB its latency is lower than all three and its stall share (18 %)
 //! "much lower than other designs". "Much" gives no number: read as lower.
 
-use super::breakdown::{self, Judge, FLATLSM, HOW_TIMED};
+use super::breakdown::{self, Judge, OfFig9a, FLATLSM};
 use super::by_size::{Peer, BASELINES};
 use super::verdict::Claim;
-use super::{fig9a, Context, Section};
+use super::{Context, Section};
 
 const SIZES: [usize; 2] = [256, 4096];
 const DESIGNS: [Peer; 4] = [FLATLSM, BASELINES[0], BASELINES[1], BASELINES[2]];
@@ -57,21 +57,16 @@ const STALL_SHARE: Judge = Judge {
 
 /// Takes Fig. 9a's writes (running them if no earlier figure did) and breaks them down.
 pub fn run(ctx: &Context<'_>) -> Result<Section, String> {
-    let outcomes = fig9a::outcomes(ctx)?;
-    let latency = breakdown::table(&outcomes, &DESIGNS, &SIZES, &LATENCY)?;
-    let stalls = breakdown::table(&outcomes, &DESIGNS, &SIZES, &STALL_SHARE)?;
-    Ok(Section {
-        figure: "Fig. 22".into(),
-        title: "Write latency breakdown: stall, Mem, WAL, at 256 B and 4 KB".into(),
-        setup: format!(
-            "Fig. 9a's writes at 256 B and 4 KB: {} {HOW_TIMED} The first table judges \
-             the overall latency, the second the stall's share of it.",
-            fig9a::workload(ctx)
-        ),
-        table: format!("{latency}\n{stalls}"),
-        plots: Vec::new(),
-        seconds: 0.0,
-    })
+    OfFig9a {
+        figure: "Fig. 22",
+        title: "Write latency breakdown: stall, Mem, WAL, at 256 B and 4 KB",
+        which: "Fig. 9a's writes at 256 B and 4 KB",
+        second: "the stall's share of it",
+        designs: &DESIGNS,
+        sizes: &SIZES,
+        judges: [&LATENCY, &STALL_SHARE],
+    }
+    .run(ctx)
 }
 
 #[cfg(test)]
