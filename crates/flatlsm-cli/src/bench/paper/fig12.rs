@@ -167,17 +167,11 @@ fn row(o: &Outcome, tables: usize, capacity: &str, over: f64) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::super::by_size::tests::outcome;
     use super::*;
-    use crate::bench::runner::Measured;
 
     fn fill(tables: usize, ops: u64) -> Outcome {
-        let m = Measured {
-            ops,
-            wall_seconds: 1.0,
-            ..Default::default()
-        };
-        let stats = Default::default();
-        Outcome::new(&label(tables), "fillrandom", m, String::new(), stats)
+        outcome(&label(tables), "fillrandom", ops)
     }
 
     /// 4 tables the reference; +10 % agrees, +50 % is no "slight" gain, −10 % a loss.

@@ -130,15 +130,9 @@ fn memtable_evidence(flatlsm: &Outcome, other: &Outcome) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::runner::Measured;
 
     fn fill(engine: &str, ops: u64) -> Outcome {
-        let m = Measured {
-            ops,
-            wall_seconds: 1.0,
-            ..Default::default()
-        };
-        Outcome::new(engine, "fillrandom", m, String::new(), Default::default())
+        by_size::tests::outcome(engine, "fillrandom", ops)
     }
 
     fn verdict(table: &str, size: &str, peer: &str) -> String {
