@@ -467,14 +467,27 @@ impl ArenaIndex {
     /// Links `node`, which follows every node `prevs` holds, searching from `prevs` (the
     /// predecessors of the node linked before it); leaves `prevs` at its own predecessors, or
     /// at it where it has a level.
+    ///
+    /// A finger search: it climbs from level 0 only while the next node one level up is still
+    /// before `node`, then walks down from there. Levels above the climb keep their
+    /// predecessor unread: their next node comes at or after the one that stopped the climb,
+    /// so after `node` too. A node `g` places after the previous one costs about
+    /// 2·log₄(g) comparisons, not two per level of the whole list.
     pub(super) fn link_from(&self, node: NodeRef, prevs: &mut Fingers, key: &mut Vec<u8>) {
         key.clear();
         self.append_user_key(node, key);
         let trailer = self.word(node).load(Relaxed);
-        let mut x = 0;
-        for level in (0..self.height.load(Relaxed)).rev() {
-            x = self.later(x, prevs[level]);
-            x = self.advance(x, level, key, trailer);
+        let top = self.climb(prevs, key, trailer);
+        let mut moved = false;
+        for level in (0..=top).rev() {
+            // `x` moved on the level above: it lies past the previous node, so at or past
+            // `prevs[level]`; else `prevs[level]` is the later of the two.
+            let from = match moved {
+                true => prevs[level + 1],
+                false => prevs[level],
+            };
+            let x = self.advance(from, level, key, trailer);
+            moved = x != prevs[level];
             prevs[level] = x;
         }
         self.link_at(node, prevs);
@@ -482,14 +495,19 @@ impl ArenaIndex {
         prevs[..height].fill(node);
     }
 
-    /// The later of two nodes before the target (0, the head, is before every node).
-    fn later(&self, a: NodeRef, b: NodeRef) -> NodeRef {
-        match (a, b) {
-            (0, _) => b,
-            (_, 0) => a,
-            _ if self.compare_nodes(a, b).is_lt() => b,
-            _ => a,
+    /// The highest level whose finger must move for (`key`, `trailer`): the climb stops
+    /// below the first level whose finger's next node is not before it.
+    fn climb(&self, prevs: &Fingers, key: &[u8], trailer: u64) -> usize {
+        let height = self.height.load(Relaxed);
+        let mut level = 0;
+        while level + 1 < height {
+            let next = self.link(prevs[level + 1], level + 1);
+            if next == 0 || !self.before(next, key, trailer, false) {
+                break;
+            }
+            level += 1;
         }
+        level
     }
 
     /// From `x` along `level`: the last node before (`key`, `trailer`).
