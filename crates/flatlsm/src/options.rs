@@ -160,8 +160,9 @@ pub struct Options {
     /// derived from the PM Log bytes per second recent flushes drained, scaled down as the
     /// backlog nears the stop (1× where the slowdown starts, falling linearly towards 0 at the
     /// stop), so the backlog settles where writers go as fast as flushes really drain; at least
-    /// [`MIN_DELAYED_WRITE_RATE`], and [`DEFAULT_DELAYED_WRITE_RATE`] until a flush was
-    /// measured. A rate given here is used as is, at every backlog. Accepted:
+    /// [`MIN_DELAYED_WRITE_RATE`]. Until a flush was measured, the rate the writers filled the
+    /// last PMTable stands in for the drain rate (at least [`DEFAULT_DELAYED_WRITE_RATE`]). A
+    /// rate given here is used as is, at every backlog. Accepted:
     /// `MIN_DELAYED_WRITE_RATE..=MAX_DELAYED_WRITE_RATE`.
     pub delayed_write_rate: Option<u64>,
     /// How many flush runs L1 collects before they are merged into its ordered run (default 4).

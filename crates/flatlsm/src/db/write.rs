@@ -194,6 +194,7 @@ impl DbInner {
         let started = std::time::Instant::now();
         let old = self.versions.sv().mem.clone();
         old.seal()?;
+        self.note_switch(old.log_bytes());
         // Pending until the super version holds it, so no purge takes its log for an orphan.
         let number = self.new_output_number();
         let kind = self.design.buffer_kind();
