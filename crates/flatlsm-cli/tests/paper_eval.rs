@@ -56,10 +56,11 @@ fn the_paper_preset_writes_a_report_with_every_figure_at_a_small_scale() {
     ] {
         assert!(md.contains(part), "{part} missing:\n{md}");
     }
+    // A row that does not agree says why (`bench/paper/causes.rs`).
     let verdicts = [
         "| agrees |",
-        "| smaller gap |",
-        "| contradicts |",
+        "| smaller gap — why: ",
+        "| contradicts — why: ",
         "| not judged |",
     ];
     let rows = md

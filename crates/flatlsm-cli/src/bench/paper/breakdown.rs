@@ -6,7 +6,7 @@
 //! design where it gives any, and a judged comparison with FlatLSM.
 
 use super::by_size::{self, Peer};
-use super::verdict::{judged_row, ratio, Claim};
+use super::verdict::{judged_row, ratio, Claim, Why};
 use super::{fig9a, Context, Section};
 use crate::bench::config::BenchConfig;
 use crate::bench::outcome::Outcome;
@@ -71,6 +71,8 @@ pub struct Judge {
     pub claim: fn(&str, usize) -> Claim,
     /// The paper's numbers for the design at a value size ("—" where it gives none).
     pub paper: fn(&str, usize) -> &'static str,
+    /// Why the design's row at a value size may not agree with the paper.
+    pub why: fn(&str, usize) -> Why,
 }
 
 /// The ratio of the designs' average latencies: the other's over FlatLSM's.
@@ -123,7 +125,14 @@ fn row(size: usize, design: Peer, flatlsm: &Parts, o: &Outcome, judge: &Judge) -
         false => (judge.claim)(design.0, size),
     };
     let measured = format!("{} writes", o.measured.ops);
-    judged_row(&cells, (judge.ratio)(flatlsm, &parts), claim, &measured)
+    let why = (judge.why)(design.0, size);
+    judged_row(
+        &cells,
+        (judge.ratio)(flatlsm, &parts),
+        claim,
+        &measured,
+        why,
+    )
 }
 
 /// `cfg` with every part of the write path timed (`Options::write_breakdown`).
@@ -239,6 +248,7 @@ pub mod tests {
         ratio: latency_ratio,
         claim: lower,
         paper: no_paper,
+        why: |_, _| crate::bench::paper::causes::UNEXPLAINED,
     };
 
     #[test]

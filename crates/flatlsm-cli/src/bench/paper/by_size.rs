@@ -4,7 +4,7 @@
 //! judged benchmark a table of one row per (size, peer): both throughputs, FlatLSM's ratio, the
 //! paper's claim, the verdict and what the run measured.
 
-use super::verdict::{judged_row, ratio, Claim};
+use super::verdict::{judged_row, ratio, Claim, Why};
 use super::{relative, Context};
 use crate::bench::config::BenchConfig;
 use crate::bench::outcome::Outcome;
@@ -60,6 +60,8 @@ pub struct Judged {
     pub claim: fn(&str, usize) -> Claim,
     /// What the run measured that bears on a row: from FlatLSM's outcome and the peer's.
     pub evidence: fn(&Outcome, &Outcome) -> String,
+    /// Why a row against a peer at a value size may not agree with the paper.
+    pub why: fn(&str, usize) -> Why,
 }
 
 /// What a sweep ran: every outcome (engines named "label N B") and its scaled amounts.
@@ -187,7 +189,14 @@ fn row(outcomes: &[Outcome], peer: Peer, size: usize, judged: &Judged) -> Result
     ];
     let claim = (judged.claim)(peer.0, size);
     let evidence = (judged.evidence)(flatlsm, other);
-    Ok(judged_row(&cells, ratio(ours, theirs), claim, &evidence))
+    let why = (judged.why)(peer.0, size);
+    Ok(judged_row(
+        &cells,
+        ratio(ours, theirs),
+        claim,
+        &evidence,
+        why,
+    ))
 }
 
 /// The `bench` outcome of design `label` at `size` (the sweep names engines "label N B").
@@ -260,6 +269,7 @@ pub mod tests {
         bench: "readrandom",
         claim: ahead,
         evidence: no_evidence,
+        why: |_, _| crate::bench::paper::causes::UNEXPLAINED,
     };
 
     #[test]

@@ -12,6 +12,7 @@
 //! smallest: 0.95–1.20× of its ops/s agrees (a slight gain, or a loss within a run's noise),
 //! beyond either bound contradicts.
 
+use super::causes;
 use super::verdict::{judged_row, ratio, write_side, Claim};
 use super::{find, relative, Context, Section};
 use crate::bench::budget::{self, Entries, Spending};
@@ -162,7 +163,7 @@ fn row(o: &Outcome, tables: usize, capacity: &str, over: f64) -> String {
         _ => format!("lowest interval {:.0} ops/s", o.interval_stats.min),
     };
     let measured = format!("{}; {lowest}", write_side(o));
-    judged_row(&cells, over, claim, &measured)
+    judged_row(&cells, over, claim, &measured, causes::UNEXPLAINED)
 }
 
 #[cfg(test)]
@@ -184,7 +185,8 @@ mod tests {
                 .lines()
                 .find(|l| l.starts_with(&format!("| {n} |")))
                 .unwrap();
-            line.split(" | ").nth(5).unwrap().to_string()
+            let cell = line.split(" | ").nth(5).unwrap();
+            cell.split(" — why:").next().unwrap().to_string()
         };
         assert_eq!(verdict(4), "not judged");
         assert_eq!(verdict(5), "agrees");

@@ -6,6 +6,7 @@
 //! Fig. 9a's Titan rows.
 
 use super::by_size::{page_cache_note, share_of_paper, Judged, Peer, Sweep, Swept};
+use super::causes;
 use super::verdict::{read_evidence, Claim};
 use super::{Context, Section};
 
@@ -23,6 +24,7 @@ const JUDGED: Judged = Judged {
     bench: "readrandom",
     claim,
     evidence: read_evidence,
+    why: |_, _| causes::UNEXPLAINED,
 };
 
 /// "FlatLSM is up to 14% higher than Titan" (its PMTables read faster than Titan's SSD):

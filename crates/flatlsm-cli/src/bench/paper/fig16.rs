@@ -9,6 +9,7 @@
 
 use super::breakdown::{self, Judge, OfFig9a, Parts, FLATLSM};
 use super::by_size::{Peer, SIZES};
+use super::causes;
 use super::verdict::{ratio, Claim};
 use super::{Context, Section};
 
@@ -42,6 +43,7 @@ const LATENCY: Judge = Judge {
     ratio: breakdown::latency_ratio,
     claim: latency_claim,
     paper,
+    why: |_, _| causes::UNEXPLAINED,
 };
 
 const MEM: Judge = Judge {
@@ -49,6 +51,7 @@ const MEM: Judge = Judge {
     ratio: mem_ratio,
     claim: mem_claim,
     paper,
+    why: |_, _| causes::UNEXPLAINED,
 };
 
 /// Takes Fig. 9a's writes (running them if no earlier figure did) and breaks them down.

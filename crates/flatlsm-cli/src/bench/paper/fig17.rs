@@ -9,6 +9,7 @@
 //! open's own rebuild, `buffer::recover::rebuild`); `Db::open` adds the manifest, the lock and a
 //! fresh mutable PMTable (background work off: no spare logs prepared).
 
+use super::causes;
 use super::verdict::Claim;
 use super::{relative, Context, Section};
 use crate::bench::plot;
@@ -72,7 +73,7 @@ impl Timing {
             self.in_place,
             self.open,
             CLAIM.text(),
-            CLAIM.judge(ratio).label()
+            CLAIM.verdict_cell(ratio, causes::UNEXPLAINED)
         )
     }
 

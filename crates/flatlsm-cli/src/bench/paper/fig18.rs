@@ -19,7 +19,8 @@
 //! DRAM+WAL at 16 and 64 KB: measured, not judged.
 
 use super::by_size::{self, Judged, Peer, SIZES};
-use super::verdict::Claim;
+use super::causes;
+use super::verdict::{Claim, Why};
 use super::{relative, Context, Section};
 use crate::bench::budget::mib;
 use crate::bench::config::BenchConfig;
@@ -54,6 +55,10 @@ const JUDGED: Judged = Judged {
     bench: "fillrandom",
     claim,
     evidence: memtable_evidence,
+    why: |_, _| Why {
+        smaller_gap: causes::MEMTABLES_AT_DRAM_SPEED,
+        contradicts: causes::NOT_ANALYSED,
+    },
 };
 
 /// Runs the three memtables at every size and judges PMTables against each other kind.
@@ -137,7 +142,8 @@ mod tests {
 
     fn verdict(table: &str, size: &str, peer: &str) -> String {
         let row = table.lines().find(|l| l.contains(size) && l.contains(peer));
-        row.unwrap().split(" | ").nth(6).unwrap().to_string()
+        let cell = row.unwrap().split(" | ").nth(6).unwrap();
+        cell.split(" — why:").next().unwrap().to_string()
     }
 
     /// At 16 KB the paper has PMTables 8.25 % behind the PM memtable: 5 % behind agrees, 30 %

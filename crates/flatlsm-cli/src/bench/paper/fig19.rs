@@ -12,6 +12,7 @@
 
 use super::breakdown::{self, Judge, HOW_TIMED};
 use super::by_size::Peer;
+use super::causes;
 use super::verdict::{at_most_share, Claim};
 use super::{fig18, Context, Section};
 use crate::bench::profiles;
@@ -41,6 +42,7 @@ const LATENCY: Judge = Judge {
     ratio: breakdown::latency_ratio,
     claim,
     paper,
+    why: |_, _| causes::UNEXPLAINED,
 };
 
 /// Runs the three memtables at 256 B and 4 KB, every part timed, and breaks them down.

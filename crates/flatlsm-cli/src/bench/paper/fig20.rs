@@ -9,6 +9,7 @@
 //! throughput sampled every `--report_interval_seconds` (1 s; the paper: 10 s); a few minutes
 //! in all. Table 1 reads its latencies from the same run: a report runs it once.
 
+use super::causes;
 use super::verdict::{at_most_share, judged_row, ratio, write_evidence, Claim};
 use super::{find, relative, Context, Section};
 use crate::bench::budget::mib;
@@ -154,7 +155,8 @@ fn time_row(vs: &str, flatlsm: &Outcome, other: &Outcome, claim: Claim, evidence
         format!("{ours:.1} s"),
         format!("{theirs:.1} s"),
     ];
-    judged_row(&cells, ratio(theirs, ours), claim, evidence)
+    let why = causes::write_row(&other.engine);
+    judged_row(&cells, ratio(theirs, ours), claim, evidence, why)
 }
 
 fn lowest_row(vs: &str, flatlsm: &Outcome, other: &Outcome, evidence: &str) -> String {
@@ -169,7 +171,8 @@ fn lowest_row(vs: &str, flatlsm: &Outcome, other: &Outcome, evidence: &str) -> S
         format!("{:.0}", ours.min),
         format!("{:.0}", theirs.min),
     ];
-    judged_row(&cells, ratio(ours.min, theirs.min), claim, evidence)
+    let why = causes::write_row(&other.engine);
+    judged_row(&cells, ratio(ours.min, theirs.min), claim, evidence, why)
 }
 
 /// The paper's name for design `label`.
@@ -241,7 +244,7 @@ mod tests {
         assert!(lines[0].starts_with(time), "{}", lines[0]);
         assert!(lines[0].contains("| agrees |"), "{}", lines[0]);
         assert!(lines[1].contains("| 100 | 66 | 1.52× |"), "{}", lines[1]);
-        assert!(lines[1].contains("| smaller gap |"), "{}", lines[1]);
+        assert!(lines[1].contains("| smaller gap — why: "), "{}", lines[1]);
         let short = fill_run("matrixkv", 0.5, &[]);
         let rows = peer_rows(&flatlsm, &short, RUNNING_TIME[1].1);
         assert!(

@@ -9,7 +9,8 @@
 
 use super::breakdown::{self, Judge, OfFig9a, FLATLSM};
 use super::by_size::{Peer, BASELINES};
-use super::verdict::Claim;
+use super::causes;
+use super::verdict::{Claim, Why};
 use super::{Context, Section};
 
 const SIZES: [usize; 2] = [256, 4096];
@@ -46,6 +47,7 @@ const LATENCY: Judge = Judge {
     ratio: breakdown::latency_ratio,
     claim: latency_claim,
     paper,
+    why: |_, _| causes::UNEXPLAINED,
 };
 
 const STALL_SHARE: Judge = Judge {
@@ -53,6 +55,10 @@ const STALL_SHARE: Judge = Judge {
     ratio: breakdown::stall_share_ratio,
     claim: stall_claim,
     paper,
+    why: |_, _| Why {
+        contradicts: causes::FLUSH_SHARES_TWO_CORES,
+        ..causes::UNEXPLAINED
+    },
 };
 
 /// Takes Fig. 9a's writes (running them if no earlier figure did) and breaks them down.
@@ -104,7 +110,7 @@ mod tests {
         assert!(
             row("4096 B", "matrixkv")
                 .unwrap()
-                .contains("| contradicts |"),
+                .contains("| contradicts — why: "),
             "{t}"
         );
         assert!(

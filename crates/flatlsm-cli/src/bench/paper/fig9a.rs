@@ -4,6 +4,7 @@
 //! (1/20 of the paper's 80 GB).
 
 use super::by_size::{self, share_of_paper, Judged, Sweep, WITH_TITAN};
+use super::causes;
 use super::verdict::{write_evidence, Claim};
 use super::{Context, Section};
 use crate::bench::outcome::Outcome;
@@ -20,6 +21,7 @@ const JUDGED: Judged = Judged {
     bench: "fillrandom",
     claim,
     evidence: write_evidence,
+    why: |peer, _| causes::write_row(peer),
 };
 
 /// The paper's claim for FlatLSM over `peer` at `size` (Fig. 9a's ranges over 256 B–64 KB;

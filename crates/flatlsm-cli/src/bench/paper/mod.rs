@@ -20,6 +20,7 @@
 
 mod breakdown;
 mod by_size;
+mod causes;
 mod fig10;
 mod fig11;
 mod fig12;

@@ -7,6 +7,7 @@
 //! and 53.77 % lower than RocksDB's, NoveLSM's and MatrixKV's; its own Table 1 gives other
 //! reductions (the report prints them), and the rows are judged on the text's.
 
+use super::causes;
 use super::fig20::{self, fill};
 use super::latency::{self, PaperRow};
 use super::verdict::{at_most_share, judged_row, ratio, write_evidence, Claim};
@@ -106,6 +107,7 @@ fn p999_row(flatlsm: &Outcome, other: &Outcome, claim: Claim) -> String {
         ratio(theirs, ours),
         claim,
         &write_evidence(flatlsm, other),
+        causes::write_row(&other.engine),
     )
 }
 
@@ -146,11 +148,11 @@ mod tests {
             "{t}"
         );
         assert!(
-            t.contains("| agrees |") && t.contains("| smaller gap |"),
+            t.contains("| agrees |") && t.contains("| smaller gap — why: "),
             "{t}"
         );
         assert!(
-            t.contains("| contradicts |"),
+            t.contains("| contradicts — why: "),
             "novelsm's tail is lower: {t}"
         );
         assert!(

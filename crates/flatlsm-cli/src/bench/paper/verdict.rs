@@ -1,6 +1,7 @@
 //! How a row of the report is judged against the paper: agrees, smaller gap or contradicts
 //! (not judged where the paper states nothing for the row), from FlatLSM's ratio to a design in
-//! this run and the paper's claim for that row.
+//! this run and the paper's claim for that row; and why, where a row does not agree: the cause
+//! each figure names for its rows ([`Why`], texts in `causes.rs`).
 
 use crate::bench::outcome::Outcome;
 
@@ -31,6 +32,27 @@ pub enum Verdict {
     NotJudged,
 }
 
+/// Why a row may not agree with the paper: the cause of a smaller gap and of a contradiction,
+/// as this project measured them (docs/design-decisions.md), or [`super::causes::NOT_ANALYSED`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Why {
+    /// Why FlatLSM leads by less than the paper says.
+    pub smaller_gap: &'static str,
+    /// Why the row goes the other way.
+    pub contradicts: &'static str,
+}
+
+impl Why {
+    /// The cause of `verdict`; `None` for a row that agrees or is not judged.
+    pub fn of(&self, verdict: Verdict) -> Option<&'static str> {
+        match verdict {
+            Verdict::SmallerGap => Some(self.smaller_gap),
+            Verdict::Contradicts => Some(self.contradicts),
+            Verdict::Agrees | Verdict::NotJudged => None,
+        }
+    }
+}
+
 /// Below this share of the best other design, FlatLSM is no longer "close".
 const CLOSE_SHARE: f64 = 0.8;
 
@@ -42,6 +64,16 @@ impl Claim {
             Claim::Close(what) => format!("close: ≥ {CLOSE_SHARE:.2}× ({what})"),
             Claim::Within(low, high, what) => format!("{low:.2}–{high:.2}× ({what})"),
             Claim::Unstated(what) => format!("— ({what})"),
+        }
+    }
+
+    /// A row's verdict cell: the verdict on `ratio`, and why where the row does not agree
+    /// ("contradicts — why: …").
+    pub fn verdict_cell(&self, ratio: f64, why: Why) -> String {
+        let verdict = self.judge(ratio);
+        match why.of(verdict) {
+            Some(cause) => format!("{} — why: {cause}", verdict.label()),
+            None => verdict.label().to_string(),
         }
     }
 
@@ -85,14 +117,14 @@ pub const fn at_most_share(share: f64, what: &'static str) -> Claim {
     Claim::AtLeast(1.0 / share, what)
 }
 
-/// A table row: `cells`, then FlatLSM's ratio in this run, the paper's claim, the verdict and
-/// what this run `measured` that bears on it.
-pub fn judged_row(cells: &[String], ratio: f64, claim: Claim, measured: &str) -> String {
+/// A table row: `cells`, then FlatLSM's ratio in this run, the paper's claim, the verdict (with
+/// `why` where it does not agree) and what this run `measured` that bears on it.
+pub fn judged_row(cells: &[String], ratio: f64, claim: Claim, measured: &str, why: Why) -> String {
     format!(
         "| {} | {ratio:.2}× | {} | {} | {measured} |\n",
         cells.join(" | "),
         claim.text(),
-        claim.judge(ratio).label()
+        claim.verdict_cell(ratio, why)
     )
 }
 
@@ -209,11 +241,20 @@ mod tests {
     #[test]
     fn a_judged_row_ends_with_ratio_claim_verdict_and_evidence() {
         let cells = ["4096 B".to_string(), "novelsm".to_string()];
-        let row = judged_row(&cells, 1.5, Claim::AtLeast(3.65, "Fig. 9a"), "WA 1.1");
+        let why = Why {
+            smaller_gap: "a faster SSD",
+            contradicts: "not analysed yet",
+        };
+        let row = judged_row(&cells, 1.5, Claim::AtLeast(3.65, "Fig. 9a"), "WA 1.1", why);
         assert_eq!(
             row,
-            "| 4096 B | novelsm | 1.50× | ≥ 3.65× (Fig. 9a) | smaller gap | WA 1.1 |\n"
+            "| 4096 B | novelsm | 1.50× | ≥ 3.65× (Fig. 9a) | smaller gap — why: a faster SSD | \
+             WA 1.1 |\n"
         );
+        let agrees = judged_row(&cells, 4.0, Claim::AtLeast(3.65, "Fig. 9a"), "WA 1.1", why);
+        assert!(agrees.ends_with("| agrees | WA 1.1 |\n"), "{agrees}");
+        let behind = Claim::AtLeast(3.65, "Fig. 9a").verdict_cell(0.9, why);
+        assert_eq!(behind, "contradicts — why: not analysed yet");
     }
 
     #[test]
