@@ -92,7 +92,7 @@ pub struct BenchFlags {
     #[arg(long)]
     pub report: Option<PathBuf>,
     /// `--preset flatlsm-paper`: the figures to run, comma-separated (default: all it has:
-    /// 9a, 11, table1, table2, 12, 17, 18, 20 — the last Figs. 20 and 21).
+    /// 9a, 9b, 10, 11, table1, table2, 12, 15, 16, 17, 18, 19, 20 — Figs. 20 and 21 — and 22).
     #[arg(long)]
     pub figures: Option<String>,
     /// `--preset flatlsm-paper`: multiplies its data and budgets (default 1: the scale

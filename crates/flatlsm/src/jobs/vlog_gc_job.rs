@@ -34,12 +34,20 @@ pub(crate) fn gc_one(db: &DbInner) -> Result<bool> {
     let Some(victim) = vlog_gc::pick(&version, trigger) else {
         return Ok(false);
     };
+    let started = std::time::Instant::now();
     let out = vlog_gc::run(&db.job_context(), &version, victim);
     drop(version); // the victim's file may go once the commit no longer names it
     let committed = match out? {
         Some(out) => commit(db, victim, out)?,
         None => false,
     };
+    if committed {
+        let line = format!(
+            "value-log GC of log {victim} committed after {} ms",
+            started.elapsed().as_millis()
+        );
+        event!(db.info_log, Info, line);
+    }
     purge_obsolete_files(db)?;
     Ok(committed)
 }

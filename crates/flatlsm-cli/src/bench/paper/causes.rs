@@ -29,9 +29,9 @@ pub const FLUSH_SHARES_TWO_CORES: &str = "two cores: the flush (the values' crc,
      flush and the slowdown paces it (Fig. 9a's 1 KB run used 1.8 of the 2 cores)";
 
 /// YCSB rows (Fig. 11): the updates' write path against the baselines'.
-pub const YCSB_SMALL_DATA: &str = "the load and the updates write 4 GB where the paper wrote \
-     80 GB and more to a SATA SSD, and the reads find the data in the page cache: the \
-     baselines' compactions cost their updates far less here";
+pub const YCSB_SMALL_DATA: &str = "the load writes 4 GB, which the page cache holds, where \
+     the paper's data (its size unstated; its micro-benchmarks write 80 GB) went to a SATA \
+     SSD: the baselines' compactions and reads cost them far less here";
 
 /// Fig. 9b at 256 B and 1 KB.
 pub const PERSIST_PER_WRITE: &str = "sequential keys spare every design its compactions, which \
