@@ -480,8 +480,8 @@ impl ArenaIndex {
         let top = self.climb(prevs, key, trailer);
         let mut moved = false;
         for level in (0..=top).rev() {
-            // `x` moved on the level above: it lies past the previous node, so at or past
-            // `prevs[level]`; else `prevs[level]` is the later of the two.
+            // If the level above moved its finger, the node it reached lies past the previous
+            // node, so at or past `prevs[level]`; else `prevs[level]` is the later of the two.
             let from = match moved {
                 true => prevs[level + 1],
                 false => prevs[level],

@@ -114,6 +114,19 @@ fn nodes_linked_in_sorted_batches_and_by_walks_between_them_keep_the_model_order
     assert_eq!(got, model.keys().cloned().collect::<Vec<_>>());
 }
 
+/// Without walks in between, batches grow to a quarter of the index (here up to 50,000
+/// nodes, past `LINK_BATCH`), and every node is found where the model puts it.
+#[test]
+fn batches_grown_with_the_index_link_every_node_in_model_order() {
+    use super::super::links::{batch_size, LINK_BATCH, MAX_LINK_BATCH};
+    assert_eq!(batch_size(1000), LINK_BATCH);
+    assert_eq!(batch_size(200_000), 50_000);
+    assert_eq!(batch_size(10_000_000), MAX_LINK_BATCH);
+    let (index, model) = build(200_000, 11);
+    let got: Vec<ModelKey> = index.iter().map(|n| key_of(&index, n)).collect();
+    assert_eq!(got, model.keys().cloned().collect::<Vec<_>>());
+}
+
 #[test]
 fn prev_walks_back_through_every_node() {
     let (index, model) = build(2000, 4);

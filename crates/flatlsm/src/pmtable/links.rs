@@ -38,6 +38,7 @@ pub const MAX_LINK_BATCH: usize = 256 * 1024;
 pub fn batch_size(len: usize) -> usize {
     (len / 4).clamp(LINK_BATCH, MAX_LINK_BATCH)
 }
+
 /// Nodes of the sorted batch the writer links at each insert (more than one, so a batch is
 /// linked before the next one fills).
 pub const LINKS_PER_INSERT: usize = 2;
