@@ -75,6 +75,21 @@ pub struct Judge {
     pub why: fn(&str, usize) -> Why,
 }
 
+/// The judge of a design's average latency against FlatLSM's (the other's µs over FlatLSM's),
+/// on the figure's `claim`, beside its `paper` numbers, no cause named yet.
+pub const fn latency_judge(
+    claim: fn(&str, usize) -> Claim,
+    paper: fn(&str, usize) -> &'static str,
+) -> Judge {
+    Judge {
+        ratio_name: "its µs / FlatLSM's",
+        ratio: latency_ratio,
+        claim,
+        paper,
+        why: crate::bench::paper::causes::unexplained,
+    }
+}
+
 /// The ratio of the designs' average latencies: the other's over FlatLSM's.
 pub fn latency_ratio(flatlsm: &Parts, other: &Parts) -> f64 {
     ratio(other.total, flatlsm.total)
@@ -243,13 +258,7 @@ pub mod tests {
         Claim::AtLeast(1.0, "lower")
     }
 
-    const LATENCY: Judge = Judge {
-        ratio_name: "its µs / FlatLSM's",
-        ratio: latency_ratio,
-        claim: lower,
-        paper: no_paper,
-        why: |_, _| crate::bench::paper::causes::UNEXPLAINED,
-    };
+    const LATENCY: Judge = latency_judge(lower, no_paper);
 
     #[test]
     fn flatlsm_is_measured_and_each_other_design_judged_on_its_latency_ratio() {

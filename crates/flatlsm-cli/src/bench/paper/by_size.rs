@@ -269,7 +269,7 @@ pub mod tests {
         bench: "readrandom",
         claim: ahead,
         evidence: no_evidence,
-        why: |_, _| crate::bench::paper::causes::UNEXPLAINED,
+        why: crate::bench::paper::causes::unexplained,
     };
 
     #[test]

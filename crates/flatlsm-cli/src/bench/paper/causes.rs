@@ -50,6 +50,11 @@ pub const UNEXPLAINED: Why = Why {
     contradicts: NOT_ANALYSED,
 };
 
+/// [`UNEXPLAINED`] for any row: the `why` of figures that name no cause yet.
+pub fn unexplained(_peer: &str, _size: usize) -> Why {
+    UNEXPLAINED
+}
+
 /// A write row against `peer` (its `--compare profiles` label): the hardware's causes for a
 /// smaller gap, no analysis yet for a contradiction.
 pub fn write_row(peer: &str) -> Why {

@@ -25,7 +25,7 @@ const RANDOM: Judged = Judged {
     bench: "readrandom",
     claim: random_claim,
     evidence: read_evidence,
-    why: |_, _| causes::UNEXPLAINED,
+    why: causes::unexplained,
 };
 
 /// (b): FlatLSM "close to that of others".

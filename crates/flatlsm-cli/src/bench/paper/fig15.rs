@@ -24,7 +24,7 @@ const JUDGED: Judged = Judged {
     bench: "readrandom",
     claim,
     evidence: read_evidence,
-    why: |_, _| causes::UNEXPLAINED,
+    why: causes::unexplained,
 };
 
 /// "FlatLSM is up to 14% higher than Titan" (its PMTables read faster than Titan's SSD):

@@ -38,20 +38,14 @@ fn paper(_design: &str, _size: usize) -> &'static str {
     "—"
 }
 
-const LATENCY: Judge = Judge {
-    ratio_name: "its µs / FlatLSM's",
-    ratio: breakdown::latency_ratio,
-    claim: latency_claim,
-    paper,
-    why: |_, _| causes::UNEXPLAINED,
-};
+const LATENCY: Judge = breakdown::latency_judge(latency_claim, paper);
 
 const MEM: Judge = Judge {
     ratio_name: "FlatLSM's Mem µs / its",
     ratio: mem_ratio,
     claim: mem_claim,
     paper,
-    why: |_, _| causes::UNEXPLAINED,
+    why: causes::unexplained,
 };
 
 /// Takes Fig. 9a's writes (running them if no earlier figure did) and breaks them down.

@@ -12,7 +12,6 @@
 
 use super::breakdown::{self, Judge, HOW_TIMED};
 use super::by_size::Peer;
-use super::causes;
 use super::verdict::{at_most_share, Claim};
 use super::{fig18, Context, Section};
 use crate::bench::profiles;
@@ -39,10 +38,7 @@ fn paper(design: &str, size: usize) -> &'static str {
 
 const LATENCY: Judge = Judge {
     ratio_name: "its µs / PMTable's",
-    ratio: breakdown::latency_ratio,
-    claim,
-    paper,
-    why: |_, _| causes::UNEXPLAINED,
+    ..breakdown::latency_judge(claim, paper)
 };
 
 /// Runs the three memtables at 256 B and 4 KB, every part timed, and breaks them down.

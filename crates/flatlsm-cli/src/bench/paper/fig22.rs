@@ -42,13 +42,7 @@ fn paper(design: &str, size: usize) -> &'static str {
     }
 }
 
-const LATENCY: Judge = Judge {
-    ratio_name: "its µs / FlatLSM's",
-    ratio: breakdown::latency_ratio,
-    claim: latency_claim,
-    paper,
-    why: |_, _| causes::UNEXPLAINED,
-};
+const LATENCY: Judge = breakdown::latency_judge(latency_claim, paper);
 
 const STALL_SHARE: Judge = Judge {
     ratio_name: "its stall share / FlatLSM's",
