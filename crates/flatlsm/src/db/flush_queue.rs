@@ -41,6 +41,8 @@ struct QueueState {
     serving: u64,
     /// Why every job's turn is refused from now on (module documentation).
     refused: Option<StopWaiting>,
+    /// Live [`Hold`]s: while any lives, nothing is claimed.
+    holds: usize,
 }
 
 /// The flush jobs in flight (see the module documentation).
@@ -67,6 +69,9 @@ impl FlushQueue {
     /// Claims the buffers of `imms` (newest first) no job has claimed; `None` if there are none.
     pub fn claim<T: Numbered>(&self, imms: impl Fn() -> Vec<T>) -> Option<(Claim<'_>, Vec<T>)> {
         let mut s = self.state.lock();
+        if s.holds > 0 {
+            return None;
+        }
         let mut tables = imms();
         tables.retain(|t| !s.claimed.contains(&t.number()));
         if tables.is_empty() {
@@ -92,6 +97,19 @@ impl FlushQueue {
         imms.iter()
             .filter(|t| !s.claimed.contains(&t.number()))
             .count()
+    }
+
+    /// Stops new claims, then waits until no job is in flight: until the [`Hold`] drops, no
+    /// flush changes the tree or a design's store (a checkpoint copies them meanwhile). Waiting
+    /// for idle alone is not enough: a flush thread woken for a buffer sealed just before may
+    /// claim it right after the wait returned. The holder wakes the flush threads afterwards.
+    pub fn hold(&self) -> Hold<'_> {
+        let mut s = self.state.lock();
+        s.holds += 1;
+        while !s.claimed.is_empty() {
+            self.cv.wait(&mut s);
+        }
+        Hold { queue: self }
     }
 
     /// Waits until no job is in flight.
@@ -154,6 +172,18 @@ impl Drop for Claim<'_> {
             s.refused.get_or_insert(panicked.unwrap_or(why));
         }
         s.pass_turn(self.ticket, &self.numbers);
+        self.queue.cv.notify_all();
+    }
+}
+
+/// New claims stopped, no job in flight: made by [`FlushQueue::hold`].
+pub(crate) struct Hold<'q> {
+    queue: &'q FlushQueue,
+}
+
+impl Drop for Hold<'_> {
+    fn drop(&mut self) {
+        self.queue.state.lock().holds -= 1;
         self.queue.cv.notify_all();
     }
 }
@@ -226,6 +256,30 @@ mod tests {
         assert_eq!(queue.unclaimed(&[1u64, 2]), 2);
         let (third, _) = queue.claim(|| vec![3u64]).unwrap();
         assert!(matches!(third.wait_turn(), Err(StopWaiting::Failed(_))));
+    }
+
+    /// Regression (a checkpoint's copy of SLM-DB's B+-tree was torn, CI at c9b4af3): while a
+    /// hold lives nothing is claimed, even with buffers waiting; the hold waits for the job in
+    /// flight; after it drops the buffers are claimed again.
+    #[test]
+    fn a_hold_waits_for_the_job_in_flight_and_stops_new_claims_until_dropped() {
+        let queue = Arc::new(FlushQueue::default());
+        let (mut first, _) = queue.claim(|| vec![1u64]).unwrap();
+        let holder = {
+            let queue = queue.clone();
+            std::thread::spawn(move || {
+                let hold = queue.hold();
+                let claimed = queue.claim(|| vec![2u64]).is_some();
+                drop(hold);
+                claimed
+            })
+        };
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        assert!(!holder.is_finished(), "the hold did not wait for job 1");
+        first.end(None);
+        drop(first);
+        assert!(!holder.join().unwrap(), "a buffer was claimed under a hold");
+        assert!(queue.claim(|| vec![2u64]).is_some());
     }
 
     /// A claim dropped before its job said how it ended (an early return, a panic) refuses

@@ -228,7 +228,9 @@ fn flush_immutables(db: &DbInner) -> Result<bool> {
     if db.flush_queue.unclaimed(&db.versions.sv().imms) == 0 || !wait_for_run_room(db)? {
         return Ok(false);
     }
+    db.sync_point("flush:before_claim");
     let Some((mut claim, tables)) = db.flush_queue.claim(|| db.versions.sv().imms.to_vec()) else {
+        db.sync_point("flush:nothing_claimed"); // claimed by another job, or the queue is held
         return Ok(false);
     };
     let installed = flush_claimed(db, &claim, &tables);

@@ -3,8 +3,9 @@
 //!
 //! Procedure: flush every write buffer (so every write acknowledged before the call is in an
 //! SST, or in the design's PM store), then stop what changes the tree or a PM store:
-//! `write_lock` first, which stops seals and so new flushes; then, once the flushes in flight
-//! end, the compaction and value-log GC locks. (The other order deadlocked: a writer holding
+//! `write_lock` first, which stops seals; then the flush queue is held (no new flush is
+//! claimed, even of a buffer sealed just before) and the flushes in flight end; then the
+//! compaction and value-log GC locks. (The other order deadlocked: a writer holding
 //! `write_lock` waited for a flush, which waited for a MatrixKV column compaction, which waited
 //! for the compaction lock the checkpoint held.) With the tree frozen, into `<dir>.checkpoint-tmp`: every
 //! SST, value log and redirect table of the current version (hard links where allowed, copies
@@ -89,16 +90,10 @@ impl DbInner {
         self.check_writable()?;
         self.check_checkpoint_target(dir)?;
         flush_all(self)?;
-        // Writers first: a writer holding `write_lock` may wait for a flush, and a MatrixKV
-        // flush for a column compaction (`compaction_lock`) to free container room. With
-        // writers stopped, no buffer can be sealed: once the flushes in flight finish (their
-        // compactions can still run), the background jobs are stopped in their turn.
-        let _writes = self.writes.lock();
-        self.flush_queue.wait_idle();
-        let _compaction = self.bg.compaction_lock();
-        let _gc = self.bg.vlog_gc_lock();
+        self.sync_point("checkpoint:flushed");
         let tmp = tmp_dir(dir);
-        let made = self.write_copy(&tmp, links);
+        let made = self.frozen(|| self.write_copy(&tmp, links));
+        self.bg.wake_all(); // flush threads that found the queue held
         if let Err(e) = made {
             let _ = std::fs::remove_dir_all(&tmp);
             return Err(e);
@@ -110,6 +105,21 @@ impl DbInner {
             .fs()
             .sync_dir(parent)
             .context(|| format!("syncing {}", parent.display()))
+    }
+
+    /// Runs `f` with the tree and the design's PM store frozen. Writers first: a writer holding
+    /// `write_lock` may wait for a flush, and a MatrixKV flush for a column compaction
+    /// (`compaction_lock`) to free container room. With writers stopped, no buffer is sealed;
+    /// the flush queue is held (no new claim: a buffer sealed before `write_lock` was taken
+    /// stays in its PM Log, and the copy does not need it) and the flushes in flight finish
+    /// (their compactions can still run); then the background jobs are stopped in their turn.
+    fn frozen<T>(&self, f: impl FnOnce() -> T) -> T {
+        let _writes = self.writes.lock();
+        let _flushes = self.flush_queue.hold();
+        let _compaction = self.bg.compaction_lock();
+        let _gc = self.bg.vlog_gc_lock();
+        self.sync_point("checkpoint:frozen");
+        f()
     }
 
     /// `dir` must be new, and the design's PM state must be copyable (a PM directory).

@@ -15,6 +15,8 @@
 
 pub(crate) mod background;
 mod checkpoint;
+#[cfg(test)]
+mod checkpoint_tests;
 pub(crate) mod compact;
 mod host;
 pub(crate) mod store_jobs;
