@@ -65,6 +65,8 @@ pub struct BenchConfig {
     pub memory_data_ratios: Vec<f64>,
     /// The DRAM and PM every design of `--compare profiles` gets (`None`: each its options).
     pub budget: Option<Budget>,
+    /// The sparse file `--warm_memory` reads before each engine's run (`None`: no warming).
+    pub warm_file: Option<PathBuf>,
 }
 
 /// db_bench's default key count.
@@ -186,6 +188,7 @@ impl BenchConfig {
         let budget = budget(&args, &p)?;
         let variants = variants(&args, &p);
         Ok(BenchConfig {
+            warm_file: args.warm_memory.then(|| sibling_file(&args, "-warm")),
             budget,
             variants,
             benchmarks,
@@ -288,13 +291,18 @@ fn report_file(args: &BenchFlags) -> PathBuf {
     if let Some(plot) = &args.plot {
         return plot.join("intervals.csv");
     }
+    sibling_file(args, "-intervals.csv")
+}
+
+/// `<db><suffix>` beside the database directory (in the temporary directory without `--db`).
+fn sibling_file(args: &BenchFlags, suffix: &str) -> PathBuf {
     match &args.db {
         Some(db) => {
             let mut name = db.file_name().unwrap_or_default().to_os_string();
-            name.push("-intervals.csv");
+            name.push(suffix);
             db.with_file_name(name)
         }
-        None => std::env::temp_dir().join("flatlsm_bench_report.csv"),
+        None => std::env::temp_dir().join(format!("flatlsm_bench{}", suffix.replace('-', "_"))),
     }
 }
 

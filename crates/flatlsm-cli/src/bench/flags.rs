@@ -114,6 +114,15 @@ pub struct BenchFlags {
     #[arg(long = "drop_caches", default_value_t = false, num_args = 0..=1,
           default_missing_value = "true", value_parser = parse_flag_bool)]
     pub drop_caches: bool,
+    /// Before each engine's run (and after each drop of the page cache), fill free memory with
+    /// clean page cache of a sparse file beside the database (`<db>-warm`, no disk space), so
+    /// every engine's files take pages reclaim hands over instead of free memory. On a virtual
+    /// machine whose balloon reports free pages to the host, the first touch of a free page
+    /// costs about 9 µs (docs/results/2026-11-28/session9.md), and which engine pays it
+    /// would depend on the run order [default: false]
+    #[arg(long = "warm_memory", default_value_t = false, num_args = 0..=1,
+          default_missing_value = "true", value_parser = parse_flag_bool)]
+    pub warm_memory: bool,
     /// With `--compare rocksdb`, also run RocksDB with integrated BlobDB in process
     /// (enable_blob_files, min_blob_size = kv_separation_threshold, blob GC on).
     #[arg(long = "rocksdb_blob", default_value_t = true, num_args = 0..=1,

@@ -34,6 +34,7 @@ mod result_line;
 mod runner;
 mod suite;
 mod sweep;
+mod warm_memory;
 mod workdir;
 mod ycsb_gen;
 mod ycsb_grid;
@@ -61,6 +62,9 @@ pub fn run(args: BenchArgs) -> Result<(), String> {
     };
     let work = WorkDir::new(cfg.args.db.as_deref());
     let result = run_in(&cfg, &work);
+    if let Some(file) = &cfg.warm_file {
+        warm_memory::remove(file);
+    }
     work.cleanup(compare::SIBLINGS);
     result
 }

@@ -46,7 +46,8 @@ pub fn run_parts(cfg: &BenchConfig, open: &mut Opener<'_>) -> Result<Vec<Outcome
     for part in fresh_db_parts(cfg) {
         // Each engine starts without the heap the engines before it freed (cpu.rs).
         super::cpu::release_free_heap();
-        let mut engine = open(&part)?;
+        let mut engine = open(&part)?; // removes what an earlier run left first
+        warm_if_asked(cfg);
         let result = run_suite(&part, &mut *engine);
         let closed = engine.close();
         all.extend(result?);
@@ -112,12 +113,20 @@ pub fn run_suite(cfg: &BenchConfig, engine: &mut dyn Engine) -> Result<Vec<Outco
         }
         if cfg.args.drop_caches && page_cache::is_read_benchmark(name) {
             page_cache::drop_page_cache();
+            warm_if_asked(cfg);
         }
         let before = engine.stats();
         let o = run_one(cfg, engine, name, plan, table.as_ref())?;
         outcomes.push(emit(cfg, &*engine, o, &before)?);
     }
     Ok(outcomes)
+}
+
+/// `--warm_memory`: fills free memory with clean page cache before an engine runs.
+fn warm_if_asked(cfg: &BenchConfig) {
+    if let Some(file) = &cfg.warm_file {
+        super::warm_memory::warm(file, cfg.memory_limit);
+    }
 }
 
 /// Prints an outcome (and tickers), appends its intervals to the CSV, and makes its stall and

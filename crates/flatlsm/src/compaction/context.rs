@@ -59,8 +59,10 @@ pub(crate) trait JobHost: Sync {
     /// True once the database is closing: a long job may give up (its outputs abandoned).
     fn closing(&self) -> bool;
     /// Blocks while writers are stopped (a GC yields the disk to the flush they wait for);
-    /// returns early once the database is closing.
-    fn yield_to_stopped_writers(&self);
+    /// while they are slowed, sleeps `busy` (the time the job's last stretch took, capped), so
+    /// the job takes at most about half of a core from the flush they wait for. Returns early
+    /// once the database is closing.
+    fn yield_to_writers(&self, busy: std::time::Duration);
     /// Counts a finished value log by how it was written (direct or buffered).
     fn count_vlog_file(&self, direct: bool);
     /// A named point where a test may pause the job; nothing outside test builds.

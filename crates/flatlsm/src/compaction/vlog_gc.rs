@@ -232,15 +232,17 @@ fn copy_records(
     // Its own reader: the shared one reads without readahead, and the copy reads in order.
     let reader = crate::vlog::VlogReader::open(ctx.fs, ctx.dir, victim)?;
     let mut entries = Vec::with_capacity(records.len());
-    let mut unpaced = 0u64;
+    let (mut unpaced, mut stretch) = (0u64, Instant::now());
     for ptr in records {
         let (key, value) = reader.read_record(ptr)?;
         entries.push(moved_entry(ptr, &out.append(&key, &value)?));
         unpaced += u64::from(ptr.record_len);
-        if unpaced >= PACE_BYTES && !pace(ctx) {
-            return Ok(None);
+        if unpaced >= PACE_BYTES {
+            if !pace(ctx, stretch.elapsed()) {
+                return Ok(None);
+            }
+            (unpaced, stretch) = (0, Instant::now());
         }
-        unpaced %= PACE_BYTES;
     }
     Ok(Some(entries))
 }
@@ -256,9 +258,12 @@ fn moved_entry(old: &ValuePointer, new: &ValuePointer) -> RedirectEntry {
 }
 
 /// Yields to flushes: while writers are stopped waiting for one, the copy waits (holding
-/// nothing a flush or writer waits for). False once the database is closing.
-fn pace(ctx: &JobContext<'_>) -> bool {
-    ctx.host.yield_to_stopped_writers();
+/// nothing a flush or writer waits for); while they are slowed, it rests as long as its last
+/// `busy` stretch took, so a GC during a write burst takes half a core, not a whole one (on
+/// two cores a whole one halved the writes: docs/design-decisions.md, "Value-log GC during
+/// a write burst"). False once the database is closing.
+fn pace(ctx: &JobContext<'_>, busy: std::time::Duration) -> bool {
+    ctx.host.yield_to_writers(busy);
     !ctx.host.closing()
 }
 

@@ -10,6 +10,10 @@ use crate::version::Version;
 use std::sync::Arc;
 use std::time::Duration;
 
+/// The longest a job sleeps for slowed writers at one look at the pace (so a closing
+/// database waits at most this long for it).
+const MAX_YIELD: Duration = Duration::from_millis(50);
+
 impl JobHost for DbInner {
     fn new_output_number(&self) -> u64 {
         DbInner::new_output_number(self)
@@ -24,11 +28,14 @@ impl JobHost for DbInner {
     }
 
     /// Stopped writers wait for a flush; once none can come (`waits.rs`) they stop waiting
-    /// too, and so does this.
-    fn yield_to_stopped_writers(&self) {
+    /// too, and so does this. Slowed writers get half of the job's time back.
+    fn yield_to_writers(&self, busy: Duration) {
         while self.writes_stopped() && self.stop_waiting().is_none() {
             let mut g = self.bg.signal();
             self.bg.wait_for(&mut g, Duration::from_millis(10));
+        }
+        if self.slowdown_due() && !self.bg.shutting_down() {
+            std::thread::sleep(busy.min(MAX_YIELD));
         }
     }
 
