@@ -52,10 +52,25 @@ pub(crate) fn start(db: &Arc<DbInner>) -> Vec<JoinHandle<()>> {
         for _ in 0..db.design.flush_threads() {
             threads.push(spawn("flatlsm-flush", flush_loop, nice));
         }
-        threads.push(spawn("flatlsm-compact", compaction_loop, nice));
-        threads.push(spawn("flatlsm-vlog-gc", vlog_gc_loop, nice));
+        // Writers wait for flushes, not for compactions: the flush goes first when they
+        // compete (RocksDB's high- and low-priority pools).
+        let low = low_priority_nice(nice);
+        threads.push(spawn("flatlsm-compact", compaction_loop, low));
+        threads.push(spawn("flatlsm-vlog-gc", vlog_gc_loop, low));
     }
     threads
+}
+
+/// How much nicer than the flush threads compactions and value-log GC run (when
+/// `background_nice` is not 0): nice 5 against 8 weighs about 2:1 for the flush.
+const LOW_PRIORITY_EXTRA_NICE: i32 = 3;
+
+/// The nice value added to compaction and GC threads, given the flush threads'.
+fn low_priority_nice(nice: i32) -> i32 {
+    match nice {
+        0 => 0,
+        n => (n + LOW_PRIORITY_EXTRA_NICE).min(19),
+    }
 }
 
 /// Adds `nice` to the calling thread's nice value (threads it spawns inherit it, so a flush's
@@ -521,5 +536,17 @@ mod tests {
         .unwrap();
         assert_eq!(lowered, (base + 3).min(19));
         assert_eq!(own_nice(), before, "the caller's thread keeps its priority");
+    }
+
+    #[test]
+    fn compactions_run_nicer_than_flushes_unless_priorities_are_left_alone() {
+        use super::low_priority_nice;
+        assert_eq!(
+            low_priority_nice(0),
+            0,
+            "0 leaves every thread at the process's"
+        );
+        assert_eq!(low_priority_nice(5), 8);
+        assert_eq!(low_priority_nice(18), 19, "nice values end at 19");
     }
 }
