@@ -357,54 +357,64 @@ fn repair_refuses_another_profile() {
 /// Regression: repair ordered level 0 by largest sequence alone, but a compaction output can
 /// hold an old version of one key and the newest of another while a file left above it holds a
 /// middle version of the first; the old version then shadowed the middle one (97 wrong values
-/// of 20000 here). Repair now rewrites files whose versions interleave.
+/// of 20000 here). Repair now rewrites files whose versions interleave. Whether background
+/// compactions leave such files depends on their timing (about one run in five left none, seen
+/// in CI), so each ordered profile tries up to four seeds until one does; every try checks the
+/// repaired contents.
 #[test]
 fn repair_never_lets_an_old_version_in_a_compaction_output_shadow_a_newer_one() {
     for profile in [Profile::Leveled, Profile::FlatLsm, Profile::SlmDb] {
-        let dir = tempfile::tempdir().unwrap();
-        let mut opts = options(dir.path(), profile);
-        opts.kv_separation_threshold = usize::MAX;
         let ordered = profile != Profile::SlmDb; // SLM-DB's reads compare sequences
-        let mut model = Model::new();
-        let db = Db::open(dir.path(), opts.clone()).unwrap();
-        let mut x = 12345u64;
-        for round in 0..100_000u32 {
-            x = x
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            let key = format!("k-{:05}", (x >> 33) % 20000).into_bytes();
-            db.put(&key, common::round_value(round, round)).unwrap();
-            model.insert(key, common::round_value(round, round));
-        }
-        db.close().unwrap();
-        remove_manifest(dir.path());
-        let report = repair(dir.path(), opts.clone()).unwrap();
+        let tries = if ordered { 4 } else { 1 };
+        let rewrote = (0..tries).any(|seed| repaired_contents_are_right(profile, 12345 + seed));
         assert_eq!(
-            !report.files_rewritten.is_empty(),
-            ordered,
-            "{profile}: {report}"
-        );
-        // Repaired again before any open: the manifest is readable now, so its files keep
-        // their places and the rewritten inputs still on disk are left out.
-        let rewritten = report.files_rewritten.clone();
-        let report = repair(dir.path(), opts.clone()).unwrap();
-        assert!(report.files_rewritten.is_empty(), "{profile}: {report}");
-        let left_out = report
-            .notes
-            .iter()
-            .any(|n| n.contains("not in the old manifest"));
-        assert_eq!(left_out, ordered, "{profile}: {report}");
-        let db = Db::open(dir.path(), opts.clone()).unwrap();
-        let wrong = model
-            .iter()
-            .filter(|(k, v)| db.get(k).unwrap().as_ref() != Some(*v));
-        assert_eq!(wrong.count(), 0, "{profile}: {report}");
-        let scanned: Model = db.iter().unwrap().map(|r| r.unwrap()).collect();
-        assert_eq!(scanned, model, "{profile}");
-        db.close().unwrap();
-        assert!(
-            rewritten.iter().all(|p| !p.exists()),
-            "{profile}: open removes them"
+            rewrote, ordered,
+            "{profile}: files rewritten in any of {tries} tries"
         );
     }
+}
+
+/// One try of the scenario above with `seed`: repair twice, then every key and a scan match the
+/// model. Returns whether the first repair rewrote files.
+fn repaired_contents_are_right(profile: Profile, seed: u64) -> bool {
+    let dir = tempfile::tempdir().unwrap();
+    let mut opts = options(dir.path(), profile);
+    opts.kv_separation_threshold = usize::MAX;
+    let mut model = Model::new();
+    let db = Db::open(dir.path(), opts.clone()).unwrap();
+    let mut x = seed;
+    for round in 0..100_000u32 {
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        let key = format!("k-{:05}", (x >> 33) % 20000).into_bytes();
+        db.put(&key, common::round_value(round, round)).unwrap();
+        model.insert(key, common::round_value(round, round));
+    }
+    db.close().unwrap();
+    remove_manifest(dir.path());
+    let report = repair(dir.path(), opts.clone()).unwrap();
+    // Repaired again before any open: the manifest is readable now, so its files keep
+    // their places and the rewritten inputs still on disk are left out.
+    let rewritten = report.files_rewritten.clone();
+    let report = repair(dir.path(), opts.clone()).unwrap();
+    assert!(report.files_rewritten.is_empty(), "{profile}: {report}");
+    let left_out = report
+        .notes
+        .iter()
+        .any(|n| n.contains("not in the old manifest"));
+    assert_eq!(left_out, !rewritten.is_empty(), "{profile}: {report}");
+    let db = Db::open(dir.path(), opts.clone()).unwrap();
+    let wrong = model
+        .iter()
+        .filter(|(k, v)| db.get(k).unwrap().as_ref() != Some(*v));
+    assert_eq!(wrong.count(), 0, "{profile}: {report}");
+    let scanned: Model = db.iter().unwrap().map(|r| r.unwrap()).collect();
+    assert_eq!(scanned, model, "{profile}");
+    db.close().unwrap();
+    assert!(
+        rewritten.iter().all(|p| !p.exists()),
+        "{profile}: open removes them"
+    );
+    !rewritten.is_empty()
 }
