@@ -252,8 +252,9 @@ pub struct Options {
     /// Nice value added to the background threads (flush, L1 merge and compaction, value-log
     /// GC), as RocksDB's `LowerThreadPoolCPUPriority` does: when writers and background jobs
     /// compete for cores, writers keep running at an even pace and the slowdown phase, not the
-    /// scheduler, decides how fast they go (docs/design-decisions.md). 0 leaves the threads at
-    /// the process's priority. Accepted: `0..=19`; default 5. Linux only (ignored elsewhere).
+    /// scheduler, decides how fast they go (docs/design-decisions.md). Compactions and GC run
+    /// 3 levels nicer still, so a flush the writers wait for goes first. 0 leaves every thread
+    /// at the process's priority. Accepted: `0..=19`; default 5. Linux only (ignored elsewhere).
     pub background_nice: i32,
     /// Time each part of a foreground write — the write-ahead log append, the write buffer's
     /// data append, its index insert — into `Stats::write_{wal,mem_data,mem_index}_nanos`
