@@ -87,9 +87,7 @@ fn sum_lines(text: &str) -> u64 {
 
 /// `RssAnon` of a `/proc/<pid>/status` text, in bytes.
 pub(crate) fn rss_anon(status: &str) -> Option<u64> {
-    let line = status.lines().find(|l| l.starts_with("RssAnon:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * 1024)
+    kb_field(status, "RssAnon")
 }
 
 /// MiB with one decimal, or `-` for a figure not taken.
@@ -102,9 +100,39 @@ pub fn in_mib(bytes: Option<u64>) -> Option<f64> {
     bytes.map(|b| b as f64 / 1_048_576.0)
 }
 
+/// A `/proc/meminfo` field in bytes (`MemTotal`, `MemFree`, `MemAvailable`, ...).
+pub fn meminfo_bytes(field: &str) -> std::io::Result<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo")?;
+    kb_field(&text, field).ok_or_else(|| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("/proc/meminfo has no {field} line in kB"),
+        )
+    })
+}
+
+/// `field`'s value in bytes from `/proc/meminfo` or `/proc/<pid>/status` text
+/// (`Name:   123 kB`).
+fn kb_field(text: &str, field: &str) -> Option<u64> {
+    let line = text.lines().find(|l| l.split(':').next() == Some(field))?;
+    let mut words = line.split(':').nth(1)?.split_whitespace();
+    let kb: u64 = words.next()?.parse().ok()?;
+    (words.next() == Some("kB")).then_some(kb * 1024)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn meminfo_fields_are_read_in_bytes_and_other_lines_are_refused() {
+        let text =
+            "MemTotal:       24683520 kB\nMemFree:          123 kB\nHugePages_Total:       0\n";
+        assert_eq!(kb_field(text, "MemTotal"), Some(24_683_520 * 1024));
+        assert_eq!(kb_field(text, "MemFree"), Some(123 * 1024));
+        assert_eq!(kb_field(text, "HugePages_Total"), None, "no unit");
+        assert_eq!(kb_field(text, "Mem"), None, "a prefix is not a field");
+    }
 
     #[test]
     fn rss_anon_is_read_in_bytes_from_the_status_text() {

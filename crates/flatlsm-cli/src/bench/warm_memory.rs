@@ -15,6 +15,7 @@
 //! Invariant: the file is a sibling of the database directory (`<db>-warm`), never inside a
 //! database; it is removed when the benchmark ends ([`remove`]).
 
+use super::memory::meminfo_bytes;
 use std::fs::OpenOptions;
 use std::io;
 use std::os::unix::fs::FileExt;
@@ -90,38 +91,9 @@ pub fn remove(file: &Path) {
     let _ = std::fs::remove_file(file);
 }
 
-/// A `/proc/meminfo` field in bytes.
-fn meminfo_bytes(field: &str) -> io::Result<u64> {
-    let text = std::fs::read_to_string("/proc/meminfo")?;
-    parse_meminfo(&text, field).ok_or_else(|| {
-        io::Error::new(
-            io::ErrorKind::InvalidData,
-            format!("/proc/meminfo has no {field} line in kB"),
-        )
-    })
-}
-
-/// `field`'s value in bytes from `/proc/meminfo` text (`Name:   123 kB`).
-fn parse_meminfo(text: &str, field: &str) -> Option<u64> {
-    let line = text.lines().find(|l| l.split(':').next() == Some(field))?;
-    let mut words = line.split(':').nth(1)?.split_whitespace();
-    let kb: u64 = words.next()?.parse().ok()?;
-    (words.next() == Some("kB")).then_some(kb * 1024)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn meminfo_fields_are_read_in_bytes_and_other_lines_are_refused() {
-        let text =
-            "MemTotal:       24683520 kB\nMemFree:          123 kB\nHugePages_Total:       0\n";
-        assert_eq!(parse_meminfo(text, "MemTotal"), Some(24_683_520 * 1024));
-        assert_eq!(parse_meminfo(text, "MemFree"), Some(123 * 1024));
-        assert_eq!(parse_meminfo(text, "HugePages_Total"), None, "no unit");
-        assert_eq!(parse_meminfo(text, "Mem"), None, "a prefix is not a field");
-    }
 
     #[test]
     fn warming_stops_at_its_limit_and_leaves_a_sparse_file() {

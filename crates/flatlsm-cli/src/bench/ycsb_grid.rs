@@ -53,12 +53,11 @@ fn memory_bytes(cfg: &BenchConfig) -> Result<u64, String> {
     if let Some(limit) = cfg.memory_limit {
         return Ok(limit);
     }
-    let info = std::fs::read_to_string("/proc/meminfo")
-        .map_err(|e| format!("reading /proc/meminfo for the free memory: {e}"))?;
-    let line = info.lines().find(|l| l.starts_with("MemAvailable:"));
-    let kib = line.and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok());
-    kib.map(|k| k * 1024)
-        .ok_or_else(|| "no MemAvailable in /proc/meminfo: give --memory_limit".into())
+    super::memory::meminfo_bytes("MemAvailable").map_err(|e| {
+        format!(
+            "reading MemAvailable from /proc/meminfo for the free memory: {e}; give --memory_limit"
+        )
+    })
 }
 
 /// The configuration of one point: its value size and record count.

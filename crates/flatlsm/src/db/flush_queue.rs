@@ -104,11 +104,8 @@ impl FlushQueue {
     /// for idle alone is not enough: a flush thread woken for a buffer sealed just before may
     /// claim it right after the wait returned. The holder wakes the flush threads afterwards.
     pub fn hold(&self) -> Hold<'_> {
-        let mut s = self.state.lock();
-        s.holds += 1;
-        while !s.claimed.is_empty() {
-            self.cv.wait(&mut s);
-        }
+        self.state.lock().holds += 1; // no claim succeeds from here on
+        self.wait_idle();
         Hold { queue: self }
     }
 

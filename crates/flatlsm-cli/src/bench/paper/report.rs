@@ -98,14 +98,11 @@ fn machine() -> String {
         .and_then(|l| l.split(':').nth(1))
         .map_or("unknown CPU".to_string(), |m| m.trim().to_string());
     let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
-    let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
-    let kib: u64 = (meminfo.lines().find(|l| l.starts_with("MemTotal:")))
-        .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
-        .unwrap_or(0);
+    let bytes = crate::bench::memory::meminfo_bytes("MemTotal").unwrap_or(0);
     let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
     format!(
         "{cores} cores ({model}), {} GiB RAM, Linux {}; PM emulated in /dev/shm",
-        kib >> 20,
+        bytes >> 30,
         kernel.trim()
     )
 }
