@@ -135,10 +135,12 @@ impl DbInner {
             StoreLookup::SearchBelow => {}
         }
         let lookup = make_internal_key(key, seq, KIND_FOR_SEEK);
-        let runs = sv.version.level0_files_for_key(key);
+        let runs = sv.version.level0_files_for_key(key).map(|f| (true, f));
         let levels = (1..MAX_LEVELS).filter_map(|l| sv.version.file_for_key(l, key));
         let tables = self.files.table_cache();
-        for file in runs.chain(levels) {
+        // Runs searched without finding the key: what a merge of level 0 would have saved.
+        let mut wasted = 0;
+        for (is_run, file) in runs.chain(levels.map(|f| (false, f))) {
             // `Some(answer)` once a table holds a version of the key.
             let answer = tables.with(file.number, file.file_size, file.dir, |table| {
                 let Some((ikey, value)) = table.get(&lookup)? else {
@@ -149,9 +151,12 @@ impl DbInner {
                     .map(Some)
             })?;
             if let Some(value) = answer {
+                self.read_charges.charge(wasted);
                 return Ok(value);
             }
+            wasted += u64::from(is_run);
         }
+        self.read_charges.charge(wasted);
         Ok(None)
     }
 

@@ -78,6 +78,8 @@ pub(crate) struct DbInner {
     /// Flush jobs in flight (background threads and `Db::flush`): what each claimed, and
     /// their install order.
     pub flush_queue: super::flush_queue::FlushQueue,
+    /// Level-0 runs point reads searched in vain since level 0 was last merged.
+    pub read_charges: super::read_charges::ReadCharges,
     /// Test callbacks at named points of the engine (see `sync_point.rs`).
     #[cfg(test)]
     pub sync_points: super::sync_point::SyncPoints,

@@ -60,6 +60,7 @@ fn with_view<T>(db: &DbInner, version: &Version, f: impl FnOnce(&PolicyView<'_>)
         version,
         busy: &busy,
         pointers: &pointers,
+        level0_wasted_probes: db.read_charges.total(),
     })
 }
 
@@ -74,6 +75,10 @@ fn run_reserved(db: &DbInner, version: &Arc<Version>, c: &Compaction) -> Result<
     let started = Instant::now();
     let result = job::run(&db.job_context(), c, version).and_then(|(mut edit, bytes)| {
         db.install(&mut edit, |_| {})?;
+        if c.level == 0 {
+            // The runs read charges were made for are gone.
+            db.read_charges.reset();
+        }
         Counters::add(&db.counters.compaction_bytes, bytes);
         let line = compaction_line(db.opts.profile, c, &edit, bytes, started.elapsed());
         event!(db.info_log, Debug, line);

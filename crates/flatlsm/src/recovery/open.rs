@@ -382,6 +382,7 @@ fn build_inner(
         counters: Counters::default(),
         stall: Default::default(),
         flush_queue: Default::default(),
+        read_charges: Default::default(),
         #[cfg(test)]
         sync_points: Default::default(),
         opts,

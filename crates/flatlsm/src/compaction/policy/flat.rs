@@ -12,6 +12,13 @@
 //!    value-log GC cannot see until a compaction drops them, so L1's share bounds that garbage
 //!    (docs/design-decisions.md, "The Ordered-L1 as a share of the data").
 //!
+//! 3. Reads merge the runs early: once the runs point reads searched in vain since level 0
+//!    was last merged (`PolicyView::level0_wasted_probes`) would, at
+//!    [`MERGE_BYTES_PER_WASTED_PROBE`] bytes each, pay for rewriting the merge's inputs, every
+//!    run is merged below the trigger (LevelDB's seek compaction, for level 0 as a whole: a
+//!    read-heavy phase after writes stops searching the runs one by one, a write-heavy one
+//!    keeps the trigger's rhythm because its reads charge little per flush).
+//!
 //! Invariant: a merge of runs takes all level-0 files present when it is picked; files added
 //! later (by flushes running meanwhile) hold newer versions than anything it writes to L1, so
 //! reads may search level 0 before L1.
@@ -31,6 +38,13 @@ pub(crate) struct FlatPolicy {
     pub l1_floor: u64,
 }
 
+/// Bytes of merge input one wasted run probe pays for. A probe costs a table-cache lookup
+/// and a filter probe that misses the CPU cache, about 0.1 µs on a get of 3.4 µs (server GET
+/// profile, docs/design-decisions.md "Reads merge the runs early"); a merge of keys and
+/// pointers runs at hundreds of MB/s, a few ns per byte, and also writes the device. 32
+/// bytes leans towards merging less.
+pub(crate) const MERGE_BYTES_PER_WASTED_PROBE: u64 = 32;
+
 impl FlatPolicy {
     /// The merge of every run into L1, if at least `trigger` runs exist.
     pub fn merge_runs(view: &PolicyView<'_>, trigger: usize) -> Option<Compaction> {
@@ -39,6 +53,22 @@ impl FlatPolicy {
             return None;
         }
         into_next_level(view, 0, runs.clone())
+    }
+
+    /// The merge of every run into L1, if reads have wasted enough probes on the runs to pay
+    /// for rewriting its inputs (item 3 of the header).
+    pub fn merge_runs_for_reads(view: &PolicyView<'_>) -> Option<Compaction> {
+        let c = Self::merge_runs(view, 1)?;
+        let bytes: u64 = c
+            .inputs
+            .iter()
+            .chain(&c.overlapping)
+            .map(|f| f.file_size)
+            .sum();
+        let paid = view
+            .level0_wasted_probes
+            .saturating_mul(MERGE_BYTES_PER_WASTED_PROBE);
+        (paid >= bytes).then_some(c)
     }
 
     /// L1's target in data bytes for `version`: `l1_data_ratio` of all its data, within
@@ -56,6 +86,9 @@ impl CompactionPolicy for FlatPolicy {
         if let Some(c) = Self::merge_runs(view, self.l1_merge_trigger) {
             return Some(c);
         }
+        if let Some(c) = Self::merge_runs_for_reads(view) {
+            return Some(c);
+        }
         if view.version.level_data_bytes(1) <= self.l1_target(view.version) {
             return None;
         }
@@ -70,12 +103,44 @@ mod tests {
     use crate::version::Version;
 
     fn pick(policy: &FlatPolicy, v: &Version, busy: &dyn Fn(u64) -> bool) -> Option<Compaction> {
+        pick_after_reads(policy, v, busy, 0)
+    }
+
+    fn pick_after_reads(
+        policy: &FlatPolicy,
+        v: &Version,
+        busy: &dyn Fn(u64) -> bool,
+        level0_wasted_probes: u64,
+    ) -> Option<Compaction> {
         let pointers = vec![Vec::new(), b"c".to_vec()];
         policy.pick(&PolicyView {
             version: v,
             busy,
             pointers: &pointers,
+            level0_wasted_probes,
         })
+    }
+
+    #[test]
+    fn reads_merge_one_run_early_once_their_wasted_probes_pay_for_its_rewrite() {
+        let roomy = FlatPolicy {
+            l1_capacity: 1 << 40,
+            ..POLICY
+        };
+        let v = version(vec![
+            (0, file(1, "a", "k", 320)),
+            (1, file(2, "b", "c", 320)),
+        ]);
+        let probes_paying = 640 / MERGE_BYTES_PER_WASTED_PROBE;
+        assert!(pick_after_reads(&roomy, &v, &|_| false, probes_paying - 1).is_none());
+        let c = pick_after_reads(&roomy, &v, &|_| false, probes_paying).unwrap();
+        assert_eq!(
+            (c.level, c.output_level, c.file_numbers()),
+            (0, 1, vec![1, 2])
+        );
+        assert!(pick_after_reads(&roomy, &v, &|n| n == 2, probes_paying).is_none());
+        let no_runs = version(vec![(1, file(2, "b", "c", 320))]);
+        assert!(pick_after_reads(&roomy, &no_runs, &|_| false, u64::MAX).is_none());
     }
 
     const POLICY: FlatPolicy = FlatPolicy {

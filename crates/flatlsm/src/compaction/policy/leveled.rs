@@ -77,6 +77,7 @@ mod tests {
             version: v,
             busy,
             pointers: &pointers,
+            level0_wasted_probes: 0,
         })
     }
 

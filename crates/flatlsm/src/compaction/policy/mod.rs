@@ -28,6 +28,9 @@ pub(crate) struct PolicyView<'a> {
     /// Per level, the largest user key of the last file compacted out of it (round robin over
     /// the key space, as LevelDB's compact pointers); empty = start at the beginning.
     pub pointers: &'a [Vec<u8>],
+    /// Level-0 runs point reads searched in vain since level 0 was last merged
+    /// (`db/read_charges.rs`).
+    pub level0_wasted_probes: u64,
 }
 
 impl PolicyView<'_> {

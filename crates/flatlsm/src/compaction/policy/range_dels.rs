@@ -73,6 +73,7 @@ mod tests {
             version: v,
             busy: &|_| false,
             pointers: &[],
+            level0_wasted_probes: 0,
         };
         rewrite_under_range_dels(&view, oldest, |_| true).map(|c| c.inputs[0].number)
     }
