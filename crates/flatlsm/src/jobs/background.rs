@@ -130,6 +130,7 @@ fn flush_loop(db: &DbInner) {
     while wait(db, Duration::from_millis(100)) {
         build_missing_filters(db);
         prepare_spare_logs(db);
+        trim_spare_logs(db);
         while healthy(db) && flush_due(db) {
             match flush_one(db) {
                 Ok(true) => prepare_spare_logs(db),
@@ -143,6 +144,18 @@ fn flush_loop(db: &DbInner) {
 /// Keeps free PM Logs ready in the pool (`PmLogPool::prepare_spare`), so the writer's next
 /// PMTable switches need not create and zero a log. A failure is only logged: the writer then
 /// creates its log itself and reports what goes wrong there.
+/// Gives back the free PM Logs a quiet writer will not need soon (`PmLogPool::trim_when_quiet`).
+/// A failure is only logged, as for spares.
+fn trim_spare_logs(db: &DbInner) {
+    if !db.design.buffer_kind().pooled() {
+        return;
+    }
+    if let Err(e) = db.files.pm_pool().trim_when_quiet() {
+        let note = format!("deleting a free PM Log: {e}");
+        event!(db.info_log, Warn, note);
+    }
+}
+
 fn prepare_spare_logs(db: &DbInner) {
     if !db.design.buffer_kind().pooled() {
         return;

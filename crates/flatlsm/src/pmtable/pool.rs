@@ -11,6 +11,12 @@
 //! Invariant: a region is written again only after its table's last `Arc` is gone, so no reader
 //! can see the new log's bytes through the old table.
 //!
+//! Quiet writes: once no PMTable was created for [`QUIET_AFTER`], the pool keeps only
+//! [`QUIET_SPARE_LOGS`] free logs and deletes the rest ([`PmLogPool::trim_when_quiet`]): after a
+//! write burst, free logs are memory held against writes that are not coming (emulated PM is
+//! DRAM that no page cache can reclaim; RocksDB frees a memtable's arena once it is flushed).
+//! A new burst creates logs again off the write path ([`PmLogPool::prepare_spare`]).
+//!
 //! Recovery rule: a `.pmfree` region holds nothing anyone needs (its log was below
 //! `min_unflushed_pmlog` or replaced by a completed GC before it was retired); open deletes it.
 //!
@@ -23,6 +29,7 @@ use crate::file_names::pm_log_file_name;
 use crate::pm::{PmDeviceRef, PmRegion};
 use parking_lot::Mutex;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 /// Free logs kept at most by `PmLogPool::new`'s default (tests); a database keeps up to
 /// `max_write_buffer_number`. Logs are reused before any is created, so the logs in use plus the
@@ -34,6 +41,13 @@ pub const POOL_CAPACITY: usize = 2;
 /// Free logs [`PmLogPool::prepare_spare`] keeps ready: a writer may switch PMTables twice while
 /// a flush runs (before the flush returns its logs).
 pub const SPARE_LOGS: usize = 2;
+
+/// Free logs kept once writes are quiet.
+pub const QUIET_SPARE_LOGS: usize = 1;
+
+/// How long without a new PMTable makes writes quiet. Long enough that a writer switching
+/// PMTables steadily (one 256 MiB table per 2 s is 128 MB/s) keeps its spares.
+pub const QUIET_AFTER: Duration = Duration::from_secs(2);
 
 /// Name of the free region that was log `number`.
 pub fn pool_file_name(number: u64) -> String {
@@ -50,11 +64,14 @@ pub fn is_pool_file_name(name: &str) -> bool {
 pub struct PmLogPool {
     device: PmDeviceRef,
     capacity: usize,
+    /// Time without a new PMTable after which writes count as quiet ([`QUIET_AFTER`]).
+    quiet_after: Duration,
     state: Mutex<PoolState>,
 }
 
-#[derive(Default)]
 struct PoolState {
+    /// When the last PMTable was created (or the pool, before any).
+    last_demand: Instant,
     /// Tables whose logs are no longer needed, maybe still read.
     retired: Vec<Arc<PmTable>>,
     /// Free regions by pool name, mapped.
@@ -75,8 +92,46 @@ impl PmLogPool {
         PmLogPool {
             device,
             capacity,
-            state: Mutex::new(PoolState::default()),
+            quiet_after: QUIET_AFTER,
+            state: Mutex::new(PoolState {
+                last_demand: Instant::now(),
+                retired: Vec::new(),
+                free: Vec::new(),
+            }),
         }
+    }
+
+    /// The pool with writes counted as quiet after `quiet_after` (tests).
+    #[cfg(test)]
+    pub fn quiet_after(mut self, quiet_after: Duration) -> Self {
+        self.quiet_after = quiet_after;
+        self
+    }
+
+    /// Free logs to keep ready now: fewer once writes are quiet.
+    fn spare_target(&self, st: &PoolState) -> usize {
+        match st.last_demand.elapsed() >= self.quiet_after {
+            true => QUIET_SPARE_LOGS,
+            false => SPARE_LOGS,
+        }
+    }
+
+    /// Deletes the free logs beyond [`QUIET_SPARE_LOGS`] if writes are quiet; how many it
+    /// deleted. The files go after the lock is released (freeing a large tmpfs file takes a
+    /// while, and a writer may want the pool meanwhile).
+    pub fn trim_when_quiet(&self) -> Result<usize> {
+        let extra = {
+            let mut st = self.state.lock();
+            let keep = self.spare_target(&st).max(QUIET_SPARE_LOGS);
+            match keep == QUIET_SPARE_LOGS && st.free.len() > keep {
+                true => st.free.split_off(keep),
+                false => Vec::new(),
+            }
+        };
+        for (name, _region) in &extra {
+            self.device.remove_region(name)?;
+        }
+        Ok(extra.len())
     }
 
     /// The device the pool's logs live on.
@@ -101,6 +156,7 @@ impl PmLogPool {
     ) -> Result<Arc<PmTable>> {
         let reused = {
             let mut st = self.state.lock();
+            st.last_demand = Instant::now();
             self.sweep(&mut st)?;
             let fits = st.free.iter().position(|(_, r)| r.len() == capacity);
             fits.map(|i| st.free.swap_remove(i))
@@ -170,7 +226,7 @@ impl PmLogPool {
     fn wants_spare(&self, in_use: usize) -> bool {
         let st = self.state.lock();
         let held = in_use + st.retired.len() + st.free.len();
-        st.free.len() < SPARE_LOGS && held < self.capacity
+        st.free.len() < self.spare_target(&st) && held < self.capacity
     }
 
     /// Deletes every free and retired log's file (at close; mappings stay valid for readers).
@@ -279,6 +335,30 @@ mod tests {
         assert!(t.is_empty());
         // In use 3 + 1 free = the capacity of 4: no more spares.
         assert!(!pool.prepare_spare(14, SIZE, 3).unwrap());
+    }
+
+    #[test]
+    fn once_writes_are_quiet_the_pool_keeps_one_free_log_and_a_new_table_ends_the_quiet() {
+        let device = SimulatedPmDevice::new();
+        let pool = PmLogPool::with_capacity(device.clone(), 5).quiet_after(Duration::ZERO);
+        let tables: Vec<_> = (1..=4).map(|n| filled(&pool, n, n)).collect();
+        tables.into_iter().try_for_each(|t| pool.retire(t)).unwrap();
+        assert_eq!(pool.free_count(), 4);
+        assert_eq!(pool.trim_when_quiet().unwrap(), 3);
+        assert_eq!(device.region_names().len(), QUIET_SPARE_LOGS);
+        assert!(
+            !pool.prepare_spare(10, SIZE, 1).unwrap(),
+            "quiet: one spare is enough"
+        );
+        let busy =
+            PmLogPool::with_capacity(device.clone(), 5).quiet_after(Duration::from_secs(3600));
+        let _t = busy.create_table(11, SIZE, None).unwrap();
+        assert!(busy.prepare_spare(12, SIZE, 1).unwrap());
+        assert!(
+            busy.prepare_spare(13, SIZE, 1).unwrap(),
+            "writing: two spares"
+        );
+        assert_eq!(busy.trim_when_quiet().unwrap(), 0);
     }
 
     #[test]
