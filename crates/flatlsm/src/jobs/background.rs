@@ -141,9 +141,6 @@ fn flush_loop(db: &DbInner) {
     }
 }
 
-/// Keeps free PM Logs ready in the pool (`PmLogPool::prepare_spare`), so the writer's next
-/// PMTable switches need not create and zero a log. A failure is only logged: the writer then
-/// creates its log itself and reports what goes wrong there.
 /// Gives back the free PM Logs a quiet writer will not need soon (`PmLogPool::trim_when_quiet`).
 /// A failure is only logged, as for spares.
 fn trim_spare_logs(db: &DbInner) {
@@ -156,6 +153,9 @@ fn trim_spare_logs(db: &DbInner) {
     }
 }
 
+/// Keeps free PM Logs ready in the pool (`PmLogPool::prepare_spare`), so the writer's next
+/// PMTable switches need not create and zero a log. A failure is only logged: the writer then
+/// creates its log itself and reports what goes wrong there.
 fn prepare_spare_logs(db: &DbInner) {
     if !db.design.buffer_kind().pooled() {
         return;

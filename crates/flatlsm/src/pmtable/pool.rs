@@ -108,9 +108,14 @@ impl PmLogPool {
         self
     }
 
+    /// True once no PMTable was created for `quiet_after`.
+    fn quiet(&self, st: &PoolState) -> bool {
+        st.last_demand.elapsed() >= self.quiet_after
+    }
+
     /// Free logs to keep ready now: fewer once writes are quiet.
     fn spare_target(&self, st: &PoolState) -> usize {
-        match st.last_demand.elapsed() >= self.quiet_after {
+        match self.quiet(st) {
             true => QUIET_SPARE_LOGS,
             false => SPARE_LOGS,
         }
@@ -122,9 +127,8 @@ impl PmLogPool {
     pub fn trim_when_quiet(&self) -> Result<usize> {
         let extra = {
             let mut st = self.state.lock();
-            let keep = self.spare_target(&st).max(QUIET_SPARE_LOGS);
-            match keep == QUIET_SPARE_LOGS && st.free.len() > keep {
-                true => st.free.split_off(keep),
+            match self.quiet(&st) && st.free.len() > QUIET_SPARE_LOGS {
+                true => st.free.split_off(QUIET_SPARE_LOGS),
                 false => Vec::new(),
             }
         };
