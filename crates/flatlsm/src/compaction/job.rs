@@ -53,6 +53,12 @@ impl Compaction {
             .collect()
     }
 
+    /// Bytes the job reads: its input files and the overlapping output-level files.
+    pub fn input_bytes(&self) -> u64 {
+        let files = self.inputs.iter().chain(&self.overlapping);
+        files.map(|f| f.file_size).sum()
+    }
+
     /// The inputs' iterators: one per level-0 file, one for a level >= 1, one for the
     /// overlapping output-level files.
     fn children(&self, ctx: &JobContext<'_>) -> Vec<Box<dyn InternalIterator>> {

@@ -48,12 +48,7 @@ pub(crate) fn compaction_line(
     let numbers = |files: &[std::sync::Arc<crate::version::FileMeta>]| -> Vec<u64> {
         files.iter().map(|f| f.number).collect()
     };
-    let read: u64 = c
-        .inputs
-        .iter()
-        .chain(&c.overlapping)
-        .map(|f| f.file_size)
-        .sum();
+    let read = c.input_bytes();
     format!(
         "[{profile}] compaction: {} {:?} + {} {:?} ({read} bytes) -> {} ({written} bytes) \
          in {} us",

@@ -59,16 +59,10 @@ impl FlatPolicy {
     /// for rewriting its inputs (item 3 of the header).
     pub fn merge_runs_for_reads(view: &PolicyView<'_>) -> Option<Compaction> {
         let c = Self::merge_runs(view, 1)?;
-        let bytes: u64 = c
-            .inputs
-            .iter()
-            .chain(&c.overlapping)
-            .map(|f| f.file_size)
-            .sum();
         let paid = view
             .level0_wasted_probes
             .saturating_mul(MERGE_BYTES_PER_WASTED_PROBE);
-        (paid >= bytes).then_some(c)
+        (paid >= c.input_bytes()).then_some(c)
     }
 
     /// L1's target in data bytes for `version`: `l1_data_ratio` of all its data, within
