@@ -247,6 +247,12 @@ pub struct Options {
     /// (docs/design-decisions.md, "Value-log garbage bounded as a whole"). Default 0.25;
     /// 1 turns it off. Accepted: `0.0..=1.0`.
     pub vlog_gc_total_garbage_ratio: f64,
+    /// Once writes are quiet (no write buffer switched for 2 s and none waiting for its flush)
+    /// and in `Db::wait_for_background_work`, `vlog_gc_total_garbage_ratio` drops to this:
+    /// the garbage a write burst left is collected while the device has time for it, so it
+    /// stops taking page cache from the values reads need (docs/design-decisions.md, "Garbage
+    /// collected once writes are quiet"). Default 0.05; 1 turns it off. Accepted: `0.0..=1.0`.
+    pub vlog_gc_quiet_garbage_ratio: f64,
     /// Run background work (flush, compaction, GC) automatically (default true).
     pub background_work: bool,
     /// Nice value added to the background threads (flush, L1 merge and compaction, value-log
@@ -320,6 +326,7 @@ impl Default for Options {
             max_open_files: None,
             vlog_gc_garbage_ratio: 0.5,
             vlog_gc_total_garbage_ratio: 0.25,
+            vlog_gc_quiet_garbage_ratio: 0.05,
             background_work: true,
             background_nice: 5,
             write_breakdown: false,
@@ -489,6 +496,11 @@ impl Options {
         in_range(
             "vlog_gc_total_garbage_ratio",
             self.vlog_gc_total_garbage_ratio,
+            0.0..=1.0,
+        )?;
+        in_range(
+            "vlog_gc_quiet_garbage_ratio",
+            self.vlog_gc_quiet_garbage_ratio,
             0.0..=1.0,
         )
     }

@@ -22,6 +22,7 @@ pub(crate) mod flush_queue;
 mod race_tests;
 mod range_delete;
 mod read;
+pub(crate) mod quiet;
 pub(crate) mod read_charges;
 mod report;
 mod stall;

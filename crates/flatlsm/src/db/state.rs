@@ -80,6 +80,8 @@ pub(crate) struct DbInner {
     pub flush_queue: super::flush_queue::FlushQueue,
     /// Level-0 runs point reads searched in vain since level 0 was last merged.
     pub read_charges: super::read_charges::ReadCharges,
+    /// When the mutable write buffer was last switched: are writes quiet (`quiet.rs`)?
+    pub quiet: super::quiet::QuietWatch,
     /// Test callbacks at named points of the engine (see `sync_point.rs`).
     #[cfg(test)]
     pub sync_points: super::sync_point::SyncPoints,

@@ -195,6 +195,7 @@ impl DbInner {
         let old = self.versions.sv().mem.clone();
         old.seal()?;
         self.note_switch(old.log_bytes());
+        self.quiet.note_switch();
         // Pending until the super version holds it, so no purge takes its log for an orphan.
         let number = self.new_output_number();
         let kind = self.design.buffer_kind();

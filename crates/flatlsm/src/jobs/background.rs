@@ -16,6 +16,7 @@ use crate::buffer::BufferRef;
 use crate::compaction::{flush, vlog_gc};
 use crate::db::events::{flush_line, FlushBytes};
 use crate::db::flush_queue::Claim;
+use crate::db::quiet::Writers;
 use crate::db::state::DbInner;
 use crate::db::waits::StopWaiting;
 use crate::error::{Error, Result};
@@ -182,27 +183,28 @@ fn compaction_loop(db: &DbInner) {
     while wait(db, Duration::from_millis(100)) {
         build_missing_filters(db);
         // A failure is recorded by `compact_one`.
-        while healthy(db) && matches!(compact_one(db), Ok(true)) {}
+        while healthy(db) && matches!(compact_one(db, db.writers()), Ok(true)) {}
     }
 }
 
 /// Value-log GC, yielding to flushes: no job starts while writes are slowed down or stopped
-/// (the flush backlog has the device first).
+/// (the flush backlog has the device first). Each job works to the quiet target once writes
+/// are quiet.
 fn vlog_gc_loop(db: &DbInner) {
     while wait(db, Duration::from_millis(100)) {
         // A failure is recorded by `vlog_gc_one`.
         while healthy(db) && !db.slowdown_due() && !db.writes_stopped() {
-            if !matches!(vlog_gc_one(db), Ok(true)) {
+            if !matches!(vlog_gc_one(db, db.writers()), Ok(true)) {
                 break;
             }
         }
     }
 }
 
-/// Runs one value-log GC if one is due; `Ok(false)` if none is. A failure puts the database in
-/// the background-error state.
-pub(crate) fn vlog_gc_one(db: &DbInner) -> Result<bool> {
-    record_failure(db, vlog_gc_job::gc_one(db))
+/// Runs one value-log GC if one is due as `writers` stand; `Ok(false)` if none is. A failure
+/// puts the database in the background-error state.
+pub(crate) fn vlog_gc_one(db: &DbInner, writers: Writers) -> Result<bool> {
+    record_failure(db, vlog_gc_job::gc_one(db, writers))
 }
 
 /// Enough immutable tables no flush job has claimed.
@@ -344,7 +346,7 @@ fn wait_for_run_room(db: &DbInner) -> Result<bool> {
             return Ok(false);
         }
         if !db.opts.background_work {
-            compact_one(db)?;
+            compact_one(db, Writers::Busy)?;
             continue;
         }
         db.bg.wake_all();
@@ -511,10 +513,11 @@ pub(crate) fn wait_idle(db: &DbInner) -> Result<()> {
             worked = true;
         }
         db.flush_queue.wait_idle();
-        while compact_one(db)? {
+        // The caller waits for the background work rather than writing: quiet.
+        while compact_one(db, Writers::Quiet)? {
             worked = true;
         }
-        while vlog_gc_one(db)? {
+        while vlog_gc_one(db, Writers::Quiet)? {
             worked = true;
         }
         if !worked {

@@ -11,6 +11,7 @@ use crate::compaction::job::{self, Compaction};
 use crate::compaction::policy::range_dels::rewrite_under_range_dels;
 use crate::compaction::policy::{into_next_level, round_robin, PolicyView};
 use crate::db::events::compaction_line;
+use crate::db::quiet::Writers;
 use crate::db::state::DbInner;
 use crate::error::Result;
 use crate::observe::info_log::event;
@@ -20,20 +21,20 @@ use crate::version::Version;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// Runs one compaction if due; `Ok(false)` if nothing is due. Drops value logs and redirects
-/// nothing references any more either way.
-pub(crate) fn compact_one(db: &DbInner) -> Result<bool> {
-    record_failure(db, compact_due(db))
+/// Runs one compaction if due as `writers` stand; `Ok(false)` if nothing is due. Drops value
+/// logs and redirects nothing references any more either way.
+pub(crate) fn compact_one(db: &DbInner, writers: Writers) -> Result<bool> {
+    record_failure(db, compact_due(db, writers))
 }
 
-fn compact_due(db: &DbInner) -> Result<bool> {
+fn compact_due(db: &DbInner, writers: Writers) -> Result<bool> {
     let _job = db.bg.compaction_lock();
     let version = db.versions.current();
     // The design's own level 0 drains first: flushes wait for its room.
     let mut worked = super::store_jobs::compact_store(db, &version)?;
     if !worked {
         let oldest = db.snapshots.oldest(db.visible());
-        let picked = with_view(db, &version, |view| {
+        let picked = with_view(db, &version, writers, |view| {
             db.policy
                 .pick(view)
                 .or_else(|| rewrite_under_range_dels(view, oldest, |_| true))
@@ -53,7 +54,12 @@ fn compact_due(db: &DbInner) -> Result<bool> {
 }
 
 /// Calls `f` with a view of `version`: busy files are those other jobs reserved.
-fn with_view<T>(db: &DbInner, version: &Version, f: impl FnOnce(&PolicyView<'_>) -> T) -> T {
+fn with_view<T>(
+    db: &DbInner,
+    version: &Version,
+    writers: Writers,
+    f: impl FnOnce(&PolicyView<'_>) -> T,
+) -> T {
     let pointers = db.versions.lock().compact_pointers.clone();
     let busy = |n: u64| db.versions.is_busy(n);
     f(&PolicyView {
@@ -61,6 +67,7 @@ fn with_view<T>(db: &DbInner, version: &Version, f: impl FnOnce(&PolicyView<'_>)
         busy: &busy,
         pointers: &pointers,
         level0_wasted_probes: db.read_charges.total(),
+        writes_quiet: writers == Writers::Quiet,
     })
 }
 
@@ -124,7 +131,7 @@ fn rewrite_in_range_under_range_dels(db: &DbInner, (b, e): (&[u8], &[u8])) -> Re
     loop {
         let version = db.versions.current();
         let oldest = db.snapshots.oldest(db.visible());
-        let picked = with_view(db, &version, |v| {
+        let picked = with_view(db, &version, Writers::Busy, |v| {
             rewrite_under_range_dels(v, oldest, in_range)
         });
         let Some(c) = picked else {
@@ -173,7 +180,7 @@ fn compact_level_in_range(db: &DbInner, level: usize, (b, e): (&[u8], &[u8])) ->
         if !version.levels[level].iter().any(|f| in_range(f)) {
             return Ok(());
         }
-        let picked = with_view(db, &version, |view| match level {
+        let picked = with_view(db, &version, Writers::Busy, |view| match level {
             0 => into_next_level(view, 0, version.levels[0].clone()),
             _ => round_robin(view, level, in_range),
         });

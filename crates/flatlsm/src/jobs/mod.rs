@@ -51,6 +51,8 @@ impl Db {
     }
 
     /// Waits until no flush, compaction or value-log GC is due (for benchmarks' "settled").
+    /// The caller waits rather than writes, so the value-log GC works to the quiet target
+    /// (`Options::vlog_gc_quiet_garbage_ratio`), as it would once writes are quiet.
     pub fn wait_for_background_work(&self) -> Result<()> {
         if self.inner.files.read_only() {
             return self.check_open(); // no background work in a read-only database

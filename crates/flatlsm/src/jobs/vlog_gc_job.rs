@@ -17,20 +17,31 @@
 
 use super::background::purge_obsolete_files;
 use crate::compaction::vlog_gc::{self, GcOutput};
+use crate::db::quiet::Writers;
 use crate::db::state::DbInner;
 use crate::error::Result;
 use crate::observe::info_log::event;
 use crate::observe::stats::Counters;
 
-/// Runs one value-log GC if a log is due; `Ok(false)` if none is, or if the job was abandoned
-/// (the database is closing, or the log was dropped meanwhile).
-pub(crate) fn gc_one(db: &DbInner) -> Result<bool> {
+/// When a log is due: while writers are busy, once `vlog_gc_total_garbage_ratio` of all
+/// value-log bytes is garbage; once they are quiet, `vlog_gc_quiet_garbage_ratio` where lower.
+fn trigger(db: &DbInner, writers: Writers) -> vlog_gc::GcTrigger {
+    let total = db.opts.vlog_gc_total_garbage_ratio;
+    vlog_gc::GcTrigger {
+        log_ratio: db.opts.vlog_gc_garbage_ratio,
+        total_ratio: match writers {
+            Writers::Busy => total,
+            Writers::Quiet => total.min(db.opts.vlog_gc_quiet_garbage_ratio),
+        },
+    }
+}
+
+/// Runs one value-log GC if a log is due as `writers` stand; `Ok(false)` if none is, or if the
+/// job was abandoned (the database is closing, or the log was dropped meanwhile).
+pub(crate) fn gc_one(db: &DbInner, writers: Writers) -> Result<bool> {
     let _job = db.bg.vlog_gc_lock();
     let version = db.versions.current();
-    let trigger = vlog_gc::GcTrigger {
-        log_ratio: db.opts.vlog_gc_garbage_ratio,
-        total_ratio: db.opts.vlog_gc_total_garbage_ratio,
-    };
+    let trigger = trigger(db, writers);
     let Some(victim) = vlog_gc::pick(&version, trigger) else {
         return Ok(false);
     };

@@ -3,6 +3,7 @@
 //! redirect table), and a GC whose victim was dropped meanwhile is abandoned cleanly.
 
 use super::background::vlog_gc_one;
+use crate::db::quiet::Writers;
 use super::compact::compact_one;
 use super::Db;
 use crate::options::Options;
@@ -56,7 +57,7 @@ fn log_with_garbage(db: &Db) -> u64 {
     let a = *db.inner.versions.lock().current.vlogs.keys().max().unwrap();
     put_round(db, b'b', 0..60);
     db.flush().unwrap();
-    while super::compact::compact_one(&db.inner).unwrap() {}
+    while super::compact::compact_one(&db.inner, Writers::Busy).unwrap() {}
     a
 }
 
@@ -97,7 +98,7 @@ fn redirect_table_of(db: &Db, victim: u64) -> u64 {
 fn gc_across(db: &Db, point: &'static str, job: impl FnOnce(&Db)) -> bool {
     let pause = db.inner.sync_points.pause_once(point);
     std::thread::scope(|s| {
-        let gc = s.spawn(|| vlog_gc_one(&db.inner).unwrap());
+        let gc = s.spawn(|| vlog_gc_one(&db.inner, Writers::Busy).unwrap());
         pause.wait_reached(Duration::from_secs(10));
         job(db);
         pause.resume();
@@ -162,7 +163,7 @@ fn flush_commits_while_a_gc_job_is_in_progress() {
             !named(&db, victim),
             "{point}: compaction rewrote every pointer into the victim"
         );
-        compact_one(&db.inner).unwrap(); // drops the redirect nothing needs
+        compact_one(&db.inner, Writers::Busy).unwrap(); // drops the redirect nothing needs
         assert!(!db
             .inner
             .versions
@@ -188,7 +189,7 @@ fn gc_of_a_log_dropped_meanwhile_is_abandoned_and_its_outputs_removed() {
         put_round(db, b'e', 60..100);
         db.flush().unwrap();
         db.compact_range(None, None).unwrap();
-        compact_one(&db.inner).unwrap(); // drops the unreferenced victim
+        compact_one(&db.inner, Writers::Busy).unwrap(); // drops the unreferenced victim
         assert!(!db.inner.versions.lock().current.vlogs.contains_key(&victim));
     };
     assert!(!gc_across(&db, "vlog_gc:before_commit", overwrite_victim));
@@ -217,7 +218,7 @@ fn iterator_from_before_the_gc_keeps_the_victim_file_until_dropped() {
     let victim = log_with_garbage(&db);
     let file = dir.path().join(format!("{victim:06}.vlog"));
     let mut it = db.iter().unwrap();
-    assert!(vlog_gc_one(&db.inner).unwrap());
+    assert!(vlog_gc_one(&db.inner, Writers::Busy).unwrap());
     assert!(file.exists(), "a live iterator's version names the victim");
     let mut n = 0;
     while it.valid() {
@@ -239,14 +240,14 @@ fn redirect_target_is_not_picked_while_the_redirect_lives() {
     let dir = tempfile::tempdir().unwrap();
     let db = Db::open(dir.path(), options(SimulatedPmDevice::new())).unwrap();
     log_with_garbage(&db);
-    assert!(vlog_gc_one(&db.inner).unwrap());
+    assert!(vlog_gc_one(&db.inner, Writers::Busy).unwrap());
     put_round(&db, b'f', 60..90); // 30 of the 40 records of the target are garbage now
     db.flush().unwrap();
     let v = db.inner.versions.current();
     let target = v.redirects.values().next().unwrap().target;
     assert!(v.is_redirect_target(target) && v.vlogs.contains_key(&target));
     assert!(
-        !vlog_gc_one(&db.inner).unwrap(),
+        !vlog_gc_one(&db.inner, Writers::Busy).unwrap(),
         "picked the target of a live redirect"
     );
     assert!(Path::new(&dir.path().join(format!("{target:06}.vlog"))).exists());

@@ -62,6 +62,7 @@ setters! {
     block_cache_size: usize,
     vlog_gc_garbage_ratio: f64,
     vlog_gc_total_garbage_ratio: f64,
+    vlog_gc_quiet_garbage_ratio: f64,
     background_work: bool,
     background_nice: i32,
     write_breakdown: bool,

@@ -261,7 +261,8 @@ stored_options! {
         target_file_size,
         flush_threads, kv_separation_threshold, vlog_direct_writes, vlog_cache_written,
         value_cache, block_size, bloom_bits_per_key, block_cache_size, max_open_files,
-        vlog_gc_garbage_ratio, vlog_gc_total_garbage_ratio, background_work, background_nice, write_breakdown,
+        vlog_gc_garbage_ratio, vlog_gc_total_garbage_ratio, vlog_gc_quiet_garbage_ratio,
+        background_work, background_nice, write_breakdown,
         max_log_file_size,
         keep_log_file_num, compression, compression_per_level,
     }

@@ -85,6 +85,7 @@ pub(crate) fn every_field_changed() -> Options {
         max_open_files: Some(77),
         vlog_gc_garbage_ratio: 0.1,
         vlog_gc_total_garbage_ratio: 0.75,
+        vlog_gc_quiet_garbage_ratio: 0.5,
         background_work: false,
         background_nice: 0,
         write_breakdown: true,

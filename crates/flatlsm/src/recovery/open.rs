@@ -383,6 +383,7 @@ fn build_inner(
         stall: Default::default(),
         flush_queue: Default::default(),
         read_charges: Default::default(),
+        quiet: Default::default(),
         #[cfg(test)]
         sync_points: Default::default(),
         opts,

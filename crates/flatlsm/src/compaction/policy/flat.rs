@@ -19,6 +19,12 @@
 //!    read-heavy phase after writes stops searching the runs one by one, a write-heavy one
 //!    keeps the trigger's rhythm because its reads charge little per flush).
 //!
+//! 4. Once writes are quiet (`PolicyView::writes_quiet`), every run is merged too: the runs
+//!    hide which of their values are garbage (an overwritten key is referenced from two runs
+//!    until they meet), so the value-log GC that follows the quiet could not collect them, and
+//!    reads stop searching them one by one. The runs are keys and pointers, a merge of them
+//!    costs little next to the value-log GC it lets see its garbage.
+//!
 //! Invariant: a merge of runs takes all level-0 files present when it is picked; files added
 //! later (by flushes running meanwhile) hold newer versions than anything it writes to L1, so
 //! reads may search level 0 before L1.
@@ -77,7 +83,11 @@ impl FlatPolicy {
 
 impl CompactionPolicy for FlatPolicy {
     fn pick(&self, view: &PolicyView<'_>) -> Option<Compaction> {
-        if let Some(c) = Self::merge_runs(view, self.l1_merge_trigger) {
+        let trigger = match view.writes_quiet {
+            true => 1,
+            false => self.l1_merge_trigger,
+        };
+        if let Some(c) = Self::merge_runs(view, trigger) {
             return Some(c);
         }
         if let Some(c) = Self::merge_runs_for_reads(view) {
@@ -106,13 +116,41 @@ mod tests {
         busy: &dyn Fn(u64) -> bool,
         level0_wasted_probes: u64,
     ) -> Option<Compaction> {
+        pick_with(policy, v, busy, level0_wasted_probes, false)
+    }
+
+    fn pick_with(
+        policy: &FlatPolicy,
+        v: &Version,
+        busy: &dyn Fn(u64) -> bool,
+        level0_wasted_probes: u64,
+        writes_quiet: bool,
+    ) -> Option<Compaction> {
         let pointers = vec![Vec::new(), b"c".to_vec()];
         policy.pick(&PolicyView {
             version: v,
             busy,
             pointers: &pointers,
             level0_wasted_probes,
+            writes_quiet,
         })
+    }
+
+    #[test]
+    fn once_writes_are_quiet_a_single_run_is_merged_into_l1() {
+        let roomy = FlatPolicy {
+            l1_capacity: 1 << 40,
+            ..POLICY
+        };
+        let one_run = version(vec![(0, file(1, "a", "k", 10)), (1, file(2, "b", "c", 10))]);
+        assert!(pick_with(&roomy, &one_run, &|_| false, 0, false).is_none());
+        let c = pick_with(&roomy, &one_run, &|_| false, 0, true).unwrap();
+        assert_eq!(
+            (c.level, c.output_level, c.file_numbers()),
+            (0, 1, vec![1, 2])
+        );
+        let no_runs = version(vec![(1, file(2, "b", "c", 10))]);
+        assert!(pick_with(&roomy, &no_runs, &|_| false, 0, true).is_none());
     }
 
     #[test]

@@ -78,6 +78,7 @@ mod tests {
             busy,
             pointers: &pointers,
             level0_wasted_probes: 0,
+            writes_quiet: false,
         })
     }
 

@@ -31,6 +31,8 @@ pub(crate) struct PolicyView<'a> {
     /// Level-0 runs point reads searched in vain since level 0 was last merged
     /// (`db/read_charges.rs`).
     pub level0_wasted_probes: u64,
+    /// Writers are quiet, or the caller waits for the background work (`db/quiet.rs`).
+    pub writes_quiet: bool,
 }
 
 impl PolicyView<'_> {

@@ -74,6 +74,7 @@ mod tests {
             busy: &|_| false,
             pointers: &[],
             level0_wasted_probes: 0,
+            writes_quiet: false,
         };
         rewrite_under_range_dels(&view, oldest, |_| true).map(|c| c.inputs[0].number)
     }
