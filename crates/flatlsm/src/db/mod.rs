@@ -18,11 +18,11 @@ pub(crate) mod files;
 #[cfg(test)]
 mod flush_pipeline_tests;
 pub(crate) mod flush_queue;
+pub(crate) mod quiet;
 #[cfg(test)]
 mod race_tests;
 mod range_delete;
 mod read;
-pub(crate) mod quiet;
 pub(crate) mod read_charges;
 mod report;
 mod stall;

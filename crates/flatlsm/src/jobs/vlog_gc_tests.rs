@@ -3,9 +3,9 @@
 //! redirect table), and a GC whose victim was dropped meanwhile is abandoned cleanly.
 
 use super::background::vlog_gc_one;
-use crate::db::quiet::Writers;
 use super::compact::compact_one;
 use super::Db;
+use crate::db::quiet::Writers;
 use crate::options::Options;
 use crate::pm::simulated::SimulatedPmDevice;
 use std::path::Path;
@@ -251,4 +251,29 @@ fn redirect_target_is_not_picked_while_the_redirect_lives() {
         "picked the target of a live redirect"
     );
     assert!(Path::new(&dir.path().join(format!("{target:06}.vlog"))).exists());
+}
+
+/// A log 20% garbage is not due while writers are busy (the whole set is below 25%), but
+/// waiting for the background work collects down to the quiet ratio (5%), reads unchanged.
+#[test]
+fn waiting_for_background_work_collects_value_logs_down_to_the_quiet_ratio() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), options(SimulatedPmDevice::new())).unwrap();
+    put_round(&db, b'a', 0..100);
+    db.flush().unwrap();
+    let a = *db.inner.versions.lock().current.vlogs.keys().max().unwrap();
+    put_round(&db, b'b', 0..20);
+    db.flush().unwrap();
+    while compact_one(&db.inner, Writers::Busy).unwrap() {}
+    assert!(
+        !vlog_gc_one(&db.inner, Writers::Busy).unwrap(),
+        "20% is not due while busy"
+    );
+    db.wait_for_background_work().unwrap();
+    let v = db.inner.versions.current();
+    assert!(
+        !v.vlogs.contains_key(&a),
+        "the quiet ratio collected log {a}"
+    );
+    check(&db, &model(&[(b'a', 0..100), (b'b', 0..20)]));
 }

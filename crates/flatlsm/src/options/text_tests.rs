@@ -6,7 +6,7 @@ use crate::options::MatrixKvOptions;
 use crate::options::SlmDbOptions;
 
 /// Fields of `Options` (stored or not), of `LeveledOptions`, `MatrixKvOptions`, `SlmDbOptions`.
-const FIELD_COUNTS: [usize; 4] = [43, 6, 6, 9];
+const FIELD_COUNTS: [usize; 4] = [44, 6, 6, 9];
 /// The fields of `Options` the OPTIONS file does not hold (module docs).
 const NOT_STORED: [&str; 6] = [
     "create_if_missing",
