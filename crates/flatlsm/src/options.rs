@@ -207,6 +207,15 @@ pub struct Options {
     /// flush drained 703 MB/s with it, 1,221 MB/s without; docs/design-decisions.md). Turn it
     /// on for read-soon-after-write workloads that fit in memory.
     pub vlog_cache_written: bool,
+    /// Point reads copy a value that lies within one page from a read-only mapping of its
+    /// value log (`mmap`) instead of reading it with `pread` (default true): no system call
+    /// when the page is cached (RocksDB's `allow_mmap_reads`, off there by default; Lucene's
+    /// `MMapDirectory`, on). A value across pages, and scans, still use `pread`. The trade-off
+    /// of every mapped read: another process truncating a live value log, or a device error
+    /// under the mapping, stops the process with `SIGBUS` instead of returning an error;
+    /// damaged bytes are still refused by the record checksum (docs/design-decisions.md,
+    /// "Values read through a mapping"). Only value logs are mapped; SSTs are read as before.
+    pub vlog_mmap_reads: bool,
     /// Values a get reads from a value log are kept in the block cache (default false), whose
     /// capacity (`block_cache_size`) then bounds blocks and values together, as RocksDB's blob
     /// cache can share its block cache: a value read again (a hot key) is served from memory,
@@ -248,11 +257,20 @@ pub struct Options {
     /// 1 turns it off. Accepted: `0.0..=1.0`.
     pub vlog_gc_total_garbage_ratio: f64,
     /// Once writes are quiet (no write buffer switched for 2 s and none waiting for its flush)
-    /// and in `Db::wait_for_background_work`, `vlog_gc_total_garbage_ratio` drops to this:
+    /// and in `Db::wait_for_background_work` (with `quiet_cleanup`), `vlog_gc_total_garbage_ratio`
+    /// drops to this:
     /// the garbage a write burst left is collected while the device has time for it, so it
     /// stops taking page cache from the values reads need (docs/design-decisions.md, "Garbage
     /// collected once writes are quiet"). Default 0.05; 1 turns it off. Accepted: `0.0..=1.0`.
     pub vlog_gc_quiet_garbage_ratio: f64,
+    /// Clean up after write bursts once writes are quiet (no write buffer switched for 2 s
+    /// and none waiting for its flush) and in `Db::wait_for_background_work` (default true):
+    /// merge FlatLSM's level-0 runs into L1, collect value logs down to
+    /// `vlog_gc_quiet_garbage_ratio`, and rewrite the files that still name collected logs,
+    /// so reads find the tree as compact as the writes allowed (docs/design-decisions.md,
+    /// "Garbage collected once writes are quiet"). False: background work keeps the targets
+    /// of busy writers at all times.
+    pub quiet_cleanup: bool,
     /// Run background work (flush, compaction, GC) automatically (default true).
     pub background_work: bool,
     /// Nice value added to the background threads (flush, L1 merge and compaction, value-log
@@ -317,6 +335,7 @@ impl Default for Options {
             kv_separation_threshold: 512,
             vlog_direct_writes: false,
             vlog_cache_written: false,
+            vlog_mmap_reads: true,
             value_cache: false,
             block_size: 4096,
             bloom_bits_per_key: 10,
@@ -327,6 +346,7 @@ impl Default for Options {
             vlog_gc_garbage_ratio: 0.5,
             vlog_gc_total_garbage_ratio: 0.25,
             vlog_gc_quiet_garbage_ratio: 0.05,
+            quiet_cleanup: true,
             background_work: true,
             background_nice: 5,
             write_breakdown: false,
@@ -564,6 +584,7 @@ impl fmt::Debug for Options {
             .field("kv_separation_threshold", &self.kv_separation_threshold)
             .field("vlog_direct_writes", &self.vlog_direct_writes)
             .field("vlog_cache_written", &self.vlog_cache_written)
+            .field("vlog_mmap_reads", &self.vlog_mmap_reads)
             .field("value_cache", &self.value_cache)
             .field("compression", &self.compression)
             .field("compression_per_level", &self.compression_per_level)

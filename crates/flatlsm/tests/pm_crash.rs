@@ -305,8 +305,8 @@ fn crash_during_flush_compaction_and_vlog_gc_keeps_acknowledged_writes() {
 }
 
 /// Crashes at every PM persist and file-system call of a run whose value-log GC writes a new
-/// log and a redirect table, commits, deletes the victim, and whose later flush, compaction
-/// and settle let the redirect go: every crash recovers the model (the checks of
+/// log and a redirect table, commits, deletes the victim, and whose later settles rewrite the
+/// files naming it (quiet cleanup) and let the redirect go: every crash recovers the model (the checks of
 /// `crash_harness`), and so does a second crash during that recovery.
 #[test]
 fn crash_at_every_point_of_a_vlog_gc_keeps_acknowledged_writes() {
@@ -314,7 +314,8 @@ fn crash_at_every_point_of_a_vlog_gc_keeps_acknowledged_writes() {
     let (tried, totals) = crash_everywhere(&s, u64::MAX, 5);
     report(s.name, &tried, &totals);
     let st = &totals.stats;
-    assert!(st.vlog_gcs == 2 && st.vlog_redirects == 1, "{st}");
+    // The last settle rewrote the files naming the collected logs: no redirect is left.
+    assert!(st.vlog_gcs == 2 && st.vlog_redirects == 0, "{st}");
     assert!(tried.pm_points >= 50 && tried.fs_points >= 50, "{tried:?}");
 }
 

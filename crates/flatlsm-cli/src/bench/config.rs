@@ -379,6 +379,7 @@ fn engine_options(
         o.vlog_direct_writes = args.vlog_direct_writes.unwrap_or(d.vlog_direct_writes);
         o.vlog_cache_written = args.vlog_cache_written.unwrap_or(d.vlog_cache_written);
         o.value_cache = args.value_cache.unwrap_or(d.value_cache);
+        o.vlog_mmap_reads = args.vlog_mmap_reads.unwrap_or(d.vlog_mmap_reads);
         o.block_size = args.block_size.unwrap_or(d.block_size);
         o.block_cache_size = args
             .cache_size

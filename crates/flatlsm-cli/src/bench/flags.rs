@@ -264,6 +264,11 @@ pub struct BenchFlags {
     #[arg(long = "vlog_cache_written", num_args = 0..=1,
           default_missing_value = "true", value_parser = parse_flag_bool)]
     pub vlog_cache_written: Option<bool>,
+    /// FlatLSM copies values within one page from a mapping of their value log instead of
+    /// `pread` (`Options::vlog_mmap_reads`; default 1).
+    #[arg(long = "vlog_mmap_reads", num_args = 0..=1,
+          default_missing_value = "true", value_parser = parse_flag_bool)]
+    pub vlog_mmap_reads: Option<bool>,
     /// FlatLSM keeps the values gets read from value logs in its block cache (default 0).
     #[arg(long = "value_cache", num_args = 0..=1,
           default_missing_value = "true", value_parser = parse_flag_bool)]

@@ -18,6 +18,7 @@ mod direct_writer;
 mod fault;
 #[cfg(any(test, feature = "test-support"))]
 mod fault_plan;
+mod file_map;
 mod os;
 mod overlay;
 mod read_ahead;
@@ -30,6 +31,7 @@ pub use direct_writer::DirectWriter;
 pub use fault::FaultFs;
 #[cfg(any(test, feature = "test-support"))]
 pub use fault_plan::{FaultKind, FaultPlan};
+pub use file_map::FileMap;
 pub use os::OsFileSystem;
 pub use overlay::OverlayFs;
 pub use read_ahead::ReadAhead;
@@ -73,6 +75,13 @@ pub trait RandomAccessFile: Send + Sync {
     fn will_need(&self, offset: u64, len: u64) -> io::Result<()> {
         let _ = (offset, len);
         Ok(())
+    }
+    /// The file mapped read-only into memory ([`FileMap`]) for reads without a system call,
+    /// for a file nobody changes while it is mapped; `Ok(None)` where this file system does
+    /// not map files (the default: test file systems, whose faults only reads can show) or
+    /// the file is empty.
+    fn map(&self) -> io::Result<Option<FileMap>> {
+        Ok(None)
     }
 }
 

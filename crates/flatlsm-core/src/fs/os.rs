@@ -3,10 +3,10 @@
 //! Direct files are opened with `O_DIRECT`. Where the file system refuses it (`EINVAL`: tmpfs
 //! on older kernels, some FUSE file systems), at open or at the first write, the file is
 //! reopened without it and written through the page cache; [`DirectFile::is_direct`] then
-//! says so. No `unsafe` is needed: the flag goes through `OpenOptionsExt`, and aligned buffers
-//! are made by [`super::DirectWriter`].
+//! says so. No `unsafe` is needed here: the flag goes through `OpenOptionsExt`, aligned buffers
+//! are made by [`super::DirectWriter`], and mappings by [`FileMap`] (over `pm/raw.rs`).
 
-use super::{DirectFile, FileSystem, RandomAccessFile, WritableFile};
+use super::{DirectFile, FileMap, FileSystem, RandomAccessFile, WritableFile};
 use parking_lot::Mutex;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufWriter, Write};
@@ -60,6 +60,12 @@ impl RandomAccessFile for OsRandomAccessFile {
         let len = std::num::NonZeroU64::new(len);
         rustix::fs::fadvise(&self.file, offset, len, rustix::fs::Advice::WillNeed)
             .map_err(Into::into)
+    }
+    fn map(&self) -> io::Result<Option<FileMap>> {
+        match self.size()? {
+            0 => Ok(None),
+            len => FileMap::new(&self.file, len).map(Some),
+        }
     }
 }
 

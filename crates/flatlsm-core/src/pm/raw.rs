@@ -83,8 +83,30 @@ impl RawMapping {
         Self::map_file_with(file, len, libc::MAP_PRIVATE)
     }
 
+    /// Maps the first `len` bytes of `file` read-only and shared, for reads by copy
+    /// (`fs::FileMap`), and advises random access (`MADV_RANDOM`): a page-cache miss then
+    /// reads the missing page, not the device's readahead window around it. Writing through
+    /// this mapping is a caller bug that faults ([`RawMapping::write`] must not be used).
+    pub(crate) fn map_file_for_reads(file: &File, len: usize) -> io::Result<Self> {
+        let m = Self::map_file_prot(file, len, libc::MAP_SHARED, libc::PROT_READ)?;
+        // SAFETY: `ptr..ptr+len` is exactly the live mapping just made; the advice changes
+        // only how the kernel reads pages in, and a refusal is reported by its result.
+        let _ = unsafe { libc::madvise(m.ptr.as_ptr().cast(), m.len, libc::MADV_RANDOM) };
+        Ok(m)
+    }
+
     /// The first `len` bytes of `file` mapped readable and writable with `flags`.
     fn map_file_with(file: &File, len: usize, flags: libc::c_int) -> io::Result<Self> {
+        Self::map_file_prot(file, len, flags, libc::PROT_READ | libc::PROT_WRITE)
+    }
+
+    /// The first `len` bytes of `file` mapped with `flags` and protection `prot`.
+    fn map_file_prot(
+        file: &File,
+        len: usize,
+        flags: libc::c_int,
+        prot: libc::c_int,
+    ) -> io::Result<Self> {
         if len == 0 {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
@@ -95,16 +117,7 @@ impl RawMapping {
         // for the duration of the call; the result is checked for MAP_FAILED before use. A
         // private mapping of a read-only descriptor may be written: the pages written are
         // copies.
-        let p = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                flags,
-                file.as_raw_fd(),
-                0,
-            )
-        };
+        let p = unsafe { libc::mmap(std::ptr::null_mut(), len, prot, flags, file.as_raw_fd(), 0) };
         if p == libc::MAP_FAILED {
             return Err(io::Error::last_os_error());
         }

@@ -62,6 +62,8 @@ pub struct VlogSet {
     update: Mutex<()>,
     /// Evicted readers, until no one else holds them.
     retired: Retired<VlogReader>,
+    /// Readers map their files for point reads ([`VlogReader::open_mapped`]).
+    mapped_reads: bool,
 }
 
 impl std::fmt::Debug for VlogSet {
@@ -82,7 +84,14 @@ impl VlogSet {
             readers: ArcSwap::from_pointee(HashMap::new()),
             update: Mutex::new(()),
             retired: Retired::default(),
+            mapped_reads: false,
         }
+    }
+
+    /// Has the readers it opens map their files for point reads (`VlogReader::open_mapped`).
+    pub fn with_mapped_reads(mut self, mapped: bool) -> Self {
+        self.mapped_reads = mapped;
+        self
     }
 
     /// The reader of value log `number` for point reads (no readahead), opening it if needed.
@@ -91,7 +100,11 @@ impl VlogSet {
         if let Some(r) = self.readers.load().get(&number) {
             return Ok(Arc::clone(r));
         }
-        let opened = Arc::new(VlogReader::open(&*self.fs, &self.dir, number)?);
+        let opened = match self.mapped_reads {
+            true => VlogReader::open_mapped(&*self.fs, &self.dir, number)?,
+            false => VlogReader::open(&*self.fs, &self.dir, number)?,
+        };
+        let opened = Arc::new(opened);
         opened.advise_random();
         Ok(self.change(|map| Arc::clone(map.entry(number).or_insert(opened))))
     }

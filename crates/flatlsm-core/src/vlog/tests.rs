@@ -112,6 +112,26 @@ fn a_scan_reads_values_through_read_ahead_windows_as_point_reads_see_them() {
 }
 
 #[test]
+fn a_mapped_reader_reads_every_value_as_pread_does_and_refuses_pointers_past_the_end() {
+    let dir = tempfile::tempdir().unwrap();
+    let recs = many_records();
+    let (ptrs, size) = write(dir.path(), 7, &recs);
+    let set =
+        VlogSet::new(Arc::new(OsFileSystem), dir.path().to_path_buf()).with_mapped_reads(true);
+    assert!(set.reader(7).unwrap().is_mapped());
+    for ((_, v), p) in recs.iter().zip(&ptrs) {
+        assert_eq!(&set.read_value(p).unwrap(), v, "{p:?}");
+    }
+    let past_end = ValuePointer {
+        offset: size,
+        ..ptrs[0]
+    };
+    assert!(set.read_value(&past_end).unwrap_err().is_corruption());
+    let unmapped = VlogSet::new(Arc::new(OsFileSystem), dir.path().to_path_buf());
+    assert!(!unmapped.reader(7).unwrap().is_mapped());
+}
+
+#[test]
 fn vlog_set_shares_readers_and_evicts() {
     let dir = tempfile::tempdir().unwrap();
     let recs = vec![(b"k".to_vec(), b"v".to_vec())];
@@ -308,8 +328,14 @@ fn check_flipped(dir: &Path, recs: &Records, ptrs: &[ValuePointer], at: usize) {
         Ok(r) => r,
         Err(e) => return assert!(e.is_corruption(), "byte {at}: {e}"),
     };
+    let mapped = VlogReader::open_mapped(&OsFileSystem, dir, 1).expect("it opened unmapped");
+    assert!(mapped.is_mapped());
     let mut ahead = ReadAhead::default();
     for ((k, v), p) in recs.iter().zip(ptrs) {
+        match mapped.read_value(p) {
+            Ok(got) => assert_eq!(&got, v, "byte {at}, through the mapping"),
+            Err(e) => assert!(e.is_corruption(), "byte {at}, through the mapping: {e}"),
+        }
         match r.read_record(p) {
             Ok(got) => assert_eq!(got, (k.clone(), v.clone()), "byte {at}"),
             Err(e) => assert!(e.is_corruption(), "byte {at}: {e}"),

@@ -43,7 +43,10 @@ impl Files {
             path: path.to_path_buf(),
             pm_pool: PmLogPool::with_capacity(pm.clone(), opts.max_write_buffer_number),
             table_cache: Arc::new(table_cache),
-            vlogs: Arc::new(VlogSet::new(fs.clone(), path.to_path_buf())),
+            vlogs: Arc::new(
+                VlogSet::new(fs.clone(), path.to_path_buf())
+                    .with_mapped_reads(opts.vlog_mmap_reads),
+            ),
             redirects: Arc::new(RedirectSet::new(fs.clone(), path.to_path_buf())),
             fs,
             pm,

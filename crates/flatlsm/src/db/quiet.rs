@@ -64,9 +64,20 @@ pub(crate) enum Writers {
 
 impl DbInner {
     /// [`Writers::Quiet`] once no buffer switched for [`QUIET_AFTER`] and none waits to be
-    /// flushed.
+    /// flushed; always [`Writers::Busy`] with `Options::quiet_cleanup` off.
     pub(crate) fn writers(&self) -> Writers {
-        match self.quiet.quiet() && self.versions.sv().imms.is_empty() {
+        let quiet = self.quiet.quiet() && self.versions.sv().imms.is_empty();
+        self.quiet_unless_turned_off(quiet)
+    }
+
+    /// The writers as `Db::wait_for_background_work` sees them: its caller waits rather than
+    /// writes, so quiet, unless `Options::quiet_cleanup` is off.
+    pub(crate) fn writers_while_settling(&self) -> Writers {
+        self.quiet_unless_turned_off(true)
+    }
+
+    fn quiet_unless_turned_off(&self, quiet: bool) -> Writers {
+        match quiet && self.opts.quiet_cleanup {
             true => Writers::Quiet,
             false => Writers::Busy,
         }

@@ -513,11 +513,10 @@ pub(crate) fn wait_idle(db: &DbInner) -> Result<()> {
             worked = true;
         }
         db.flush_queue.wait_idle();
-        // The caller waits for the background work rather than writing: quiet.
-        while compact_one(db, Writers::Quiet)? {
+        while compact_one(db, db.writers_while_settling())? {
             worked = true;
         }
-        while vlog_gc_one(db, Writers::Quiet)? {
+        while vlog_gc_one(db, db.writers_while_settling())? {
             worked = true;
         }
         if !worked {

@@ -9,6 +9,7 @@
 use super::background::{drop_unreferenced_vlogs, purge_obsolete_files, record_failure};
 use crate::compaction::job::{self, Compaction};
 use crate::compaction::policy::range_dels::rewrite_under_range_dels;
+use crate::compaction::policy::redirects::rewrite_redirected;
 use crate::compaction::policy::{into_next_level, round_robin, PolicyView};
 use crate::db::events::compaction_line;
 use crate::db::quiet::Writers;
@@ -38,6 +39,7 @@ fn compact_due(db: &DbInner, writers: Writers) -> Result<bool> {
             db.policy
                 .pick(view)
                 .or_else(|| rewrite_under_range_dels(view, oldest, |_| true))
+                .or_else(|| rewrite_redirected(view))
         });
         worked = match picked {
             Some(c) => run_reserved(db, &version, &c)?,

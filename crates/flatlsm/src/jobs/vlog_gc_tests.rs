@@ -254,7 +254,8 @@ fn redirect_target_is_not_picked_while_the_redirect_lives() {
 }
 
 /// A log 20% garbage is not due while writers are busy (the whole set is below 25%), but
-/// waiting for the background work collects down to the quiet ratio (5%), reads unchanged.
+/// waiting for the background work collects down to the quiet ratio (5%) and rewrites the files
+/// that named the log, so no get goes through its redirect table; reads unchanged.
 #[test]
 fn waiting_for_background_work_collects_value_logs_down_to_the_quiet_ratio() {
     let dir = tempfile::tempdir().unwrap();

@@ -6,7 +6,7 @@ use crate::options::MatrixKvOptions;
 use crate::options::SlmDbOptions;
 
 /// Fields of `Options` (stored or not), of `LeveledOptions`, `MatrixKvOptions`, `SlmDbOptions`.
-const FIELD_COUNTS: [usize; 4] = [44, 6, 6, 9];
+const FIELD_COUNTS: [usize; 4] = [46, 6, 6, 9];
 /// The fields of `Options` the OPTIONS file does not hold (module docs).
 const NOT_STORED: [&str; 6] = [
     "create_if_missing",
@@ -78,6 +78,7 @@ pub(crate) fn every_field_changed() -> Options {
         kv_separation_threshold: 1024,
         vlog_direct_writes: true,
         vlog_cache_written: true,
+        vlog_mmap_reads: false,
         value_cache: true,
         block_size: 8192,
         bloom_bits_per_key: 14,
@@ -86,6 +87,7 @@ pub(crate) fn every_field_changed() -> Options {
         vlog_gc_garbage_ratio: 0.1,
         vlog_gc_total_garbage_ratio: 0.75,
         vlog_gc_quiet_garbage_ratio: 0.5,
+        quiet_cleanup: false,
         background_work: false,
         background_nice: 0,
         write_breakdown: true,

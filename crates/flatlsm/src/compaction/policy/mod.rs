@@ -13,6 +13,7 @@ pub(crate) mod flat;
 pub(crate) mod leveled;
 pub(crate) mod none;
 pub(crate) mod range_dels;
+pub(crate) mod redirects;
 
 use super::job::Compaction;
 use crate::types::user_key_of;

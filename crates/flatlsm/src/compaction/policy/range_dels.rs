@@ -39,7 +39,7 @@ fn stale(f: &FileMeta, dels: &RangeTombstones, oldest_snapshot: SequenceNumber) 
 }
 
 /// `file` rewritten into its own level.
-fn in_place(level: usize, file: Arc<FileMeta>) -> Compaction {
+pub(crate) fn in_place(level: usize, file: Arc<FileMeta>) -> Compaction {
     Compaction {
         level,
         inputs: vec![file],
