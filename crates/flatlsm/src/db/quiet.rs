@@ -1,14 +1,14 @@
 //! Quiet writes: no write buffer was sealed for [`QUIET_AFTER`] and none waits for its flush.
 //!
 //! Background work that a write burst would compete with for the device waits for quiet
-//! writes: FlatLSM's policy merges the level-0 runs into L1 (`compaction/policy/flat.rs`),
-//! which lets compaction see the older versions the runs hid, and the value-log GC collects
-//! down to `Options::vlog_gc_quiet_garbage_ratio` (`jobs/vlog_gc_job.rs`), so that what a burst
-//! left as garbage stops taking page cache from the values reads need, as RocksDB's
-//! compactions go on after a load. The signal is the
-//! switch of the mutable buffer, not each write: a writer steadily filling buffers never looks
-//! quiet, and no shared state is touched on the write path (the switch takes the write lock
-//! anyway).
+//! writes (`Options::quiet_cleanup`): FlatLSM's policy merges the level-0 runs into L1
+//! (`compaction/policy/flat.rs`), which lets compaction see the older versions the runs hid;
+//! the value-log GC collects down to `Options::vlog_gc_quiet_garbage_ratio`
+//! (`jobs/vlog_gc_job.rs`); and files still naming a collected log are rewritten
+//! (`compaction/policy/redirects.rs`). What a burst left behind then stops taking page cache
+//! and time from reads, as RocksDB's compactions go on after a load. The signal is the switch
+//! of the mutable buffer, not each write: a writer steadily filling buffers never looks quiet,
+//! and no shared state is touched on the write path (the switch takes the write lock anyway).
 //!
 //! Invariant: `last_switch` only moves forward; it starts at open, so a database opened for a
 //! load is not quiet before its first switch (a load's first buffer fills within a second).
@@ -57,8 +57,8 @@ pub(crate) enum Writers {
     /// Writing: jobs keep to the targets that let flushes keep up.
     Busy,
     /// Quiet, or the caller waits for the background work (`Db::wait_for_background_work`)
-    /// rather than writes: level-0 runs are merged and the value-log GC works to
-    /// `vlog_gc_quiet_garbage_ratio`.
+    /// rather than writes: level-0 runs are merged, the value-log GC works to
+    /// `vlog_gc_quiet_garbage_ratio`, and files naming collected logs are rewritten.
     Quiet,
 }
 
