@@ -1,19 +1,27 @@
-//! Fuzzes the server's request decoder (`flatlsm_server::request::next_request`, the shape
-//! guard in front of the `redis-protocol` decoder): no panic, hang or unbounded allocation
-//! whatever the bytes; each call consumes what it decodes, nothing when it needs more, and a
-//! request's arguments respect the limits.
+//! Fuzzes the server's request decoder (`flatlsm_server::request::next_request`): no panic,
+//! hang or unbounded allocation whatever the bytes; each call consumes what it decodes,
+//! nothing when it needs more, a request's arguments respect the limits, and every `*N`
+//! request it accepts is what the `redis-protocol` crate decodes from the same bytes.
 #![no_main]
 
 use bytes::BytesMut;
 use flatlsm_server::request::{next_request, Limits};
+use redis_protocol::resp2::{decode::decode_bytes_mut, types::BytesFrame};
 
 const LIMITS: Limits = Limits { max_args: 64, max_bulk_len: 4096, max_request_bytes: 1 << 16 };
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
     let mut buf = BytesMut::from(data);
-    while let Ok(Some(args)) = next_request(&mut buf, &LIMITS) {
+    loop {
+        let before = buf.clone();
+        let Ok(Some(args)) = next_request(&mut buf, &LIMITS) else {
+            break;
+        };
         assert!(args.len() <= LIMITS.max_args);
         assert!(args.iter().all(|a| a.len() <= LIMITS.max_bulk_len.max(64 << 10)));
+        if before.first() == Some(&b'*') && !args.is_empty() {
+            assert_eq!(crate_decode(before), Some((args, before.len() - buf.len())));
+        }
     }
     // Fed byte by byte, the decoder must reach the same requests.
     let (mut whole, mut split) = (BytesMut::from(data), BytesMut::new());
@@ -35,3 +43,17 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
         assert_eq!(from_split[..], from_whole[..from_split.len()]);
     }
 });
+
+/// The `redis-protocol` crate's reading of the request at the start of `buf`: its arguments
+/// (an array of bulk strings) and its length.
+fn crate_decode(mut buf: BytesMut) -> Option<(Vec<bytes::Bytes>, usize)> {
+    let (frame, used, _) = decode_bytes_mut(&mut buf).ok()??;
+    let BytesFrame::Array(items) = frame else {
+        return None;
+    };
+    let bulk = |item| match item {
+        BytesFrame::BulkString(b) => Some(b),
+        _ => None,
+    };
+    Some((items.into_iter().map(bulk).collect::<Option<_>>()?, used))
+}

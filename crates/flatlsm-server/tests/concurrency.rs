@@ -131,6 +131,42 @@ fn a_pipeline_of_plain_sets_reads_as_one_set_after_another() {
     );
 }
 
+/// Pipelined GETs (one batched engine read per run) answer as one GET after another: each
+/// sees the writes pipelined before it, a missing key is nil, a GET with a wrong arity is
+/// refused alone, and a counter run reads its keys' values as stored before it.
+#[test]
+fn a_pipeline_of_gets_reads_as_one_get_after_another() {
+    let server = TestServer::start();
+    let mut c = server.client();
+    let requests: [&[&[u8]]; 10] = [
+        &[b"SET", b"a", b"1"],
+        &[b"GET", b"a"],
+        &[b"get", b"missing"],
+        &[b"GET", b"a", b"extra"],
+        &[b"GET", b"a"],
+        &[b"SET", b"a", b"5"],
+        &[b"GET", b"a"],
+        &[b"INCR", b"a"],
+        &[b"INCRBY", b"a", b"10"],
+        &[b"GET", b"a"],
+    ];
+    let replies = c.pipeline(&requests);
+    assert_eq!(
+        replies[..3],
+        ["+OK\r\n".to_string(), bulk("1"), "$-1\r\n".into()]
+    );
+    assert!(
+        replies[3].starts_with("-ERR wrong number"),
+        "{}",
+        replies[3]
+    );
+    assert_eq!(replies[4..7], [bulk("1"), "+OK\r\n".into(), bulk("5")]);
+    assert_eq!(
+        replies[7..],
+        [":6\r\n".to_string(), ":16\r\n".into(), bulk("16")]
+    );
+}
+
 /// SETs and MSETs pipelined together: the values and replies are those of one request after
 /// another, and an MSET with a missing value gets its own error.
 #[test]

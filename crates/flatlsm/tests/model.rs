@@ -35,6 +35,20 @@ fn check_all(db: &Db, model: &Model) {
     for (k, v) in model.iter().step_by(7) {
         assert_eq!(db.get(k).unwrap().as_ref(), Some(v));
     }
+    check_multi_get(db, model);
+}
+
+/// `multi_get` in batches of 16 (the batched read path) over every third stored key and as
+/// many absent ones (a stored key with a byte added: between two keys of the key space).
+fn check_multi_get(db: &Db, model: &Model) {
+    let stored = model.keys().step_by(3).cloned();
+    let absent = model.keys().step_by(3).map(|k| [&k[..], b"+"].concat());
+    let keys: Vec<Vec<u8>> = stored.zip(absent).flat_map(|(s, a)| [s, a]).collect();
+    for batch in keys.chunks(16) {
+        for (k, got) in batch.iter().zip(db.multi_get(batch)) {
+            assert_eq!(got.unwrap().as_ref(), model.get(k), "multi_get of {k:?}");
+        }
+    }
 }
 
 /// Runs `steps` random operations; reopens through `reopen` now and then.

@@ -74,6 +74,9 @@ pub struct BenchFlags {
     /// Entries read after each seek of seekrandom (db_bench: 0; a preset may set it).
     #[arg(long = "seek_nexts")]
     pub seek_nexts: Option<usize>,
+    /// Keys per `Db::multi_get` call of multireadrandom (db_bench's flag and default).
+    #[arg(long = "batch_size", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=10_000))]
+    pub batch_size: u64,
     /// Percentage of reads in readrandomwriterandom.
     #[arg(long = "readwritepercent", default_value_t = 90)]
     pub readwritepercent: u32,

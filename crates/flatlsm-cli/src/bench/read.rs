@@ -1,4 +1,5 @@
 //! Read benchmarks as db_bench defines them: readrandom (uniform keys, "(F of N found)"),
+//! multireadrandom (the same, `--batch_size` keys per `multi_get`),
 //! readseq / readreverse (one ordered pass of up to `reads` entries per thread, repeated only
 //! under `--duration`; one operation per entry), seekrandom (seek to a uniform key, then `seek_nexts` nexts; one operation per seek).
 
@@ -21,6 +22,36 @@ pub fn read_random(
             let v = engine.get(&ctx.key)?;
             ctx.record(OpKind::Read, start);
             if let Some(v) = v {
+                ctx.found += 1;
+                ctx.bytes += (key_size + v.len()) as u64;
+            }
+        }
+        Ok(())
+    })?;
+    let extra = format!(" ({} of {} found)", m.found, m.ops);
+    Ok((m, extra))
+}
+
+/// multireadrandom: point reads of uniform keys, `batch` keys per `multi_get` call (one
+/// operation per key, each its batch's time over `batch`).
+pub fn multi_read_random(
+    engine: &dyn Engine,
+    plan: Plan,
+    num: u64,
+    key_size: usize,
+    batch: usize,
+) -> Result<(Measured, String), String> {
+    let m = run_workers("multireadrandom", plan, |ctx| {
+        let mut keys = vec![Vec::new(); batch];
+        while ctx.keep_going() {
+            for key in keys.iter_mut() {
+                db_bench_key(uniform_key(&mut ctx.rng, num), key_size, key);
+            }
+            let refs: Vec<&[u8]> = keys.iter().map(|k| &k[..]).collect();
+            let start = Instant::now();
+            let values = engine.multi_get(&refs)?;
+            ctx.record_batch(OpKind::Read, start, batch as u64);
+            for v in values.into_iter().flatten() {
                 ctx.found += 1;
                 ctx.bytes += (key_size + v.len()) as u64;
             }

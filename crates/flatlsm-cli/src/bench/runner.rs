@@ -103,10 +103,16 @@ impl ThreadCtx<'_> {
 
     /// Records an operation of `kind` that began at `start`.
     pub fn record(&mut self, kind: OpKind, start: Instant) {
-        let ns = start.elapsed().as_nanos() as u64;
-        self.hists.entry(kind).or_default().record_ns(ns);
-        self.ops += 1;
-        self.counter.fetch_add(1, Ordering::Relaxed);
+        self.record_batch(kind, start, 1);
+    }
+
+    /// Records `n` operations done together since `start`, each taking an equal share.
+    pub fn record_batch(&mut self, kind: OpKind, start: Instant, n: u64) {
+        let ns = start.elapsed().as_nanos() as u64 / n.max(1);
+        let hist = self.hists.entry(kind).or_default();
+        (0..n).for_each(|_| hist.record_ns(ns));
+        self.ops += n;
+        self.counter.fetch_add(n, Ordering::Relaxed);
     }
 }
 

@@ -27,7 +27,15 @@ pub const DB_BENCH_NAMES: &[&str] = &[
 
 /// The benchmarks of this tool only.
 const OWN_NAMES: &[&str] = &[
-    "ycsba", "ycsbb", "ycsbc", "ycsbd", "ycsbe", "ycsbf", "reopen", "flush",
+    "ycsba",
+    "ycsbb",
+    "ycsbc",
+    "ycsbd",
+    "ycsbe",
+    "ycsbf",
+    "reopen",
+    "flush",
+    "multireadrandom",
 ];
 
 /// The pseudo-benchmark that starts the benchmarks after it on a new, empty database (the
@@ -195,6 +203,10 @@ fn run_one(
             true,
         ),
         "readrandom" => with_extra(read::read_random(e, reads, num, ks)?, false),
+        "multireadrandom" => {
+            let batch = cfg.args.batch_size as usize;
+            with_extra(read::multi_read_random(e, reads, num, ks, batch)?, false)
+        }
         "readseq" => (
             read::read_ordered(name, e, scans, Direction::Forward)?,
             String::new(),

@@ -25,7 +25,7 @@ pub mod dram;
 pub mod mmap;
 pub mod private;
 pub(crate) mod raw;
-pub use raw::try_lock_posix;
+pub use raw::{prefetch, prefetch_read, try_lock_posix};
 #[cfg(any(test, feature = "test-support"))]
 pub mod simulated;
 

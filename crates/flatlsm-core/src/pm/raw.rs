@@ -513,6 +513,28 @@ pub(crate) fn fence() {
     std::sync::atomic::fence(Ordering::SeqCst);
 }
 
+/// Asks the CPU to start loading the cache line holding `item`: a hint that lets a batch of
+/// lookups overlap their cache misses. It never faults, changes no memory, and costs nothing
+/// on architectures without the instruction.
+pub fn prefetch<T>(item: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: `prefetcht0` is SSE (present on every x86_64 CPU), only hints the cache and
+    // never faults; the address is that of a live reference besides.
+    unsafe {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        _mm_prefetch::<_MM_HINT_T0>(item as *const T as *const i8)
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = item;
+}
+
+/// [`prefetch`] of `bytes[at]` (nothing if `at` is out of bounds).
+pub fn prefetch_read(bytes: &[u8], at: usize) {
+    if let Some(byte) = bytes.get(at) {
+        prefetch(byte);
+    }
+}
+
 /// The `statfs` file-system magic of `path`.
 pub(crate) fn fs_magic(path: &Path) -> io::Result<i64> {
     use std::os::unix::ffi::OsStrExt;

@@ -187,6 +187,36 @@ impl Block {
         super::block_direct::entry(data, restarts_at, i)
     }
 
+    /// Starts loading a direct block's restart array, which a binary search reads at every
+    /// step (nothing for a decoded block: its entry table is read in place).
+    pub fn prefetch_restarts(&self) {
+        let Layout::Direct { count, restarts_at } = self.layout else {
+            return;
+        };
+        let data = self.data.slice(0..self.data.len());
+        for at in (restarts_at..restarts_at + 4 * count).step_by(crate::pm::CACHE_LINE) {
+            crate::pm::prefetch_read(data, at);
+        }
+    }
+
+    /// Starts loading the start of entry `i`'s key (nothing if there is no entry `i`).
+    pub fn prefetch_key(&self, i: usize) {
+        if i >= self.len() {
+            return;
+        }
+        match &self.layout {
+            Layout::Decoded { keys, entries } => {
+                let all = keys.slice(0..keys.len());
+                crate::pm::prefetch_read(all, entries[i].key.start)
+            }
+            Layout::Direct { restarts_at, .. } => {
+                let data = self.data.slice(0..self.data.len());
+                let at = crate::coding::get_fixed32(data, restarts_at + 4 * i).unwrap_or(0);
+                crate::pm::prefetch_read(data, at as usize)
+            }
+        }
+    }
+
     /// Index of the first entry whose key is >= `target` (`len()` if none).
     pub fn seek(&self, target: &[u8]) -> usize {
         let (mut lo, mut hi) = (0, self.len());

@@ -122,6 +122,16 @@ impl BloomFilter {
         }
     }
 
+    /// Starts loading the bits [`BloomFilter::may_contain`] tests for `user_key`: the one block
+    /// of the blocked layout (the classic layout's bits are scattered and are not hinted).
+    pub fn prefetch(&self, user_key: &[u8]) {
+        let blocks = self.bits.len() / blocked_bloom::BLOCK_BYTES;
+        if self.blocked && blocks > 0 {
+            let (block, _) = blocked_bloom::locate(hash64(user_key), blocks, self.k as u32);
+            crate::pm::prefetch_read(&self.bits, block * blocked_bloom::BLOCK_BYTES);
+        }
+    }
+
     /// False only if `user_key` was certainly not added.
     pub fn may_contain(&self, user_key: &[u8]) -> bool {
         if self.blocked {

@@ -16,6 +16,7 @@
 //! Thread-safety: [`Table`], [`BlockCache`] and [`TableCache`] are `Send + Sync`;
 //! [`TableBuilder`] and [`TableIterator`] have a single owner.
 
+pub mod batch_get;
 mod block;
 mod block_builder;
 mod block_direct;

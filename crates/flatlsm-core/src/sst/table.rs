@@ -93,14 +93,28 @@ impl Table {
             return Ok(None);
         }
         let found = self.find(lookup, user_key)?;
-        if let (None, Some(c)) = (&found, self.counters()) {
-            c.count_false_positive();
+        if found.is_none() {
+            self.count_false_positive();
         }
         Ok(found)
     }
 
+    /// Starts loading what the filter tests for `user_key` (nothing without a filter).
+    pub fn prefetch_filter(&self, user_key: &[u8]) {
+        if let Some(f) = &self.filter {
+            f.prefetch(user_key);
+        }
+    }
+
+    /// Counts a lookup the filter let through that found nothing.
+    pub(crate) fn count_false_positive(&self) {
+        if let Some(c) = self.counters() {
+            c.count_false_positive();
+        }
+    }
+
     /// The filter's answer for `user_key` (true without a filter), counted.
-    fn filter_passes(&self, user_key: &[u8]) -> bool {
+    pub(crate) fn filter_passes(&self, user_key: &[u8]) -> bool {
         let passes = self.may_contain(user_key);
         if let Some(c) = self.counters() {
             c.count_check(passes);
@@ -226,6 +240,11 @@ impl Table {
                 format!("no data block of {} bytes starts here", handle.size),
             )),
         }
+    }
+
+    /// The index block: one entry per data block, keyed by the block's last key.
+    pub(crate) fn index_block(&self) -> &Block {
+        &self.index
     }
 
     /// Index of the first data block whose last key is >= `target`.

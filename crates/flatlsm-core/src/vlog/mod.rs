@@ -126,6 +126,14 @@ impl VlogSet {
         self.reader(ptr.file_number)?.read_value_ahead(ptr, ahead)
     }
 
+    /// Starts loading the record `ptr` addresses into the CPU cache if its log is open and
+    /// mapped ([`VlogReader::hint_mapped`]); nothing otherwise.
+    pub fn hint_mapped(&self, ptr: &ValuePointer) {
+        if let Some(r) = self.readers.load().get(&ptr.file_number) {
+            r.hint_mapped(ptr);
+        }
+    }
+
     /// Hints that the value `ptr` addresses will be read soon ([`VlogReader::prefetch`]); a
     /// log that cannot be opened is left to the read that follows to report.
     pub fn prefetch(&self, ptr: &ValuePointer) {

@@ -43,6 +43,10 @@ impl std::fmt::Debug for VlogReader {
     }
 }
 
+/// Most cache lines of a record [`VlogReader::hint_mapped`] asks for (a whole page): the copy
+/// and the checksum read the whole record.
+pub const HINT_LINES: usize = 64;
+
 impl VlogReader {
     /// Opens `dir/{number:06}.vlog` and validates its header.
     pub fn open(fs: &dyn FileSystem, dir: &Path, number: u64) -> Result<Self> {
@@ -126,6 +130,21 @@ impl VlogReader {
             return Ok(self.check_record(bytes, ptr)?.1.to_vec());
         }
         self.read_value_at(ptr, record_len)
+    }
+
+    /// Starts loading the first [`HINT_LINES`] cache lines of the record `ptr` addresses if
+    /// [`VlogReader::read_value`] will copy it from the mapping (no system call, no error: the
+    /// read reports a bad pointer).
+    pub fn hint_mapped(&self, ptr: &ValuePointer) {
+        let Ok(len) = self.check_pointer(ptr) else {
+            return;
+        };
+        if let Some(bytes) = self.mapped_record(ptr.offset, len) {
+            let lines = (0..bytes.len()).step_by(crate::pm::CACHE_LINE);
+            lines
+                .take(HINT_LINES)
+                .for_each(|at| crate::pm::prefetch_read(bytes, at));
+        }
     }
 
     /// The mapped bytes of a record of `len` bytes at `offset`, if the file is mapped that far

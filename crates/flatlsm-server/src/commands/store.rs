@@ -19,6 +19,16 @@ impl Ctx<'_> {
         self.shared.db.get(key).map_err(engine_error)
     }
 
+    /// The values of `keys`, in order, all as of one moment (one batched engine read: the
+    /// keys' lookups overlap their memory accesses).
+    pub fn get_many(&self, keys: &[&[u8]]) -> Vec<Result<Option<Vec<u8>>, Reply>> {
+        let values = self.shared.db.multi_get(keys);
+        values
+            .into_iter()
+            .map(|v| v.map_err(engine_error))
+            .collect()
+    }
+
     /// Sets `key` (returns after the engine's write returned; synced under `--sync`).
     pub fn put(&self, key: &[u8], value: &[u8]) -> Result<(), Reply> {
         let opts = &self.shared.write_options;

@@ -54,6 +54,9 @@ pub(crate) trait WriteBuffer: Send + Sync {
     fn seal(&self) -> Result<()>;
     /// The newest version of `user_key` at or below `seq`.
     fn get(&self, user_key: &[u8], seq: SequenceNumber) -> Result<Option<MemLookup>>;
+    /// Starts loading what [`WriteBuffer::get`] reads first for `user_key` (a batch of reads
+    /// hints all its keys before it reads any); nothing by default.
+    fn hint(&self, _user_key: &[u8]) {}
     /// An iterator owning a handle to the buffer (for the database iterator).
     fn iter(self: Arc<Self>) -> Box<dyn InternalIterator>;
     /// A cursor borrowing the buffer, without copies (for flushes).
@@ -115,6 +118,10 @@ impl WriteBuffer for PmTable {
 
     fn get(&self, user_key: &[u8], seq: SequenceNumber) -> Result<Option<MemLookup>> {
         PmTable::get(self, user_key, seq)
+    }
+
+    fn hint(&self, user_key: &[u8]) {
+        PmTable::hint(self, user_key)
     }
 
     fn iter(self: Arc<Self>) -> Box<dyn InternalIterator> {

@@ -23,6 +23,7 @@ pub(crate) mod quiet;
 mod race_tests;
 mod range_delete;
 mod read;
+mod read_batch;
 pub(crate) mod read_charges;
 mod report;
 mod stall;

@@ -18,6 +18,10 @@ use crate::version::{Version, MAX_LEVELS};
 use arc_swap::Guard;
 use std::sync::Arc;
 
+/// The answers of a read of many keys, in the keys' order: each the key's value, `None`, or
+/// the error reading it.
+pub(crate) type ReadMany = Vec<Result<Option<Vec<u8>>>>;
+
 impl DbInner {
     /// Pins what a read at `seq` needs: every entry with a sequence <= `seq` is reachable from
     /// the pinned super version, and no job has dropped a version a read at `seq` sees.
@@ -95,14 +99,14 @@ impl DbInner {
         &self,
         keys: &[&[u8]],
         snapshot_seq: Option<SequenceNumber>,
-    ) -> Vec<Result<Option<Vec<u8>>>> {
+    ) -> ReadMany {
         let mark = self.design.store().scan_mark();
         let (seq, sv) = self.pin(snapshot_seq);
         let read = ReadAt {
             seq,
             snapshot: snapshot_seq.is_some(),
         };
-        let got: Vec<_> = keys.iter().map(|k| self.get_pinned(&sv, read, k)).collect();
+        let got = self.get_many_pinned(&sv, read, keys);
         if read.snapshot || self.design.store().scan_mark() == mark {
             return got;
         }
@@ -113,7 +117,12 @@ impl DbInner {
     }
 
     /// Newest value of `key` visible to `read` in the pinned sources `sv`.
-    fn get_pinned(&self, sv: &SuperVersion, read: ReadAt, key: &[u8]) -> Result<Option<Vec<u8>>> {
+    pub(super) fn get_pinned(
+        &self,
+        sv: &SuperVersion,
+        read: ReadAt,
+        key: &[u8],
+    ) -> Result<Option<Vec<u8>>> {
         let seq = read.seq;
         let deleted_below = deleted_below(sv, key, seq);
         match in_buffers(sv, key, seq)? {
@@ -163,7 +172,7 @@ impl DbInner {
     /// The value of an entry found in an SST of `version` (a pointer resolved as `version`
     /// sees it: through a redirect table if its value log was moved by GC); `None` for a
     /// tombstone or a version older than `deleted_below` (a range tombstone's).
-    fn decode_found(
+    pub(super) fn decode_found(
         &self,
         version: &Version,
         (ikey, value): (&[u8], Vec<u8>),
@@ -243,13 +252,17 @@ impl DbInner {
 
 /// The sequence of the newest range tombstone of `sv` over `key` a reader at `seq` sees (its
 /// versions below it are deleted); 0 if none.
-fn deleted_below(sv: &SuperVersion, key: &[u8], seq: SequenceNumber) -> SequenceNumber {
+pub(super) fn deleted_below(sv: &SuperVersion, key: &[u8], seq: SequenceNumber) -> SequenceNumber {
     sv.version.range_dels.covering_seq(key, seq).unwrap_or(0)
 }
 
 /// What the write buffers of `sv` (the mutable one, then the immutables, newest first) say of
 /// `key` at `seq`.
-fn in_buffers(sv: &SuperVersion, key: &[u8], seq: SequenceNumber) -> Result<Option<MemLookup>> {
+pub(super) fn in_buffers(
+    sv: &SuperVersion,
+    key: &[u8],
+    seq: SequenceNumber,
+) -> Result<Option<MemLookup>> {
     for table in std::iter::once(&sv.mem).chain(sv.imms.iter()) {
         if let Some(found) = table.get(key, seq)? {
             return Ok(Some(found));

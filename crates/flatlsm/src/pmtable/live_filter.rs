@@ -90,6 +90,12 @@ impl LiveFilter {
         probes.all(|bit| self.words[block + bit / 64].load(Relaxed) & (1 << (bit % 64)) != 0)
     }
 
+    /// Starts loading the block [`LiveFilter::may_contain`] tests for `user_key`.
+    pub fn hint(&self, user_key: &[u8]) {
+        let (block, _) = self.locate(user_key);
+        crate::pm::prefetch(&self.words[block]);
+    }
+
     /// Bytes of DRAM the filter takes.
     pub fn size(&self) -> usize {
         self.words.len() * 8

@@ -315,6 +315,17 @@ impl PmTable {
         (self.index.compare_user_key(node, user_key) == KeyOrder::Equal).then_some(node)
     }
 
+    /// Starts loading the filter block [`PmTable::get`] tests first for `user_key`.
+    pub fn hint(&self, user_key: &[u8]) {
+        if let Some(f) = self.filter.get() {
+            return f.prefetch(user_key);
+        }
+        match (self.folded_filter.get(), &self.live_filter) {
+            (Some(f), _) | (None, Some(f)) => f.hint(user_key),
+            (None, None) => {}
+        }
+    }
+
     /// False only if the table holds no entry of `user_key` (its filters say so).
     fn may_contain(&self, user_key: &[u8]) -> bool {
         if let Some(f) = self.filter.get() {

@@ -71,6 +71,11 @@ impl Engine for FlatLsmEngine {
         self.db()?.get(key).map_err(err)
     }
 
+    fn multi_get(&self, keys: &[&[u8]]) -> Result<Vec<Option<Vec<u8>>>, String> {
+        let values = self.db()?.multi_get(keys);
+        values.into_iter().map(|v| v.map_err(err)).collect()
+    }
+
     /// The engine's own check (`slmdb`: the B+-tree alone; the others: a lookup).
     fn update_if_present(&self, key: &[u8], value: &[u8]) -> Result<bool, String> {
         let db = self.db()?;

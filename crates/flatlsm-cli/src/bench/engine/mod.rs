@@ -201,6 +201,10 @@ pub trait Engine: Sync {
     fn put(&self, key: &[u8], value: &[u8]) -> Result<(), String>;
     /// Reads one key.
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, String>;
+    /// Reads many keys in one call (RocksDB's `MultiGet`); by default one `get` each.
+    fn multi_get(&self, keys: &[&[u8]]) -> Result<Vec<Option<Vec<u8>>>, String> {
+        keys.iter().map(|k| self.get(k)).collect()
+    }
     /// Writes `key` only if it holds a value (SLM-DB's "insert if exists"); returns whether it
     /// did. By default a lookup, then a put (not atomic: a benchmark's updates only).
     fn update_if_present(&self, key: &[u8], value: &[u8]) -> Result<bool, String> {

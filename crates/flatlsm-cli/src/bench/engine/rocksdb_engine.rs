@@ -73,8 +73,8 @@ impl RocksDbEngine {
         table.set_block_size(setup.block_size);
         table.set_block_cache(&Cache::new_lru_cache(setup.block_cache_size));
         o.set_block_based_table_factory(&table);
-        let db =
-            DB::open(&o, dir).map_err(|e| format!("opening RocksDB at {}: {e}", dir.display()))?;
+        let db = open_with_default_cf(&o, dir)
+            .map_err(|e| format!("opening RocksDB at {}: {e}", dir.display()))?;
         Ok(RocksDbEngine {
             db: Some(db),
             dir: dir.to_path_buf(),
@@ -145,6 +145,18 @@ impl Engine for RocksDbEngine {
             .get_pinned(key)
             .map_err(|e| e.to_string())?
             .map(|v| v.to_vec()))
+    }
+
+    fn multi_get(&self, keys: &[&[u8]]) -> Result<Vec<Option<Vec<u8>>>, String> {
+        let db = self.db()?;
+        let Some(cf) = db.cf_handle(rocksdb::DEFAULT_COLUMN_FAMILY_NAME) else {
+            return keys.iter().map(|k| self.get(k)).collect();
+        };
+        let values = db.batched_multi_get_cf(cf, keys, false);
+        let copy = |v: Result<Option<rocksdb::DBPinnableSlice>, rocksdb::Error>| {
+            v.map(|v| v.map(|s| s.to_vec())).map_err(|e| e.to_string())
+        };
+        values.into_iter().map(copy).collect()
     }
 
     fn scan(
@@ -241,8 +253,8 @@ impl Engine for RocksDbEngine {
     fn reopen(&mut self) -> Result<Duration, String> {
         drop(self.db.take());
         let start = Instant::now();
-        let db =
-            DB::open(&self.options, &self.dir).map_err(|e| format!("reopening RocksDB: {e}"))?;
+        let db = open_with_default_cf(&self.options, &self.dir)
+            .map_err(|e| format!("reopening RocksDB: {e}"))?;
         let took = start.elapsed();
         self.db = Some(db);
         Ok(took)
@@ -267,4 +279,12 @@ impl Engine for RocksDbEngine {
         drop(self.db.take());
         Ok(())
     }
+}
+
+/// Opens the database at `dir` naming its default column family, so that `cf_handle` finds it
+/// (the batched `MultiGet` takes a handle; `DB::open` keeps none).
+fn open_with_default_cf(opts: &Options, dir: &Path) -> Result<DB, rocksdb::Error> {
+    let default =
+        rocksdb::ColumnFamilyDescriptor::new(rocksdb::DEFAULT_COLUMN_FAMILY_NAME, opts.clone());
+    DB::open_cf_descriptors(opts, dir, vec![default])
 }

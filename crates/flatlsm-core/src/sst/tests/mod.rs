@@ -1,6 +1,7 @@
 //! Scenario tests for the SSTable module, over in-memory files (and the OS file system for the
 //! table cache). Helpers here build tables from sorted entry lists and read them back.
 
+mod batch_get;
 mod cache;
 mod compression;
 mod corruption;
