@@ -9,7 +9,9 @@
 # -d 1024. Environment: FLATLSM_BIN (default target/release/flatlsm, built if missing),
 # BENCH_DIR (default /var/tmp/flatlsm-bench-serve; wiped first), PM_PATH (flatlsm's PM
 # directory, wiped first too; default inside the database), SERVE_FLAGS (e.g. --sync), PORT_FLATLSM (6390),
-# PORT_REDIS (6391). Needs redis-server and redis-benchmark (apt-get install redis-server
+# PORT_REDIS (6391), WARM_MEMORY (1: before each server starts, free memory is filled with
+# clean page cache read from a sparse file, as `flatlsm bench --warm_memory` does, so neither
+# server pays this VM's first touch of memory handed back to the host; 0: off). Needs redis-server and redis-benchmark (apt-get install redis-server
 # redis-tools). Raw outputs are kept in $BENCH_DIR/*.csv.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,6 +32,23 @@ pids=()
 cleanup() { for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; }
 trap cleanup EXIT
 
+# Reads a sparse file (holes: no disk space) until free memory is down to 1/64 of the machine
+# (at least 256 MiB): the pages the next server takes then come from reclaim, not from memory
+# the VM's balloon handed back to the host (docs/design-decisions.md, "Fresh memory").
+warm_memory() {
+  [ "${WARM_MEMORY:-1}" = 1 ] || return 0
+  local total free reserve
+  total=$(awk '/^MemTotal:/ {print $2 * 1024}' /proc/meminfo)
+  free=$(awk '/^MemFree:/ {print $2 * 1024}' /proc/meminfo)
+  reserve=$(( total / 64 > 268435456 ? total / 64 : 268435456 ))
+  # A new file each time: pages cached by an earlier warm-up would be read again for nothing.
+  local file="$dir/warm.$RANDOM"
+  truncate -s "$total" "$file"
+  if [ "$free" -gt "$reserve" ]; then
+    dd if="$file" of=/dev/null bs=1M count=$(( (free - reserve) >> 20 )) status=none
+  fi
+}
+
 wait_port() {
   for _ in $(seq 600); do redis-cli -p "$1" ping >/dev/null 2>&1 && return 0; sleep 0.1; done
   echo "bench-serve: nothing answers on port $1" >&2; exit 1
@@ -48,6 +67,7 @@ case "${PM_PATH:-}" in
   /dev/shm/*) pm_flags=(--pm-mode emulated --pm-path "$PM_PATH") ;;
   *) pm_flags=(--pm-path "$PM_PATH") ;;
 esac
+warm_memory
 # shellcheck disable=SC2086
 "$bin" serve --db "$dir/flatlsm" --create-if-missing --port "$pf" --timeout 0 "${pm_flags[@]}" \
   ${SERVE_FLAGS:-} > "$dir/flatlsm.log" 2>&1 &
@@ -57,6 +77,7 @@ run_load "$pf" "$dir/flatlsm.csv"
 redis-cli -p "$pf" info persistence | grep -E "flatlsm_(stall|write_amp|num_files:)" >&2 || true
 redis-cli -p "$pf" shutdown >/dev/null 2>&1 || true
 
+warm_memory
 redis-server --port "$pr" --bind 127.0.0.1 --dir "$dir/redis" --save "" \
   --appendonly yes --appendfsync everysec > "$dir/redis.log" 2>&1 &
 pids+=($!)
