@@ -143,6 +143,21 @@ impl ArenaIndex {
         }
     }
 
+    /// An index whose inserts link from the first one on (no lazy links), for the tests of
+    /// the linking writer.
+    #[cfg(test)]
+    pub fn linking_eagerly(log_capacity: usize) -> Self {
+        let index = Self::new(log_capacity);
+        index.writer.lock().links.set_lazy(0);
+        index
+    }
+
+    /// Nodes written but not linked yet.
+    #[cfg(test)]
+    pub fn pending_links(&self) -> usize {
+        self.pending.load(Acquire)
+    }
+
     /// Number of nodes.
     pub fn len(&self) -> usize {
         self.len.load(Acquire)

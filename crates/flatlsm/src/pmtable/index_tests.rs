@@ -37,7 +37,7 @@ fn random_key(rng: &mut impl Rng) -> Vec<u8> {
 
 fn build(n: usize, seed: u64) -> (ArenaIndex, BTreeMap<ModelKey, NodeInfo>) {
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
-    let index = ArenaIndex::new(64 << 20);
+    let index = ArenaIndex::linking_eagerly(64 << 20);
     let mut model = BTreeMap::new();
     for trailer in 1..=n as u64 {
         let key = random_key(&mut rng);
@@ -99,7 +99,7 @@ fn nodes_linked_in_sorted_batches_and_by_walks_between_them_keep_the_model_order
     let n = 3 * LINK_BATCH + 123;
     let mut trailers: Vec<u64> = (1..=n as u64).collect();
     rand::seq::SliceRandom::shuffle(&mut trailers[..], &mut rng);
-    let index = ArenaIndex::new(64 << 20);
+    let index = ArenaIndex::linking_eagerly(64 << 20);
     let mut model = BTreeMap::new();
     for (i, &trailer) in trailers.iter().enumerate() {
         let key = random_key(&mut rng);
@@ -112,6 +112,30 @@ fn nodes_linked_in_sorted_batches_and_by_walks_between_them_keep_the_model_order
     }
     let got: Vec<ModelKey> = index.iter().map(|n| key_of(&index, n)).collect();
     assert_eq!(got, model.keys().cloned().collect::<Vec<_>>());
+}
+
+/// Point writes alone leave every node pending (up to `LAZY_LINKS`), each found through the
+/// point index; the first walk links them all in model order.
+#[test]
+fn point_writes_leave_nodes_pending_until_a_walk_links_them_all() {
+    let mut rng = rand::rngs::StdRng::seed_from_u64(12);
+    let index = ArenaIndex::new(64 << 20);
+    let mut model = BTreeMap::new();
+    for trailer in 1..=40_000u64 {
+        let key = random_key(&mut rng);
+        index.insert(&key, info(trailer)).unwrap();
+        model.insert((key, std::cmp::Reverse(trailer)), info(trailer));
+    }
+    assert_eq!(index.pending_links(), 40_000, "no insert linked");
+    for ((key, _), _) in model.iter().step_by(97) {
+        assert!(
+            matches!(index.newest(key), Point::Newest(_)),
+            "point index finds {key:?}"
+        );
+    }
+    let got: Vec<ModelKey> = index.iter().map(|n| key_of(&index, n)).collect();
+    assert_eq!(got, model.keys().cloned().collect::<Vec<_>>());
+    assert_eq!(index.pending_links(), 0);
 }
 
 /// Without walks in between, batches grow to a quarter of the index (here up to 50,000

@@ -13,11 +13,15 @@
 //! insert; a quarter of the index, 5.9 comparisons and 1.0 µs (uncapped; the cap costs a
 //! little above a million entries).
 //!
-//! Linking two nodes per insert finishes a batch before the next one fills, and keeps every
-//! insert's share of the work bounded (no pause for a whole batch). Only
-//! [`PendingLinks::link_all`], called before a skiplist walk and at seal, links everything at
-//! once: a walk that starts after many writes pays for the nodes still waiting (at most two
-//! batches).
+//! Inserts link nothing while at most [`LAZY_LINKS`] nodes wait: point reads find nodes
+//! through the point index, so only ordered walks need the links, and a table written by point
+//! writes alone (the server's INCR: a million small entries per table) is linked by its
+//! flush's cursor, on the flush thread. Past that many, each insert links two nodes, which
+//! finishes a batch before the next one fills and keeps every insert's share of the work
+//! bounded (no pause for a whole batch; a batch sorts at most [`MAX_LINK_BATCH`] nodes).
+//! [`PendingLinks::link_all`], called before a skiplist walk, links everything at once: a walk
+//! that starts after many point writes pays for the nodes still waiting (at most
+//! [`LAZY_LINKS`] plus a batch).
 //!
 //! Invariants (all under the index's writer lock):
 //! - `linking[next..]` is sorted as internal keys, and `finger` holds, at each level, a node
@@ -39,12 +43,20 @@ pub fn batch_size(len: usize) -> usize {
     (len / 4).clamp(LINK_BATCH, MAX_LINK_BATCH)
 }
 
+/// Nodes inserts leave pending before they link any (four batches at most). Point reads do
+/// not need links (the point index serves them), so a table written by point writes alone is
+/// linked off the writer's path: by the flush's cursor on the flush thread, or by the first
+/// ordered walk, which pays for at most this many. Past it, inserts link as below.
+pub const LAZY_LINKS: usize = 4 * MAX_LINK_BATCH;
+
 /// Nodes of the sorted batch the writer links at each insert (more than one, so a batch is
 /// linked before the next one fills).
 pub const LINKS_PER_INSERT: usize = 2;
 
 /// Writer-side state of the pending nodes (module documentation).
 pub struct PendingLinks {
+    /// Nodes left pending before inserts link any ([`LAZY_LINKS`]; tests lower it).
+    lazy: usize,
     /// Nodes inserted since the last batch was sorted, in arrival order.
     filling: Vec<NodeRef>,
     /// The sorted batch being linked; `next` is its first node not linked yet.
@@ -58,6 +70,7 @@ pub struct PendingLinks {
 impl Default for PendingLinks {
     fn default() -> Self {
         PendingLinks {
+            lazy: LAZY_LINKS,
             filling: Vec::new(),
             linking: Vec::new(),
             next: 0,
@@ -73,9 +86,12 @@ impl PendingLinks {
         self.linking.len() - self.next + self.filling.len()
     }
 
-    /// Adds `node` (written, not linked) and links a few pending nodes.
+    /// Adds `node` (written, not linked) and, past [`LAZY_LINKS`] pending, links a few.
     pub fn push(&mut self, index: &ArenaIndex, node: NodeRef) {
         self.filling.push(node);
+        if self.count() <= self.lazy {
+            return;
+        }
         for _ in 0..LINKS_PER_INSERT {
             if !self.link_one(index) {
                 break;
@@ -86,19 +102,28 @@ impl PendingLinks {
         }
     }
 
+    /// Sets how many nodes inserts leave pending before they link (tests of the linking
+    /// writer use 0).
+    #[cfg(test)]
+    pub fn set_lazy(&mut self, lazy: usize) {
+        self.lazy = lazy;
+    }
+
     /// Links every pending node.
     pub fn link_all(&mut self, index: &ArenaIndex) {
         while self.link_one(index) {}
-        if !self.filling.is_empty() {
+        while !self.filling.is_empty() {
             self.start_batch(index);
             while self.link_one(index) {}
         }
     }
 
-    /// Sorts the filled batch and makes it the one being linked (the last one is done).
+    /// Sorts the oldest [`MAX_LINK_BATCH`] filled nodes (all, if fewer) and makes them the
+    /// batch being linked (the last one is done).
     fn start_batch(&mut self, index: &ArenaIndex) {
-        std::mem::swap(&mut self.filling, &mut self.linking);
-        self.filling.clear();
+        let take = self.filling.len().min(MAX_LINK_BATCH);
+        self.linking.clear();
+        self.linking.extend(self.filling.drain(..take));
         index.sort_nodes(&mut self.linking);
         self.next = 0;
         self.finger = [0; MAX_HEIGHT];
