@@ -132,7 +132,7 @@ impl VlogReader {
         self.read_value_at(ptr, record_len)
     }
 
-    /// Starts loading the first [`HINT_LINES`] cache lines of the record `ptr` addresses if
+    /// Starts loading the first `HINT_LINES` cache lines of the record `ptr` addresses if
     /// [`VlogReader::read_value`] will copy it from the mapping (no system call, no error: the
     /// read reports a bad pointer).
     pub fn hint_mapped(&self, ptr: &ValuePointer) {
