@@ -5,7 +5,7 @@
 
 use super::engine::{Direction, Engine};
 use super::keys::{db_bench_key, uniform_key};
-use super::runner::{run_workers, Measured, OpKind, Plan};
+use super::runner::{run_workers, Measured, OpKind, Plan, ThreadCtx};
 use std::time::Instant;
 
 /// readrandom: point reads of uniform keys. Returns the measurements and the found message.
@@ -21,15 +21,25 @@ pub fn read_random(
             let start = Instant::now();
             let v = engine.get(&ctx.key)?;
             ctx.record(OpKind::Read, start);
-            if let Some(v) = v {
-                ctx.found += 1;
-                ctx.bytes += (key_size + v.len()) as u64;
-            }
+            count_found(ctx, key_size, v);
         }
         Ok(())
     })?;
+    Ok(with_found(m))
+}
+
+/// Counts a point read's answer: found, and its key and value bytes.
+fn count_found(ctx: &mut ThreadCtx<'_>, key_size: usize, value: Option<Vec<u8>>) {
+    if let Some(v) = value {
+        ctx.found += 1;
+        ctx.bytes += (key_size + v.len()) as u64;
+    }
+}
+
+/// The measurements and db_bench's "(F of N found)".
+fn with_found(m: Measured) -> (Measured, String) {
     let extra = format!(" ({} of {} found)", m.found, m.ops);
-    Ok((m, extra))
+    (m, extra)
 }
 
 /// multireadrandom: point reads of uniform keys, `batch` keys per `multi_get` call (one
@@ -51,15 +61,13 @@ pub fn multi_read_random(
             let start = Instant::now();
             let values = engine.multi_get(&refs)?;
             ctx.record_batch(OpKind::Read, start, batch as u64);
-            for v in values.into_iter().flatten() {
-                ctx.found += 1;
-                ctx.bytes += (key_size + v.len()) as u64;
-            }
+            values
+                .into_iter()
+                .for_each(|v| count_found(ctx, key_size, v));
         }
         Ok(())
     })?;
-    let extra = format!(" ({} of {} found)", m.found, m.ops);
-    Ok((m, extra))
+    Ok(with_found(m))
 }
 
 /// readseq / readreverse: ordered passes over the database.
