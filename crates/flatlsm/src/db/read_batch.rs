@@ -96,19 +96,31 @@ impl DbInner {
         self.charge_wasted_probes(&candidates, &found);
         let located = self.hint_values(sv, &found);
         let per_key = found.into_iter().zip(&candidates.per_key).zip(rest);
-        let mut answers = Vec::with_capacity(rest.len());
-        for (((found, (tables, _)), &i), at) in per_key.zip(located) {
-            answers.push(found.and_then(|f| match (f, at) {
-                (None, _) => Ok(None),
-                (Some(_), Some((seq, at))) if seq >= deleted[i] => self.read_located(&at).map(Some),
-                (Some(f), _) => {
-                    let path = candidates.tables[tables[f.position]].path();
-                    let found = (f.ikey(), f.value().to_vec());
-                    self.decode_found(&sv.version, found, path, deleted[i])
-                }
-            }));
+        let answer = |(((found, (tables, _)), &i), at): (FoundFor<'_>, Located)| {
+            let f = found?;
+            let table = f.as_ref().map(|f| &candidates.tables[tables[f.position]]);
+            self.answer(sv, f.zip(table), at, deleted[i])
+        };
+        per_key.zip(located).map(answer).collect()
+    }
+
+    /// A key's answer from its entry as found in `table` (`None`: no table holds it): a value
+    /// pointer already located is read, anything else decoded as `get_pinned` decodes it.
+    fn answer(
+        &self,
+        sv: &SuperVersion,
+        found: Option<(Found, &Arc<Table>)>,
+        at: Located,
+        deleted_below: SequenceNumber,
+    ) -> Result<Option<Vec<u8>>> {
+        match (found, at) {
+            (None, _) => Ok(None),
+            (Some(_), Some((seq, at))) if seq >= deleted_below => self.read_located(&at).map(Some),
+            (Some((f, table)), _) => {
+                let found = (f.ikey(), f.value().to_vec());
+                self.decode_found(&sv.version, found, table.path(), deleted_below)
+            }
         }
-        answers
     }
 
     /// The value at `at`, a located value pointer (through the value cache when it is on).
@@ -182,6 +194,10 @@ impl DbInner {
         found.iter().map(locate).collect()
     }
 }
+
+/// One key's walk through the tables as `search_tables` zips it: what it found, its candidate
+/// tables, and its index among the keys.
+type FoundFor<'a> = ((Result<Option<Found>>, &'a (Vec<usize>, usize)), &'a usize);
 
 /// A found value pointer's entry sequence and where its record is now.
 type Located = Option<(SequenceNumber, ValuePointer)>;
