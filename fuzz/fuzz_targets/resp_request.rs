@@ -20,7 +20,8 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
         assert!(args.len() <= LIMITS.max_args);
         assert!(args.iter().all(|a| a.len() <= LIMITS.max_bulk_len.max(64 << 10)));
         if before.first() == Some(&b'*') && !args.is_empty() {
-            assert_eq!(crate_decode(before), Some((args, before.len() - buf.len())));
+            let used = before.len() - buf.len();
+            assert_eq!(crate_decode(before), Some((args, used)));
         }
     }
     // Fed byte by byte, the decoder must reach the same requests.
