@@ -76,6 +76,13 @@ pub struct PmTable {
     recovered_end: OnceLock<LogExtent>,
 }
 
+/// Which of its filters a table's point reads ask ([`PmTable::point_filter`]).
+enum PointFilter<'a> {
+    Built(&'a BloomFilter),
+    Live(&'a LiveFilter),
+    None,
+}
+
 impl PmTable {
     /// Creates an empty, mutable PMTable on a fresh PM Log.
     pub fn create(
@@ -317,23 +324,31 @@ impl PmTable {
 
     /// Starts loading the filter block [`PmTable::get`] tests first for `user_key`.
     pub fn hint(&self, user_key: &[u8]) {
-        if let Some(f) = self.filter.get() {
-            return f.prefetch(user_key);
-        }
-        match (self.folded_filter.get(), &self.live_filter) {
-            (Some(f), _) | (None, Some(f)) => f.hint(user_key),
-            (None, None) => {}
+        match self.point_filter() {
+            PointFilter::Built(f) => f.prefetch(user_key),
+            PointFilter::Live(f) => f.hint(user_key),
+            PointFilter::None => {}
         }
     }
 
     /// False only if the table holds no entry of `user_key` (its filters say so).
     fn may_contain(&self, user_key: &[u8]) -> bool {
+        match self.point_filter() {
+            PointFilter::Built(f) => f.may_contain(user_key),
+            PointFilter::Live(f) => f.may_contain(user_key),
+            PointFilter::None => true,
+        }
+    }
+
+    /// The filter point reads ask: the one built at seal, else the folded copy of the live
+    /// filter, else the live filter itself.
+    fn point_filter(&self) -> PointFilter<'_> {
         if let Some(f) = self.filter.get() {
-            return f.may_contain(user_key);
+            return PointFilter::Built(f);
         }
         match (self.folded_filter.get(), &self.live_filter) {
-            (Some(f), _) | (None, Some(f)) => f.may_contain(user_key),
-            (None, None) => true,
+            (Some(f), _) | (None, Some(f)) => PointFilter::Live(f),
+            (None, None) => PointFilter::None,
         }
     }
 
