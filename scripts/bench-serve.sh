@@ -38,8 +38,9 @@ trap cleanup EXIT
 warm_memory() {
   [ "${WARM_MEMORY:-1}" = 1 ] || return 0
   local total free reserve
-  total=$(awk '/^MemTotal:/ {print $2 * 1024}' /proc/meminfo)
-  free=$(awk '/^MemFree:/ {print $2 * 1024}' /proc/meminfo)
+  # Kibibytes from /proc/meminfo, bytes in bash's integers (awk would print 2.5e+10).
+  total=$(( $(awk '/^MemTotal:/ {print $2}' /proc/meminfo) * 1024 ))
+  free=$(( $(awk '/^MemFree:/ {print $2}' /proc/meminfo) * 1024 ))
   reserve=$(( total / 64 > 268435456 ? total / 64 : 268435456 ))
   # A new file each time: pages cached by an earlier warm-up would be read again for nothing.
   local file="$dir/warm.$RANDOM"
