@@ -20,6 +20,8 @@ mod flush_pipeline_tests;
 pub(crate) mod flush_queue;
 pub(crate) mod quiet;
 #[cfg(test)]
+mod quiet_tests;
+#[cfg(test)]
 mod race_tests;
 mod range_delete;
 mod read;

@@ -50,6 +50,7 @@ impl DbInner {
             }
         };
         self.sync_point("read:seq_chosen");
+        self.quiet.note_op();
         pinned
     }
 

@@ -45,7 +45,7 @@ impl ReadCharges {
 }
 
 /// True for about one call in [`SAMPLE_ONE_IN`] on this thread (xorshift32 per thread).
-fn sampled() -> bool {
+pub(crate) fn sampled() -> bool {
     thread_local! {
         static STATE: Cell<u32> = const { Cell::new(0x9e37_79b9) };
     }

@@ -67,6 +67,7 @@ impl DbInner {
         if batch.is_empty() {
             return Ok(());
         }
+        self.quiet.note_op();
         let first = self.visible() + 1;
         let entries: Vec<LogEntry<'_>> = batch
             .ops

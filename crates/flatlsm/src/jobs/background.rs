@@ -132,7 +132,7 @@ fn flush_loop(db: &DbInner) {
         build_missing_filters(db);
         prepare_spare_logs(db);
         trim_spare_logs(db);
-        while healthy(db) && flush_due(db) {
+        while healthy(db) && (flush_due(db) || quiet_flush_due(db)) {
             match flush_one(db) {
                 Ok(true) => prepare_spare_logs(db),
                 // Claimed by the other flush thread meanwhile, or the database shuts down.
@@ -210,6 +210,17 @@ pub(crate) fn vlog_gc_one(db: &DbInner, writers: Writers) -> Result<bool> {
 /// Enough immutable tables no flush job has claimed.
 fn flush_due(db: &DbInner) -> bool {
     db.flush_queue.unclaimed(&db.versions.sv().imms) >= db.opts.flush_immutable_num
+}
+
+/// An immutable table no job has claimed although everything is quiet: it waits for
+/// `flush_immutable_num - 1` more to flush with (the paper's parallel flush), and while no
+/// write comes none will, so reads would search it, and the runs below it stay unmerged
+/// (quiet cleanup waits for it: `DbInner::writers`), for as long as the quiet lasts. Only
+/// once the foreground is idle too (`db/quiet.rs`): a flush in the middle of a read phase
+/// took a core from it.
+fn quiet_flush_due(db: &DbInner) -> bool {
+    let sv = db.versions.sv();
+    db.quiet_buffers() && db.flush_queue.unclaimed(&sv.imms) > 0
 }
 
 /// For `close`: runs the flushes due now (at least `flush_immutable_num` immutable buffers no
