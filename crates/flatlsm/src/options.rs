@@ -256,15 +256,25 @@ pub struct Options {
     /// (docs/design-decisions.md, "Value-log garbage bounded as a whole"). Default 0.25;
     /// 1 turns it off. Accepted: `0.0..=1.0`.
     pub vlog_gc_total_garbage_ratio: f64,
-    /// Once writes are quiet (no write buffer switched for 2 s and none waiting for its flush)
-    /// and in `Db::wait_for_background_work` (with `quiet_cleanup`), `vlog_gc_total_garbage_ratio`
+    /// Once writes are quiet (no write buffer switched for 2 s, none waiting for its flush,
+    /// and the foreground below 2,000 operations per second as long) and in
+    /// `Db::wait_for_background_work` (with `quiet_cleanup`), `vlog_gc_total_garbage_ratio`
     /// drops to this:
     /// the garbage a write burst left is collected while the device has time for it, so it
     /// stops taking page cache from the values reads need (docs/design-decisions.md, "Garbage
     /// collected once writes are quiet"). Default 0.05; 1 turns it off. Accepted: `0.0..=1.0`.
     pub vlog_gc_quiet_garbage_ratio: f64,
-    /// Clean up after write bursts once writes are quiet (no write buffer switched for 2 s
-    /// and none waiting for its flush) and in `Db::wait_for_background_work` (default true):
+    /// While value-log garbage exceeds this share of all value-log bytes, writes are paced
+    /// (RocksDB's pending-compaction-bytes slowdown, for the value logs): at the rate the GC
+    /// frees garbage at this share, slower as garbage grows, down to 5% of it halfway to 1.
+    /// So overwrites of large values faster than one GC job frees them no longer grow the
+    /// logs until the disk is full (docs/design-decisions.md, "Writes paced by value-log
+    /// garbage"). Default 0.5; 1 turns it off. Accepted: `0.0..=1.0`.
+    pub vlog_gc_slowdown_garbage_ratio: f64,
+    /// Clean up after write bursts once all is quiet (no write buffer switched for 2 s, none
+    /// waiting for its flush, and the foreground, reads included, below 2,000 operations per
+    /// second as long; a lone immutable buffer is then flushed) and in
+    /// `Db::wait_for_background_work` (default true):
     /// merge FlatLSM's level-0 runs into L1, collect value logs down to
     /// `vlog_gc_quiet_garbage_ratio`, and rewrite the files that still name collected logs,
     /// so reads find the tree as compact as the writes allowed (docs/design-decisions.md,
@@ -346,6 +356,7 @@ impl Default for Options {
             vlog_gc_garbage_ratio: 0.5,
             vlog_gc_total_garbage_ratio: 0.25,
             vlog_gc_quiet_garbage_ratio: 0.05,
+            vlog_gc_slowdown_garbage_ratio: 0.5,
             quiet_cleanup: true,
             background_work: true,
             background_nice: 5,
@@ -521,6 +532,11 @@ impl Options {
         in_range(
             "vlog_gc_quiet_garbage_ratio",
             self.vlog_gc_quiet_garbage_ratio,
+            0.0..=1.0,
+        )?;
+        in_range(
+            "vlog_gc_slowdown_garbage_ratio",
+            self.vlog_gc_slowdown_garbage_ratio,
             0.0..=1.0,
         )
     }

@@ -165,6 +165,10 @@ fn out_of_range_options_are_rejected_naming_the_option() {
             "vlog_gc_quiet_garbage_ratio",
             Box::new(|o| o.vlog_gc_quiet_garbage_ratio = 1.5),
         ),
+        (
+            "vlog_gc_slowdown_garbage_ratio",
+            Box::new(|o| o.vlog_gc_slowdown_garbage_ratio = -1.0),
+        ),
         ("block_size", Box::new(|o| o.block_size = 16)),
         ("block_size", Box::new(|o| o.target_file_size = 100)),
         ("l1_capacity", Box::new(|o| o.l1_capacity = 0)),

@@ -367,6 +367,9 @@ fn engine_options(
         o.vlog_gc_quiet_garbage_ratio = args
             .vlog_gc_quiet_garbage_ratio
             .unwrap_or(d.vlog_gc_quiet_garbage_ratio);
+        o.vlog_gc_slowdown_garbage_ratio = args
+            .vlog_gc_slowdown_garbage_ratio
+            .unwrap_or(d.vlog_gc_slowdown_garbage_ratio);
         o.flush_threads = args.flush_threads.unwrap_or(d.flush_threads);
         o.background_nice = args.background_nice.unwrap_or(d.background_nice);
         o.write_breakdown = args.write_breakdown.unwrap_or(d.write_breakdown);

@@ -160,6 +160,10 @@ pub struct BenchFlags {
     /// (`Options::vlog_gc_quiet_garbage_ratio`; 1 turns it off).
     #[arg(long = "vlog_gc_quiet_garbage_ratio")]
     pub vlog_gc_quiet_garbage_ratio: Option<f64>,
+    /// Writes are paced while more than this share of all value-log bytes is garbage
+    /// (`Options::vlog_gc_slowdown_garbage_ratio`; 1 turns it off).
+    #[arg(long = "vlog_gc_slowdown_garbage_ratio")]
+    pub vlog_gc_slowdown_garbage_ratio: Option<f64>,
     /// FlatLSM: run the benchmarks once per Ordered-L1 / data ratio in this comma-separated
     /// list (`l1_capacity` = ratio × num × (key + value size)) and print one table (the
     /// paper's Fig. 13). Not with `--compare`.

@@ -18,6 +18,7 @@ pub(crate) mod files;
 #[cfg(test)]
 mod flush_pipeline_tests;
 pub(crate) mod flush_queue;
+mod garbage_pace;
 pub(crate) mod quiet;
 #[cfg(test)]
 mod quiet_tests;

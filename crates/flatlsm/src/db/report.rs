@@ -34,7 +34,7 @@ pub(crate) fn stats(db: &DbInner) -> Stats {
         write_wal_nanos: get(&c.write_wal_nanos),
         write_mem_data_nanos: get(&c.write_mem_data_nanos),
         write_mem_index_nanos: get(&c.write_mem_index_nanos),
-        writes_slowed: db.slowdown_due(),
+        writes_slowed: db.writes_slowed(),
         writes_stopped: db.writes_stopped(),
         delayed_write_rate: db.delayed_write_rate(),
         flush_micros: get(&c.flush_micros),

@@ -52,7 +52,7 @@ const BURST: Duration = Duration::from_millis(1);
 const EPISODE_GAP: Duration = Duration::from_secs(1);
 
 /// The smallest share of the drain rate the slowdown paces at, however deep the backlog.
-const MIN_PACE_SHARE: f64 = 0.05;
+pub(crate) const MIN_PACE_SHARE: f64 = 0.05;
 
 /// Stall state of one database.
 #[derive(Default)]
@@ -68,6 +68,8 @@ pub(crate) struct StallControl {
     fill_rate: AtomicU64,
     /// When the mutable table was last switched.
     last_switch: Mutex<Option<Instant>>,
+    /// Value-log garbage and the GC's pace, for the garbage slowdown (`garbage_pace.rs`).
+    pub garbage: super::garbage_pace::GarbageWatch,
 }
 
 #[derive(Default)]
@@ -164,10 +166,8 @@ impl DbInner {
             return Err(self.stop_error());
         }
         if slow {
-            return Err(Error::WriteStall(format!(
-                "writes slowed down: at least {} immutable PMTables wait for flush",
-                self.opts.slowdown_trigger()
-            )));
+            let cause = self.slowdown_cause();
+            return Err(Error::WriteStall(format!("writes slowed down: {cause}")));
         }
         Ok(())
     }
@@ -188,7 +188,7 @@ impl DbInner {
     /// observed it.
     fn observe_slowdown(&self, may_start: bool) -> bool {
         let mut s = self.stall.state.lock();
-        let slow = self.slowdown_due();
+        let slow = self.writes_slowed();
         let now = Instant::now();
         match (&mut s.episode, slow) {
             (None, true) if may_start => {
@@ -218,11 +218,15 @@ impl DbInner {
     fn begin_slowdown(&self, now: Instant) -> Episode {
         Counters::add(&self.counters.slowdown_count, 1);
         let line = format!(
-            "write slowdown in {}: {} immutable PMTables (slowdown at {}), writes paced at {:.1} MB/s until flush catches up",
+            "write slowdown in {}: {}, writes paced at {:.1} MB/s until {} catches up",
             self.files.path().display(),
-            self.versions.sv().imms.len(),
-            self.opts.slowdown_trigger(),
-            self.delayed_write_rate() as f64 / 1e6
+            self.slowdown_cause(),
+            self.delayed_write_rate() as f64 / 1e6,
+            if self.slowdown_due() {
+                "flush"
+            } else {
+                "value-log GC"
+            }
         );
         event!(self.info_log, Warn, line);
         Episode {
@@ -261,14 +265,39 @@ impl DbInner {
         self.stall.stopped.load(Ordering::Acquire)
     }
 
-    /// The pace of writes in the slowdown phase, in PM Log bytes per second (module docs).
+    /// True while writes are paced: flushes are behind (`slowdown_due`), or value-log
+    /// garbage is (`garbage_pace.rs`).
+    pub(crate) fn writes_slowed(&self) -> bool {
+        self.slowdown_due() || self.garbage_slowdown_due()
+    }
+
+    /// Why writes are slowed, for the log and `WriteStall` errors.
+    fn slowdown_cause(&self) -> String {
+        if self.slowdown_due() {
+            let imms = self.versions.sv().imms.len();
+            let at = self.opts.slowdown_trigger();
+            return format!("{imms} immutable PMTables (slowdown at {at})");
+        }
+        let share = self.stall.garbage.share() * 100.0;
+        let at = self.opts.vlog_gc_slowdown_garbage_ratio * 100.0;
+        format!("value-log garbage at {share:.0}% of the logs (slowdown above {at:.0}%)")
+    }
+
+    /// The pace of writes in the slowdown phase, in PM Log bytes per second (module docs):
+    /// the slower of the flush pace and the garbage pace, for the causes that hold.
     pub(crate) fn delayed_write_rate(&self) -> u64 {
         if let Some(rate) = self.opts.delayed_write_rate {
             return rate;
         }
         let drained = self.stall.flush_rate.load(Ordering::Relaxed);
         let base = pace_base(drained, self.stall.fill_rate.load(Ordering::Relaxed));
-        ((base as f64 * self.pace_share()) as u64).max(MIN_DELAYED_WRITE_RATE)
+        let flush_pace = ((base as f64 * self.pace_share()) as u64).max(MIN_DELAYED_WRITE_RATE);
+        let garbage_pace = self.garbage_write_rate(base);
+        match (self.slowdown_due(), self.garbage_slowdown_due()) {
+            (true, true) => flush_pace.min(garbage_pace),
+            (false, true) => garbage_pace,
+            _ => flush_pace,
+        }
     }
 
     /// Records a switch of the mutable table, which held `bytes` of PM Log: the rate the
@@ -322,7 +351,7 @@ impl DbInner {
     /// conditions are tested under `bg_signal`, so no wake-up is lost.
     fn wait_while_slow(&self, deadline: Instant) -> Result<()> {
         let mut g = self.bg.signal();
-        while Instant::now() < deadline && self.slowdown_due() {
+        while Instant::now() < deadline && self.writes_slowed() {
             if let Some(stop) = self.stop_waiting() {
                 return Err(stop.into_error());
             }

@@ -233,3 +233,25 @@ fn a_job_pacing_itself_while_writes_are_slowed_rests_as_long_as_it_worked() {
     db.flush().unwrap();
     assert!(!db.stats().writes_slowed);
 }
+
+/// Regression (thirteenth session): overwrites of 16 KB values faster than the value-log GC
+/// frees them grew the logs to three times the live data, bounded by nothing but the disk.
+#[test]
+fn value_log_garbage_above_its_slowdown_ratio_paces_writes_until_gc_frees_it() {
+    capture_logs();
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), options(false)).unwrap();
+    put(&db, 0);
+    let garbage = &db.inner.stall.garbage;
+    garbage.set_share_for_test(0.6);
+    let msg = assert_refused(&db, 1);
+    assert!(msg.contains("value-log garbage at 60%"), "{msg}");
+    let start = Instant::now();
+    put(&db, 2);
+    put(&db, 3);
+    assert!(start.elapsed() >= Duration::from_millis(3), "not paced");
+    assert!(db.stats().delayed_writes >= 1);
+    assert_eq!(episode_lines(dir.path(), "write slowdown").0, 1);
+    garbage.set_share_for_test(0.4);
+    db.put_opt(key(4), VALUE, &NO_SLOWDOWN).unwrap();
+}

@@ -241,6 +241,7 @@ impl DbInner {
         vs.live.retain(|w| w.strong_count() > 0);
         vs.live.push(Arc::downgrade(&new_version));
         vs.current = new_version.clone();
+        self.stall.garbage.note_version(&new_version);
         self.versions.forget_pending(edit);
         self.versions.swap_sv(|old| {
             let mut imms = old.imms.clone();

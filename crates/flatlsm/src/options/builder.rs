@@ -64,6 +64,7 @@ setters! {
     vlog_gc_garbage_ratio: f64,
     vlog_gc_total_garbage_ratio: f64,
     vlog_gc_quiet_garbage_ratio: f64,
+    vlog_gc_slowdown_garbage_ratio: f64,
     quiet_cleanup: bool,
     background_work: bool,
     background_nice: i32,

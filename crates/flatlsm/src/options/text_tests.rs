@@ -6,7 +6,7 @@ use crate::options::MatrixKvOptions;
 use crate::options::SlmDbOptions;
 
 /// Fields of `Options` (stored or not), of `LeveledOptions`, `MatrixKvOptions`, `SlmDbOptions`.
-const FIELD_COUNTS: [usize; 4] = [46, 6, 6, 9];
+const FIELD_COUNTS: [usize; 4] = [47, 6, 6, 9];
 /// The fields of `Options` the OPTIONS file does not hold (module docs).
 const NOT_STORED: [&str; 6] = [
     "create_if_missing",
@@ -87,6 +87,7 @@ pub(crate) fn every_field_changed() -> Options {
         vlog_gc_garbage_ratio: 0.1,
         vlog_gc_total_garbage_ratio: 0.75,
         vlog_gc_quiet_garbage_ratio: 0.5,
+        vlog_gc_slowdown_garbage_ratio: 0.625,
         quiet_cleanup: false,
         background_work: false,
         background_nice: 0,

@@ -1,0 +1,134 @@
+//! Writes paced by value-log garbage: RocksDB's pending-compaction-bytes slowdown, for the
+//! value logs.
+//!
+//! Value-log GC frees the space of overwritten values, one job at a time. A writer that
+//! overwrites large values faster than that job reclaims them left logs of three times the
+//! live data after 35 s at 16 KB (docs/results/2026-11-28/session9.md), and nothing bounded
+//! them but the disk. So while garbage exceeds `Options::vlog_gc_slowdown_garbage_ratio` of
+//! all value-log bytes, writes are paced as in a flush slowdown (`stall.rs`): at the rate the
+//! GC reclaims garbage (bytes freed per second of GC work, a moving average) times a share
+//! that falls linearly from 1 at that ratio to `MIN_PACE_SHARE` halfway from it to 1. A
+//! proportional controller: the garbage settles where paced writes make it as fast as the GC
+//! frees it. Before any GC job finished, the flush pacing's base rate stands in.
+//!
+//! The GC itself never rests for this slowdown (it rests only while flushes are behind,
+//! `compaction/vlog_gc.rs`): it is what ends it.
+//!
+//! Invariant: `share_ppm` is the garbage share of the current version's value logs, updated
+//! with every version installed (`state.rs`), read by writers without a lock.
+
+use super::stall::MIN_PACE_SHARE;
+use super::state::DbInner;
+use crate::options::MIN_DELAYED_WRITE_RATE;
+use crate::version::Version;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+/// The garbage share of the value logs and the GC's reclaim rate, as writers see them.
+#[derive(Debug, Default)]
+pub(crate) struct GarbageWatch {
+    /// Garbage share of all value-log bytes in the current version, in millionths.
+    share_ppm: AtomicU64,
+    /// Bytes of garbage GC jobs free per second of their work (moving average); 0 until the
+    /// first job committed.
+    reclaim_rate: AtomicU64,
+}
+
+impl GarbageWatch {
+    /// Records the garbage share of `version`'s value logs.
+    pub fn note_version(&self, version: &Version) {
+        let total: u64 = version.vlogs.values().map(|m| m.total_bytes).sum();
+        let live: u64 = version.vlog_live_bytes().values().sum();
+        let garbage = total.saturating_sub(live);
+        let ppm = garbage.saturating_mul(1_000_000) / total.max(1);
+        self.share_ppm.store(ppm, Ordering::Relaxed);
+    }
+
+    /// Records a GC job that freed `freed` bytes in `took`.
+    pub fn note_gc(&self, freed: u64, took: Duration) {
+        let micros = (took.as_micros() as u64).max(1);
+        let rate = freed.saturating_mul(1_000_000) / micros;
+        let old = self.reclaim_rate.load(Ordering::Relaxed);
+        let average = if old == 0 { rate } else { old / 2 + rate / 2 };
+        self.reclaim_rate.store(average, Ordering::Relaxed);
+    }
+
+    /// The garbage share of all value-log bytes (0..=1).
+    pub fn share(&self) -> f64 {
+        self.share_ppm.load(Ordering::Relaxed) as f64 / 1e6
+    }
+
+    /// Sets the share as if a version with that much garbage had been installed.
+    #[cfg(test)]
+    pub fn set_share_for_test(&self, share: f64) {
+        self.share_ppm
+            .store((share * 1e6) as u64, Ordering::Relaxed);
+    }
+}
+
+impl DbInner {
+    /// True while value-log garbage exceeds `vlog_gc_slowdown_garbage_ratio` of the logs.
+    pub(crate) fn garbage_slowdown_due(&self) -> bool {
+        let limit = self.opts.vlog_gc_slowdown_garbage_ratio;
+        limit < 1.0 && self.stall.garbage.share() > limit
+    }
+
+    /// The pace of writes while garbage slows them, in PM Log bytes per second (module docs).
+    pub(crate) fn garbage_write_rate(&self, flush_base: u64) -> u64 {
+        let reclaim = self.stall.garbage.reclaim_rate.load(Ordering::Relaxed);
+        let base = if reclaim > 0 { reclaim } else { flush_base };
+        let start = self.opts.vlog_gc_slowdown_garbage_ratio;
+        let stop = start + (1.0 - start) / 2.0;
+        let share = garbage_pace_share(self.stall.garbage.share(), start, stop);
+        ((base as f64 * share) as u64).max(MIN_DELAYED_WRITE_RATE)
+    }
+}
+
+/// The share of the reclaim rate writes get at a garbage share of `garbage`, for a slowdown
+/// starting at `start` and deepest at `stop`: linear from 1 to 0, kept within
+/// `MIN_PACE_SHARE..=1`.
+fn garbage_pace_share(garbage: f64, start: f64, stop: f64) -> f64 {
+    let share = (stop - garbage) / (stop - start).max(f64::EPSILON);
+    share.clamp(MIN_PACE_SHARE, 1.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::version::{VersionEdit, VlogMeta};
+
+    #[test]
+    fn the_share_counts_log_bytes_no_table_references() {
+        let edit = VersionEdit {
+            new_vlogs: vec![VlogMeta {
+                number: 7,
+                total_bytes: 1000,
+            }],
+            ..VersionEdit::default()
+        };
+        let version = Version::default().apply(&edit).unwrap();
+        let watch = GarbageWatch::default();
+        assert_eq!(watch.share(), 0.0);
+        watch.note_version(&version);
+        assert_eq!(
+            watch.share(),
+            1.0,
+            "a log no table references is all garbage"
+        );
+    }
+
+    #[test]
+    fn the_pace_falls_linearly_from_the_slowdown_ratio_to_halfway_to_one() {
+        assert_eq!(garbage_pace_share(0.5, 0.5, 0.75), 1.0);
+        assert!((garbage_pace_share(0.625, 0.5, 0.75) - 0.5).abs() < 1e-9);
+        assert_eq!(garbage_pace_share(0.9, 0.5, 0.75), MIN_PACE_SHARE);
+    }
+
+    #[test]
+    fn the_reclaim_rate_averages_each_job_with_the_ones_before() {
+        let watch = GarbageWatch::default();
+        watch.note_gc(1_000_000, Duration::from_secs(1));
+        watch.note_gc(3_000_000, Duration::from_secs(1));
+        assert_eq!(watch.reclaim_rate.load(Ordering::Relaxed), 2_000_000);
+    }
+}
