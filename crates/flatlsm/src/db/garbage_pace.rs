@@ -5,11 +5,14 @@
 //! overwrites large values faster than that job reclaims them left logs of three times the
 //! live data after 35 s at 16 KB (docs/results/2026-11-28/session9.md), and nothing bounded
 //! them but the disk. So while garbage exceeds `Options::vlog_gc_slowdown_garbage_ratio` of
-//! all value-log bytes, writes are paced as in a flush slowdown (`stall.rs`): at the rate the
-//! GC reclaims garbage (bytes freed per second of GC work, a moving average) times a share
-//! that falls linearly from 1 at that ratio to `MIN_PACE_SHARE` halfway from it to 1. A
-//! proportional controller: the garbage settles where paced writes make it as fast as the GC
-//! frees it. Before any GC job finished, the flush pacing's base rate stands in.
+//! all value-log bytes, writes are paced as in a flush slowdown (`stall.rs`): at the flush
+//! pace's base (what flushes drain per second) times a share that falls linearly from 1 at
+//! that ratio to `MIN_PACE_SHARE` halfway from it to 1. A proportional controller: the
+//! garbage settles where paced writes make it as fast as the GC frees it, higher the slower
+//! the GC is next to the writers, and the pace changes by small steps as the share moves, so
+//! writes slow down smoothly. Pacing at the GC's own rate instead (the bytes a job frees per
+//! second of its work) cut a 16 KB writer from 1.1 GB/s to a tenth at once: four seconds under
+//! half the mean in 35 s (docs/results/2026-11-28/session13.md).
 //!
 //! The GC itself never rests for this slowdown (it rests only while flushes are behind,
 //! `compaction/vlog_gc.rs`): it is what ends it.
@@ -22,16 +25,12 @@ use super::state::DbInner;
 use crate::options::MIN_DELAYED_WRITE_RATE;
 use crate::version::Version;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
 
-/// The garbage share of the value logs and the GC's reclaim rate, as writers see them.
+/// The garbage share of the value logs, as writers see it.
 #[derive(Debug, Default)]
 pub(crate) struct GarbageWatch {
     /// Garbage share of all value-log bytes in the current version, in millionths.
     share_ppm: AtomicU64,
-    /// Bytes of garbage GC jobs free per second of their work (moving average); 0 until the
-    /// first job committed.
-    reclaim_rate: AtomicU64,
 }
 
 impl GarbageWatch {
@@ -42,15 +41,6 @@ impl GarbageWatch {
         let garbage = total.saturating_sub(live);
         let ppm = garbage.saturating_mul(1_000_000) / total.max(1);
         self.share_ppm.store(ppm, Ordering::Relaxed);
-    }
-
-    /// Records a GC job that freed `freed` bytes in `took`.
-    pub fn note_gc(&self, freed: u64, took: Duration) {
-        let micros = (took.as_micros() as u64).max(1);
-        let rate = freed.saturating_mul(1_000_000) / micros;
-        let old = self.reclaim_rate.load(Ordering::Relaxed);
-        let average = if old == 0 { rate } else { old / 2 + rate / 2 };
-        self.reclaim_rate.store(average, Ordering::Relaxed);
     }
 
     /// The garbage share of all value-log bytes (0..=1).
@@ -73,14 +63,14 @@ impl DbInner {
         limit < 1.0 && self.stall.garbage.share() > limit
     }
 
-    /// The pace of writes while garbage slows them, in PM Log bytes per second (module docs).
+    /// The pace of writes while garbage slows them, in PM Log bytes per second (module docs):
+    /// `flush_base`, the flush pace's base (what flushes drain), times the garbage share's
+    /// step down.
     pub(crate) fn garbage_write_rate(&self, flush_base: u64) -> u64 {
-        let reclaim = self.stall.garbage.reclaim_rate.load(Ordering::Relaxed);
-        let base = if reclaim > 0 { reclaim } else { flush_base };
         let start = self.opts.vlog_gc_slowdown_garbage_ratio;
         let stop = start + (1.0 - start) / 2.0;
         let share = garbage_pace_share(self.stall.garbage.share(), start, stop);
-        ((base as f64 * share) as u64).max(MIN_DELAYED_WRITE_RATE)
+        ((flush_base as f64 * share) as u64).max(MIN_DELAYED_WRITE_RATE)
     }
 }
 
@@ -122,13 +112,5 @@ mod tests {
         assert_eq!(garbage_pace_share(0.5, 0.5, 0.75), 1.0);
         assert!((garbage_pace_share(0.625, 0.5, 0.75) - 0.5).abs() < 1e-9);
         assert_eq!(garbage_pace_share(0.9, 0.5, 0.75), MIN_PACE_SHARE);
-    }
-
-    #[test]
-    fn the_reclaim_rate_averages_each_job_with_the_ones_before() {
-        let watch = GarbageWatch::default();
-        watch.note_gc(1_000_000, Duration::from_secs(1));
-        watch.note_gc(3_000_000, Duration::from_secs(1));
-        assert_eq!(watch.reclaim_rate.load(Ordering::Relaxed), 2_000_000);
     }
 }

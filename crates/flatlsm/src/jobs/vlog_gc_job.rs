@@ -47,10 +47,9 @@ pub(crate) fn gc_one(db: &DbInner, writers: Writers) -> Result<bool> {
     };
     let started = std::time::Instant::now();
     let out = vlog_gc::run(&db.job_context(), &version, victim);
-    let victim_bytes = version.vlogs.get(&victim).map_or(0, |m| m.total_bytes);
     drop(version); // the victim's file may go once the commit no longer names it
     let committed = match out? {
-        Some(out) => commit(db, victim, victim_bytes, started.elapsed(), out)?,
+        Some(out) => commit(db, victim, out)?,
         None => false,
     };
     if committed {
@@ -65,15 +64,9 @@ pub(crate) fn gc_one(db: &DbInner, writers: Writers) -> Result<bool> {
 }
 
 /// Installs the GC's edit if the victim is still live; abandons the outputs otherwise. A
-/// committed job's pace (the victim's bytes less those copied, over `took`) paces writes
-/// while garbage slows them (`db/garbage_pace.rs`), and its end may end that slowdown.
-fn commit(
-    db: &DbInner,
-    victim: u64,
-    victim_bytes: u64,
-    took: std::time::Duration,
-    out: GcOutput,
-) -> Result<bool> {
+/// commit lowers the garbage share, which may end a slowdown it caused
+/// (`db/garbage_pace.rs`): paced writers are woken to look.
+fn commit(db: &DbInner, victim: u64, out: GcOutput) -> Result<bool> {
     let GcOutput {
         mut edit,
         table,
@@ -92,9 +85,6 @@ fn commit(
     }
     Counters::add(&db.counters.vlog_gc_bytes, bytes);
     Counters::add(&db.counters.vlog_gcs, 1);
-    db.stall
-        .garbage
-        .note_gc(victim_bytes.saturating_sub(bytes), took);
     db.end_quiet_slowdown();
     db.bg.wake_all();
     Ok(true)
