@@ -63,7 +63,8 @@ impl Default for QuietWatch {
 }
 
 impl QuietWatch {
-    /// A watch that calls writes quiet once no switch happened for `quiet_after`.
+    /// A watch that calls all quiet once no switch happened, and the foreground idled, for
+    /// `quiet_after`.
     pub fn new(quiet_after: Duration) -> Self {
         let now = Instant::now();
         QuietWatch {
@@ -136,8 +137,9 @@ impl DbInner {
         self.opts.quiet_cleanup && self.quiet.quiet()
     }
 
-    /// [`Writers::Quiet`] once no buffer switched for [`QUIET_AFTER`] and none waits to be
-    /// flushed; always [`Writers::Busy`] with `Options::quiet_cleanup` off.
+    /// [`Writers::Quiet`] once no buffer switched and the foreground idled for [`QUIET_AFTER`],
+    /// and none waits to be flushed; always [`Writers::Busy`] with `Options::quiet_cleanup`
+    /// off.
     pub(crate) fn writers(&self) -> Writers {
         let quiet = self.quiet.quiet() && self.versions.sv().imms.is_empty();
         self.quiet_unless_turned_off(quiet)
