@@ -35,6 +35,7 @@ use crate::iter::InternalIterator;
 use crate::types::{parse_internal_key, ValueKind, ValuePointer};
 use crate::version::{FileMeta, RedirectMeta, Version, VersionEdit, VlogMeta};
 use crate::vlog::{vlog_file_name, RedirectEntry, RedirectTable};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -68,8 +69,7 @@ pub(crate) struct GcTrigger {
 pub(crate) fn pick(version: &Version, trigger: GcTrigger) -> Option<u64> {
     let live = version.vlog_live_bytes();
     let live_of = |number: &u64| live.get(number).copied().unwrap_or(0);
-    let total: u64 = version.vlogs.values().map(|m| m.total_bytes).sum();
-    let garbage = total.saturating_sub(version.vlogs.keys().map(live_of).sum());
+    let (garbage, total) = garbage_of_all(version, &live);
     let mut best: Option<(f64, u64)> = None;
     for (number, meta) in &version.vlogs {
         let live_bytes = live_of(number);
@@ -88,6 +88,14 @@ pub(crate) fn pick(version: &Version, trigger: GcTrigger) -> Option<u64> {
     };
     best.filter(|&(share, _)| due(share))
         .map(|(_, number)| number)
+}
+
+/// Garbage bytes of all of `version`'s value logs, and their total bytes, given the logs'
+/// live bytes (`Version::vlog_live_bytes`).
+pub(crate) fn garbage_of_all(version: &Version, live: &BTreeMap<u64, u64>) -> (u64, u64) {
+    let total: u64 = version.vlogs.values().map(|m| m.total_bytes).sum();
+    let live: u64 = version.vlogs.keys().filter_map(|n| live.get(n)).sum();
+    (total.saturating_sub(live), total)
 }
 
 /// Collects `victim` as `version` sees it; `Ok(None)` if the job was abandoned (the database

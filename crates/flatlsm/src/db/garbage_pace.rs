@@ -22,6 +22,7 @@
 
 use super::stall::MIN_PACE_SHARE;
 use super::state::DbInner;
+use crate::compaction::vlog_gc::garbage_of_all;
 use crate::options::MIN_DELAYED_WRITE_RATE;
 use crate::version::Version;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -36,9 +37,7 @@ pub(crate) struct GarbageWatch {
 impl GarbageWatch {
     /// Records the garbage share of `version`'s value logs.
     pub fn note_version(&self, version: &Version) {
-        let total: u64 = version.vlogs.values().map(|m| m.total_bytes).sum();
-        let live: u64 = version.vlog_live_bytes().values().sum();
-        let garbage = total.saturating_sub(live);
+        let (garbage, total) = garbage_of_all(version, &version.vlog_live_bytes());
         let ppm = garbage.saturating_mul(1_000_000) / total.max(1);
         self.share_ppm.store(ppm, Ordering::Relaxed);
     }
