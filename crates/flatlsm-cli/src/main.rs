@@ -19,6 +19,9 @@ use commands::{
 use flatlsm::PmModeOption;
 use std::process::ExitCode;
 
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[derive(Parser)]
 #[command(
     name = "flatlsm",

@@ -113,9 +113,36 @@ fn trailer_of(ikey: &[u8]) -> u64 {
 
 /// Total order on internal keys: user key ascending, then trailer descending (newest first).
 pub fn compare_internal_keys(a: &[u8], b: &[u8]) -> Ordering {
-    user_key_of(a)
-        .cmp(user_key_of(b))
-        .then_with(|| trailer_of(b).cmp(&trailer_of(a)))
+    compare_bytes(user_key_of(a), user_key_of(b)).then_with(|| trailer_of(b).cmp(&trailer_of(a)))
+}
+
+/// Bytewise order of `a` and `b`, as `a.cmp(b)` gives it, compared eight bytes at a time in
+/// line. Why: a lookup compares about twenty short keys (a binary search in an index block
+/// and in a data block), and `<[u8]>::cmp` calls the C library's `memcmp` for each, whose call
+/// and length dispatch cost more than the comparison of a 16-byte key itself.
+#[inline]
+pub fn compare_bytes(a: &[u8], b: &[u8]) -> Ordering {
+    let common = a.len().min(b.len());
+    let (mut wa, mut wb) = (a[..common].chunks_exact(8), b[..common].chunks_exact(8));
+    for (x, y) in (&mut wa).zip(&mut wb) {
+        let (x, y) = (u64::from_be_bytes(word(x)), u64::from_be_bytes(word(y)));
+        if x != y {
+            return x.cmp(&y);
+        }
+    }
+    let tail = wa.remainder().iter().zip(wb.remainder());
+    for (x, y) in tail {
+        if x != y {
+            return x.cmp(y);
+        }
+    }
+    a.len().cmp(&b.len())
+}
+
+/// An eight-byte chunk as an array (`chunks_exact(8)` guarantees the length).
+#[inline]
+fn word(chunk: &[u8]) -> [u8; 8] {
+    chunk.try_into().expect("chunks_exact(8) gives eight bytes")
 }
 
 /// An owned internal key with the internal-key order, for use in ordered containers.
@@ -219,6 +246,22 @@ mod tests {
         let a = make_internal_key(b"a", 9, ValueKind::Value);
         let ab = make_internal_key(b"ab", 1, ValueKind::Value);
         assert_eq!(compare_internal_keys(&a, &ab), Ordering::Less);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn word_wise_comparison_orders_bytes_as_slices_do(
+            a in proptest::collection::vec(proptest::num::u8::ANY, 0..40),
+            b in proptest::collection::vec(proptest::num::u8::ANY, 0..40),
+            shared in 0usize..40,
+        ) {
+            // A shared prefix, so that long equal runs (where the words agree) are common.
+            let prefix: Vec<u8> = a.iter().copied().take(shared).collect();
+            let b = [prefix.as_slice(), &b].concat();
+            proptest::prop_assert_eq!(compare_bytes(&a, &b), a.as_slice().cmp(&b));
+            proptest::prop_assert_eq!(compare_bytes(&b, &a), b.as_slice().cmp(&a));
+            proptest::prop_assert_eq!(compare_bytes(&a, &a), Ordering::Equal);
+        }
     }
 
     #[test]

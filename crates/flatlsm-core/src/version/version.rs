@@ -28,7 +28,7 @@ use super::extension::Extension;
 use super::MAX_LEVELS;
 use crate::error::{Error, Result};
 use crate::range_del::RangeTombstones;
-use crate::types::{compare_internal_keys, user_key_of};
+use crate::types::{compare_bytes, compare_internal_keys, user_key_of};
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -315,8 +315,10 @@ impl Version {
             return None;
         }
         let files = self.levels.get(level)?;
-        let i = files.partition_point(|f| largest_user(f) < user_key);
-        files.get(i).filter(|f| smallest_user(f) <= user_key)
+        let i = files.partition_point(|f| compare_bytes(largest_user(f), user_key).is_lt());
+        files
+            .get(i)
+            .filter(|f| compare_bytes(smallest_user(f), user_key).is_le())
     }
 
     /// The level-0 files whose user-key range contains `user_key`, newest first.
@@ -324,10 +326,10 @@ impl Version {
         &'a self,
         user_key: &'a [u8],
     ) -> impl Iterator<Item = &'a Arc<FileMeta>> + 'a {
-        self.levels[0]
-            .iter()
-            .rev()
-            .filter(move |f| smallest_user(f) <= user_key && user_key <= largest_user(f))
+        self.levels[0].iter().rev().filter(move |f| {
+            compare_bytes(smallest_user(f), user_key).is_le()
+                && compare_bytes(user_key, largest_user(f)).is_le()
+        })
     }
 
     /// True if no file of any level can hold `user_key` (so a merge may drop its tombstone).
