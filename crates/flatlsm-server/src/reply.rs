@@ -75,6 +75,9 @@ impl Reply {
     /// assert_eq!(&out[..], b"*2\r\n$1\r\na\r\n:1\r\n_\r\n");
     /// ```
     pub fn encode(self, protocol: Protocol, out: &mut BytesMut) {
+        if let Reply::Bulk(bytes) = &self {
+            return encode_bulk(bytes, out);
+        }
         // Encoding into a growable buffer fails only for frames the constructors below never
         // build (e.g. an error containing CRLF, which `sanitize_error` prevents).
         let encoded = match protocol {
@@ -167,6 +170,20 @@ fn sanitize_error(message: String) -> String {
     }
 }
 
+/// Appends a bulk string (`$<len>\r\n<bytes>\r\n`, the same in RESP2 and RESP3) to `out`.
+/// Why not through the crate: its encoder sizes the buffer by zero-filling it before the
+/// copy, which for the 1 KiB values of a pipelined GET was a pass over every byte more.
+fn encode_bulk(bytes: &[u8], out: &mut BytesMut) {
+    let mut digits = itoa::Buffer::new();
+    let len = digits.format(bytes.len());
+    out.reserve(1 + len.len() + 2 + bytes.len() + 2);
+    out.extend_from_slice(b"$");
+    out.extend_from_slice(len.as_bytes());
+    out.extend_from_slice(b"\r\n");
+    out.extend_from_slice(bytes);
+    out.extend_from_slice(b"\r\n");
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -188,5 +205,27 @@ mod tests {
         assert_eq!(encoded(Reply::Int(-3), Protocol::Resp3), b":-3\r\n");
         let text = encoded(Reply::Verbatim("a".into()), Protocol::Resp3);
         assert_eq!(text, b"=5\r\ntxt:a\r\n");
+    }
+
+    #[test]
+    fn bulk_strings_encoded_in_line_match_the_crates_encoding() {
+        for len in [0usize, 1, 9, 10, 1024, 100_000] {
+            let bytes = Bytes::from((0..len).map(|i| (i % 251) as u8).collect::<Vec<u8>>());
+            let mut crate2 = BytesMut::new();
+            let frame2 = Resp2::BulkString(bytes.clone());
+            redis_protocol::resp2::encode::extend_encode(&mut crate2, &frame2, false).unwrap();
+            let mut crate3 = BytesMut::new();
+            let frame3 = Reply::Bulk(bytes.clone()).into_resp3();
+            redis_protocol::resp3::encode::complete::extend_encode(&mut crate3, &frame3, false)
+                .unwrap();
+            assert_eq!(
+                encoded(Reply::Bulk(bytes.clone()), Protocol::Resp2),
+                crate2.to_vec()
+            );
+            assert_eq!(
+                encoded(Reply::Bulk(bytes), Protocol::Resp3),
+                crate3.to_vec()
+            );
+        }
     }
 }
