@@ -86,6 +86,15 @@ impl Bisect {
         }
     }
 
+    /// A search of an index whose answer is known to lie in `range.start..=range.end`.
+    fn within(range: std::ops::Range<usize>) -> Bisect {
+        Bisect {
+            lo: range.start,
+            hi: range.end,
+            primed: false,
+        }
+    }
+
     fn done(&self) -> bool {
         self.primed && self.lo >= self.hi
     }
@@ -163,7 +172,7 @@ fn ask_filter(tables: &[Arc<Table>], probe: &Probe<'_>, position: usize) -> Step
     if !table.filter_passes(user_key_of(probe.lookup)) {
         return next_table(tables, probe, position);
     }
-    let range = Bisect::over(table.index_block());
+    let range = Bisect::within(table.block_candidates(probe.lookup));
     Step::Index { position, range }
 }
 

@@ -219,7 +219,13 @@ impl Block {
 
     /// Index of the first entry whose key is >= `target` (`len()` if none).
     pub fn seek(&self, target: &[u8]) -> usize {
-        let (mut lo, mut hi) = (0, self.len());
+        self.seek_within(target, 0..self.len())
+    }
+
+    /// [`Block::seek`] when the answer is known to lie in `range.start..=range.end` (every
+    /// entry before `range` is below `target`, every entry from its end on is not).
+    pub fn seek_within(&self, target: &[u8], range: Range<usize>) -> usize {
+        let (mut lo, mut hi) = (range.start, range.end.min(self.len()));
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
             match compare_internal_keys(self.key(mid), target) {

@@ -25,6 +25,7 @@ pub mod bloom;
 mod builder;
 mod cache;
 mod format;
+mod index_words;
 mod iterator;
 mod table;
 mod table_cache;

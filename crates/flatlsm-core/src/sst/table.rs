@@ -15,6 +15,7 @@ use super::format::{
     decode_footer, decompress_block, read_block, read_exact, read_stored_block, BlockHandle,
     Footer, StoredBlock, FOOTER_LEN,
 };
+use super::index_words::IndexWords;
 use super::iterator::TableIterator;
 use crate::error::{Error, IoContext, Result};
 use crate::fs::RandomAccessFile;
@@ -30,6 +31,8 @@ pub struct Table {
     file_number: u64,
     footer: Footer,
     index: Block,
+    /// The index's entries as words, searched before the index itself.
+    index_words: IndexWords,
     handles: Vec<BlockHandle>,
     filter: Option<BloomFilter>,
     cache: Option<Arc<BlockCache>>,
@@ -73,6 +76,7 @@ impl Table {
             path,
             file_number,
             footer,
+            index_words: IndexWords::new(&index),
             index,
             handles,
             filter,
@@ -130,7 +134,7 @@ impl Table {
 
     /// [`Table::get`] past the filter.
     fn find(&self, lookup: &[u8], user_key: &[u8]) -> Result<Option<(Vec<u8>, Vec<u8>)>> {
-        let i = self.index.seek(lookup);
+        let i = self.find_block(lookup);
         if i == self.index.len() {
             return Ok(None);
         }
@@ -249,7 +253,14 @@ impl Table {
 
     /// Index of the first data block whose last key is >= `target`.
     pub(crate) fn find_block(&self, target: &[u8]) -> usize {
-        self.index.seek(target)
+        self.index
+            .seek_within(target, self.block_candidates(target))
+    }
+
+    /// The data blocks among which [`Table::find_block`]'s answer for `target` lies (the
+    /// answer is in `start..=end`), found from the index's words alone.
+    pub(crate) fn block_candidates(&self, target: &[u8]) -> std::ops::Range<usize> {
+        self.index_words.candidates(target)
     }
 
     /// Data block `i`, from the cache or the file.
