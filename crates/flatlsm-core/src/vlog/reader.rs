@@ -1,6 +1,8 @@
 //! [`VlogReader`]: random reads of value-log records by [`ValuePointer`], and full scans.
 //!
-//! A point read is one `read_exact_at` of `record_len` bytes at the pointer's offset; the record's
+//! A point read is a copy from the log's mapping (a sealed log opened with
+//! [`VlogReader::open_mapped`]; see [`PAGE`] for which records) or one `read_exact_at` of
+//! `record_len` bytes at the pointer's offset; either way the record's
 //! lengths must match the pointer and its crc must verify, otherwise the read is
 //! [`Error::Corruption`] naming the file and the record offset. A pointer whose record would end
 //! past the end of the file is rejected before any buffer is allocated.
@@ -12,17 +14,29 @@ use super::vlog_file_name;
 use crate::error::{Error, IoContext, Result};
 use crate::fs::{FileMap, FileSystem, RandomAccessFile, ReadAhead};
 use crate::types::ValuePointer;
+use std::cell::Cell;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 /// Bytes read at a time by [`VlogReader::for_each_record`].
 const SCAN_CHUNK: u64 = 256 << 10;
 
 /// Bytes of a page: a record within one page is read through the mapping, where a page-cache
-/// miss costs one device read as `pread` does; a record across pages is read with one `pread`,
-/// since through the mapping a miss on each page would be a device read of its own.
+/// miss costs one device read as `pread` does. A record across two pages is read through the
+/// mapping too while the log's pages are found in memory (`VlogReader::cross_pages`), and with
+/// one `pread` otherwise: through the mapping a miss on each page would be a device read of its
+/// own, one after the other. A record over more pages is always one `pread`.
 const PAGE: u64 = 4096;
+
+/// One mapped read in this many (per thread) is timed, to tell whether the log is in memory.
+const TIMED_EVERY: u32 = 16;
+
+/// A mapped read that took this long or longer waited for the device: a page of the log was
+/// not in memory. (A copy with its checksum takes about a microsecond, mapping a page that is
+/// in the page cache a few; a device read tens at least.)
+const DEVICE_READ: Duration = Duration::from_micros(30);
 
 /// Reads one value-log file.
 pub struct VlogReader {
@@ -33,6 +47,9 @@ pub struct VlogReader {
     size: AtomicU64,
     /// The file mapped for point reads ([`VlogReader::open_mapped`]), if it is.
     map: Option<FileMap>,
+    /// Whether records across a page boundary are read through the mapping: true while the
+    /// last timed mapped read found its page in memory (see [`PAGE`]).
+    cross_pages: AtomicBool,
 }
 
 impl std::fmt::Debug for VlogReader {
@@ -63,6 +80,7 @@ impl VlogReader {
             number,
             size: AtomicU64::new(size),
             map: None,
+            cross_pages: AtomicBool::new(true),
         };
         let header = reader.read_at(0, VLOG_HEADER_LEN)?;
         check_header(&header, &reader.path)?;
@@ -127,9 +145,33 @@ impl VlogReader {
     pub fn read_value(&self, ptr: &ValuePointer) -> Result<Vec<u8>> {
         let record_len = self.check_pointer(ptr)?;
         if let Some(bytes) = self.mapped_record(ptr.offset, record_len) {
-            return Ok(self.check_record(bytes, ptr)?.1.to_vec());
+            return self.copy_mapped(bytes, ptr);
         }
         self.read_value_at(ptr, record_len)
+    }
+
+    /// The value of the record `ptr` addresses, checked and copied from its mapped `bytes`;
+    /// one such read in [`TIMED_EVERY`] per thread is timed ([`VlogReader::note_mapped_read`]).
+    fn copy_mapped(&self, bytes: &[u8], ptr: &ValuePointer) -> Result<Vec<u8>> {
+        if !timed_turn() {
+            return Ok(self.check_record(bytes, ptr)?.1.to_vec());
+        }
+        let start = Instant::now();
+        let value = self.check_record(bytes, ptr)?.1.to_vec();
+        self.note_mapped_read(start.elapsed());
+        Ok(value)
+    }
+
+    /// Records how long a timed mapped read took: records across pages are read through the
+    /// mapping again once one was quick, with `pread` once one waited for the device.
+    pub fn note_mapped_read(&self, took: Duration) {
+        self.cross_pages
+            .store(took < DEVICE_READ, Ordering::Relaxed);
+    }
+
+    /// True while records across a page boundary are read through the mapping.
+    pub fn reads_across_pages_mapped(&self) -> bool {
+        self.map.is_some() && self.cross_pages.load(Ordering::Relaxed)
     }
 
     /// Starts loading the first `HINT_LINES` cache lines of the record `ptr` addresses if
@@ -148,10 +190,16 @@ impl VlogReader {
     }
 
     /// The mapped bytes of a record of `len` bytes at `offset`, if the file is mapped that far
-    /// and the record lies within one page ([`PAGE`]).
+    /// and the record lies within one page, or across two while the log is found in memory
+    /// ([`PAGE`]).
     fn mapped_record(&self, offset: u64, len: u64) -> Option<&[u8]> {
         let last = offset.checked_add(len)?.checked_sub(1)?;
-        if offset / PAGE != last / PAGE {
+        let mapped = match last / PAGE - offset / PAGE {
+            0 => true,
+            1 => self.cross_pages.load(Ordering::Relaxed),
+            _ => false,
+        };
+        if !mapped {
             return None;
         }
         self.map.as_ref()?.get(offset, len as usize)
@@ -345,4 +393,15 @@ fn needed_len(avail: &[u8]) -> u64 {
         ]))
     };
     RECORD_HEADER_LEN as u64 + word(4) + word(8)
+}
+/// True on this thread's first mapped read of every [`TIMED_EVERY`].
+fn timed_turn() -> bool {
+    thread_local! {
+        static TURN: Cell<u32> = const { Cell::new(0) };
+    }
+    TURN.with(|turn| {
+        let n = turn.get();
+        turn.set(n.wrapping_add(1));
+        n % TIMED_EVERY == 0
+    })
 }

@@ -5,6 +5,7 @@ use crate::error::Error;
 use crate::fs::{OsFileSystem, ReadAhead};
 use proptest::prelude::*;
 use std::path::Path;
+use std::time::Duration;
 
 type Records = Vec<(Vec<u8>, Vec<u8>)>;
 
@@ -129,6 +130,28 @@ fn a_mapped_reader_reads_every_value_as_pread_does_and_refuses_pointers_past_the
     assert!(set.read_value(&past_end).unwrap_err().is_corruption());
     let unmapped = VlogSet::new(Arc::new(OsFileSystem), dir.path().to_path_buf());
     assert!(!unmapped.reader(7).unwrap().is_mapped());
+}
+
+#[test]
+fn records_across_pages_come_from_the_mapping_only_while_timed_reads_find_the_log_in_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let recs = many_records();
+    let (ptrs, _) = write(dir.path(), 7, &recs);
+    let set =
+        VlogSet::new(Arc::new(OsFileSystem), dir.path().to_path_buf()).with_mapped_reads(true);
+    let reader = set.reader(7).unwrap();
+    let across = |p: &ValuePointer| p.offset / 4096 != (p.offset + p.record_len as u64 - 1) / 4096;
+    assert!(ptrs.iter().any(across), "the records cross pages");
+    for waited_for_device in [false, true, false] {
+        let took = Duration::from_micros(if waited_for_device { 500 } else { 1 });
+        reader.note_mapped_read(took);
+        assert_eq!(reader.reads_across_pages_mapped(), !waited_for_device);
+        for ((_, v), p) in recs.iter().zip(&ptrs) {
+            assert_eq!(&reader.read_value(p).unwrap(), v, "{p:?}");
+        }
+    }
+    let unmapped = VlogSet::new(Arc::new(OsFileSystem), dir.path().to_path_buf());
+    assert!(!unmapped.reader(7).unwrap().reads_across_pages_mapped());
 }
 
 #[test]
