@@ -117,8 +117,7 @@ fn a_mapped_reader_reads_every_value_as_pread_does_and_refuses_pointers_past_the
     let dir = tempfile::tempdir().unwrap();
     let recs = many_records();
     let (ptrs, size) = write(dir.path(), 7, &recs);
-    let set =
-        VlogSet::new(Arc::new(OsFileSystem), dir.path().to_path_buf()).with_mapped_reads(true);
+    let (set, unmapped) = mapped_and_unmapped(dir.path());
     assert!(set.reader(7).unwrap().is_mapped());
     for ((_, v), p) in recs.iter().zip(&ptrs) {
         assert_eq!(&set.read_value(p).unwrap(), v, "{p:?}");
@@ -128,8 +127,14 @@ fn a_mapped_reader_reads_every_value_as_pread_does_and_refuses_pointers_past_the
         ..ptrs[0]
     };
     assert!(set.read_value(&past_end).unwrap_err().is_corruption());
-    let unmapped = VlogSet::new(Arc::new(OsFileSystem), dir.path().to_path_buf());
     assert!(!unmapped.reader(7).unwrap().is_mapped());
+}
+
+/// The logs in `dir` through a set whose readers map them and through one whose do not.
+fn mapped_and_unmapped(dir: &Path) -> (VlogSet, VlogSet) {
+    let set =
+        |mapped| VlogSet::new(Arc::new(OsFileSystem), dir.to_path_buf()).with_mapped_reads(mapped);
+    (set(true), set(false))
 }
 
 #[test]
@@ -137,8 +142,7 @@ fn records_across_pages_come_from_the_mapping_only_while_timed_reads_find_the_lo
     let dir = tempfile::tempdir().unwrap();
     let recs = many_records();
     let (ptrs, _) = write(dir.path(), 7, &recs);
-    let set =
-        VlogSet::new(Arc::new(OsFileSystem), dir.path().to_path_buf()).with_mapped_reads(true);
+    let (set, unmapped) = mapped_and_unmapped(dir.path());
     let reader = set.reader(7).unwrap();
     let across = |p: &ValuePointer| p.offset / 4096 != (p.offset + p.record_len as u64 - 1) / 4096;
     assert!(ptrs.iter().any(across), "the records cross pages");
@@ -150,7 +154,6 @@ fn records_across_pages_come_from_the_mapping_only_while_timed_reads_find_the_lo
             assert_eq!(&reader.read_value(p).unwrap(), v, "{p:?}");
         }
     }
-    let unmapped = VlogSet::new(Arc::new(OsFileSystem), dir.path().to_path_buf());
     assert!(!unmapped.reader(7).unwrap().reads_across_pages_mapped());
 }
 
