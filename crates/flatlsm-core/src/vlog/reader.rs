@@ -394,6 +394,7 @@ fn needed_len(avail: &[u8]) -> u64 {
     };
     RECORD_HEADER_LEN as u64 + word(4) + word(8)
 }
+
 /// True on this thread's first mapped read of every [`TIMED_EVERY`].
 fn timed_turn() -> bool {
     thread_local! {
