@@ -7,19 +7,19 @@
 //! `RUSAGE_CHILDREN` counts children that were waited for: its growth across one
 //! `Command::output()` is that child's CPU (the bench runs one child at a time).
 
-// The CLI's only unsafe calls: getrusage and malloc_trim have no safe wrappers in std.
+// The CLI's only unsafe calls: getrusage and mi_collect have no safe wrappers.
 #![allow(unsafe_code)]
 
-/// Returns the heap the allocator keeps after frees to the kernel (glibc's `malloc_trim(0)`).
-/// The engines of a comparison run one after the other in this process and its memory cgroup:
-/// without this, heap an engine freed but glibc kept would count as the next engine's
-/// memory (its `RssAnon` and its cgroup charge, pushing its page cache out). Elsewhere than
-/// glibc it does nothing.
+/// Returns the heap the allocator keeps after frees to the kernel (mimalloc's
+/// `mi_collect(true)`; the whole process allocates through mimalloc, `main.rs`). The engines
+/// of a comparison run one after the other in this process and its memory cgroup: without
+/// this, heap an engine freed but the allocator kept would count as the next engine's memory
+/// (its `RssAnon` and its cgroup charge, pushing its page cache out).
 pub fn release_free_heap() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: malloc_trim takes no pointers and only changes the allocator's own free lists.
+    // SAFETY: mi_collect takes no pointers; it only hands the allocator's free pages back to
+    // the kernel.
     unsafe {
-        libc::malloc_trim(0);
+        libmimalloc_sys::mi_collect(true);
     }
 }
 
@@ -74,7 +74,7 @@ mod tests {
 
     /// Frees 200 MB of small blocks below a block still in use (so the allocator cannot
     /// shrink its heap by itself) and checks that the release leaves the resident set.
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    #[cfg(target_os = "linux")]
     #[test]
     fn released_heap_leaves_the_resident_set() {
         let rss = || {
