@@ -139,6 +139,20 @@ pub fn compare_bytes(a: &[u8], b: &[u8]) -> Ordering {
     a.len().cmp(&b.len())
 }
 
+/// The 8 bytes of `key` from byte `at` on, big-endian, zero-padded past its end. Two keys'
+/// words at the same offset, where they differ, order as the keys do bytewise (a key that ends
+/// first pads with zeros, which sort first), given the keys agree before `at`.
+#[inline]
+pub fn word_at(key: &[u8], at: usize) -> u64 {
+    if let Some(chunk) = key.get(at..at.saturating_add(8)) {
+        return u64::from_be_bytes(word(chunk));
+    }
+    let mut padded = [0u8; 8];
+    let tail = key.get(at..).unwrap_or(&[]);
+    padded[..tail.len()].copy_from_slice(tail);
+    u64::from_be_bytes(padded)
+}
+
 /// An eight-byte chunk as an array (`chunks_exact(8)` guarantees the length).
 #[inline]
 fn word(chunk: &[u8]) -> [u8; 8] {

@@ -13,7 +13,7 @@
 //! after it, and only the entries with an equal word need the full comparison.
 
 use super::Block;
-use crate::types::{compare_bytes, user_key_of};
+use crate::types::{compare_bytes, user_key_of, word_at};
 use std::cmp::Ordering;
 use std::ops::Range;
 
@@ -37,7 +37,7 @@ impl IndexWords {
         let (first, last) = (user_key_of(index.key(0)), user_key_of(index.key(n - 1)));
         let shared = first.iter().zip(last).take_while(|(a, b)| a == b).count();
         let words = (0..n)
-            .map(|i| word_after(user_key_of(index.key(i)), shared))
+            .map(|i| word_at(user_key_of(index.key(i)), shared))
             .collect();
         IndexWords {
             prefix: first[..shared].to_vec(),
@@ -57,22 +57,13 @@ impl IndexWords {
             // A proper prefix of the prefix: before every entry.
             Ordering::Equal if head.len() < self.prefix.len() => 0..0,
             Ordering::Equal => {
-                let w = word_after(user_key, self.prefix.len());
+                let w = word_at(user_key, self.prefix.len());
                 let start = self.words.partition_point(|&x| x < w);
                 let end = start + self.words[start..].partition_point(|&x| x == w);
                 start..end
             }
         }
     }
-}
-
-/// The 8 bytes of `key` from `at` on, big-endian, padded with zeros.
-fn word_after(key: &[u8], at: usize) -> u64 {
-    let mut word = [0u8; 8];
-    let tail = key.get(at..).unwrap_or(&[]);
-    let n = tail.len().min(8);
-    word[..n].copy_from_slice(&tail[..n]);
-    u64::from_be_bytes(word)
 }
 
 #[cfg(test)]

@@ -110,16 +110,7 @@ fn key_words(len: usize) -> usize {
 
 /// Word `i` of `key` packed big-endian, zero-padded past its end.
 fn key_word(key: &[u8], i: usize) -> u64 {
-    let start = i * 8;
-    match key.get(start..start + 8) {
-        Some(w) => u64::from_be_bytes(w.try_into().unwrap_or([0; 8])),
-        None => {
-            let mut b = [0u8; 8];
-            let tail = key.get(start..).unwrap_or(&[]);
-            b[..tail.len()].copy_from_slice(tail);
-            u64::from_be_bytes(b)
-        }
-    }
+    crate::types::word_at(key, i * 8)
 }
 
 impl ArenaIndex {
