@@ -201,7 +201,7 @@ impl Table {
     /// the end of the data blocks ([`Footer::data_end`]) if every entry is before `key`. Block
     /// granularity; reads nothing (the index is in memory).
     pub fn approximate_offset_of(&self, key: &[u8]) -> u64 {
-        match self.handles.get(self.index.seek(key)) {
+        match self.handles.get(self.find_block(key)) {
             Some(h) => h.offset,
             None => self.footer.data_end(),
         }
