@@ -153,10 +153,10 @@ pub fn word_at(key: &[u8], at: usize) -> u64 {
     u64::from_be_bytes(padded)
 }
 
-/// An eight-byte chunk as an array (`chunks_exact(8)` guarantees the length).
+/// An eight-byte slice as an array (its callers slice exactly eight bytes).
 #[inline]
 fn word(chunk: &[u8]) -> [u8; 8] {
-    chunk.try_into().expect("chunks_exact(8) gives eight bytes")
+    chunk.try_into().expect("callers pass eight bytes")
 }
 
 /// An owned internal key with the internal-key order, for use in ordered containers.

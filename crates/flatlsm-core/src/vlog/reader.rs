@@ -164,13 +164,14 @@ impl VlogReader {
 
     /// Records how long a timed mapped read took: records across pages are read through the
     /// mapping again once one was quick, with `pread` once one waited for the device.
-    pub fn note_mapped_read(&self, took: Duration) {
+    pub(crate) fn note_mapped_read(&self, took: Duration) {
         self.cross_pages
             .store(took < DEVICE_READ, Ordering::Relaxed);
     }
 
     /// True while records across a page boundary are read through the mapping.
-    pub fn reads_across_pages_mapped(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn reads_across_pages_mapped(&self) -> bool {
         self.map.is_some() && self.cross_pages.load(Ordering::Relaxed)
     }
 
