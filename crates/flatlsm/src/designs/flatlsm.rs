@@ -41,7 +41,7 @@ impl Design for FlatLsmDesign {
     }
 
     fn level0_stop_runs(&self, opts: &Options) -> usize {
-        2 * opts.l1_merge_trigger
+        4 * opts.l1_merge_trigger
     }
 
     fn level0_slowdown_runs(&self, _opts: &Options) -> Option<usize> {

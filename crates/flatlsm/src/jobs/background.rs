@@ -352,7 +352,10 @@ fn refusal_after(installed: &Result<bool>) -> Option<StopWaiting> {
 /// fails meanwhile (no compaction will make room then: `waits.rs`).
 fn wait_for_run_room(db: &DbInner) -> Result<bool> {
     let stop = db.design.level0_stop_runs(&db.opts);
+    let since = Instant::now();
+    let mut waited = false;
     while db.design.level0_runs(&db.versions.lock().current) >= stop {
+        waited = true;
         if !db.keep_waiting()? {
             return Ok(false);
         }
@@ -364,7 +367,21 @@ fn wait_for_run_room(db: &DbInner) -> Result<bool> {
         db.sync_point("flush:waiting_for_room");
         db.versions.wait_for_release(Duration::from_millis(10));
     }
+    if waited {
+        log_run_room_wait(db, stop, since.elapsed());
+    }
     Ok(true)
+}
+
+/// One info line per flush that waited for level 0 to make room: such a wait holds the
+/// immutables back while writers fill the rest of the PMTables.
+fn log_run_room_wait(db: &DbInner, stop: usize, took: Duration) {
+    let line = format!(
+        "[{}] flush waited {} ms for level 0 to hold fewer than {stop} runs",
+        db.opts.profile,
+        took.as_millis()
+    );
+    event!(db.info_log, Info, line);
 }
 
 /// Installs a flush's outputs; `started` is when the flush began (its busy time for `Stats`
