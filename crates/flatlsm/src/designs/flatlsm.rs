@@ -2,8 +2,11 @@
 //! without a WAL — as L0; a flush writes one L1 run; runs merge into the Ordered-L1 at
 //! `l1_merge_trigger`; L1 → L2 when L1's data exceeds its target, `l1_data_ratio` of all the
 //! data within `[4 × target_file_size, l1_capacity]` (`policy/flat.rs`).
-//! Flushes wait at `2 × l1_merge_trigger` runs (the merge is behind; writers then slow down as
-//! PMTables fill).
+//! Flushes wait at `4 × l1_merge_trigger` runs (the merge is behind; writers then slow down as
+//! PMTables fill). Four, not two: a merge of runs rewrites L1, so it slows down as L1 grows
+//! (20 s at 256 B in Fig. 9a's 35 s); runs that pile up meanwhile make the next merge cheaper
+//! per byte, and a flush that waits instead fills every PMTable and paces writes to a twentieth
+//! (docs/design-decisions.md, "Room for runs").
 
 use super::{BufferKind, Design, FlushShape};
 use crate::compaction::policy::flat::FlatPolicy;
