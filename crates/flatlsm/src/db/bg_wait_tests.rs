@@ -95,7 +95,7 @@ fn put_round(db: &Db, n: usize) -> Result<()> {
     (0..n).try_for_each(|i| db.put(format!("key{i:05}"), [i as u8; 1000]))
 }
 
-/// FlatLSM with a level-0 stop at 8 runs; the background flush thread never starts a flush
+/// FlatLSM with a level-0 stop at 12 runs; the background flush thread never starts a flush
 /// on its own (3 immutables due, never reached), so the test's `flush` calls make the runs.
 #[test]
 fn a_flush_waiting_for_level0_room_ends_when_the_compaction_fails() {
@@ -112,7 +112,7 @@ fn a_flush_waiting_for_level0_room_ends_when_the_compaction_fails() {
         .inner
         .sync_points
         .pause_once("compaction:inputs_reserved");
-    while db.stats().l1_runs < 8 {
+    while db.stats().l1_runs < 12 {
         put_round(&db, 20).unwrap();
         db.flush().unwrap();
     }

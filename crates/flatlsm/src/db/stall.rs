@@ -222,11 +222,7 @@ impl DbInner {
             self.files.path().display(),
             self.slowdown_cause(),
             self.delayed_write_rate() as f64 / 1e6,
-            if self.slowdown_due() {
-                "flush"
-            } else {
-                "value-log GC"
-            }
+            self.slowdown_remedy()
         );
         event!(self.info_log, Warn, line);
         Episode {
@@ -273,14 +269,35 @@ impl DbInner {
 
     /// Why writes are slowed, for the log and `WriteStall` errors.
     fn slowdown_cause(&self) -> String {
-        if self.slowdown_due() {
-            let imms = self.versions.sv().imms.len();
-            let at = self.opts.slowdown_trigger();
+        let imms = self.versions.sv().imms.len();
+        let at = self.opts.slowdown_trigger();
+        if imms >= at {
             return format!("{imms} immutable PMTables (slowdown at {at})");
+        }
+        if self.slowdown_due() {
+            return self.runs_cause();
         }
         let share = self.stall.garbage.share() * 100.0;
         let at = self.opts.vlog_gc_slowdown_garbage_ratio * 100.0;
         format!("value-log garbage at {share:.0}% of the logs (slowdown above {at:.0}%)")
+    }
+
+    /// The background work whose progress ends the slowdown, for its log line.
+    fn slowdown_remedy(&self) -> &'static str {
+        if self.versions.sv().imms.len() >= self.opts.slowdown_trigger() {
+            "flush"
+        } else if self.slowdown_due() {
+            "compaction"
+        } else {
+            "value-log GC"
+        }
+    }
+
+    /// Level-0 runs waiting for a merge, for a slowdown they caused.
+    fn runs_cause(&self) -> String {
+        let runs = self.design.level0_runs(&self.versions.sv().version);
+        let at = self.design.level0_slowdown_runs(&self.opts).unwrap_or(runs);
+        format!("{runs} level-0 runs waiting for a merge (slowdown at {at})")
     }
 
     /// The pace of writes in the slowdown phase, in PM Log bytes per second (module docs):
@@ -313,11 +330,24 @@ impl DbInner {
     }
 
     /// The share of the drain rate slowed writes get (module docs): 1 where the slowdown
-    /// starts, falling linearly to 0 (at least `MIN_PACE_SHARE`) where writers would stop.
+    /// starts, falling linearly to 0 (at least `MIN_PACE_SHARE`) where writers would stop;
+    /// the smaller of the immutables' share and the level-0 runs' share.
     fn pace_share(&self) -> f64 {
         let start = self.opts.slowdown_trigger() as f64;
         let stop = self.opts.max_write_buffer_number as f64;
-        pace_share(self.backlog_tables(), start, stop)
+        pace_share(self.backlog_tables(), start, stop).min(self.runs_share())
+    }
+
+    /// The level-0 runs' share (designs that slow writes on runs): 1 up to the runs' slowdown
+    /// trigger, falling linearly to `MIN_PACE_SHARE` at the runs where flushes wait. A merge
+    /// starved of CPU by the writers then gets it back before flushes stop.
+    fn runs_share(&self) -> f64 {
+        let Some(start) = self.design.level0_slowdown_runs(&self.opts) else {
+            return 1.0;
+        };
+        let stop = self.design.level0_stop_runs(&self.opts) as f64;
+        let runs = self.design.level0_runs(&self.versions.sv().version) as f64;
+        pace_share(runs, start as f64, stop)
     }
 
     /// PMTables in use, in tables: the immutables plus the mutable table's fill (0..=1).

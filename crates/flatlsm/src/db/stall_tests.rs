@@ -255,3 +255,32 @@ fn value_log_garbage_above_its_slowdown_ratio_paces_writes_until_gc_frees_it() {
     garbage.set_share_for_test(0.4);
     db.put_opt(key(4), VALUE, &NO_SLOWDOWN).unwrap();
 }
+
+/// Regression (fifteenth session): flushes waited for a merge of runs starved of CPU by the
+/// writers, every PMTable filled and Fig. 9a's writes fell to a twentieth for seconds. Now runs
+/// slow writes first, from `4 × l1_merge_trigger` (no background threads here: nothing merges
+/// until a flush meets the stop at six times).
+#[test]
+fn runs_waiting_for_a_merge_slow_writes_before_flushes_wait() {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = Options {
+        l1_merge_trigger: 1,
+        ..options(false)
+    };
+    let db = Db::open(dir.path(), opts).unwrap();
+    // Each flush's two keys span the others': every flush is a run of its own.
+    let run = |i: usize| {
+        put(&db, i);
+        put(&db, 500 + i);
+        db.flush().unwrap();
+    };
+    (0..3).for_each(run);
+    assert!(!db.stats().writes_slowed, "{}", db.stats());
+    run(3);
+    assert_eq!(db.stats().l1_runs, 4);
+    let msg = assert_refused(&db, 100);
+    assert!(msg.contains("4 level-0 runs waiting for a merge"), "{msg}");
+    (4..7).for_each(run);
+    assert!(db.stats().l1_runs <= 6, "{}", db.stats());
+    assert!(db.stats().compactions > 0, "the flush at the stop merged");
+}

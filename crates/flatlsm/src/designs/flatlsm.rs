@@ -2,11 +2,11 @@
 //! without a WAL — as L0; a flush writes one L1 run; runs merge into the Ordered-L1 at
 //! `l1_merge_trigger`; L1 → L2 when L1's data exceeds its target, `l1_data_ratio` of all the
 //! data within `[4 × target_file_size, l1_capacity]` (`policy/flat.rs`).
-//! Flushes wait at `4 × l1_merge_trigger` runs (the merge is behind; writers then slow down as
-//! PMTables fill). Four, not two: a merge of runs rewrites L1, so it slows down as L1 grows
-//! (20 s at 256 B in Fig. 9a's 35 s); runs that pile up meanwhile make the next merge cheaper
-//! per byte, and a flush that waits instead fills every PMTable and paces writes to a twentieth
-//! (docs/design-decisions.md, "Room for runs").
+//! Writes slow down from `4 × l1_merge_trigger` runs and flushes wait at `6 ×` (the merge is
+//! behind). Not at two times, as before: a merge of runs rewrites L1, so it slows down as L1
+//! grows (20 s at 256 B in Fig. 9a's 35 s); runs that pile up meanwhile make the next merge
+//! cheaper per byte, and a flush that waits fills every PMTable and paces writes to a
+//! twentieth (docs/design-decisions.md, "Room for runs").
 
 use super::{BufferKind, Design, FlushShape};
 use crate::compaction::policy::flat::FlatPolicy;
@@ -21,6 +21,12 @@ use std::path::Path;
 /// L1's least target, in SST files of `target_file_size`: a database smaller than this keeps
 /// its data in L1 (no L2, so no stale versions in it), however small its share.
 const L1_FLOOR_FILES: u64 = 4;
+
+/// Writes slow down from this many times `l1_merge_trigger` runs in level 0 (`stall.rs`).
+const RUNS_SLOWDOWN_FACTOR: usize = 4;
+
+/// Flushes wait at this many times `l1_merge_trigger` runs in level 0.
+const RUNS_STOP_FACTOR: usize = 6;
 
 /// The `flatlsm` design.
 pub(crate) struct FlatLsmDesign;
@@ -44,11 +50,11 @@ impl Design for FlatLsmDesign {
     }
 
     fn level0_stop_runs(&self, opts: &Options) -> usize {
-        4 * opts.l1_merge_trigger
+        RUNS_STOP_FACTOR * opts.l1_merge_trigger
     }
 
-    fn level0_slowdown_runs(&self, _opts: &Options) -> Option<usize> {
-        None
+    fn level0_slowdown_runs(&self, opts: &Options) -> Option<usize> {
+        Some(RUNS_SLOWDOWN_FACTOR * opts.l1_merge_trigger)
     }
 
     /// A flush's files never overlap each other: runs are found by overlap.

@@ -345,7 +345,7 @@ fn refusal_after(installed: &Result<bool>) -> Option<StopWaiting> {
     }
 }
 
-/// Waits while level 0 holds the design's stop number of runs (FlatLSM: `4 × l1_merge_trigger`
+/// Waits while level 0 holds the design's stop number of runs (FlatLSM: `6 × l1_merge_trigger`
 /// unmerged L1 runs; leveled: `level0_stop_writes_trigger`): compaction is behind, and writers
 /// stop as write buffers fill. Without background threads the compaction runs here.
 /// `Ok(false)` if the database shuts down meanwhile; the background error if background work
