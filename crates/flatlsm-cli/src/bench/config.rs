@@ -38,6 +38,10 @@ pub struct BenchConfig {
     pub value_sizes: Vec<usize>,
     /// Bytes written at each value size of the sweep.
     pub sweep_bytes: u64,
+    /// From value size `.0` on, the sweep's bytes are `.1` instead of `sweep_bytes` (a figure
+    /// of the paper preset whose largest values would not fit the disk; `None`: the same at
+    /// every size).
+    pub sweep_bytes_large: Option<(usize, u64)>,
     /// `--compare profiles` configures the peers as the MatrixKV paper does (the MatrixKV
     /// presets: `Preset::matrixkv_peers`).
     pub matrixkv_peers: bool,
@@ -189,6 +193,7 @@ impl BenchConfig {
         let variants = variants(&args, &p);
         Ok(BenchConfig {
             warm_file: args.warm_memory.then(|| sibling_file(&args, "-warm")),
+            sweep_bytes_large: None,
             budget,
             variants,
             benchmarks,

@@ -108,11 +108,19 @@ fn point_config(cfg: &BenchConfig, p: Point) -> BenchConfig {
         one.options.pm_write_latency_ns = ns;
     }
     if cfg.args.num.is_none() {
-        one.num = cfg.sweep_bytes / (cfg.key_size + p.size) as u64;
+        one.num = sweep_bytes(cfg, p.size) / (cfg.key_size + p.size) as u64;
         let scaled = config::reads_for(one.num, cfg.read_fraction);
         one.reads = cfg.args.reads.unwrap_or(scaled);
     }
     one
+}
+
+/// The bytes the sweep writes (or spans in keys, under `--duration`) at value size `size`.
+fn sweep_bytes(cfg: &BenchConfig, size: usize) -> u64 {
+    match cfg.sweep_bytes_large {
+        Some((from, bytes)) if size >= from => bytes,
+        _ => cfg.sweep_bytes,
+    }
 }
 
 /// Throughput, mean latency and SSD bytes of benchmark `bench` by sweep point and design.
@@ -470,6 +478,22 @@ mod tests {
         let other = resolve(&["--preset", "designs-4k", "--pm_path", "/dev/shm/x"]);
         let leveled = variant_config(&other, of("leveled")).unwrap().options;
         assert_ne!(leveled.leveled.level0_stop_writes_trigger, 12);
+    }
+
+    /// A figure's larger key space cap (Fig. 9a: 12 GiB from 16 KB on) gives those sizes their
+    /// own bytes; the smaller sizes keep the sweep's.
+    #[test]
+    fn sizes_from_the_large_threshold_take_the_large_bytes() {
+        let mut cfg = resolve(&["--preset", "slmdb-ops", "--pm_path", "/dev/shm/x"]);
+        cfg.sweep_bytes_large = Some((16384, 1 << 30));
+        let at = |size| {
+            let latency = None;
+            point_config(&cfg, Point { size, latency }).num
+        };
+        let entry = |size: usize| (cfg.key_size + size) as u64;
+        assert_eq!(at(4096), (2u64 << 30) / entry(4096));
+        assert_eq!(at(16384), (1u64 << 30) / entry(16384));
+        assert_eq!(at(65536), (1u64 << 30) / entry(65536));
     }
 
     /// slmdb-ops and slmdb-ycsb: `leveled` (no value separation) against `slmdb`, each point

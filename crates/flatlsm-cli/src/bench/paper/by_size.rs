@@ -50,6 +50,28 @@ pub struct Sweep {
     pub reads: Option<u64>,
     /// The designs FlatLSM is compared with.
     pub peers: &'static [Peer],
+    /// A load that runs for a time over a key space instead (`None`: it writes `bytes`).
+    pub timed: Option<Timed>,
+}
+
+/// A load that runs for a time over a key space (below one second at the run's scale, the
+/// sweep's `bytes` are written instead).
+pub struct Timed {
+    /// Seconds every design writes at each size at `--scale 1`.
+    pub seconds: f64,
+    /// The key space in bytes at `--scale 1`.
+    pub key_bytes: u64,
+    /// From this value size on the key space is `large_bytes` (the disk holds no more).
+    pub large_from: usize,
+    /// The key space of the largest values at `--scale 1`.
+    pub large_bytes: u64,
+}
+
+impl Timed {
+    /// Seconds of writes at the run's scale (0: too short, the sweep writes its bytes).
+    pub fn seconds_at(&self, ctx: &Context<'_>) -> u64 {
+        (self.seconds * ctx.scale) as u64
+    }
 }
 
 /// How one benchmark's rows are judged.
@@ -104,6 +126,11 @@ impl Sweep {
         // As a flag: the sweep gives every size this count instead of one per write.
         cfg.args.reads = self.reads.map(|n| ctx.count(n, MIN_READS));
         cfg.variants = self.designs();
+        if let Some(t) = self.timed.as_ref().filter(|t| t.seconds_at(ctx) > 0) {
+            cfg.args.duration = t.seconds_at(ctx);
+            cfg.sweep_bytes = ctx.bytes(t.key_bytes, MIN_BYTES);
+            cfg.sweep_bytes_large = Some((t.large_from, ctx.bytes(t.large_bytes, MIN_BYTES)));
+        }
         cfg
     }
 
@@ -254,6 +281,7 @@ pub mod tests {
             bytes: 1 << 30,
             reads: Some(100_000),
             peers,
+            timed: None,
         }
     }
 
@@ -327,6 +355,38 @@ pub mod tests {
         );
         let tiny = sweep(&BASELINES).config(&context_at(&cfg, &work, 1e-6));
         assert_eq!((tiny.sweep_bytes, tiny.args.reads), (4 << 20, Some(1000)));
+    }
+
+    /// Fig. 9a's load at `--scale 1` runs 35 s over 16 GiB of keys (12 GiB from 16 KB on); at
+    /// a scale where that is under a second it writes the sweep's bytes instead.
+    #[test]
+    fn a_timed_load_runs_its_seconds_over_its_key_space_unless_scaled_below_one() {
+        let (cfg, work) = (
+            paper_config(),
+            WorkDir::new(Some("/nonexistent/db".as_ref())),
+        );
+        let timed = Sweep {
+            timed: Some(Timed {
+                seconds: 35.0,
+                key_bytes: 16 << 30,
+                large_from: 16384,
+                large_bytes: 12 << 30,
+            }),
+            ..sweep(&WITH_TITAN)
+        };
+        let full = timed.config(&context_at(&cfg, &work, 1.0));
+        assert_eq!(full.args.duration, 35);
+        assert_eq!(full.sweep_bytes, 16 << 30);
+        assert_eq!(full.sweep_bytes_large, Some((16384, 12 << 30)));
+        let quarter = timed.config(&context_at(&cfg, &work, 0.25));
+        assert_eq!((quarter.args.duration, quarter.sweep_bytes), (8, 4 << 30));
+        let tiny = timed.config(&context_at(&cfg, &work, 0.01));
+        assert_eq!(tiny.args.duration, 0);
+        let hundredth = ((1u64 << 30) as f64 * 0.01) as u64;
+        assert_eq!(
+            (tiny.sweep_bytes, tiny.sweep_bytes_large),
+            (hundredth, None)
+        );
     }
 
     #[test]

@@ -17,6 +17,7 @@ const SWEEP: Sweep = Sweep {
     bytes: 2 << 30,
     reads: Some(100_000),
     peers: &BASELINES,
+    timed: None,
 };
 
 /// (a): FlatLSM "at most 35.58% lower than MatrixKV", "no significant reduction" against the

@@ -15,6 +15,7 @@ const SWEEP: Sweep = Sweep {
     bytes: 2 << 30,
     reads: None,
     peers: &WITH_TITAN,
+    timed: None,
 };
 
 const JUDGED: Judged = Judged {

@@ -6,7 +6,7 @@
 //!
 //! Scale at `--scale 1` (the paper: 80 GB of data, 16 B keys, PMTables 6 × 2 GB, MatrixKV 8 GB
 //! and NoveLSM 12 GB of PM): every design gets DRAM 512 MiB and PM 1 GiB; Fig. 9a writes
-//! 4 GiB per value size (1/20), Fig. 9b 2 GiB of sequential writes per size (1/40), Fig. 10
+//! 35 s per value size over 16 GiB of keys (12 GiB at 16 and 64 KB), Fig. 9b 2 GiB of sequential writes per size (1/40), Fig. 10
 //! loads 2 GiB per size at random (1/40) and reads 100k keys at random and 100k entries in
 //! order, Fig. 11 loads 1M records of 4 KB and runs 500k operations per workload (E: 50k),
 //! Table 2 reads Fig. 11's YCSB-A (or runs the load and A alone), Fig. 12 writes 8 GiB of 4 KB
