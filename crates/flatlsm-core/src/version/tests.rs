@@ -465,3 +465,20 @@ fn a_bad_range_tombstone_edit_is_refused() {
     let err = VersionEdit::decode(&orphan_mark, Path::new("M"), 0).unwrap_err();
     assert!(err.to_string().contains("file 9"), "{err}");
 }
+
+/// The run count is kept per version (every write reads it); a version applied from a counted
+/// one counts its own runs, and the count plays no part in equality.
+#[test]
+fn level0_runs_are_counted_once_per_version_and_anew_after_an_edit() {
+    let one_run = Version::default()
+        .apply(&add(vec![(0, file(1, "a", "c")), (0, file(2, "d", "f"))]))
+        .unwrap();
+    assert_eq!(one_run.level0_runs(), 1);
+    let two_runs = one_run.apply(&add(vec![(0, file(3, "b", "e"))])).unwrap();
+    assert_eq!(two_runs.level0_runs(), 2);
+    assert_eq!(one_run.level0_runs(), 1);
+    let uncounted = Version::default()
+        .apply(&add(vec![(0, file(1, "a", "c")), (0, file(2, "d", "f"))]))
+        .unwrap();
+    assert_eq!(uncounted, one_run);
+}

@@ -48,7 +48,29 @@ pub struct Version {
     pub extension: Extension,
     /// Range tombstones (`delete_range`) not yet retired.
     pub range_dels: Arc<RangeTombstones>,
+    /// `level0_runs`, counted on first use: every write looks at it (the slowdown).
+    runs: RunsCache,
 }
+
+/// A count of level-0 runs made once per version. A clone starts empty (its levels are about
+/// to change: versions are built by cloning and applying an edit), and two versions are equal
+/// whatever their caches hold.
+#[derive(Debug, Default)]
+struct RunsCache(std::sync::OnceLock<usize>);
+
+impl Clone for RunsCache {
+    fn clone(&self) -> Self {
+        RunsCache::default()
+    }
+}
+
+impl PartialEq for RunsCache {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl Eq for RunsCache {}
 
 impl Default for Version {
     fn default() -> Self {
@@ -58,6 +80,7 @@ impl Default for Version {
             redirects: BTreeMap::new(),
             extension: Extension::none(),
             range_dels: Arc::default(),
+            runs: RunsCache::default(),
         }
     }
 }
@@ -341,6 +364,10 @@ impl Version {
     /// How many runs level 0 holds: its files in order, a new run starting at each file that
     /// overlaps a file of the current run (a flush's files never overlap each other).
     pub fn level0_runs(&self) -> usize {
+        *self.runs.0.get_or_init(|| self.count_level0_runs())
+    }
+
+    fn count_level0_runs(&self) -> usize {
         let mut runs = 0;
         let mut current: Vec<&FileMeta> = Vec::new();
         for f in &self.levels[0] {
