@@ -248,12 +248,18 @@ impl DbInner {
     /// True while enough immutables wait for flush, or (designs with a level-0 trigger)
     /// enough level-0 runs wait for compaction, to slow writes down.
     pub(crate) fn slowdown_due(&self) -> bool {
-        let sv = self.versions.sv();
-        if sv.imms.len() >= self.opts.slowdown_trigger() {
-            return true;
-        }
+        self.flush_behind() || self.merge_behind()
+    }
+
+    /// Enough immutables wait for flush to slow writes down.
+    fn flush_behind(&self) -> bool {
+        self.versions.sv().imms.len() >= self.opts.slowdown_trigger()
+    }
+
+    /// Enough level-0 runs wait for a merge to slow writes down (designs with such a trigger).
+    fn merge_behind(&self) -> bool {
         let runs = self.design.level0_slowdown_runs(&self.opts);
-        runs.is_some_and(|n| self.design.level0_runs(&sv.version) >= n)
+        runs.is_some_and(|n| self.design.level0_runs(&self.versions.sv().version) >= n)
     }
 
     /// True while a writer waits for a free PMTable (for `Stats`).
@@ -269,12 +275,12 @@ impl DbInner {
 
     /// Why writes are slowed, for the log and `WriteStall` errors.
     fn slowdown_cause(&self) -> String {
-        let imms = self.versions.sv().imms.len();
-        let at = self.opts.slowdown_trigger();
-        if imms >= at {
+        if self.flush_behind() {
+            let imms = self.versions.sv().imms.len();
+            let at = self.opts.slowdown_trigger();
             return format!("{imms} immutable PMTables (slowdown at {at})");
         }
-        if self.slowdown_due() {
+        if self.merge_behind() {
             return self.runs_cause();
         }
         let share = self.stall.garbage.share() * 100.0;
@@ -284,9 +290,9 @@ impl DbInner {
 
     /// The background work whose progress ends the slowdown, for its log line.
     fn slowdown_remedy(&self) -> &'static str {
-        if self.versions.sv().imms.len() >= self.opts.slowdown_trigger() {
+        if self.flush_behind() {
             "flush"
-        } else if self.slowdown_due() {
+        } else if self.merge_behind() {
             "compaction"
         } else {
             "value-log GC"

@@ -72,6 +72,12 @@ impl Timed {
     pub fn seconds_at(&self, ctx: &Context<'_>) -> u64 {
         (self.seconds * ctx.scale) as u64
     }
+
+    /// The key space at the run's scale: below `large_from`, and from it on.
+    pub fn key_spaces_at(&self, ctx: &Context<'_>) -> (u64, u64) {
+        let at = |bytes| ctx.bytes(bytes, MIN_BYTES);
+        (at(self.key_bytes), at(self.large_bytes))
+    }
 }
 
 /// How one benchmark's rows are judged.
@@ -127,9 +133,10 @@ impl Sweep {
         cfg.args.reads = self.reads.map(|n| ctx.count(n, MIN_READS));
         cfg.variants = self.designs();
         if let Some(t) = self.timed.as_ref().filter(|t| t.seconds_at(ctx) > 0) {
+            let (small, large) = t.key_spaces_at(ctx);
             cfg.args.duration = t.seconds_at(ctx);
-            cfg.sweep_bytes = ctx.bytes(t.key_bytes, MIN_BYTES);
-            cfg.sweep_bytes_large = Some((t.large_from, ctx.bytes(t.large_bytes, MIN_BYTES)));
+            cfg.sweep_bytes = small;
+            cfg.sweep_bytes_large = Some((t.large_from, large));
         }
         cfg
     }

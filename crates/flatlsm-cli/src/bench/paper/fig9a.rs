@@ -84,13 +84,13 @@ pub fn outcomes(ctx: &Context<'_>) -> Result<Vec<Outcome>, String> {
 
 /// The workload, in prose.
 pub fn workload(ctx: &Context<'_>) -> String {
-    let seconds = TIMED.seconds_at(ctx);
-    let load = match seconds {
+    let (small, large) = TIMED.key_spaces_at(ctx);
+    let load = match TIMED.seconds_at(ctx) {
         0 => format!("{} of writes", share_of_paper(SWEEP.bytes_at(ctx))),
         s => format!(
             "{s} s of writes over a key space of {} ({} at 16 and 64 KB)",
-            mib(ctx.bytes(TIMED.key_bytes, 0)),
-            mib(ctx.bytes(TIMED.large_bytes, 0))
+            mib(small),
+            mib(large)
         ),
     };
     format!(
