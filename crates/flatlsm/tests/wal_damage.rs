@@ -262,7 +262,9 @@ fn point_in_time_recovery_stops_at_the_hole_and_drops_everything_newer() {
 
 /// Regression (matrixkv, and leveled the same way): a manifest cut by one byte lost its last
 /// record, the one naming the newest log; the log was then deleted as an orphan with every
-/// write in it (wrong values, resurrected deletes, missing keys) and `check` said OK.
+/// write in it (wrong values, resurrected deletes, missing keys) and `check` said OK. Since
+/// switches queue their records (`db/buffer_records.rs`), such a log is numbered at or above
+/// the next file number of the records left: its record was in flight, and open replays it.
 #[test]
 fn a_manifest_cut_by_one_byte_never_drops_the_log_its_last_record_named() {
     let damage = |s: &Setup| {
@@ -272,8 +274,11 @@ fn a_manifest_cut_by_one_byte_never_drops_the_log_its_last_record_named() {
         s.wals().pop().unwrap()
     };
     each_profile(damage, |s, newest| {
-        assert_refused_naming(s, newest, "manifest cut");
         assert!(newest.exists(), "{:?}: the log was deleted", s.profile);
+        let db = Db::open(s.db(), s.options())
+            .unwrap_or_else(|e| panic!("{:?}: the log in flight is replayed: {e}", s.profile));
+        assert_contents(&db, &model(OPS), &format!("{:?}, manifest cut", s.profile));
+        db.close().unwrap();
     });
 }
 

@@ -63,6 +63,9 @@ pub(crate) trait JobHost: Sync {
     /// the job takes at most about half of a core from the flush they wait for. Returns early
     /// once the database is closing.
     fn yield_to_writers(&self, busy: std::time::Duration);
+    /// A flush thread read `bytes` more of its write buffers (every `flush::REPORT_BYTES`): the
+    /// slowdown's pace counts them as drained (`db/flush_progress.rs`).
+    fn flush_read(&self, _bytes: u64) {}
     /// Counts a finished value log by how it was written (direct or buffered).
     fn count_vlog_file(&self, direct: bool);
     /// A named point where a test may pause the job; nothing outside test builds.

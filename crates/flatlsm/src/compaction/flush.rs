@@ -31,6 +31,10 @@ use std::sync::Arc;
 
 use crate::iter::VersionFilter;
 
+/// A flush thread reports what it read to the host (`JobHost::flush_read`) after this many
+/// bytes, and at its end.
+pub(crate) const REPORT_BYTES: u64 = 1 << 20;
+
 /// A thread's key range: (lower exclusive, upper inclusive), `None` = unbounded.
 type KeyRange = (Option<Vec<u8>>, Option<Vec<u8>>);
 
@@ -43,6 +47,8 @@ pub(crate) struct FlushOutput {
     pub vlog_bytes: u64,
     /// Bytes written to PM (SSTs kept in the PM directory, a design's store).
     pub pm_bytes: u64,
+    /// Key and value bytes the threads read and reported to the host (`JobHost::flush_read`).
+    pub reported: u64,
 }
 
 /// Writes `tables` as one new run of L1 (level 0 of `version`'s successor).
@@ -52,7 +58,7 @@ pub(crate) fn flush_tables(
     version: &Arc<Version>,
 ) -> Result<FlushOutput> {
     let ranges = thread_ranges(tables, ctx.options.flush_threads);
-    let results: Vec<Result<(Vec<FileMeta>, Option<VlogMeta>)>> = std::thread::scope(|s| {
+    let results: Vec<Result<RangeOutput>> = std::thread::scope(|s| {
         let handles: Vec<_> = ranges
             .iter()
             .map(|range| s.spawn(move || flush_range(ctx, tables, version, range)))
@@ -66,9 +72,10 @@ pub(crate) fn flush_tables(
             .collect()
     });
     let mut edit = VersionEdit::default();
-    let (mut sst_bytes, mut vlog_bytes, mut pm_bytes) = (0, 0, 0);
+    let (mut sst_bytes, mut vlog_bytes, mut pm_bytes, mut reported) = (0, 0, 0, 0);
     for r in results {
-        let (files, vlog) = r?;
+        let (files, vlog, read) = r?;
+        reported += read;
         for f in files {
             match f.dir {
                 SstDir::Data => sst_bytes += f.file_size,
@@ -86,6 +93,7 @@ pub(crate) fn flush_tables(
         sst_bytes,
         vlog_bytes,
         pm_bytes,
+        reported,
     })
 }
 
@@ -120,13 +128,16 @@ fn median_of<'a>(keys: impl Iterator<Item = &'a Vec<u8>>) -> Option<Vec<u8>> {
     keys.get(keys.len() / 2).map(|k| (*k).clone())
 }
 
+/// What one thread wrote, and the bytes it read (all reported).
+type RangeOutput = (Vec<FileMeta>, Option<VlogMeta>, u64);
+
 /// One thread of the parallel flush (Algorithm 5, lines 4–34).
 fn flush_range(
     ctx: &JobContext<'_>,
     tables: &[BufferRef],
     version: &Version,
     range: &KeyRange,
-) -> Result<(Vec<FileMeta>, Option<VlogMeta>)> {
+) -> Result<RangeOutput> {
     let children: Vec<Box<dyn InternalIterator + '_>> =
         tables.iter().map(|t| t.flush_cursor()).collect();
     let mut merged = MergingIterator::new(children);
@@ -138,6 +149,7 @@ fn flush_range(
     let mut tables = TableOutput::new(ctx, 0);
     let mut vlog = VlogOutput::new(ctx);
     let bottommost = |uk: &[u8]| !ctx.options.keep_tombstones && version.no_file_holds(uk);
+    let mut progress = Progress::default();
     while merged.valid() {
         let ikey = merged.key();
         let p = parse_internal_key(ikey)
@@ -149,13 +161,42 @@ fn flush_range(
         if range.1.as_deref().is_some_and(|u| p.user_key > u) {
             break;
         }
+        progress.read(ctx, ikey.len() + merged.value().len());
         if filter.keep_parsed(&p, bottommost) {
             write_entry(ctx, &mut tables, &mut vlog, (ikey, &p), merged.value())?;
         }
         merged.next();
     }
     merged.status()?;
-    Ok((tables.finish()?, vlog.finish()?))
+    let written = (tables.finish()?, vlog.finish()?);
+    Ok((written.0, written.1, progress.finish(ctx)))
+}
+
+/// A flush thread's bytes read, reported every [`REPORT_BYTES`].
+#[derive(Default)]
+struct Progress {
+    unreported: u64,
+    reported: u64,
+}
+
+impl Progress {
+    fn read(&mut self, ctx: &JobContext<'_>, bytes: usize) {
+        self.unreported += bytes as u64;
+        if self.unreported >= REPORT_BYTES {
+            self.report(ctx);
+        }
+    }
+
+    fn report(&mut self, ctx: &JobContext<'_>) {
+        ctx.host.flush_read(self.unreported);
+        self.reported += std::mem::take(&mut self.unreported);
+    }
+
+    /// Reports the rest; the total reported.
+    fn finish(mut self, ctx: &JobContext<'_>) -> u64 {
+        self.report(ctx);
+        self.reported
+    }
 }
 
 /// Writes one surviving entry (its internal key, also parsed), separating a large inline value

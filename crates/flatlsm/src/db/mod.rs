@@ -12,11 +12,13 @@ mod bg_wait_tests;
 mod bounds;
 #[cfg(test)]
 mod breakdown_tests;
+pub(crate) mod buffer_records;
 pub use bounds::prefix_end;
 pub(crate) mod events;
 pub(crate) mod files;
 #[cfg(test)]
 mod flush_pipeline_tests;
+pub(crate) mod flush_progress;
 pub(crate) mod flush_queue;
 mod garbage_pace;
 pub(crate) mod quiet;
@@ -496,7 +498,8 @@ impl Handle {
                 .sv()
                 .mem
                 .commit()
-                .and(self.inner.writes.wals().seal()),
+                .and(self.inner.writes.wals().seal())
+                .and(self.inner.write_buffer_records()),
         );
         self.inner.bg.begin_shutdown();
         self.inner.bg.wake_all();

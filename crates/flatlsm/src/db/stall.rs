@@ -7,10 +7,11 @@
 //!   share that falls linearly from 1 where the slowdown starts to 0 at the stop (the backlog
 //!   counted in tables: immutables plus the mutable table's fill). A proportional controller:
 //!   the backlog settles where the paced rate equals what flushes really drain, however far
-//!   off the measured rate is, so writers slow down smoothly and never reach the stop while
+//!   off the measured rate is (the backlog counts what running flushes have read as gone, and
+//!   the last free table is paced on the tables in use: `flush_progress.rs`), so writers slow down smoothly and never reach the stop while
 //!   flushes keep up at all (never below `MIN_DELAYED_WRITE_RATE`). Before any flush
-//!   finished, the rate the writers filled the last PMTable stands in for the drain rate (at
-//!   least `DEFAULT_DELAYED_WRITE_RATE`): a fast load reaches the slowdown before its first
+//!   finished, the running flushes' read rate once measured, else the rate the writers filled
+//!   the last PMTable, stands in for the drain rate (at least `DEFAULT_DELAYED_WRITE_RATE`): a fast load reaches the slowdown before its first
 //!   flush ends, and pacing it at RocksDB's 16 MB/s default then cut one second of Fig. 9a's
 //!   1 KB run to half the mean (regression test
 //!   `pacing_before_the_first_flush_follows_the_writers_not_a_fixed_default`).
@@ -68,6 +69,8 @@ pub(crate) struct StallControl {
     fill_rate: AtomicU64,
     /// When the mutable table was last switched.
     last_switch: Mutex<Option<Instant>>,
+    /// What the running flushes have read (`flush_progress.rs`).
+    pub progress: super::flush_progress::FlushProgress,
     /// Value-log garbage and the GC's pace, for the garbage slowdown (`garbage_pace.rs`).
     pub garbage: super::garbage_pace::GarbageWatch,
 }
@@ -313,7 +316,8 @@ impl DbInner {
             return rate;
         }
         let drained = self.stall.flush_rate.load(Ordering::Relaxed);
-        let base = pace_base(drained, self.stall.fill_rate.load(Ordering::Relaxed));
+        let filled = self.stall.fill_rate.load(Ordering::Relaxed);
+        let base = pace_base(drained, self.stall.progress.early_rate(), filled);
         let flush_pace = ((base as f64 * self.pace_share()) as u64).max(MIN_DELAYED_WRITE_RATE);
         let garbage_pace = self.garbage_write_rate(base);
         match (self.slowdown_due(), self.garbage_slowdown_due()) {
@@ -337,11 +341,18 @@ impl DbInner {
 
     /// The share of the drain rate slowed writes get (module docs): 1 where the slowdown
     /// starts, falling linearly to 0 (at least `MIN_PACE_SHARE`) where writers would stop;
-    /// the smaller of the immutables' share and the level-0 runs' share.
+    /// the smallest of the backlog's share, the last free table's share and the level-0 runs'
+    /// share.
     fn pace_share(&self) -> f64 {
         let start = self.opts.slowdown_trigger() as f64;
         let stop = self.opts.max_write_buffer_number as f64;
-        pace_share(self.backlog_tables(), start, stop).min(self.runs_share())
+        let (backlog, in_use) = self.backlog_tables();
+        // The backlog counts what running flushes read as gone, but their tables stay in use
+        // until they install: the last free table is paced on what is in use.
+        let last_table = pace_share(in_use, stop - 1.0, stop);
+        pace_share(backlog, start, stop)
+            .min(last_table)
+            .min(self.runs_share())
     }
 
     /// The level-0 runs' share (designs that slow writes on runs): 1 up to the runs' slowdown
@@ -356,11 +367,19 @@ impl DbInner {
         pace_share(runs, start as f64, stop)
     }
 
-    /// PMTables in use, in tables: the immutables plus the mutable table's fill (0..=1).
-    fn backlog_tables(&self) -> f64 {
+    /// The backlog and the PMTables in use, in tables: the immutables (less what running
+    /// flushes have read of them, for the backlog: `flush_progress.rs`) plus the mutable
+    /// table's fill (0..=1).
+    fn backlog_tables(&self) -> (f64, f64) {
         let sv = self.versions.sv();
-        let fill = sv.mem.log_bytes() as f64 / self.opts.pmtable_size as f64;
-        sv.imms.len() as f64 + fill.min(1.0)
+        let size = self.opts.pmtable_size as f64;
+        let fill = sv.mem.log_bytes() as f64 / size;
+        let flushing = self.stall.progress.in_flight() as f64 / size;
+        let imms = sv.imms.len() as f64;
+        (
+            (imms - flushing).max(0.0) + fill.min(1.0),
+            imms + fill.min(1.0),
+        )
     }
 
     /// Waits out this write's share of the delayed rate; the wait ends early when the
@@ -488,10 +507,11 @@ impl DbInner {
 
 /// The rate the slowdown scales down: what flushes drained (`drained`), else, before any
 /// flush was measured, what the writers filled (`filled`), at least the default.
-fn pace_base(drained: u64, filled: u64) -> u64 {
-    match drained {
-        0 => filled.max(DEFAULT_DELAYED_WRITE_RATE),
-        drained => drained,
+fn pace_base(drained: u64, early: Option<u64>, filled: u64) -> u64 {
+    match (drained, early) {
+        (0, Some(early)) => early.max(DEFAULT_DELAYED_WRITE_RATE),
+        (0, None) => filled.max(DEFAULT_DELAYED_WRITE_RATE),
+        (drained, _) => drained,
     }
 }
 
@@ -522,11 +542,23 @@ mod tests {
     #[test]
     fn pacing_before_the_first_flush_follows_the_writers_not_a_fixed_default() {
         let fast_fill = 400 << 20;
-        assert_eq!(pace_base(0, fast_fill), fast_fill);
-        assert_eq!(pace_base(0, 0), DEFAULT_DELAYED_WRITE_RATE);
-        assert_eq!(pace_base(0, 1 << 20), DEFAULT_DELAYED_WRITE_RATE);
+        assert_eq!(pace_base(0, None, fast_fill), fast_fill);
+        assert_eq!(pace_base(0, None, 0), DEFAULT_DELAYED_WRITE_RATE);
+        assert_eq!(pace_base(0, None, 1 << 20), DEFAULT_DELAYED_WRITE_RATE);
         // Once a flush was measured, its rate rules, whatever the writers did.
-        assert_eq!(pace_base(300 << 20, fast_fill), 300 << 20);
+        assert_eq!(pace_base(300 << 20, None, fast_fill), 300 << 20);
+    }
+
+    /// Regression: on a 335 MB/s disk Fig. 9a's first second filled PM at 0.6–1.2 GB/s and the
+    /// writers were paced at that fill rate until the first flush ended 1.2 s later, by when
+    /// the backlog was near the stop: the next second ran under half the run's mean at 4, 16
+    /// and 64 KB. The running flush's own rate replaces the fill rate once measured.
+    #[test]
+    fn pacing_before_the_first_flush_follows_its_progress_once_measured() {
+        let (fast_fill, disk) = (1200 << 20, 300 << 20);
+        assert_eq!(pace_base(0, Some(disk), fast_fill), disk);
+        assert_eq!(pace_base(0, Some(1), fast_fill), DEFAULT_DELAYED_WRITE_RATE);
+        assert_eq!(pace_base(350 << 20, Some(disk), fast_fill), 350 << 20);
     }
 
     #[test]

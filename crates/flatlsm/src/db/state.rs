@@ -136,25 +136,67 @@ impl DbInner {
         self.versions.wake_reservation_waiters();
     }
 
-    /// Records `table`'s new PM Log in the manifest; call it before any user write goes into
-    /// the log. Recovery then refuses when a log that may hold unflushed writes is missing,
-    /// and when a log holding writes is not recorded (docs/manifest-format.md, tag 9). One
-    /// record per PMTable switch or GC, never per write. A failure puts the database in the
-    /// background-error state (the manifest refuses later appends anyway) and is returned as
-    /// [`Error::Background`], as every write refused from then on is.
-    pub fn record_pm_log(&self, table: &dyn crate::buffer::WriteBuffer) -> Result<()> {
-        let edit = VersionEdit {
-            next_file_number: Some(self.versions.next_file_number()),
-            new_pm_logs: vec![PmLogMeta {
-                number: table.number(),
-                replaces: table.replaces(),
-            }],
-            ..VersionEdit::default()
-        };
-        if let Err(e) = self.versions.lock().manifest.append(&edit) {
+    /// Hands out the number of a new write buffer, noted as being created until its record
+    /// is queued ([`DbInner::record_buffer`]) or `abandon`ed (`buffer_records.rs`). It is also
+    /// a pending output: no purge takes the buffer for an orphan before a super version holds it.
+    pub fn new_buffer_number(&self) -> u64 {
+        self.versions
+            .records()
+            .number(|| self.versions.new_output_number())
+    }
+
+    /// Queues the manifest record of `table`, a new write buffer numbered by
+    /// [`DbInner::new_buffer_number`], and wakes the flush threads, which write it when no flush
+    /// is due. Writes may go
+    /// into the buffer at once: the next manifest append writes the record first, and recovery
+    /// keeps a buffer whose record was still in flight at a crash (`buffer_records.rs`). One
+    /// record per write-buffer switch or PMTable GC, never per write.
+    ///
+    /// Written at once, before the first write, as before queuing existed: a PMTable-GC
+    /// replacement's record (its source's log is recycled next; a second GC replacing it
+    /// before the record is durable would leave the manifest naming a log whose replacement is
+    /// gone too: found by `crash_during_pmtable_gc_keeps_acknowledged_writes`), and PM
+    /// skiplists' (NoveLSM, SLM-DB: their recovery cannot yet tell a region whose creation a
+    /// crash interrupted from a damaged one).
+    pub fn record_buffer(&self, table: &dyn crate::buffer::WriteBuffer) -> Result<()> {
+        self.versions.records().queue(PmLogMeta {
+            number: table.number(),
+            replaces: table.replaces(),
+        });
+        let skiplist = self.design.buffer_kind() == crate::designs::BufferKind::PmSkiplist;
+        if skiplist || table.replaces() != 0 {
+            return self.write_buffer_records();
+        }
+        self.bg.wake_all();
+        Ok(())
+    }
+
+    /// Writes the queued buffer records to the manifest (an idle flush thread, and close). A
+    /// failure puts the database in the background-error state (the manifest refuses later
+    /// appends anyway) and is returned as [`Error::Background`].
+    pub fn write_buffer_records(&self) -> Result<()> {
+        if !self.versions.records().any_queued() {
+            return Ok(());
+        }
+        let mut vs = self.versions.lock();
+        let mut edit = VersionEdit::default();
+        if let Err(e) = self.append_locked(&mut vs, &mut edit) {
             self.set_bg_error(&e);
             return Err(Error::Background(Arc::new(e)));
         }
+        Ok(())
+    }
+
+    /// Appends `edit` to the manifest, the queued buffer records before its own, with the
+    /// next file number it may record (`buffer_records.rs`).
+    fn append_locked(&self, vs: &mut VersionState, edit: &mut VersionEdit) -> Result<()> {
+        let (records, next) = self
+            .versions
+            .records()
+            .take(|| self.versions.next_file_number());
+        edit.new_pm_logs.splice(0..0, records);
+        edit.next_file_number = Some(next);
+        vs.manifest.append(edit)?;
         let bytes = edit.encode().len() as u64 + 8;
         Counters::add(&self.counters.manifest_bytes, bytes);
         Ok(())
@@ -231,13 +273,8 @@ impl DbInner {
         edit: &mut VersionEdit,
         change_sv: impl FnOnce(&mut Vec<BufferRef>),
     ) -> Result<Arc<Version>> {
-        edit.next_file_number = Some(self.versions.next_file_number());
         let new_version = Arc::new(vs.current.apply(edit)?);
-        vs.manifest.append(edit)?;
-        Counters::add(
-            &self.counters.manifest_bytes,
-            edit.encode().len() as u64 + 8,
-        );
+        self.append_locked(vs, edit)?;
         vs.live.retain(|w| w.strong_count() > 0);
         vs.live.push(Arc::downgrade(&new_version));
         vs.current = new_version.clone();

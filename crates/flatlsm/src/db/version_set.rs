@@ -2,12 +2,14 @@
 //! readers load, the file-number space, the outputs jobs are writing and the inputs they
 //! reserved.
 //!
-//! Locking: `state` → `sv_lock` (never the reverse); `pending` and `reserved` are leaf locks.
+//! Locking: `state` → `sv_lock` (never the reverse); `pending`, `reserved` and `records` are
+//! leaf locks.
 //! Invariants: every swap of the super version holds `sv_lock`, so two swaps never lose one
 //! another's change; a file number is handed out once (`next_file_number` only grows); a
 //! pending output is not deleted by the obsolete-file purge until an installed edit names it
 //! or its job abandons it; a reserved file belongs to exactly one running job.
 
+use super::buffer_records::BufferRecords;
 use super::state::SuperVersion;
 use crate::version::{Manifest, Version, VersionEdit};
 use arc_swap::{ArcSwap, Guard};
@@ -40,6 +42,8 @@ pub(crate) struct VersionSet {
     /// reserves nothing).
     reserved: Mutex<HashSet<u64>>,
     released: Condvar,
+    /// Records of new write buffers waiting for the manifest (`buffer_records.rs`).
+    records: BufferRecords,
 }
 
 impl VersionSet {
@@ -61,7 +65,13 @@ impl VersionSet {
             pending: Mutex::default(),
             reserved: Mutex::default(),
             released: Condvar::new(),
+            records: BufferRecords::default(),
         }
+    }
+
+    /// The records of new write buffers waiting for the manifest.
+    pub fn records(&self) -> &BufferRecords {
+        &self.records
     }
 
     /// Locks the manifest and version state (installs hold it).

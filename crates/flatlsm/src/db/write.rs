@@ -197,12 +197,11 @@ impl DbInner {
         old.seal()?;
         self.note_switch(old.log_bytes());
         self.quiet.note_switch();
-        // Pending until the super version holds it, so no purge takes its log for an orphan.
-        let number = self.new_output_number();
-        let kind = self.design.buffer_kind();
-        let fresh = new_buffer(kind, self.files.pm_pool(), number, self.opts.pmtable_size)?;
-        self.start_wal(number)?;
-        self.record_pm_log(&*fresh)?;
+        let number = self.new_buffer_number();
+        let fresh = self.create_buffer(number).inspect_err(|_| {
+            self.versions.records().abandon(number);
+        })?;
+        self.record_buffer(&*fresh)?;
         self.replace_mutable(fresh.clone(), Some(old));
         self.versions.abandon_outputs(&[number]);
         self.bg.wake_all();
@@ -229,6 +228,15 @@ impl DbInner {
         Ok(())
     }
 
+    /// Creates write buffer `number` of the design's kind, and its write-ahead log for designs
+    /// with one.
+    fn create_buffer(&self, number: u64) -> Result<BufferRef> {
+        let kind = self.design.buffer_kind();
+        let fresh = new_buffer(kind, self.files.pm_pool(), number, self.opts.pmtable_size)?;
+        self.start_wal(number)?;
+        Ok(fresh)
+    }
+
     /// Starts the write-ahead log of write buffer `number` (designs with one): created and
     /// synced before the manifest names it. The previous log is synced first, so a `sync`
     /// write's durability never depends on an older log and only the newest log can have an
@@ -248,15 +256,18 @@ impl DbInner {
         let started = std::time::Instant::now();
         old.seal()?;
         let oldest = self.snapshots.oldest(self.visible());
+        let number = self.new_buffer_number();
         let fresh = old.rewrite_live(
             &**self.files.pm(),
-            self.new_file_number(),
+            number,
             self.opts.pmtable_size,
             oldest,
             &self.versions.sv().version.range_dels,
-        )?;
-        self.record_pm_log(&*fresh)?;
+        );
+        let fresh = fresh.inspect_err(|_| self.versions.records().abandon(number))?;
+        self.record_buffer(&*fresh)?;
         self.replace_mutable(fresh.clone(), None);
+        self.versions.abandon_outputs(&[number]);
         let line = super::events::pmtable_gc_line(&*old, &*fresh, started.elapsed());
         self.files.pm_pool().retire(old)?;
         Counters::add(&self.counters.pm_gc_bytes, fresh.log_bytes());

@@ -139,6 +139,9 @@ fn flush_loop(db: &DbInner) {
                 Ok(false) | Err(_) => break, // a failure is recorded by `flush_one`
             }
         }
+        // The records of write buffers a switch queued (it woke this thread) that no flush's
+        // install took (`db/buffer_records.rs`). A failure is the background error already.
+        let _ = db.write_buffer_records();
     }
 }
 
@@ -274,6 +277,7 @@ fn flush_immutables(db: &DbInner) -> Result<bool> {
         db.sync_point("flush:nothing_claimed"); // claimed by another job, or the queue is held
         return Ok(false);
     };
+    db.stall.progress.started();
     let installed = flush_claimed(db, &claim, &tables);
     claim.end(refusal_after(&installed));
     drop(claim);
@@ -409,6 +413,8 @@ pub(super) fn install_flush(
     db.design
         .store()
         .index_flush(&edit, db.files.table_cache())?;
+    // Before the tables leave the backlog, so it never counts them gone twice.
+    db.stall.progress.installed(out.reported);
     db.install(&mut edit, |imms| {
         imms.retain(|t| !flushed.contains(&t.number()))
     })?;

@@ -39,6 +39,10 @@ impl JobHost for DbInner {
         }
     }
 
+    fn flush_read(&self, bytes: u64) {
+        self.stall.progress.read(bytes);
+    }
+
     fn count_vlog_file(&self, direct: bool) {
         let counter = match direct {
             true => &self.counters.vlog_direct_files,

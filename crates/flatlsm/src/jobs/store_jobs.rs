@@ -55,6 +55,7 @@ pub(crate) fn flush_into_store(
                     sst_bytes: 0,
                     vlog_bytes: 0,
                     pm_bytes: bytes,
+                    reported: 0,
                 };
                 if let Err(e) = install_flush(db, tables, out, started) {
                     db.design.store().discard_store_flush(&numbers);

@@ -11,9 +11,12 @@
 //! (checksum, entry order) and redirect the logs the manifest records: reads depend on it.
 //!
 //! PM Logs (when the manifest tracks them, `ManifestState::pm_logs`): every log is recorded in
-//! the manifest before its first user write, and leaves the record only when a flush advances
-//! `min_unflushed_pmlog` past it or a PMTable GC replaces it. Hence, for the logs at or above
-//! `min_unflushed_pmlog` (those below are flushed and removed unread):
+//! the manifest by the first edit that records a `next_file_number` above its number (a
+//! switch queues the record, `db/buffer_records.rs`), and leaves the record only when a flush
+//! advances `min_unflushed_pmlog` past it or a PMTable GC replaces it. A log numbered at or
+//! above the manifest's `next_file_number` was created after its last durable record: its
+//! record was in flight ([`in_flight`]), and it counts as recorded. Hence, for the logs at or
+//! above `min_unflushed_pmlog` (those below are flushed and removed unread):
 //! - a recorded log must be present, or be replaced by a present log whose GC completed (the
 //!   crash window between GC_COMPLETE and the replacement's manifest record);
 //! - an unrecorded log is removed when blank or empty (a creation interrupted before its
@@ -223,8 +226,9 @@ impl PmProblem {
                 USED_SIZE_OFFSET,
                 format!(
                     "holds entries up to used_size {used_size}, but {manifest} does not record \
-                     it; every PM Log is recorded before its first write, so the manifest lost \
-                     records (cut short, or an older copy)"
+                     it though it is below the next file number the manifest records; such a \
+                     log's record comes first, so the manifest lost records (cut short, or an \
+                     older copy)"
                 ),
             ),
         }
@@ -267,7 +271,8 @@ pub(crate) fn plan_pm_logs(
         }
     }
     if let Some(expected) = &state.pm_logs {
-        plan.problems = pm_problems(expected, &logs, &replaced);
+        let unrecorded = |n: u64| !expected.contains(&n) && !in_flight(state, n);
+        plan.problems = pm_problems(expected, unrecorded, &logs, &replaced);
     }
     Ok(plan)
 }
@@ -302,9 +307,18 @@ fn fate(n: u64, log: &PmLogState, recorded: bool, replaced_by: Option<&u64>) -> 
     None
 }
 
-/// Recorded logs missing (and not replaced), and unrecorded logs with entries no GC wrote.
+/// True for a write buffer `n` the manifest may not name yet: numbered at or above the next
+/// file number its last durable record holds, it was created after that record, and its own
+/// record was in flight (`db/buffer_records.rs`). Recovery keeps it as if named.
+pub(crate) fn in_flight(state: &ManifestState, n: u64) -> bool {
+    n >= state.next_file_number
+}
+
+/// Recorded logs missing (and not replaced), and logs with entries no GC wrote that are
+/// `unrecorded` (not named, nor in flight).
 fn pm_problems(
     expected: &BTreeSet<u64>,
+    unrecorded: impl Fn(u64) -> bool,
     logs: &BTreeMap<u64, PmLogState>,
     replaced: &BTreeMap<u64, u64>,
 ) -> Vec<PmProblem> {
@@ -320,7 +334,7 @@ fn pm_problems(
         .map(|&n| PmProblem::Missing(n));
     let unrecorded = logs.iter().filter_map(|(&number, log)| match log {
         PmLogState::Header(h)
-            if !expected.contains(&number)
+            if unrecorded(number)
                 && h.replaces == 0
                 && !replaced.contains_key(&number)
                 && h.may_hold_entries() =>
@@ -393,12 +407,16 @@ mod tests {
     }
 
     const DATA: u64 = 200;
+    /// The next file number the test manifests record (above every log of the tests but the
+    /// in-flight ones).
+    const NEXT_FILE: u64 = 50;
     const EMPTY: u64 = crate::pmtable::log::PM_LOG_HEADER_LEN as u64;
 
     fn plan(min: u64, recorded: Option<&[u64]>, logs: Vec<(u64, PmLogState)>) -> PmPlan {
         let state = ManifestState {
             min_unflushed_pmlog: min,
             pm_logs: recorded.map(|r| r.iter().copied().collect()),
+            next_file_number: NEXT_FILE,
             ..ManifestState::default()
         };
         let numbers: Vec<u64> = logs.iter().map(|(n, _)| *n).collect();
@@ -465,6 +483,23 @@ mod tests {
             used_size: DATA,
         };
         assert_eq!(p.problems, vec![unrecorded]);
+    }
+
+    /// A switch queues its log's record (`db/buffer_records.rs`): a crash before the manifest
+    /// append leaves the newest logs unrecorded, at or above the manifest's next file number.
+    /// They are kept and are no problem; an unfinished GC replacement among them still goes.
+    #[test]
+    fn unrecorded_logs_whose_record_was_in_flight_are_kept() {
+        let logs = vec![
+            (5, log(DATA, 0, false)),
+            (NEXT_FILE, log(DATA, 0, false)),
+            (NEXT_FILE + 1, log(DATA, 0, false)),
+            (NEXT_FILE + 2, log(DATA, NEXT_FILE + 1, false)),
+        ];
+        let p = plan(5, Some(&[5]), logs);
+        assert_eq!(p.keep, vec![5, NEXT_FILE, NEXT_FILE + 1]);
+        assert_eq!(removed(&p), vec![NEXT_FILE + 2]);
+        assert!(p.problems.is_empty(), "{:?}", p.problems);
     }
 
     #[test]

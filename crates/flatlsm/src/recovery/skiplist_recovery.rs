@@ -1,5 +1,6 @@
 //! Recovery of a design whose write buffers are persistent PM skiplists (`novelsm`, `slmdb`): the
-//! decisions. The manifest names every unflushed buffer (tag 9, as PM Logs); each named region
+//! decisions. The manifest names every unflushed buffer (tag 9, as PM Logs; a PM skiplist's
+//! record is written before its first write, `DbInner::record_buffer`); each named region
 //! present is recovered in place (`buffer/recover/skiplist.rs`: headers and nodes verified, an
 //! interrupted batch unlinked, upper levels rebuilt) and joins the immutables; regions it does
 //! not name, and named ones that hold nothing, are removed once the new manifest is durable.

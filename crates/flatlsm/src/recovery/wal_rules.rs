@@ -3,8 +3,9 @@
 //! (which reports every problem) and repair (`repair/wals.rs`, which keeps what recovery to
 //! a point in time keeps); docs/wal-format.md ("Recovery rule") states the same rules.
 //!
-//! The persist order they rely on (`wal/mod.rs`): a log is named by the manifest before its
-//! first write and synced whole before a newer log is created, whose sequence marker records
+//! The persist order they rely on (`wal/mod.rs`): a log is named by the manifest by the first
+//! edit that records a `next_file_number` above its number (`db/buffer_records.rs`), and synced
+//! whole before a newer log is created, whose sequence marker records
 //! the last sequence the older logs, range tombstones and the tree hold. Hence, for the logs
 //! the manifest names at or above `min_unflushed_pmlog` (oldest first):
 //! - each must be present and replay without damage; only the newest may end in a torn tail
@@ -17,7 +18,9 @@
 //!   skipped; under `wal_point_in_time_recovery` recovery stops at the first hole (the writes
 //!   before it are kept, the damaged log is cut there) and every newer log is dropped.
 //!
-//! Logs the manifest does not name: below `min_unflushed_pmlog` they were flushed (removed);
+//! Logs the manifest does not name but whose record was in flight at a crash (numbered at or
+//! above its `next_file_number`, `db/buffer_records.rs`) count as named, after the named ones.
+//! Other logs the manifest does not name: below `min_unflushed_pmlog` they were flushed (removed);
 //! below the manifest's own number they were dropped by the open that wrote its first record
 //! (recovery to a point in time; a crash kept them from being deleted), removed. Any other one
 //! was created after that open: one that holds writes means the manifest lost the record
@@ -29,7 +32,7 @@ use crate::error::{Error, Result};
 use crate::file_names::wal_file_name;
 use crate::version::{ManifestState, RecoveredManifest};
 use crate::wal::{WalReplay, WAL_HEADER_LEN, WAL_MARKER_LEN};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 /// What one read of a log found: the replay of its whole records, and the damage that ended
@@ -89,7 +92,11 @@ pub(crate) fn plan_wals(
     mut scan: impl FnMut(u64) -> Result<WalScan>,
 ) -> Result<WalPlan> {
     let state = &w.manifest.state;
-    let named = named_logs(state);
+    let (named, mut scanned) = with_in_flight(named_logs(state), w, &mut scan)?;
+    let mut scan = |n: u64| match scanned.remove(&n) {
+        Some(s) => Ok(s),
+        None => scan(n),
+    };
     let mut judge = Judge {
         w,
         plan: WalPlan::default(),
@@ -112,6 +119,29 @@ pub(crate) fn plan_wals(
 pub(crate) fn named_logs(state: &ManifestState) -> Vec<u64> {
     let logs = state.pm_logs.iter().flatten().copied();
     logs.filter(|&n| n >= state.min_unflushed_pmlog).collect()
+}
+
+/// `named` and, in number order, the logs present whose record was in flight at a crash
+/// (numbered at or above the manifest's `next_file_number`, `consistency::in_flight`) and that
+/// hold writes; one without writes stays unnamed (a creation the crash interrupted). Also the
+/// scans made to tell, for the judge to reuse.
+fn with_in_flight(
+    named: Vec<u64>,
+    w: &WalDir<'_>,
+    scan: &mut impl FnMut(u64) -> Result<WalScan>,
+) -> Result<(Vec<u64>, BTreeMap<u64, WalScan>)> {
+    let state = &w.manifest.state;
+    let mut all: BTreeSet<u64> = named.iter().copied().collect();
+    let mut scanned = BTreeMap::new();
+    let unnamed = |n: &u64| !named.contains(n) && super::consistency::in_flight(state, *n);
+    for n in w.present.iter().copied().filter(unnamed) {
+        let s = scan(n)?;
+        if !unwritten(&s.0, s.1.is_some()) {
+            all.insert(n);
+        }
+        scanned.insert(n, s);
+    }
+    Ok((all.into_iter().collect(), scanned))
 }
 
 /// The sequences of the range tombstones the manifest records.
@@ -305,7 +335,8 @@ impl Judge<'_> {
         };
         let detail = format!(
             "holds {} writes (up to sequence {}), but {} does not name it (the newest log it \
-             names: {newest}); every log is named before its first write, so the manifest lost \
+             names: {newest}) though it is below the next file number the manifest records; such \
+             a log's record comes first, so the manifest lost \
              records (cut short, or an older copy){lost}; restore the manifest rather than \
              lose these writes",
             r.entries,

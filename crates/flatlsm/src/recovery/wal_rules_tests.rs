@@ -31,10 +31,15 @@ fn logt(after: Option<u64>, entries: u64, max: u64, torn: bool) -> WalScan {
 }
 
 /// A manifest naming `named` at or above `min`, with range tombstones at `tombstones`.
+/// The next file number the test manifests record: above every log of the tests but those of
+/// `a_log_whose_record_was_in_flight_is_replayed_after_the_named_ones`.
+const NEXT_FILE: u64 = 50;
+
 fn manifest(min: u64, named: &[u64], tombstones: &[u64]) -> RecoveredManifest {
     let mut state = ManifestState {
         min_unflushed_pmlog: min,
         pm_logs: Some(named.iter().copied().collect()),
+        next_file_number: NEXT_FILE,
         ..ManifestState::default()
     };
     let t = tombstones.iter().map(|&seq| RangeTombstone {
@@ -163,6 +168,25 @@ fn logs_dropped_by_the_open_that_wrote_the_manifest_are_removed() {
     let p = plan(&m, logs, false);
     assert_eq!((kept(&p), dropped(&p)), (vec![2, 13], vec![7]));
     assert!(p.problems.is_empty());
+}
+
+/// A switch queues its log's record (`db/buffer_records.rs`): a crash before the manifest
+/// append leaves the newest logs unnamed, numbered at or above the manifest's next file
+/// number. They are replayed after the named ones, under the same continuity rule.
+#[test]
+fn a_log_whose_record_was_in_flight_is_replayed_after_the_named_ones() {
+    let m = manifest(5, &[5], &[]);
+    let logs = vec![
+        (5, log(Some(4), 5, 9)),
+        (NEXT_FILE, log(Some(9), 3, 12)),
+        (NEXT_FILE + 1, log(Some(12), 2, 14)),
+    ];
+    let p = plan(&m, logs, false);
+    assert_eq!(kept(&p), vec![5, NEXT_FILE, NEXT_FILE + 1]);
+    assert!(p.problems.is_empty(), "{:?}", p.problems);
+    let gap = vec![(5, log(Some(4), 5, 9)), (NEXT_FILE, log(Some(11), 3, 14))];
+    let p = plan(&m, gap, false);
+    assert_eq!(p.problems.len(), 1, "writes 10 and 11 are missing: a hole");
 }
 
 #[test]

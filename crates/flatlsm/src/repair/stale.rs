@@ -7,8 +7,9 @@
 //! - every write buffer it records as unflushed (PM Log, PM skiplist, write-ahead log, at or
 //!   above `min_unflushed_pmlog`) must be present, a PM Log unless a complete PMTable-GC
 //!   replacement took its place: a flush removes its buffer only after its record;
-//! - a write buffer holding writes that it does not record ("newer than its last record") means
-//!   it lost records: every buffer is recorded before its first write;
+//! - a write buffer holding writes that it does not record, below the next file number it
+//!   records, means it lost records (such a buffer's record comes first, `db/buffer_records.rs`;
+//!   one at or above it was in flight at a crash: no sign);
 //! - an SST it records that is present, verifies, but has another size is another file.
 //!
 //! SSTs it does not record are not a sign on their own: an interrupted job leaves its outputs,
@@ -174,7 +175,8 @@ fn unflushed(state: &ManifestState) -> BTreeSet<u64> {
     named.filter(|&n| n >= state.min_unflushed_pmlog).collect()
 }
 
-/// Recorded skiplists missing; unrecorded ones (at or above the minimum) holding writes.
+/// Recorded skiplists missing; unrecorded ones (at or above the minimum, not in flight) holding
+/// writes.
 fn skiplist_signs(pm: &PmDeviceRef, state: &ManifestState, found: &mut Staleness) -> Result<()> {
     let regions = pm.list_regions()?;
     let present: BTreeSet<u64> = regions
@@ -188,7 +190,8 @@ fn skiplist_signs(pm: &PmDeviceRef, state: &ManifestState, found: &mut Staleness
     Ok(())
 }
 
-/// Recorded write-ahead logs missing; unrecorded ones (at or above the minimum) holding writes.
+/// Recorded write-ahead logs missing; unrecorded ones (at or above the minimum, not in flight)
+/// holding writes.
 fn wal_signs(
     fs: &dyn FileSystem,
     dir: &Path,
@@ -232,7 +235,9 @@ fn buffer_signs(
     for &n in recorded.difference(present) {
         found.missing.push((path(n), what.to_string()));
     }
+    // A buffer at or above the next file number had its record in flight (no sign).
     let unrecorded = present.iter().filter(|&&n| n >= state.min_unflushed_pmlog);
+    let unrecorded = unrecorded.filter(|&&n| !crate::recovery::consistency::in_flight(state, n));
     for &n in unrecorded.filter(|n| !recorded.contains(n)) {
         if holds_writes(n) {
             found.signs.push(format!(
