@@ -23,7 +23,8 @@
 //! flight, and recovery keeps it as if named (`recovery/consistency.rs`, `in_flight`). One
 //! below that number that holds writes still means the manifest lost records.
 //!
-//! Locking: a leaf lock; appends take it under the version state.
+//! Locking: appends take it under the version state; [`BufferRecords::number`] takes the
+//! version set's `pending` lock under it (through `allocate`). Nothing else is taken under it.
 
 use crate::version::PmLogMeta;
 use parking_lot::Mutex;

@@ -2,7 +2,8 @@
 //! readers load, the file-number space, the outputs jobs are writing and the inputs they
 //! reserved.
 //!
-//! Locking: `state` → `sv_lock` (never the reverse); `pending`, `reserved` and `records` are
+//! Locking: `state` → `sv_lock` (never the reverse); `state` → `records` → `pending` (a buffer's
+//! number is handed out under `records`, `buffer_records.rs`); `pending` and `reserved` are
 //! leaf locks.
 //! Invariants: every swap of the super version holds `sv_lock`, so two swaps never lose one
 //! another's change; a file number is handed out once (`next_file_number` only grows); a
