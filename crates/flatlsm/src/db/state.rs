@@ -146,11 +146,11 @@ impl DbInner {
     }
 
     /// Queues the manifest record of `table`, a new write buffer numbered by
-    /// [`DbInner::new_buffer_number`], and wakes the flush threads, which write it when no flush
-    /// is due. Writes may go
-    /// into the buffer at once: the next manifest append writes the record first, and recovery
-    /// keeps a buffer whose record was still in flight at a crash (`buffer_records.rs`). One
-    /// record per write-buffer switch or PMTable GC, never per write.
+    /// [`DbInner::new_buffer_number`]; the switch then wakes the flush threads
+    /// (`seal_mutable`), which write it when no flush is due. Writes may go into the buffer at
+    /// once: the next manifest append writes the record first, and recovery keeps a buffer
+    /// whose record was still in flight at a crash (`buffer_records.rs`). One record per
+    /// write-buffer switch or PMTable GC, never per write.
     ///
     /// Written at once, before the first write, as before queuing existed: a PMTable-GC
     /// replacement's record (its source's log is recycled next; a second GC replacing it
@@ -164,11 +164,10 @@ impl DbInner {
             replaces: table.replaces(),
         });
         let skiplist = self.design.buffer_kind() == crate::designs::BufferKind::PmSkiplist;
-        if skiplist || table.replaces() != 0 {
-            return self.write_buffer_records();
+        match skiplist || table.replaces() != 0 {
+            true => self.write_buffer_records(),
+            false => Ok(()),
         }
-        self.bg.wake_all();
-        Ok(())
     }
 
     /// Writes the queued buffer records to the manifest (an idle flush thread, and close). A
