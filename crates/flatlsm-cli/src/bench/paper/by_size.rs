@@ -340,6 +340,10 @@ pub mod tests {
             scale,
             budget: cfg.budget.unwrap(),
             dir: "/nonexistent/report".into(),
+            disk: crate::bench::paper::disk::DiskSpeed {
+                bytes_per_second: 0.5e9,
+                probe_bytes: 4 << 20,
+            },
             runs: Default::default(),
         }
     }

@@ -21,6 +21,7 @@
 mod breakdown;
 mod by_size;
 mod causes;
+mod disk;
 mod fig10;
 mod fig11;
 mod fig12;
@@ -88,6 +89,8 @@ pub struct Context<'a> {
     pub budget: Budget,
     /// The report directory.
     pub dir: PathBuf,
+    /// The disk's measured sequential write speed.
+    pub disk: disk::DiskSpeed,
     /// Runs more than one figure shows (Table 1 and Figs. 20–21; Fig. 11 and Table 2), by name,
     /// kept by the first figure that ran them.
     runs: RefCell<Vec<(&'static str, Vec<Outcome>)>>,
@@ -197,14 +200,26 @@ fn context<'a>(cfg: &'a BenchConfig, work: &'a WorkDir) -> Result<Context<'a>, S
         false => floored(given.scaled(scale)),
     };
     std::fs::create_dir_all(&dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
+    let disk = probe_disk(work, scale)?;
     Ok(Context {
         cfg,
         work,
         scale,
         budget,
         dir,
+        disk,
         runs: RefCell::new(Vec::new()),
     })
+}
+
+/// Measures the disk beside the databases ([`disk::PROBE_BYTES`] at this scale, at least
+/// 4 MiB) and prints what it found.
+fn probe_disk(work: &WorkDir, scale: f64) -> Result<disk::DiskSpeed, String> {
+    let bytes = ((disk::PROBE_BYTES as f64 * scale) as u64).max(4 << 20);
+    let dir = work.db.parent().unwrap_or(Path::new("."));
+    let speed = disk::DiskSpeed::measure(dir, bytes)?;
+    println!("disk: {}", speed.describe());
+    Ok(speed)
 }
 
 fn floored(b: Budget) -> Budget {

@@ -11,7 +11,7 @@ pub fn write(ctx: &Context<'_>, sections: &[Section], seconds: f64) -> Result<Pa
     for s in sections {
         out += &section(s);
     }
-    out += CAVEATS;
+    out += &caveats(ctx);
     let path = ctx.dir.join("report.md");
     std::fs::write(&path, out).map_err(|e| format!("writing {}: {e}", path.display()))?;
     Ok(path)
@@ -22,6 +22,7 @@ fn header(ctx: &Context<'_>, seconds: f64) -> String {
         String::from("# The FlatLSM paper's evaluation, scaled (`--preset flatlsm-paper`)\n\n");
     let _ = writeln!(out, "- Date: {} (UTC)", utc_now());
     let _ = writeln!(out, "- Machine: {}", machine());
+    let _ = writeln!(out, "- Disk: {}", ctx.disk.describe());
     let _ = writeln!(out, "- Command: `{}`", command_line());
     let _ = writeln!(
         out,
@@ -47,16 +48,26 @@ fn section(s: &Section) -> String {
     out
 }
 
-const CAVEATS: &str = "\n## What this report cannot say\n\n\
-- The machine has 2 cores and was shared with another engineer who compiles now and then: \
-  the numbers point a direction; only ratios within one table mean anything.\n\
+/// What the report cannot say, with this run's machine facts.
+fn caveats(ctx: &Context<'_>) -> String {
+    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+    format!(
+        "\n## What this report cannot say\n\n\
+         - The machine has {cores} cores, and other processes may run beside the benchmark (the \
+         CPU they used during each design's run is in the tables' last column): the numbers \
+         point a direction; only ratios within one table mean anything.\n\
+         - The data is a twentieth to a fortieth of the paper's (each figure's setup says), and \
+         {}: the leveled designs' trees stay shallower than the paper's (their write \
+         amplification is in the last column), so compaction stalls cost them less and smaller \
+         gaps than the paper's are expected for write rows.\n{CAVEATS}",
+        ctx.disk.beside_paper()
+    )
+}
+
+const CAVEATS: &str = "\
 - PM is emulated in DRAM (tmpfs) without added latency: PM-resident designs (NoveLSM's and \
   SLM-DB's skiplists, MatrixKV's container, FlatLSM's PM Logs) run at DRAM speed, kinder to \
   them than Optane.\n\
-- The SSD here writes 1.6–2.1 GB/s, where the paper's SATA SSD wrote about 0.5 GB/s, and the \
-  data is a twentieth to a fortieth of the paper's (each figure's setup says): compaction \
-  stalls cost the leveled designs much less, so smaller gaps than the paper's are expected for \
-  write rows.\n\
 - The read figures (10 and 15) load 2–4 GiB per size at `--scale 1`, which the page cache holds, \
   where the paper read 80 GB from a SATA SSD: SSTable reads cost little here, so the gap PM \
   reads make over SSD reads (the paper's reason for Fig. 15) mostly does not show. \
