@@ -123,3 +123,49 @@ fn batch_larger_than_an_empty_skiplist_is_refused_before_anything_is_sealed() {
     db.put(b"after", b"2").unwrap();
     assert_eq!(db.get(b"before").unwrap(), Some(b"1".to_vec()));
 }
+
+/// The manifest file CURRENT names in `db`.
+fn manifest_of(db: &Path) -> std::path::PathBuf {
+    let current = std::fs::read_to_string(db.join("CURRENT")).unwrap();
+    db.join(current.trim())
+}
+
+/// A skiplist's manifest record is queued at its switch, not synced before its first write
+/// (as PM Logs' are: `db/buffer_records.rs`). Put back a manifest from before the switches to
+/// stand for a crash before the queued records reached it: the regions created after it are
+/// in flight and keep their writes, and a region whose creation was interrupted (blank header)
+/// is removed rather than refused as damage.
+#[test]
+fn skiplists_whose_record_was_in_flight_keep_their_writes_and_a_blank_one_goes() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db_dir, pm) = (dir.path().join("db"), dir.path().join("pm"));
+    let mut o = opts(dir.path());
+    o.background_work = false;
+    o.flush_immutable_num = o.max_write_buffer_number - 1; // nothing flushed at close
+    let db = Db::open(&db_dir, o.clone()).unwrap();
+    db.put(b"before", b"the switches").unwrap(); // its skiplist stays named and unflushed
+    db.close().unwrap();
+    let (manifest, current) = (manifest_of(&db_dir), std::fs::read(db_dir.join("CURRENT")));
+    let old = std::fs::read(&manifest).unwrap();
+    let db = Db::open(&db_dir, o.clone()).unwrap();
+    for i in 0..600u32 {
+        db.put(format!("k{i:05}").as_bytes(), &[b'v'; 300]).unwrap();
+    }
+    assert!(regions(&pm).len() > 1, "no skiplist was sealed");
+    db.close().unwrap();
+    std::fs::remove_file(manifest_of(&db_dir)).unwrap();
+    std::fs::write(&manifest, old).unwrap();
+    std::fs::write(db_dir.join("CURRENT"), current.unwrap()).unwrap();
+    let blank = pm.join("999999.pmskl");
+    std::fs::write(&blank, vec![0u8; 128 << 10]).unwrap();
+    let db = Db::open(&db_dir, o).expect("the skiplists in flight are kept");
+    for i in 0..600u32 {
+        let got = db.get(format!("k{i:05}").as_bytes()).unwrap();
+        assert_eq!(got.as_deref(), Some(&[b'v'; 300][..]), "key {i}");
+    }
+    assert_eq!(
+        db.get(b"before").unwrap().as_deref(),
+        Some(&b"the switches"[..])
+    );
+    assert!(!blank.exists(), "an interrupted creation is removed");
+}

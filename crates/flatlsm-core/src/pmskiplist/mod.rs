@@ -18,6 +18,12 @@
 //! `committed_seq` = its last sequence. Upper links are stored after the bottom link and never
 //! persisted.
 //!
+//! Persist order of the creation: the head node is written and persisted, then the header
+//! (the header is the commit: a header that checks implies a persisted head). A region whose
+//! header does not check and whose head links no node was never formatted: its creation was
+//! interrupted ([`PmSkiplist::creation_interrupted`]); the caller decides what that means (a write buffer whose
+//! manifest record was still in flight is removed).
+//!
 //! Recovery rule ([`PmSkiplist::recover`]): the header must check (magic, crc, number), else
 //! `Corruption`. The bottom list is walked from the head: every node on it was persisted before
 //! it was linked, so a node failing its crc, lying outside the region, or out of key order is
@@ -95,9 +101,10 @@ impl PmSkiplist {
         header[16..24].copy_from_slice(&(region.len() as u64).to_le_bytes());
         let crc = crc32c(&header[..24]);
         header[32..36].copy_from_slice(&crc.to_le_bytes());
-        region.write(0, &header);
         Node::write_head(&*region, HEAD);
-        persist(&*region, 0, PSL_HEADER_LEN + head_len)?;
+        persist(&*region, PSL_HEADER_LEN, head_len)?;
+        region.write(0, &header);
+        persist(&*region, 0, PSL_HEADER_LEN)?;
         Ok(Self::assemble(
             region,
             number,
@@ -105,6 +112,21 @@ impl PmSkiplist {
             0,
             (u64::MAX, 0),
         ))
+    }
+
+    /// True if `region` is a list whose creation a crash interrupted: its header does not
+    /// check (blank, or torn: the header is persisted last) and its head links no node. A list
+    /// that took writes had its header persisted before the first and links them from its
+    /// head, so damage to it is never taken for this. Reads only.
+    pub fn creation_interrupted(region: &dyn PmRegion) -> bool {
+        if region.len() < PSL_HEADER_LEN + 8 {
+            return false; // not a region this module created: recovery reports it
+        }
+        let h = region.read(0, PSL_HEADER_LEN);
+        let crc = u32::from_le_bytes(h[32..36].try_into().expect("4 bytes"));
+        let checks = &h[..8] == PSL_MAGIC && crc32c(&h[..24]) == crc;
+        let head_next = region.read(HEAD as usize, 8);
+        !checks && head_next.iter().all(|&b| b == 0)
     }
 
     fn assemble(

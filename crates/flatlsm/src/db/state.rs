@@ -155,16 +155,16 @@ impl DbInner {
     /// Written at once, before the first write, as before queuing existed: a PMTable-GC
     /// replacement's record (its source's log is recycled next; a second GC replacing it
     /// before the record is durable would leave the manifest naming a log whose replacement is
-    /// gone too: found by `crash_during_pmtable_gc_keeps_acknowledged_writes`), and PM
-    /// skiplists' (NoveLSM, SLM-DB: their recovery cannot yet tell a region whose creation a
-    /// crash interrupted from a damaged one).
+    /// gone too: found by `crash_during_pmtable_gc_keeps_acknowledged_writes`). PM skiplists
+    /// (NoveLSM, SLM-DB) queue theirs like PM Logs: their header is persisted last, so
+    /// recovery tells an interrupted creation (blank header) from damage
+    /// (`recovery/skiplist_recovery.rs`).
     pub fn record_buffer(&self, table: &dyn crate::buffer::WriteBuffer) -> Result<()> {
         self.versions.records().queue(PmLogMeta {
             number: table.number(),
             replaces: table.replaces(),
         });
-        let skiplist = self.design.buffer_kind() == crate::designs::BufferKind::PmSkiplist;
-        match skiplist || table.replaces() != 0 {
+        match table.replaces() != 0 {
             true => self.write_buffer_records(),
             false => Ok(()),
         }

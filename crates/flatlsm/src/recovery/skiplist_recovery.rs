@@ -1,13 +1,17 @@
 //! Recovery of a design whose write buffers are persistent PM skiplists (`novelsm`, `slmdb`): the
-//! decisions. The manifest names every unflushed buffer (tag 9, as PM Logs; a PM skiplist's
-//! record is written before its first write, `DbInner::record_buffer`); each named region
-//! present is recovered in place (`buffer/recover/skiplist.rs`: headers and nodes verified, an
-//! interrupted batch unlinked, upper levels rebuilt) and joins the immutables; regions it does
-//! not name, and named ones that hold nothing, are removed once the new manifest is durable.
+//! decisions. The manifest names every unflushed buffer (tag 9, as PM Logs), or its record was
+//! in flight at the crash: a switch queues the record and writes go into the region at once
+//! (`db/buffer_records.rs`), so a region numbered at or above the manifest's
+//! `next_file_number` counts as named (`consistency::in_flight`). Each named region present is
+//! recovered in place (`buffer/recover/skiplist.rs`: headers and nodes verified, an interrupted
+//! batch unlinked, upper levels rebuilt) and joins the immutables; regions it does not name,
+//! named ones that hold nothing, and in-flight ones whose creation the crash interrupted (header not
+//! checking, head linking nothing: the header is persisted last, `pmskiplist`) are removed once the new manifest
+//! is durable.
 //!
 //! Rules: a named region that is missing is `Corruption` (its writes would be lost) unless
-//! `allow_missing_pm`, which accepts the loss with a warning; a damaged one is `Corruption`
-//! naming the region and offset (found by the recovery in place). Missing regions are judged
+//! `allow_missing_pm`, which accepts the loss with a warning; a damaged one, in flight or not,
+//! is `Corruption` naming the region and offset (found by the recovery in place). Missing regions are judged
 //! before any region is recovered, so apart from an interrupted batch's unlinks (idempotent,
 //! and the batch was never acknowledged), nothing is written before the checks pass.
 
@@ -30,9 +34,12 @@ pub(super) fn recover_skiplists(input: KindInput<'_>) -> Result<Recovered> {
     for &n in named.difference(&present) {
         missing(pm, n, opts.allow_missing_pm)?;
     }
-    let found = named.intersection(&present).copied().collect();
+    let (in_flight, interrupted) = in_flight_regions(pm, &state, &named, &present)?;
+    let found = named.intersection(&present).chain(&in_flight).copied();
+    let found = found.collect::<BTreeSet<u64>>().into_iter().collect();
     let rebuilt = rebuild(Sources::Skiplists(&**pm, found), opts.bloom_bits_per_key)?;
-    let remove = not_kept(&present, &rebuilt.tables);
+    let mut remove = not_kept(&present, &rebuilt.tables);
+    mark_interrupted(&mut remove, &interrupted);
     Ok(Recovered {
         state,
         tables: rebuilt.tables,
@@ -47,6 +54,36 @@ pub(super) fn recover_skiplists(input: KindInput<'_>) -> Result<Recovered> {
 fn unflushed(state: &ManifestState) -> BTreeSet<u64> {
     let named = state.pm_logs.iter().flatten().copied();
     named.filter(|&n| n >= state.min_unflushed_pmlog).collect()
+}
+
+/// The present regions the manifest does not name whose record was in flight: those formatted
+/// (recovered as if named) and those whose creation the crash interrupted.
+fn in_flight_regions(
+    pm: &PmDeviceRef,
+    state: &ManifestState,
+    named: &BTreeSet<u64>,
+    present: &BTreeSet<u64>,
+) -> Result<(Vec<u64>, Vec<u64>)> {
+    let (mut formatted, mut blank) = (Vec::new(), Vec::new());
+    let unnamed = present.difference(named);
+    for &n in unnamed.filter(|&&n| consistency::in_flight(state, n)) {
+        let region = pm.open_region(&skiplist_region_name(n))?;
+        match crate::pmskiplist::PmSkiplist::creation_interrupted(&*region) {
+            true => blank.push(n),
+            false => formatted.push(n),
+        }
+    }
+    Ok((formatted, blank))
+}
+
+/// Gives the regions whose creation was interrupted their own reason in `remove`.
+fn mark_interrupted(remove: &mut [(String, String)], interrupted: &[u64]) {
+    for (name, why) in remove.iter_mut() {
+        let n = parse_skiplist_region_name(name);
+        if n.is_some_and(|n| interrupted.contains(&n)) {
+            *why = "creation interrupted (header unwritten, no entry linked)".to_string();
+        }
+    }
 }
 
 /// The regions present that hold no recovered buffer, with why they go.
