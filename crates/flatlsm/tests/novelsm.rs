@@ -149,7 +149,7 @@ fn skiplists_whose_record_was_in_flight_keep_their_writes_and_a_blank_one_goes()
     let old = std::fs::read(&manifest).unwrap();
     let db = Db::open(&db_dir, o.clone()).unwrap();
     for i in 0..600u32 {
-        db.put(format!("k{i:05}").as_bytes(), &[b'v'; 300]).unwrap();
+        db.put(format!("k{i:05}").as_bytes(), [b'v'; 300]).unwrap();
     }
     assert!(regions(&pm).len() > 1, "no skiplist was sealed");
     db.close().unwrap();
