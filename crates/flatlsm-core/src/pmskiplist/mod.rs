@@ -122,9 +122,7 @@ impl PmSkiplist {
         if region.len() < PSL_HEADER_LEN + 8 {
             return false; // not a region this module created: recovery reports it
         }
-        let h = region.read(0, PSL_HEADER_LEN);
-        let crc = u32::from_le_bytes(h[32..36].try_into().expect("4 bytes"));
-        let checks = &h[..8] == PSL_MAGIC && crc32c(&h[..24]) == crc;
+        let checks = recovery::header_checks(region.read(0, PSL_HEADER_LEN));
         let head_next = region.read(HEAD as usize, 8);
         !checks && head_next.iter().all(|&b| b == 0)
     }

@@ -58,8 +58,7 @@ fn check_header(region: &dyn PmRegion, number: u64) -> Result<u64> {
     }
     let h = region.read(0, PSL_HEADER_LEN);
     let word = |i: usize| u64::from_le_bytes(h[i..i + 8].try_into().expect("8 bytes"));
-    let crc = u32::from_le_bytes(h[32..36].try_into().expect("4 bytes"));
-    if &h[..8] != PSL_MAGIC || crc32c(&h[..24]) != crc {
+    if !header_checks(h) {
         return Err(corrupt(
             region,
             0,
@@ -76,6 +75,12 @@ fn check_header(region: &dyn PmRegion, number: u64) -> Result<u64> {
         return Err(corrupt(region, 8, detail));
     }
     Ok(region.load_u64(COMMITTED_AT))
+}
+
+/// True if the header bytes `h` (at least [`PSL_HEADER_LEN`]) carry the magic and their crc.
+pub(super) fn header_checks(h: &[u8]) -> bool {
+    let crc = u32::from_le_bytes(h[32..36].try_into().expect("4 bytes"));
+    &h[..8] == PSL_MAGIC && crc32c(&h[..24]) == crc
 }
 
 /// What the walk of the bottom list found.

@@ -38,8 +38,7 @@ pub(super) fn recover_skiplists(input: KindInput<'_>) -> Result<Recovered> {
     let found = named.intersection(&present).chain(&in_flight).copied();
     let found = found.collect::<BTreeSet<u64>>().into_iter().collect();
     let rebuilt = rebuild(Sources::Skiplists(&**pm, found), opts.bloom_bits_per_key)?;
-    let mut remove = not_kept(&present, &rebuilt.tables);
-    mark_interrupted(&mut remove, &interrupted);
+    let remove = not_kept(&present, &rebuilt.tables, &interrupted);
     Ok(Recovered {
         state,
         tables: rebuilt.tables,
@@ -64,34 +63,33 @@ fn in_flight_regions(
     named: &BTreeSet<u64>,
     present: &BTreeSet<u64>,
 ) -> Result<(Vec<u64>, Vec<u64>)> {
-    let (mut formatted, mut blank) = (Vec::new(), Vec::new());
+    let (mut formatted, mut interrupted) = (Vec::new(), Vec::new());
     let unnamed = present.difference(named);
     for &n in unnamed.filter(|&&n| consistency::in_flight(state, n)) {
         let region = pm.open_region(&skiplist_region_name(n))?;
         match crate::pmskiplist::PmSkiplist::creation_interrupted(&*region) {
-            true => blank.push(n),
+            true => interrupted.push(n),
             false => formatted.push(n),
         }
     }
-    Ok((formatted, blank))
+    Ok((formatted, interrupted))
 }
 
-/// Gives the regions whose creation was interrupted their own reason in `remove`.
-fn mark_interrupted(remove: &mut [(String, String)], interrupted: &[u64]) {
-    for (name, why) in remove.iter_mut() {
-        let n = parse_skiplist_region_name(name);
-        if n.is_some_and(|n| interrupted.contains(&n)) {
-            *why = "creation interrupted (header unwritten, no entry linked)".to_string();
-        }
-    }
-}
-
-/// The regions present that hold no recovered buffer, with why they go.
-fn not_kept(present: &BTreeSet<u64>, tables: &[BufferRef]) -> Vec<(String, String)> {
+/// The regions present that hold no recovered buffer, with why they go (`interrupted`: those
+/// whose creation the crash interrupted).
+fn not_kept(
+    present: &BTreeSet<u64>,
+    tables: &[BufferRef],
+    interrupted: &[u64],
+) -> Vec<(String, String)> {
     let kept = |n: u64| tables.iter().any(|t| t.number() == n);
-    let why = || "not an unflushed buffer".to_string();
+    let why = |n: u64| match interrupted.contains(&n) {
+        true => "creation interrupted (header unwritten, no entry linked)",
+        false => "not an unflushed buffer",
+    };
     let gone = present.iter().copied().filter(|&n| !kept(n));
-    gone.map(|n| (skiplist_region_name(n), why())).collect()
+    gone.map(|n| (skiplist_region_name(n), why(n).to_string()))
+        .collect()
 }
 
 fn present_regions(pm: &PmDeviceRef) -> Result<BTreeSet<u64>> {
