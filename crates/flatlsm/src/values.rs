@@ -93,9 +93,10 @@ impl ValueResolver for ValueLocator {
         self.vlogs.read_value_ahead(&self.locate(ptr)?, ahead)
     }
 
-    fn prefetch(&self, ptr: &ValuePointer) {
-        if let Ok(at) = self.locate(ptr) {
-            self.vlogs.prefetch(&at);
+    fn prefetch(&self, ptr: &ValuePointer) -> bool {
+        match self.locate(ptr) {
+            Ok(at) => self.vlogs.prefetch(&at),
+            Err(_) => false,
         }
     }
 }

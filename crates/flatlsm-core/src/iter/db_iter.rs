@@ -32,6 +32,7 @@ use crate::histogram::Histogram;
 use crate::range_del::RangeTombstones;
 use crate::types::{make_internal_key, parse_internal_key, user_key_of, ValueKind, ValuePointer};
 use crate::types::{SequenceNumber, KIND_FOR_SEEK, MAX_SEQUENCE};
+use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -46,9 +47,12 @@ pub trait ValueResolver: Send + Sync {
         self.resolve(ptr)
     }
     /// Hints that the value a pointer refers to will be read soon (a scan's look-ahead,
-    /// `iter::scout`); errors are left to the read that follows. Default: nothing.
-    fn prefetch(&self, ptr: &ValuePointer) {
+    /// `iter::scout`); errors are left to the read that follows. True when it asked the
+    /// device for the value; false when it knows the value in memory (a hint would only cost a
+    /// system call) or gave no hint. Default: nothing, false.
+    fn prefetch(&self, ptr: &ValuePointer) -> bool {
         let _ = ptr;
+        false
     }
 }
 
@@ -193,14 +197,20 @@ impl DbIterator {
         make: impl FnOnce() -> DbIterator + Send + 'static,
         slow: Duration,
     ) -> Self {
-        let hinting = move || make().hints_only();
-        self.scout = Some(Scout::new(Box::new(hinting), slow));
+        let device_hints = Arc::new(AtomicU64::new(0));
+        let counted = device_hints.clone();
+        let hinting = move || make().hints_only(counted);
+        self.scout = Some(Scout::new(Box::new(hinting), device_hints, slow));
         self
     }
 
-    /// This iterator with every value hinted instead of read (a scout's cursor).
-    fn hints_only(mut self) -> Self {
-        self.resolver = Arc::new(HintOnly(self.resolver));
+    /// This iterator with every value hinted instead of read (a scout's cursor), counting the
+    /// hints that went to the device in `device_hints`.
+    fn hints_only(mut self, device_hints: Arc<AtomicU64>) -> Self {
+        self.resolver = Arc::new(HintOnly {
+            inner: self.resolver,
+            device_hints,
+        });
         self
     }
 

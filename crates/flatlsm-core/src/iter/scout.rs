@@ -16,11 +16,17 @@
 //!   read, a long one keeps up to `MAX_WINDOW` reads in flight.
 //! - Every positioning call and direction change of the main cursor stops it; the next slow
 //!   read starts it again from the main cursor's key.
+//! - A top-up none of whose hints went to the device (the resolver found every value in
+//!   memory: [`ValueResolver::prefetch`] returned false) stops it too: one slow read (a
+//!   preempted thread, a log opened) must not make a scan served from memory walk a second
+//!   cursor and hint every value. (A scan of 1 KB values from memory spent 33 % of its time in
+//!   the scout and 15 % in `fadvise` before this rule.)
 
 use super::{DbIterator, ValueResolver};
 use crate::error::Result;
 use crate::fs::ReadAhead;
 use crate::types::ValuePointer;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -37,6 +43,8 @@ pub const SLOW_VALUE_READ: Duration = Duration::from_micros(20);
 pub(super) struct Scout {
     cursor: Option<Box<DbIterator>>,
     make: Option<Box<dyn FnOnce() -> DbIterator + Send>>,
+    /// Hints the cursor's resolver sent to the device, ever ([`HintOnly`]).
+    device_hints: Arc<AtomicU64>,
     slow: Duration,
     running: bool,
     ahead: usize,
@@ -45,11 +53,16 @@ pub(super) struct Scout {
 
 impl Scout {
     /// A scout whose cursor `make` builds on its first start, started by reads of `slow` or
-    /// longer.
-    pub(super) fn new(make: Box<dyn FnOnce() -> DbIterator + Send>, slow: Duration) -> Self {
+    /// longer; the cursor's resolver counts its device hints in `device_hints`.
+    pub(super) fn new(
+        make: Box<dyn FnOnce() -> DbIterator + Send>,
+        device_hints: Arc<AtomicU64>,
+        slow: Duration,
+    ) -> Self {
         Scout {
             cursor: None,
             make: Some(make),
+            device_hints,
             slow,
             running: false,
             ahead: 0,
@@ -89,13 +102,18 @@ impl Scout {
         self.ahead = 0;
     }
 
-    /// Hints entries until `window` are hinted past the main cursor, then widens the window.
+    /// Hints entries until `window` are hinted past the main cursor, then widens the window;
+    /// stops when none of those hints went to the device.
     fn top_up(&mut self) {
+        let before = self.device_hints.load(Ordering::Relaxed);
         while self.ahead < self.window && self.cursor().valid() {
             self.cursor().advance();
             self.ahead += 1;
         }
         self.window = (self.window * 2).min(MAX_WINDOW);
+        if self.device_hints.load(Ordering::Relaxed) == before {
+            self.stop();
+        }
     }
 
     /// The cursor, made now if need be.
@@ -109,12 +127,18 @@ impl Scout {
     }
 }
 
-/// The scout cursor's resolver: hints each value through the real resolver and reads none.
-pub(super) struct HintOnly(pub(super) Arc<dyn ValueResolver>);
+/// The scout cursor's resolver: hints each value through the real resolver and reads none,
+/// counting the hints that went to the device.
+pub(super) struct HintOnly {
+    pub(super) inner: Arc<dyn ValueResolver>,
+    pub(super) device_hints: Arc<AtomicU64>,
+}
 
 impl ValueResolver for HintOnly {
     fn resolve(&self, ptr: &ValuePointer) -> Result<Vec<u8>> {
-        self.0.prefetch(ptr);
+        if self.inner.prefetch(ptr) {
+            self.device_hints.fetch_add(1, Ordering::Relaxed);
+        }
         Ok(Vec::new())
     }
 

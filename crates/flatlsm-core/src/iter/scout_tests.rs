@@ -10,20 +10,31 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-/// Resolves a pointer to its offset's decimal digits; records hints and reads by offset.
+/// Resolves a pointer to its offset's decimal digits; records hints and reads by offset. The
+/// value at `slow_at` takes `SLOW_READ` to read; values are on the device (a hint goes to it)
+/// unless `in_memory`.
 #[derive(Default)]
 struct Recording {
     hinted: Mutex<Vec<u64>>,
     read: Mutex<Vec<u64>>,
+    slow_at: Option<u64>,
+    in_memory: bool,
 }
+
+/// How long the read of a [`Recording`]'s slow value takes.
+const SLOW_READ: Duration = Duration::from_millis(5);
 
 impl ValueResolver for Recording {
     fn resolve(&self, ptr: &ValuePointer) -> Result<Vec<u8>> {
         self.read.lock().push(ptr.offset);
+        if self.slow_at == Some(ptr.offset) {
+            std::thread::sleep(SLOW_READ);
+        }
         Ok(ptr.offset.to_string().into_bytes())
     }
-    fn prefetch(&self, ptr: &ValuePointer) {
+    fn prefetch(&self, ptr: &ValuePointer) -> bool {
         self.hinted.lock().push(ptr.offset);
+        !self.in_memory
     }
 }
 
@@ -129,6 +140,30 @@ fn a_scan_served_fast_never_builds_its_scout() {
     assert_eq!(walk(&mut it, 100).len(), 49);
     assert!(!built.load(Ordering::SeqCst));
     assert!(resolver.hinted.lock().is_empty());
+}
+
+#[test]
+fn one_slow_read_in_a_scan_served_from_memory_hints_one_window_then_stops_the_scout() {
+    let scan = |in_memory| {
+        let resolver = Arc::new(Recording {
+            slow_at: Some(10),
+            in_memory,
+            ..Recording::default()
+        });
+        let mut it = scouted(300, &resolver, SLOW_READ / 2);
+        it.seek(b"k000");
+        assert_eq!(walk(&mut it, 400).len(), 299);
+        let hinted = resolver.hinted.lock().clone();
+        hinted
+    };
+    let from_memory = scan(true);
+    // The scout's seek to k010 hints its value, then one window past it; none more.
+    assert_eq!(
+        from_memory,
+        (10..=10 + FIRST_WINDOW as u64).collect::<Vec<_>>()
+    );
+    let from_device = scan(false);
+    assert!(from_device.contains(&299), "{from_device:?}");
 }
 
 #[test]

@@ -134,11 +134,13 @@ impl VlogSet {
         }
     }
 
-    /// Hints that the value `ptr` addresses will be read soon ([`VlogReader::prefetch`]); a
-    /// log that cannot be opened is left to the read that follows to report.
-    pub fn prefetch(&self, ptr: &ValuePointer) {
-        if let Ok(reader) = self.reader(ptr.file_number) {
-            reader.prefetch(ptr);
+    /// Hints that the value `ptr` addresses will be read soon ([`VlogReader::prefetch`]):
+    /// true when the hint went to the device. A log that cannot be opened is left to the read
+    /// that follows to report.
+    pub fn prefetch(&self, ptr: &ValuePointer) -> bool {
+        match self.reader(ptr.file_number) {
+            Ok(reader) => reader.prefetch(ptr),
+            Err(_) => false,
         }
     }
 

@@ -158,6 +158,33 @@ fn records_across_pages_come_from_the_mapping_only_while_timed_reads_find_the_lo
 }
 
 #[test]
+fn a_prefetch_goes_to_the_device_only_while_the_log_is_not_found_in_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let recs = many_records();
+    let (ptrs, _) = write(dir.path(), 7, &recs);
+    let (set, _) = mapped_and_unmapped(dir.path());
+    let reader = set.reader(7).unwrap();
+    for waited_for_device in [false, true, false] {
+        let took = Duration::from_micros(if waited_for_device { 500 } else { 1 });
+        reader.note_mapped_read(took);
+        assert_eq!(reader.prefetch(&ptrs[3]), waited_for_device);
+        // A scan reads the same values either way (mapping or windows).
+        let mut ahead = ReadAhead::default();
+        for ((_, v), p) in recs.iter().zip(&ptrs) {
+            assert_eq!(&reader.read_value_ahead(p, &mut ahead).unwrap(), v, "{p:?}");
+        }
+    }
+    let outside = ValuePointer {
+        offset: reader.size() + 10,
+        ..ptrs[0]
+    };
+    assert!(
+        !reader.prefetch(&outside),
+        "no hint for a pointer outside the log"
+    );
+}
+
+#[test]
 fn vlog_set_shares_readers_and_evicts() {
     let dir = tempfile::tempdir().unwrap();
     let recs = vec![(b"k".to_vec(), b"v".to_vec())];
