@@ -10,6 +10,7 @@ mod cgroup;
 mod compare;
 mod config;
 mod cpu;
+mod device_reads;
 mod engine;
 mod fill;
 mod flags;

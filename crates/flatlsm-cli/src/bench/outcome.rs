@@ -47,6 +47,9 @@ pub struct Outcome {
     /// CPU seconds other processes used while this engine ran (`--compare profiles`; `None`
     /// where not measured).
     pub others_cpu_seconds: Option<f64>,
+    /// Bytes the process read from storage devices during the benchmark (its settling
+    /// included; `device_reads.rs`); `None` where not measured.
+    pub device_read_bytes: Option<u64>,
 }
 
 impl Outcome {
@@ -73,6 +76,7 @@ impl Outcome {
             external_cdf: None,
             memory: MemoryUse::default(),
             others_cpu_seconds: None,
+            device_read_bytes: None,
         }
     }
 

@@ -3,6 +3,7 @@
 //! ([`run_parts`]).
 
 use super::config::BenchConfig;
+use super::device_reads::DeviceReadsSince;
 use super::engine::{Direction, Engine, EngineStats};
 use super::fill::{fill, KeyOrder};
 use super::flush_cost::flush_cost;
@@ -124,7 +125,9 @@ pub fn run_suite(cfg: &BenchConfig, engine: &mut dyn Engine) -> Result<Vec<Outco
             warm_if_asked(cfg);
         }
         let before = engine.stats();
-        let o = run_one(cfg, engine, name, plan, table.as_ref())?;
+        let device_reads = DeviceReadsSince::now();
+        let mut o = run_one(cfg, engine, name, plan, table.as_ref())?;
+        o.device_read_bytes = device_reads.bytes();
         outcomes.push(emit(cfg, &*engine, o, &before)?);
     }
     Ok(outcomes)

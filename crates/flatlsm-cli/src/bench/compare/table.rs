@@ -95,6 +95,11 @@ const METRICS: &[Metric] = &[
         higher_is_better: false,
     },
     Metric {
+        name: "read from disk (MiB)",
+        value: |o| in_mib(o.device_read_bytes),
+        higher_is_better: false,
+    },
+    Metric {
         name: "PM (tmpfs) (MiB)",
         value: |o| in_mib(o.memory.pm_resident),
         higher_is_better: false,

@@ -66,6 +66,7 @@ pub fn run(ctx: &Context<'_>) -> Result<Section, String> {
     ctx.keep_run(YCSB_RUN, &outcomes);
     let (mut table, groups) = table(&outcomes)?;
     table += &others_line(&outcomes);
+    table += &disk_reads_line(&outcomes);
     let path = ctx.dir.join("fig11").join("ycsb_over_leveled.png");
     let title = "YCSB at 4 KB: ops/s over leveled's (the paper: over RocksDB's)";
     plot::grouped_bars(&path, title, "ops/s over leveled's", &groups)?;
@@ -151,4 +152,40 @@ pub fn others_line(outcomes: &[Outcome]) -> String {
         "\nCPU other processes used during each design's run: {}.\n",
         cells.join(", ")
     )
+}
+
+/// What each design read from the disk during each workload (its reads served from memory or
+/// not), where measured.
+fn disk_reads_line(outcomes: &[Outcome]) -> String {
+    let designs = std::iter::once("FlatLSM").chain(PEERS);
+    let cells: Vec<String> = designs
+        .filter_map(|d| {
+            let per: Vec<String> = outcomes
+                .iter()
+                .filter(|o| o.engine == d)
+                .filter_map(|o| Some(format!("{} {}", workload(o), mib(o.device_read_bytes?))))
+                .collect();
+            (!per.is_empty()).then(|| format!("{d} ({})", per.join(", ")))
+        })
+        .collect();
+    match cells.is_empty() {
+        true => String::new(),
+        false => format!(
+            "\nMiB read from the disk during each workload: {}.\n",
+            cells.join("; ")
+        ),
+    }
+}
+
+/// A YCSB benchmark's workload letter ("Load" for the load).
+fn workload(o: &Outcome) -> String {
+    match o.name.strip_prefix("ycsb") {
+        Some("_load") => "Load".into(),
+        Some(w) => w.to_uppercase(),
+        None => o.name.clone(),
+    }
+}
+
+fn mib(bytes: u64) -> String {
+    format!("{:.0}", bytes as f64 / 1_048_576.0)
 }

@@ -148,10 +148,23 @@ pub fn read_evidence(flatlsm: &Outcome, other: &Outcome) -> String {
             true => String::new(),
             false => format!(" {found}"),
         };
-        format!("mean {:.1} µs{found}{}", o.latency.average, others_cpu(o))
+        format!(
+            "mean {:.1} µs{found}{}{}",
+            o.latency.average,
+            from_disk(o),
+            others_cpu(o)
+        )
     };
     let (ours, theirs) = (side(flatlsm), side(other));
     format!("FlatLSM {ours}; {} {theirs}", other.engine)
+}
+
+/// ", N MiB from the disk" where the benchmark's device reads were measured: whether a
+/// design's reads found its data in memory.
+pub fn from_disk(o: &Outcome) -> String {
+    o.device_read_bytes.map_or(String::new(), |b| {
+        format!(", {:.0} MiB from the disk", b as f64 / 1_048_576.0)
+    })
 }
 
 /// ", others' CPU N s" where it was measured.
@@ -206,9 +219,11 @@ mod tests {
         );
         let mut theirs = Outcome::new("matrixkv 256 B", "readseq", m, String::new(), stats);
         theirs.others_cpu_seconds = Some(2.0);
+        theirs.device_read_bytes = Some(300 << 20);
         assert_eq!(
             read_evidence(&ours, &theirs),
-            "FlatLSM mean 0.0 µs (6 of 10 found); matrixkv 256 B mean 0.0 µs, others' CPU 2 s"
+            "FlatLSM mean 0.0 µs (6 of 10 found); matrixkv 256 B mean 0.0 µs, \
+             300 MiB from the disk, others' CPU 2 s"
         );
     }
 
