@@ -44,6 +44,22 @@ pub const SCAN_OF_PMTABLES: &str = "half of the 256 B data still sits in twelve 
      after the load: a scan steps their skiplists (a cache miss per node and per PM Log entry) \
      and merges about 15 sources, where the others read sorted blocks of fewer runs";
 
+/// Table 1's P99.9 against NoveLSM: FlatLSM's tail is the pacing of a writer twice as fast.
+pub const TAIL_OF_PACING: &str = "FlatLSM writes flat out at about twice NoveLSM's rate here \
+     (Figs. 20–21's running times), faster than its flush drains PMTables to this disk, so the \
+     slowdown paces it (Fig. 22's stall share) and the pacer's waits are its slowest writes; \
+     at NoveLSM's pace its tail is the lower: with both capped at 46,000 writes/s \
+     (`--rate_limit_ops 46000`, one run) FlatLSM's P99.9 was 58 µs, NoveLSM's 255 µs \
+     (flat out in the same session: 279 and 252 µs)";
+
+/// Fig. 15's random reads at 64 KB against Titan: the value's read is the read, and both
+/// designs read it alike.
+pub const BIG_VALUES_READ_ALIKE: &str = "at 64 KB a read is its value's read, and FlatLSM and \
+     `leveled+vsep` read values with the same value-log code (one 64 KB `pread` and its crc: \
+     56 % of FlatLSM's read time in a profile), so they read alike (a rerun: 24.8 against \
+     24.6 µs); which design's values the page cache held as the load left it decides the rest \
+     (MiB from the disk in the last column)";
+
 /// Rows no analysis explains yet, either way.
 pub const UNEXPLAINED: Why = Why {
     smaller_gap: NOT_ANALYSED,
@@ -53,6 +69,15 @@ pub const UNEXPLAINED: Why = Why {
 /// [`UNEXPLAINED`] for any row: the `why` of figures that name no cause yet.
 pub fn unexplained(_peer: &str, _size: usize) -> Why {
     UNEXPLAINED
+}
+
+/// A P99.9 row of Table 1 against `peer`: [`write_row`]'s causes for a smaller gap, the
+/// pacing's tail for a contradiction.
+pub fn tail_row(peer: &str) -> Why {
+    Why {
+        contradicts: TAIL_OF_PACING,
+        ..write_row(peer)
+    }
 }
 
 /// A write row against `peer` (its `--compare profiles` label): the hardware's causes for a

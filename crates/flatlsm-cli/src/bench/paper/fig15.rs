@@ -7,7 +7,7 @@
 
 use super::by_size::{page_cache_note, share_of_paper, Judged, Peer, Sweep, Swept};
 use super::causes;
-use super::verdict::{read_evidence, Claim};
+use super::verdict::{read_evidence, Claim, Why};
 use super::{Context, Section};
 
 const TITAN: [Peer; 1] = [("leveled+vsep", "Titan")];
@@ -25,8 +25,19 @@ const JUDGED: Judged = Judged {
     bench: "readrandom",
     claim,
     evidence: read_evidence,
-    why: causes::unexplained,
+    why: random_why,
 };
+
+/// Why a row does not agree: analysed at 64 KB only.
+fn random_why(_peer: &str, size: usize) -> Why {
+    Why {
+        contradicts: match size {
+            65536 => causes::BIG_VALUES_READ_ALIKE,
+            _ => causes::NOT_ANALYSED,
+        },
+        ..causes::UNEXPLAINED
+    }
+}
 
 /// "FlatLSM is up to 14% higher than Titan" (its PMTables read faster than Titan's SSD):
 /// higher, read as at least Titan's throughput at every size; the 14 % is a maximum, not a floor.

@@ -107,7 +107,7 @@ fn p999_row(flatlsm: &Outcome, other: &Outcome, claim: Claim) -> String {
         ratio(theirs, ours),
         claim,
         &write_evidence(flatlsm, other),
-        causes::write_row(&other.engine),
+        causes::tail_row(&other.engine),
     )
 }
 
@@ -152,8 +152,11 @@ mod tests {
             "{t}"
         );
         assert!(
-            t.contains("| contradicts — why: "),
-            "novelsm's tail is lower: {t}"
+            t.contains(&format!(
+                "| contradicts — why: {} |",
+                causes::TAIL_OF_PACING
+            )),
+            "novelsm's tail is lower, and the pacing says why: {t}"
         );
         assert!(
             t.contains("87.88 % (RocksDB), 87.33 % (NoveLSM), 37.17 % (MatrixKV)"),
