@@ -7,6 +7,10 @@
 //! [`Error::Corruption`] naming the file and the record offset. A pointer whose record would end
 //! past the end of the file is rejected before any buffer is allocated.
 //!
+//! A scan's read ([`VlogReader::read_value_ahead`]) is a copy from the mapping too while the log
+//! is found in memory (the last timed read was quick, `found_in_memory`), else a read through
+//! the scan's read-ahead windows or one `read_exact_at`; checked the same way.
+//!
 //! Thread-safety: `Send + Sync`; reads take `&self` and may run concurrently.
 
 use super::record::{check_header, decode_record, RECORD_HEADER_LEN, VLOG_HEADER_LEN};
