@@ -168,21 +168,21 @@ impl VlogReader {
     }
 
     /// The value of the record `ptr` addresses, checked and copied from its mapped `bytes`;
-    /// one such read in [`TIMED_EVERY`] per thread is timed ([`VlogReader::note_mapped_read`]).
+    /// one such read in [`TIMED_EVERY`] per thread is timed ([`VlogReader::note_timed_read`]).
     fn copy_mapped(&self, bytes: &[u8], ptr: &ValuePointer) -> Result<Vec<u8>> {
         if !timed_turn() {
             return Ok(self.check_record(bytes, ptr)?.1.to_vec());
         }
         let start = Instant::now();
         let value = self.check_record(bytes, ptr)?.1.to_vec();
-        self.note_mapped_read(start.elapsed());
+        self.note_timed_read(start.elapsed());
         Ok(value)
     }
 
     /// Records how long a timed read took: the log is found in memory (records across pages
     /// are read through the mapping again) once one was quick, not (`pread`) once one waited
     /// for the device.
-    pub(crate) fn note_mapped_read(&self, took: Duration) {
+    pub(crate) fn note_timed_read(&self, took: Duration) {
         self.found_in_memory
             .store(took < DEVICE_READ, Ordering::Relaxed);
     }
@@ -241,7 +241,7 @@ impl VlogReader {
         }
         let start = Instant::now();
         let value = self.read_value_at(ptr, record_len)?;
-        self.note_mapped_read(start.elapsed());
+        self.note_timed_read(start.elapsed());
         Ok(value)
     }
 

@@ -148,7 +148,7 @@ fn records_across_pages_come_from_the_mapping_only_while_timed_reads_find_the_lo
     assert!(ptrs.iter().any(across), "the records cross pages");
     for waited_for_device in [false, true, false] {
         let took = Duration::from_micros(if waited_for_device { 500 } else { 1 });
-        reader.note_mapped_read(took);
+        reader.note_timed_read(took);
         assert_eq!(reader.reads_across_pages_mapped(), !waited_for_device);
         for ((_, v), p) in recs.iter().zip(&ptrs) {
             assert_eq!(&reader.read_value(p).unwrap(), v, "{p:?}");
@@ -166,7 +166,7 @@ fn a_prefetch_goes_to_the_device_only_while_the_log_is_not_found_in_memory() {
     let reader = set.reader(7).unwrap();
     for waited_for_device in [false, true, false] {
         let took = Duration::from_micros(if waited_for_device { 500 } else { 1 });
-        reader.note_mapped_read(took);
+        reader.note_timed_read(took);
         assert_eq!(reader.prefetch(&ptrs[3]), waited_for_device);
         // A scan reads the same values either way (mapping or windows).
         let mut ahead = ReadAhead::default();
