@@ -138,7 +138,7 @@ impl VlogReader {
             return false;
         };
         if self.found_in_memory.load(Ordering::Relaxed) {
-            self.hint_mapped(ptr);
+            self.hint_lines(ptr.offset, record_len);
             return false;
         }
         if let Err(e) = self.file.will_need(ptr.offset, record_len) {
@@ -197,10 +197,15 @@ impl VlogReader {
     /// [`VlogReader::read_value`] will copy it from the mapping (no system call, no error: the
     /// read reports a bad pointer).
     pub fn hint_mapped(&self, ptr: &ValuePointer) {
-        let Ok(len) = self.check_pointer(ptr) else {
-            return;
-        };
-        if let Some(bytes) = self.mapped_record(ptr.offset, len) {
+        if let Ok(len) = self.check_pointer(ptr) {
+            self.hint_lines(ptr.offset, len);
+        }
+    }
+
+    /// Starts loading the first `HINT_LINES` cache lines of the `len`-byte record at `offset`
+    /// if it will be copied from the mapping.
+    fn hint_lines(&self, offset: u64, len: u64) {
+        if let Some(bytes) = self.mapped_record(offset, len) {
             let lines = (0..bytes.len()).step_by(crate::pm::CACHE_LINE);
             lines
                 .take(HINT_LINES)

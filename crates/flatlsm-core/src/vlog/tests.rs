@@ -137,18 +137,34 @@ fn mapped_and_unmapped(dir: &Path) -> (VlogSet, VlogSet) {
     (set(true), set(false))
 }
 
-#[test]
-fn records_across_pages_come_from_the_mapping_only_while_timed_reads_find_the_log_in_memory() {
+/// `many_records` written to log 7 of a temporary directory: the directory, the records, their
+/// pointers, and the log through mapped and unmapped sets.
+fn many_records_logged() -> (
+    tempfile::TempDir,
+    Records,
+    Vec<ValuePointer>,
+    (VlogSet, VlogSet),
+) {
     let dir = tempfile::tempdir().unwrap();
     let recs = many_records();
     let (ptrs, _) = write(dir.path(), 7, &recs);
-    let (set, unmapped) = mapped_and_unmapped(dir.path());
+    let sets = mapped_and_unmapped(dir.path());
+    (dir, recs, ptrs, sets)
+}
+
+/// How long a timed read took: one that waited for the device, or one from memory.
+fn read_time(waited_for_device: bool) -> Duration {
+    Duration::from_micros(if waited_for_device { 500 } else { 1 })
+}
+
+#[test]
+fn records_across_pages_come_from_the_mapping_only_while_timed_reads_find_the_log_in_memory() {
+    let (_dir, recs, ptrs, (set, unmapped)) = many_records_logged();
     let reader = set.reader(7).unwrap();
     let across = |p: &ValuePointer| p.offset / 4096 != (p.offset + p.record_len as u64 - 1) / 4096;
     assert!(ptrs.iter().any(across), "the records cross pages");
     for waited_for_device in [false, true, false] {
-        let took = Duration::from_micros(if waited_for_device { 500 } else { 1 });
-        reader.note_timed_read(took);
+        reader.note_timed_read(read_time(waited_for_device));
         assert_eq!(reader.reads_across_pages_mapped(), !waited_for_device);
         for ((_, v), p) in recs.iter().zip(&ptrs) {
             assert_eq!(&reader.read_value(p).unwrap(), v, "{p:?}");
@@ -159,14 +175,10 @@ fn records_across_pages_come_from_the_mapping_only_while_timed_reads_find_the_lo
 
 #[test]
 fn a_prefetch_goes_to_the_device_only_while_the_log_is_not_found_in_memory() {
-    let dir = tempfile::tempdir().unwrap();
-    let recs = many_records();
-    let (ptrs, _) = write(dir.path(), 7, &recs);
-    let (set, _) = mapped_and_unmapped(dir.path());
+    let (_dir, recs, ptrs, (set, _)) = many_records_logged();
     let reader = set.reader(7).unwrap();
     for waited_for_device in [false, true, false] {
-        let took = Duration::from_micros(if waited_for_device { 500 } else { 1 });
-        reader.note_timed_read(took);
+        reader.note_timed_read(read_time(waited_for_device));
         assert_eq!(reader.prefetch(&ptrs[3]), waited_for_device);
         // A scan reads the same values either way (mapping or windows).
         let mut ahead = ReadAhead::default();

@@ -129,7 +129,8 @@ fn row(
     claim: Claim,
 ) -> Result<(String, plot::BarGroup), String> {
     let run = |label: &str| find(outcomes, label, bench, "Fig. 11");
-    let ours = run("FlatLSM")?.ops_per_sec();
+    let flatlsm = run("FlatLSM")?;
+    let ours = flatlsm.ops_per_sec();
     let theirs = PEERS
         .iter()
         .map(|p| run(p).map(Outcome::ops_per_sec))
@@ -137,7 +138,7 @@ fn row(
     let best = theirs.iter().copied().fold(0.0, f64::max);
     let ratio = ratio(ours, best);
     let best_peer = PEERS[theirs.iter().position(|&t| t == best).unwrap_or(0)];
-    let why = why(run("FlatLSM")?, run(best_peer)?);
+    let why = why(flatlsm, run(best_peer)?);
     let cells: Vec<String> = theirs.iter().map(|t| format!("{t:.0}")).collect();
     let row = format!(
         "| {name} | {ours:.0} | {} | {ratio:.2}× | {} | {} |\n",
