@@ -143,8 +143,9 @@ pub struct Options {
     pub pm_persist_interval_ms: u64,
     /// Capacity of one PMTable's PM Log in bytes.
     pub pmtable_size: usize,
-    /// A flush starts when this many immutable PMTables exist, and merges every immutable
-    /// PMTable there is then (default 2; see docs/design-decisions.md).
+    /// A flush starts when this many immutable PMTables exist (default 2). The `flatlsm`
+    /// profile's flush takes the oldest this many; the other designs' flush merges every
+    /// immutable buffer there is then (docs/design-decisions.md).
     pub flush_immutable_num: usize,
     /// Writers block when this many PMTables (mutable + immutable) exist and the mutable is full.
     pub max_write_buffer_number: usize,

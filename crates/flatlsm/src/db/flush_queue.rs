@@ -3,7 +3,8 @@
 //!
 //! A design may run two flush threads (SLM-DB: one writes a flush's SST while the other puts
 //! the previous flush's keys into the B+-tree and installs it). Invariants: a job claims every
-//! immutable buffer no other job has claimed, so claims follow the buffers' age; jobs install
+//! immutable buffer no other job has claimed, or the oldest of them up to the design's batch
+//! limit (`Design::flush_batch_limit`), so claims follow the buffers' age; jobs install
 //! (index, manifest edit, version swap) strictly in claim order — a ticket each, served one
 //! after the other — so an older flush never lands after a newer one, in the index or in the
 //! manifest.
@@ -52,6 +53,13 @@ pub(crate) struct FlushQueue {
     cv: Condvar,
 }
 
+/// Drops the newest of `tables` (newest first) beyond `limit`.
+fn keep_oldest<T>(tables: &mut Vec<T>, limit: Option<usize>) {
+    if let Some(extra) = limit.and_then(|l| tables.len().checked_sub(l)) {
+        tables.drain(..extra);
+    }
+}
+
 /// One job's claim on its buffers and its place in the install order.
 pub(crate) struct Claim<'q> {
     queue: &'q FlushQueue,
@@ -66,14 +74,20 @@ pub(crate) struct Claim<'q> {
 }
 
 impl FlushQueue {
-    /// Claims the buffers of `imms` (newest first) no job has claimed; `None` if there are none.
-    pub fn claim<T: Numbered>(&self, imms: impl Fn() -> Vec<T>) -> Option<(Claim<'_>, Vec<T>)> {
+    /// Claims the buffers of `imms` (newest first) no job has claimed, at most the oldest
+    /// `limit` of them if a limit is given; `None` if there are none.
+    pub fn claim<T: Numbered>(
+        &self,
+        imms: impl Fn() -> Vec<T>,
+        limit: Option<usize>,
+    ) -> Option<(Claim<'_>, Vec<T>)> {
         let mut s = self.state.lock();
         if s.holds > 0 {
             return None;
         }
         let mut tables = imms();
         tables.retain(|t| !s.claimed.contains(&t.number()));
+        keep_oldest(&mut tables, limit);
         if tables.is_empty() {
             return None;
         }
@@ -208,19 +222,32 @@ mod tests {
         }
     }
 
+    /// With a batch limit a job takes the oldest unclaimed buffers and leaves the newer ones
+    /// to the next job, which installs after it.
+    #[test]
+    fn a_limited_claim_takes_the_oldest_buffers_and_leaves_the_newest_to_the_next_job() {
+        let queue = FlushQueue::default();
+        let imms = || vec![5u64, 4, 3, 2];
+        let (first, tables) = queue.claim(imms, Some(2)).unwrap();
+        assert_eq!((tables, first.behind_others), (vec![3, 2], false));
+        let (second, tables) = queue.claim(imms, Some(2)).unwrap();
+        assert_eq!((tables, second.behind_others), (vec![5, 4], true));
+        assert!(queue.claim(imms, Some(2)).is_none());
+    }
+
     /// A second job claims only the buffers the first left, knows it is behind, and installs
     /// after the first even when it is ready first.
     #[test]
     fn jobs_claim_unclaimed_buffers_and_install_in_claim_order() {
         let queue = Arc::new(FlushQueue::default());
-        let (mut first, tables) = queue.claim(|| vec![1u64]).unwrap();
+        let (mut first, tables) = queue.claim(|| vec![1u64], None).unwrap();
         assert_eq!((tables, first.behind_others), (vec![1], false));
         assert_eq!(queue.unclaimed(&[1u64, 2]), 1);
         let order = Arc::new(Mutex::new(Vec::new()));
         let second = {
             let (queue, order) = (queue.clone(), order.clone());
             std::thread::spawn(move || {
-                let (mut claim, tables) = queue.claim(|| vec![2u64, 1]).unwrap();
+                let (mut claim, tables) = queue.claim(|| vec![2u64, 1], None).unwrap();
                 assert_eq!((tables, claim.behind_others), (vec![2], true));
                 claim.wait_turn().unwrap();
                 order.lock().push(2);
@@ -234,7 +261,7 @@ mod tests {
         second.join().unwrap();
         assert_eq!(*order.lock(), vec![1, 2]);
         queue.wait_idle();
-        assert!(queue.claim(Vec::<u64>::new).is_none());
+        assert!(queue.claim(Vec::<u64>::new, None).is_none());
     }
 
     /// A job that failed refuses the turn of the job waiting behind it and of every job that
@@ -242,8 +269,8 @@ mod tests {
     #[test]
     fn a_failed_claim_refuses_every_later_turn() {
         let queue = FlushQueue::default();
-        let (mut first, _) = queue.claim(|| vec![1u64]).unwrap();
-        let (second, _) = queue.claim(|| vec![1u64, 2]).unwrap();
+        let (mut first, _) = queue.claim(|| vec![1u64], None).unwrap();
+        let (second, _) = queue.claim(|| vec![1u64, 2], None).unwrap();
         let disk = Error::InvalidState("disk gone".into());
         first.end(Some(StopWaiting::failed(&disk)));
         drop(first);
@@ -251,7 +278,7 @@ mod tests {
         assert!(refused.to_string().contains("disk gone"), "{refused}");
         drop(second);
         assert_eq!(queue.unclaimed(&[1u64, 2]), 2);
-        let (third, _) = queue.claim(|| vec![3u64]).unwrap();
+        let (third, _) = queue.claim(|| vec![3u64], None).unwrap();
         assert!(matches!(third.wait_turn(), Err(StopWaiting::Failed(_))));
     }
 
@@ -261,12 +288,12 @@ mod tests {
     #[test]
     fn a_hold_waits_for_the_job_in_flight_and_stops_new_claims_until_dropped() {
         let queue = Arc::new(FlushQueue::default());
-        let (mut first, _) = queue.claim(|| vec![1u64]).unwrap();
+        let (mut first, _) = queue.claim(|| vec![1u64], None).unwrap();
         let holder = {
             let queue = queue.clone();
             std::thread::spawn(move || {
                 let hold = queue.hold();
-                let claimed = queue.claim(|| vec![2u64]).is_some();
+                let claimed = queue.claim(|| vec![2u64], None).is_some();
                 drop(hold);
                 claimed
             })
@@ -276,7 +303,7 @@ mod tests {
         first.end(None);
         drop(first);
         assert!(!holder.join().unwrap(), "a buffer was claimed under a hold");
-        assert!(queue.claim(|| vec![2u64]).is_some());
+        assert!(queue.claim(|| vec![2u64], None).is_some());
     }
 
     /// A claim dropped before its job said how it ended (an early return, a panic) refuses
@@ -284,8 +311,8 @@ mod tests {
     #[test]
     fn a_claim_dropped_without_an_outcome_refuses_the_queue() {
         let queue = FlushQueue::default();
-        let (first, _) = queue.claim(|| vec![1u64]).unwrap();
-        let (second, _) = queue.claim(|| vec![1u64, 2]).unwrap();
+        let (first, _) = queue.claim(|| vec![1u64], None).unwrap();
+        let (second, _) = queue.claim(|| vec![1u64, 2], None).unwrap();
         drop(first);
         let refused = second.wait_turn().unwrap_err().into_error();
         assert!(

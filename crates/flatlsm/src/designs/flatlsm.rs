@@ -62,6 +62,14 @@ impl Design for FlatLsmDesign {
         v.level0_runs()
     }
 
+    /// The paper's parallel flush takes the `flush_immutable_num` tables that made it due. A
+    /// backlog then leaves in batches of that size, each freeing its PM a batch's time sooner
+    /// than one job over the whole backlog would (docs/design-decisions.md, "A flush takes the
+    /// oldest `flush_immutable_num` PMTables").
+    fn flush_batch_limit(&self, opts: &Options) -> Option<usize> {
+        Some(opts.flush_immutable_num)
+    }
+
     fn flush_shape(&self, opts: &Options) -> FlushShape {
         FlushShape {
             threads: opts.flush_threads,

@@ -65,6 +65,11 @@ pub(crate) trait Design: Send + Sync {
     fn flush_threads(&self) -> usize {
         1
     }
+    /// The most immutable write buffers one flush job takes (the oldest first); `None`: every
+    /// one no other job has claimed (RocksDB's flush picks every immutable memtable).
+    fn flush_batch_limit(&self, _opts: &Options) -> Option<usize> {
+        None
+    }
     /// True if reads take level 0's files newest first and stop at the first version found,
     /// so their order matters (repair then rewrites files whose versions interleave). False
     /// for SLM-DB, whose index and searches compare sequence numbers.

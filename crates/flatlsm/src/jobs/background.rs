@@ -124,17 +124,21 @@ fn build_missing_filters(db: &DbInner) {
     }
 }
 
-/// Spares are prepared at start and after every flush (not only when the loop idles): early
-/// in a fill, flushes run back to back and the writer would otherwise create logs itself.
+/// Spares are prepared at start and after every flush (not only when the loop idles), but
+/// never while a flush is due: the flush goes first. A burst after a quiet pause finds one
+/// spare (`QUIET_SPARE_LOGS`); making the next ones first (150 ms each for 170 MiB on tmpfs)
+/// held the first flush back while the writer filled PM, and the second after the first ran
+/// under half the run's mean (Fig. 9a at 16 KB). The writer then creates its own logs until
+/// the first flush returns some, which also slows it while the flush has nothing drained.
 fn flush_loop(db: &DbInner) {
     prepare_spare_logs(db);
     while wait(db, Duration::from_millis(100)) {
         build_missing_filters(db);
-        prepare_spare_logs(db);
+        prepare_spares_unless_flush_due(db);
         trim_spare_logs(db);
         while healthy(db) && (flush_due(db) || quiet_flush_due(db)) {
             match flush_one(db) {
-                Ok(true) => prepare_spare_logs(db),
+                Ok(true) => prepare_spares_unless_flush_due(db),
                 // Claimed by the other flush thread meanwhile, or the database shuts down.
                 Ok(false) | Err(_) => break, // a failure is recorded by `flush_one`
             }
@@ -142,6 +146,13 @@ fn flush_loop(db: &DbInner) {
         // The records of write buffers a switch queued (it woke this thread) that no flush's
         // install took (`db/buffer_records.rs`). A failure is the background error already.
         let _ = db.write_buffer_records();
+    }
+}
+
+/// [`prepare_spare_logs`] unless a flush is due (it goes first: [`flush_loop`]).
+fn prepare_spares_unless_flush_due(db: &DbInner) {
+    if !flush_due(db) {
+        prepare_spare_logs(db);
     }
 }
 
@@ -242,7 +253,7 @@ pub(crate) fn finish_due_flushes(db: &DbInner) -> Result<()> {
     Ok(())
 }
 
-/// Flushes every immutable PMTable in one job; `Ok(false)` if there is none. A failure, in
+/// Runs one flush job over the immutable PMTables (`flush_immutables`); `Ok(false)` if there is none. A failure, in
 /// whichever thread it runs, puts the database in the background-error state.
 pub(crate) fn flush_one(db: &DbInner) -> Result<bool> {
     let flushed = flush_immutables(db);
@@ -262,8 +273,9 @@ pub(crate) fn record_failure<T>(db: &DbInner, r: Result<T>) -> Result<T> {
     r
 }
 
-/// One flush job: claims every immutable table no other job has (oldest last; a table sealed
-/// while it runs waits for the next job), writes them, and installs them in claim order
+/// One flush job: claims every immutable table no other job has, or the oldest of them up to
+/// the design's batch limit (oldest last; a table sealed while it runs waits for the next
+/// job), writes them, and installs them in claim order
 /// (`flush_queue.rs`). With one flush thread the job waits for its turn before it starts;
 /// with two (SLM-DB) it writes its SST while the job before it indexes and installs. How the
 /// job ended reaches the queue before the next job's turn: a failure refuses every later
@@ -273,7 +285,9 @@ fn flush_immutables(db: &DbInner) -> Result<bool> {
         return Ok(false);
     }
     db.sync_point("flush:before_claim");
-    let Some((mut claim, tables)) = db.flush_queue.claim(|| db.versions.sv().imms.to_vec()) else {
+    let limit = db.design.flush_batch_limit(&db.opts);
+    let imms = || db.versions.sv().imms.to_vec();
+    let Some((mut claim, tables)) = db.flush_queue.claim(imms, limit) else {
         db.sync_point("flush:nothing_claimed"); // claimed by another job, or the queue is held
         return Ok(false);
     };
