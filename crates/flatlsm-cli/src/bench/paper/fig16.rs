@@ -10,7 +10,7 @@
 use super::breakdown::{self, Judge, OfFig9a, Parts, FLATLSM};
 use super::by_size::{Peer, SIZES};
 use super::causes;
-use super::verdict::{ratio, Claim};
+use super::verdict::{ratio, Claim, Why};
 use super::{Context, Section};
 
 const DESIGNS: [Peer; 2] = [FLATLSM, ("leveled+vsep", "Titan")];
@@ -45,8 +45,16 @@ const MEM: Judge = Judge {
     ratio: mem_ratio,
     claim: mem_claim,
     paper,
-    why: causes::unexplained,
+    why: mem_why,
 };
+
+/// A large-value Mem row FlatLSM does not lose: PM runs at DRAM's speed here.
+fn mem_why(_design: &str, _size: usize) -> Why {
+    Why {
+        smaller_gap: causes::NOT_ANALYSED,
+        contradicts: causes::PM_LOG_AT_DRAM_SPEED,
+    }
+}
 
 /// Takes Fig. 9a's writes (running them if no earlier figure did) and breaks them down.
 pub fn run(ctx: &Context<'_>) -> Result<Section, String> {
@@ -95,5 +103,15 @@ mod tests {
             m.contains("| 2.00× | ≥ 1.00× (FlatLSM's Mem latency higher"),
             "{m}"
         );
+    }
+
+    /// Session 18's 64 KB row: FlatLSM's Mem part 0.91× Titan's, a copy into DRAM in both.
+    #[test]
+    fn a_large_value_mem_part_below_titans_names_pm_at_dram_speed() {
+        let flatlsm = timed_outcome("FlatLSM 65536 B", 10, 165.0, [0, 0, 165_000, 22_000]);
+        let titan = timed_outcome("leveled+vsep 65536 B", 10, 211.0, [0, 0, 186_000, 19_000]);
+        let m = breakdown::table(&[flatlsm, titan], &DESIGNS, &[65536], &MEM).unwrap();
+        let why = format!("contradicts — why: {}", causes::PM_LOG_AT_DRAM_SPEED);
+        assert!(m.contains(&why), "{m}");
     }
 }
