@@ -97,6 +97,8 @@ fn every_benchmark_name_runs_and_prints_db_bench_lines() {
     assert!(fill["settle"]["write_amplification"].as_f64().unwrap() > 0.0);
     assert!(fill["cpu_seconds_per_million_ops"].as_f64().unwrap() > 0.0);
     assert!(fill["engine_stats"].get("flush_mb_per_sec").is_some());
+    assert!(fill["engine_stats"]["write_nanos"]["mem_data"].is_u64());
+    assert!(fill.get("device_read_bytes").is_some());
     for png in ["throughput.png", "latency_cdf.png"] {
         let bytes = std::fs::read(plots.join(png)).unwrap();
         assert_eq!(&bytes[..4], b"\x89PNG");

@@ -1,5 +1,6 @@
-//! `--json FILE`: every outcome (result line figures, latencies, timeline, engine counters,
-//! settling, memory, reopen time) in one machine-readable document.
+//! `--json FILE`: every outcome (result line figures, latencies, timeline, engine counters and
+//! write-path breakdown, settling, memory, bytes read from the disk, reopen time) in one
+//! machine-readable document.
 
 use super::histogram::Summary;
 use super::outcome::Outcome;
@@ -12,6 +13,13 @@ fn latency(s: &Summary) -> Value {
         "min_us": s.min, "p50_us": s.median, "p75_us": s.p75, "p99_us": s.p99,
         "p99_9_us": s.p999, "p99_99_us": s.p9999, "max_us": s.max,
     })
+}
+
+/// The write path's parts in nanoseconds over all writes (zeros unless timed:
+/// `--write_breakdown`).
+fn breakdown(o: &Outcome) -> Value {
+    let [stall, wal, mem_data, mem_index] = o.stats.breakdown.parts();
+    json!({ "stall": stall, "wal": wal, "mem_data": mem_data, "mem_index": mem_index })
 }
 
 /// One outcome as JSON.
@@ -50,6 +58,7 @@ pub fn outcome_json(o: &Outcome) -> Value {
             "flush_bytes": o.stats.flush_bytes,
             "flush_micros": o.stats.flush_micros,
             "flush_mb_per_sec": o.stats.flush_mb_per_sec(),
+            "write_nanos": breakdown(o),
         },
         "settle": o.settle.map(|s| json!({
             "seconds": s.seconds, "write_amplification": s.write_amplification,
@@ -58,6 +67,7 @@ pub fn outcome_json(o: &Outcome) -> Value {
             "block_cache": o.memory.block_cache, "page_cache": o.memory.page_cache,
             "pm_resident": o.memory.pm_resident, "rss_anon": o.memory.rss_anon,
         },
+        "device_read_bytes": o.device_read_bytes,
         "reopen_seconds": o.reopen_seconds,
         "cpu_seconds": m.cpu_seconds,
         "cpu_seconds_per_million_ops": o.cpu_per_million_ops(),
