@@ -39,9 +39,6 @@ const CLAIM: Claim = Claim::Within(
 );
 const REFERENCE: Claim = Claim::Unstated("the smallest capacity, the reference");
 
-/// The label of the smallest count's second run.
-const AGAIN: &str = "FlatLSM 4 PMTables again";
-
 /// Runs FlatLSM once per PMTable count (the smallest again at the end) and judges each
 /// against the smallest.
 pub fn run(ctx: &Context<'_>) -> Result<Section, String> {
@@ -61,24 +58,21 @@ pub fn run(ctx: &Context<'_>) -> Result<Section, String> {
     })
 }
 
-/// FlatLSM's fill once per PMTable count, each on a fresh database.
+/// FlatLSM's fill once per PMTable count and the smallest's again last, each on a fresh
+/// database.
 fn run_counts(
     ctx: &Context<'_>,
     base: &BenchConfig,
     spent: &Spending,
 ) -> Result<Vec<Outcome>, String> {
+    let runs = TABLE_COUNTS.map(|tables| (tables, label(tables)));
+    let again = (TABLE_COUNTS[0], again_label());
     let mut outcomes = Vec::new();
-    for tables in TABLE_COUNTS {
+    for (tables, name) in runs.into_iter().chain([again]) {
         let one = with_tables(base, spent, tables, ctx.budget.dram)?;
-        println!("== {FIGURE}: FlatLSM with {tables} PMTables");
-        outcomes.extend(profiles::measure_design(&one, ctx.work, &label(tables))?);
+        println!("== {FIGURE}: {name}");
+        outcomes.extend(profiles::measure_design(&one, ctx.work, &name)?);
     }
-    let again = with_tables(base, spent, TABLE_COUNTS[0], ctx.budget.dram)?;
-    println!(
-        "== {FIGURE}: FlatLSM with {} PMTables again",
-        TABLE_COUNTS[0]
-    );
-    outcomes.extend(profiles::measure_design(&again, ctx.work, AGAIN)?);
     Ok(outcomes)
 }
 
@@ -140,6 +134,11 @@ fn label(tables: usize) -> String {
     format!("FlatLSM {tables} PMTables")
 }
 
+/// The label of the smallest count's second run.
+fn again_label() -> String {
+    format!("{} again", label(TABLE_COUNTS[0]))
+}
+
 const HEADER: &str =
     "| PMTables | capacity | ops/s | over the smallest's (mean of its two runs) | paper | \
                       verdict | measured |\n|---|---|---|---|---|---|---|\n";
@@ -177,7 +176,7 @@ impl Reference {
 /// The rows, one per count and the smallest's second run last, and the bars of the plot.
 fn table(outcomes: &[Outcome], size: u64) -> Result<(String, Vec<plot::BarGroup>), String> {
     let fill = |name: &str| find(outcomes, name, "fillrandom", FIGURE);
-    let (first, again) = (fill(&label(TABLE_COUNTS[0]))?, fill(AGAIN)?);
+    let (first, again) = (fill(&label(TABLE_COUNTS[0]))?, fill(&again_label())?);
     let reference = Reference::of(first.ops_per_sec(), again.ops_per_sec());
     let (mut out, mut groups) = (String::from(HEADER), Vec::new());
     for tables in TABLE_COUNTS {
@@ -236,7 +235,7 @@ mod tests {
     }
 
     fn again(ops: u64) -> Outcome {
-        outcome(AGAIN, "fillrandom", ops)
+        outcome(&again_label(), "fillrandom", ops)
     }
 
     /// The verdict cell of the row for `tables` (before its cause).
