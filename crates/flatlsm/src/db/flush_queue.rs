@@ -228,11 +228,16 @@ mod tests {
     fn a_limited_claim_takes_the_oldest_buffers_and_leaves_the_newest_to_the_next_job() {
         let queue = FlushQueue::default();
         let imms = || vec![5u64, 4, 3, 2];
-        let (first, tables) = queue.claim(imms, Some(2)).unwrap();
+        let (mut first, tables) = queue.claim(imms, Some(2)).unwrap();
         assert_eq!((tables, first.behind_others), (vec![3, 2], false));
-        let (second, tables) = queue.claim(imms, Some(2)).unwrap();
+        let (mut second, tables) = queue.claim(imms, Some(2)).unwrap();
         assert_eq!((tables, second.behind_others), (vec![5, 4], true));
         assert!(queue.claim(imms, Some(2)).is_none());
+        // Both install, in claim order (a claim's drop waits for its turn).
+        first.end(None);
+        drop(first);
+        second.end(None);
+        drop(second);
     }
 
     /// A second job claims only the buffers the first left, knows it is behind, and installs
