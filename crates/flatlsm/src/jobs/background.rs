@@ -126,9 +126,9 @@ fn build_missing_filters(db: &DbInner) {
 
 /// Spares are prepared at start and after every flush (not only when the loop idles), but
 /// never while a flush is due: the flush goes first. A burst after a quiet pause finds one
-/// spare (`QUIET_SPARE_LOGS`); making the next ones first (150 ms each for 170 MiB on tmpfs)
-/// held the first flush back while the writer filled PM, and the second after the first ran
-/// under half the run's mean (Fig. 9a at 16 KB). The writer then creates its own logs until
+/// spare (`QUIET_SPARE_LOGS`); making the next ones first (150–210 ms each for 171 MiB on
+/// tmpfs) held the first flush back while the writer filled PM, so it found three tables
+/// (Fig. 9a at 64 KB: docs/design-decisions.md). The writer then creates its own logs until
 /// the first flush returns some, which also slows it while the flush has nothing drained.
 fn flush_loop(db: &DbInner) {
     prepare_spare_logs(db);
@@ -253,8 +253,9 @@ pub(crate) fn finish_due_flushes(db: &DbInner) -> Result<()> {
     Ok(())
 }
 
-/// Runs one flush job over the immutable PMTables (`flush_immutables`); `Ok(false)` if there is none. A failure, in
-/// whichever thread it runs, puts the database in the background-error state.
+/// Runs one flush job over the immutable PMTables (`flush_immutables`); `Ok(false)` if there
+/// is none. A failure, in whichever thread it runs, puts the database in the background-error
+/// state.
 pub(crate) fn flush_one(db: &DbInner) -> Result<bool> {
     let flushed = flush_immutables(db);
     if flushed.is_err() {
