@@ -32,9 +32,11 @@ const VALUE: usize = 4096;
 /// Bytes written per count at `--scale 1` (preset `designs-4k`'s 8 GiB would do too; this
 /// figure runs FlatLSM alone, so it states its own).
 const BYTES: u64 = 8 << 30;
+/// The claim's band over the reference: a slight gain, or a loss within a run's noise.
+const BAND: (f64, f64) = (0.95, 1.20);
 const CLAIM: Claim = Claim::Within(
-    0.95,
-    1.20,
+    BAND.0,
+    BAND.1,
     "\"the improvement is slight\": read as −5 % (a run's noise) to +20 % of the smallest",
 );
 const REFERENCE: Claim = Claim::Unstated("the smallest capacity, the reference");
@@ -159,10 +161,7 @@ impl Reference {
 
     /// Why a count outside the band is: the run's spread if it reaches that far.
     fn why(&self, over: f64) -> Why {
-        let Claim::Within(low, high, _) = CLAIM else {
-            return causes::UNEXPLAINED;
-        };
-        let beyond = (low - over).max(over - high);
+        let beyond = (BAND.0 - over).max(over - BAND.1);
         match beyond <= self.spread {
             true => Why {
                 contradicts: causes::WITHIN_RUN_SPREAD,
