@@ -4,26 +4,26 @@
 //!
 //! Every job follows the same commit protocol: write outputs and sync them, append one edit to
 //! the manifest (the commit point), swap in the new version, then delete inputs (PM Log, SST,
-//! value-log and redirect-table files) once no live version can reach them. A failed job sets
+//! value-log and redirect-table files; `purge.rs`) once no live version can reach them. A failed job sets
 //! the background error: writes fail from then on, reads keep working, nothing half-written
 //! becomes visible. Value-log GC (`vlog_gc_job.rs`) runs on its own thread so that it never
 //! delays an L1 → L2 compaction; it waits for nothing a flush or writer holds.
 
 use super::compact::compact_one;
+use super::purge::purge_obsolete_files;
 use super::store_jobs::StoreFlushed;
 use super::vlog_gc_job;
 use crate::buffer::BufferRef;
-use crate::compaction::{flush, vlog_gc};
+use crate::compaction::flush;
 use crate::db::events::{flush_line, FlushBytes};
 use crate::db::flush_queue::Claim;
 use crate::db::quiet::Writers;
 use crate::db::state::DbInner;
 use crate::db::waits::StopWaiting;
 use crate::error::{Error, Result};
-use crate::file_names::{parse_numbered_file, NumberedFile};
 use crate::observe::info_log::event;
 use crate::observe::stats::Counters;
-use crate::version::{Version, VersionEdit};
+use crate::version::Version;
 use std::collections::HashSet;
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -446,93 +446,6 @@ pub(super) fn install_flush(
     event!(db.info_log, Debug, line);
     db.note_flush(pm_bytes, started.elapsed());
     Ok(())
-}
-
-/// Drops value logs no SST references (a redirected log's references count for its target)
-/// and redirects whose victim no SST names, in one edit. The edit applies only if the current
-/// version still has exactly these to drop (a GC may have committed since they were computed).
-pub(crate) fn drop_unreferenced_vlogs(db: &DbInner) -> Result<()> {
-    let dead = |v: &Version| (vlog_gc::unreferenced(v), v.unreferenced_redirects());
-    let (vlogs, redirects) = dead(&db.versions.lock().current);
-    if vlogs.is_empty() && redirects.is_empty() {
-        return Ok(());
-    }
-    let mut edit = VersionEdit {
-        deleted_vlogs: vlogs.clone(),
-        deleted_redirects: redirects.clone(),
-        ..VersionEdit::default()
-    };
-    db.install_if(&mut edit, |v| dead(v) == (vlogs, redirects))?;
-    purge_obsolete_files(db)
-}
-
-/// Deletes SST, value-log and redirect-table files that no live version and no running job
-/// can reach. Order matters: list the directory, then read pending outputs, then live
-/// versions, so a file being created or installed concurrently is always found in one of them.
-pub(crate) fn purge_obsolete_files(db: &DbInner) -> Result<()> {
-    let names = db
-        .files
-        .fs()
-        .list_dir(db.files.path())
-        .map_err(|e| Error::io(format!("listing {}", db.files.path().display()), e))?;
-    let pm_ssts = crate::layout::pm_sst_names(db.files.dyn_fs(), db.files.table_cache().dirs())?;
-    let wal_names = db
-        .writes
-        .wals()
-        .list_separate(db.files.dyn_fs(), db.files.path())?;
-    let mut keep = db.versions.pending_outputs();
-    {
-        let mut vs = db.versions.lock();
-        vs.live.retain(|w| w.strong_count() > 0);
-        let live = vs.live.iter().filter_map(|w| w.upgrade());
-        // The write-ahead logs of unflushed write buffers (designs with a DRAM buffer).
-        let sv = db.versions.sv();
-        keep.extend(sv.imms.iter().chain([&sv.mem]).map(|t| t.number()));
-        for v in live.chain(std::iter::once(vs.current.clone())) {
-            keep.extend(v.file_numbers());
-            keep.extend(v.vlogs.keys().copied());
-            keep.extend(v.redirect_file_numbers());
-        }
-    }
-    let pm_dir = db.files.table_cache().dirs().pm.as_path();
-    let named = names.iter().map(|n| (db.files.path(), n));
-    for (dir, name) in named.chain(pm_ssts.iter().map(|n| (pm_dir, n))) {
-        let Some(file) = parse_numbered_file(name) else {
-            continue;
-        };
-        if matches!(file, NumberedFile::Manifest(_)) || keep.contains(&file.number()) {
-            continue;
-        }
-        evict(db, file);
-        match db.files.fs().remove_file(&dir.join(name)) {
-            // Another thread's purge got there first.
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            other => other.map_err(|e| Error::io(format!("removing obsolete {name}"), e))?,
-        }
-    }
-    let keep: Vec<u64> = keep.into_iter().collect();
-    // Here, not in a reader that drops a deleted file's last handle (the invariant of
-    // `VlogSet` and `TableCache`).
-    db.files.vlogs().close_retired();
-    db.files.table_cache().close_retired();
-    db.writes
-        .wals()
-        .remove_stale(db.files.dyn_fs(), &wal_names, &keep)
-}
-
-/// Forgets the cached reader (and cached blocks or values) of a file about to be deleted.
-fn evict(db: &DbInner, file: NumberedFile) {
-    match file {
-        NumberedFile::Sst(n) => db.files.table_cache().evict(n),
-        NumberedFile::Vlog(n) => {
-            db.files.vlogs().evict(n);
-            if let Some(cache) = db.files.table_cache().block_cache() {
-                cache.erase_file(n);
-            }
-        }
-        NumberedFile::Redirect(n) => db.files.redirects().evict(n),
-        NumberedFile::Manifest(_) | NumberedFile::Wal(_) => {}
-    }
 }
 
 /// `Db::flush`: seal the mutable table, then flush every immutable table in this thread.

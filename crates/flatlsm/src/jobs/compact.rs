@@ -6,7 +6,8 @@
 //! Locking: one compaction at a time (`compaction_lock`, held by the caller); flushes and
 //! value-log GC run beside it and reserve nothing of what it reads.
 
-use super::background::{drop_unreferenced_vlogs, purge_obsolete_files, record_failure};
+use super::background::record_failure;
+use super::purge::{drop_unreferenced_vlogs, purge_obsolete_files};
 use crate::compaction::job::{self, Compaction};
 use crate::compaction::policy::range_dels::rewrite_under_range_dels;
 use crate::compaction::policy::redirects::rewrite_redirected;

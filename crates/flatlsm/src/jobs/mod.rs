@@ -2,10 +2,10 @@
 //! (the tree's and the design's store's), value-log GC, the purge of obsolete files, the
 //! threads that run them, and checkpoints (which flush first).
 //!
-//! Room: `background.rs` (the threads, flush jobs, waits for room, the purge), `compact.rs`
-//! (tree compactions and `compact_range`), `store_jobs.rs` (flushes into and compactions out
-//! of a design's store), `vlog_gc_job.rs`, `host.rs` (the `JobHost` a job sees of the
-//! database), `checkpoint.rs`. Every job ends through the one commit protocol
+//! Room: `background.rs` (the threads, flush jobs, waits for room), `purge.rs` (deleting
+//! obsolete files), `compact.rs` (tree compactions and `compact_range`), `store_jobs.rs`
+//! (flushes into and compactions out of a design's store), `vlog_gc_job.rs`, `host.rs` (the
+//! `JobHost` a job sees of the database), `checkpoint.rs`. Every job ends through the one commit protocol
 //! (`DbInner::install`, in `db/state.rs`).
 //!
 //! Layering: above `db` (jobs run on its state); `db` reaches the two jobs it needs in its own
@@ -19,6 +19,7 @@ mod checkpoint;
 mod checkpoint_tests;
 pub(crate) mod compact;
 mod host;
+pub(crate) mod purge;
 pub(crate) mod store_jobs;
 pub(crate) mod vlog_gc_job;
 #[cfg(test)]

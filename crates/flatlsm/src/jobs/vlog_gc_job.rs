@@ -15,7 +15,7 @@
 //!
 //! Recovery rule: see `compaction::vlog_gc` (a crash before the edit leaves orphans only).
 
-use super::background::purge_obsolete_files;
+use super::purge::purge_obsolete_files;
 use crate::compaction::vlog_gc::{self, GcOutput};
 use crate::db::quiet::Writers;
 use crate::db::state::DbInner;

@@ -230,7 +230,7 @@ fn iterator_from_before_the_gc_keeps_the_victim_file_until_dropped() {
     }
     assert_eq!(n, 100);
     drop(it);
-    super::background::purge_obsolete_files(&db.inner).unwrap();
+    super::purge::purge_obsolete_files(&db.inner).unwrap();
     assert!(!file.exists());
 }
 
