@@ -2,7 +2,8 @@
 //! so only offsets the log handed out (appends, the recovery scan) may reach it, and it still
 //! checks every length.
 
-use super::tests::{committed_log, corruption_at, entry, owned, scan};
+use super::damage_tests::{committed_log, corruption_at};
+use super::tests::{entry, owned, scan};
 use super::*;
 use crate::pm::SimulatedPmDevice;
 
