@@ -6,9 +6,10 @@
 //! PMTables with nothing flushed, closed; then three rounds of (copy-required replay,
 //! copy-free replay, `Db::open`), alternating so neither gains from the other's caching; the
 //! medians are reported, and the range of the rounds' own ratios beside them: a median short of
-//! the claim that one of its rounds reaches says so ([`causes::WITHIN_ROUNDS`]). Both replays are `tool_support::replay_pm_logs` (the copy-free one is
-//! open's own rebuild, `buffer::recover::rebuild`); `Db::open` adds the manifest, the lock and a
-//! fresh mutable PMTable (background work off: no spare logs prepared).
+//! the claim that one of its rounds reaches says so ([`causes::WITHIN_ROUNDS`]). Both replays
+//! are `tool_support::replay_pm_logs` (the copy-free one is open's own rebuild,
+//! `buffer::recover::rebuild`); `Db::open` adds the manifest, the lock and a fresh mutable
+//! PMTable (background work off: no spare logs prepared).
 
 use super::causes;
 use super::verdict::{Claim, Why};
@@ -189,14 +190,15 @@ fn one_round(ctx: &Context<'_>, opts: &Options, entries: u64) -> Result<Timing, 
     let db = Db::open(path, opts.clone()).map_err(|e| format!("Fig. 17 open: {e}"))?;
     let open = start.elapsed().as_secs_f64();
     db.close().map_err(|e| format!("Fig. 17 close: {e}"))?;
-    let ratio = copy / in_place.max(1e-9);
-    Ok(Timing {
+    let mut round = Timing {
         entries,
         copy,
         in_place,
         open,
-        ratios: (ratio, ratio),
-    })
+        ratios: (0.0, 0.0),
+    };
+    round.ratios = (round.ratio(), round.ratio());
+    Ok(round)
 }
 
 #[cfg(test)]
