@@ -4,10 +4,14 @@
 //! Invariant: `published <= persisted <= written`, each a batch boundary; bytes at or beyond
 //! `written` are never visible to readers.
 
-use super::format::{encode_entry_header, encoded_entry_len, FLAG_GC_COMPLETE, OFF_FLAGS};
-use super::format::{OFF_USED_SIZE, OFF_WRITTEN_SIZE};
-use super::{write_header, EntryOffset, LogEntry, PmLog};
-use super::{BUFFER_FLUSH_BYTES, PM_LOG_HEADER_LEN, STREAMING_MIN_BYTES};
+use super::format::{
+    encode_entry_header, encoded_entry_len, FLAG_GC_COMPLETE, OFF_FLAGS, OFF_USED_SIZE,
+    OFF_WRITTEN_SIZE,
+};
+use super::{
+    write_header, EntryOffset, LogEntry, PmLog, BUFFER_FLUSH_BYTES, PM_LOG_HEADER_LEN,
+    STREAMING_MIN_BYTES,
+};
 use crate::error::{Error, Result};
 use crate::file_names::pm_log_file_name;
 use crate::pm::{PmDevice, PmMode, PmRegion};
