@@ -99,13 +99,14 @@ pub const WITHIN_RUN_SPREAD: &str = "the distance from the claim's band is withi
      last column): at 4 KB every count writes at the disk's speed, which varies that much from \
      one minute to the next here, so this row cannot tell a slight loss from none";
 
-/// Fig. 12: a larger count above the claim's band whose flush wrote faster than the
-/// reference's by most of its gain (`fig12::FLUSH_SHARE` of it at least).
-pub const FLUSH_RAN_FASTER: &str = "the flush cannot keep up with 4 KB writes on two cores and \
+/// Fig. 12: a larger count beyond the claim's band whose flush speed moved from the
+/// reference's the same way as its throughput, by most of the distance (`fig12::FLUSH_SHARE`).
+pub const FLUSH_SPEED_MOVED: &str = "the flush cannot keep up with 4 KB writes on two cores and \
      this disk, so it paces the writer through most of every count's run (the seconds paced, \
-     last column), and this count's flush itself wrote faster than the smallest's (MB/s, last \
-     column) by most of its gain: the disk's speed, which drifts between runs, not the tables' \
-     count; one run per count cannot separate the two";
+     last column), and this count's flush itself wrote faster or slower than the smallest's \
+     (MB/s, last column), the same way and by most of the row's distance: the disk's speed, \
+     which drifts between runs, not the tables' count (every flush takes the same two tables \
+     at every count); one run per count cannot separate the two";
 
 /// Fig. 17: a median ratio short of the claim that one of the capacity's rounds reached.
 pub const WITHIN_ROUNDS: &str = "the claim's ratio lies within the range of this capacity's own \

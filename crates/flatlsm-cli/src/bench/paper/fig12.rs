@@ -16,9 +16,10 @@
 //! is the spread of this run (the disk's speed drifts from minute to minute), and a row beyond
 //! the band by no more than that spread says so ([`causes::WITHIN_RUN_SPREAD`]). Every row
 //! shows the seconds writers were paced or stopped and the flush's speed (bytes written per
-//! second of flush work): a row above the band whose flush ran faster than the reference's by
-//! most of its gain says so ([`causes::FLUSH_RAN_FASTER`]) — the writer is paced by the flush,
-//! so a faster disk minute is a faster count.
+//! second of flush work): a row beyond the band whose flush speed moved the same way as its
+//! throughput, by most of the row's distance from the reference, says so
+//! ([`causes::FLUSH_SPEED_MOVED`]) — the writer is paced by the flush, so a faster or slower
+//! disk minute is a faster or slower count.
 
 use super::causes;
 use super::verdict::{judged_row, ratio, write_side, Claim, Why};
@@ -149,8 +150,8 @@ const HEADER: &str =
     "| PMTables | capacity | ops/s | over the smallest's (mean of its two runs) | paper | \
                       verdict | measured |\n|---|---|---|---|---|---|---|\n";
 
-/// The share of a faster count's gain its flush's own speed-up must reach to be named the
-/// cause.
+/// The share of a count's distance from the reference its flush's own change must reach, the
+/// same way, to be named the cause.
 const FLUSH_SHARE: f64 = 2.0 / 3.0;
 
 /// The smallest count's two runs: their mean (the reference), their spread (difference over
@@ -170,12 +171,12 @@ impl Reference {
     }
 
     /// Why count `o` (at `over` the reference) lies outside the band: the run's spread if it
-    /// reaches that far, a faster flush if that is most of a faster count's gain.
+    /// reaches that far, the flush's speed if it moved the same way by most of the distance.
     fn why(&self, over: f64, o: &Outcome) -> Why {
         let beyond = (BAND.0 - over).max(over - BAND.1);
         let cause = match beyond <= self.spread {
             true => causes::WITHIN_RUN_SPREAD,
-            false if over > BAND.1 && self.flushed_faster(o, over) => causes::FLUSH_RAN_FASTER,
+            false if self.flush_moved_with(o, over) => causes::FLUSH_SPEED_MOVED,
             false => return causes::UNEXPLAINED,
         };
         Why {
@@ -184,11 +185,12 @@ impl Reference {
         }
     }
 
-    /// True when `o`'s flush sped up by at least [`FLUSH_SHARE`] of its gain `over` the
-    /// reference.
-    fn flushed_faster(&self, o: &Outcome, over: f64) -> bool {
-        let speedup = flush_speed(o) / self.flush.max(1e-9);
-        self.flush > 0.0 && speedup - 1.0 >= FLUSH_SHARE * (over - 1.0)
+    /// True when `o`'s flush speed moved from the reference's the same way as its throughput
+    /// (`over` the reference), by at least [`FLUSH_SHARE`] of that distance.
+    fn flush_moved_with(&self, o: &Outcome, over: f64) -> bool {
+        let moved = flush_speed(o) / self.flush.max(1e-9) - 1.0;
+        let same_way = moved * (over - 1.0) > 0.0;
+        self.flush > 0.0 && same_way && moved.abs() >= FLUSH_SHARE * (over - 1.0).abs()
     }
 }
 
@@ -352,11 +354,29 @@ mod tests {
             flushed(&again_label(), 1000, 281),
         ];
         let (t, _) = table(&runs, 170 << 20).unwrap();
-        let faster = format!("contradicts — why: {}", causes::FLUSH_RAN_FASTER);
-        assert_eq!(verdict_of(&t, "6"), faster);
-        assert_eq!(verdict_of(&t, "7"), faster);
+        let moved = format!("contradicts — why: {}", causes::FLUSH_SPEED_MOVED);
+        assert_eq!(verdict_of(&t, "6"), moved);
+        assert_eq!(verdict_of(&t, "7"), moved);
         let five = verdict_of(&t, "5");
         assert_eq!(five, format!("contradicts — why: {}", causes::NOT_ANALYSED));
         assert!(t.contains("writers paced 12.5 s; flush 372 MB/s"), "{t}");
+    }
+
+    /// Below the band the same rule holds the other way: a slower flush by most of the loss is
+    /// named; a flush that sped up while the count lost is not.
+    #[test]
+    fn a_count_below_the_band_whose_flush_ran_slower_says_so() {
+        let runs = [
+            flushed(&label(4), 1000, 300),
+            flushed(&label(5), 800, 250),
+            flushed(&label(6), 800, 330),
+            flushed(&label(7), 1000, 300),
+            flushed(&again_label(), 1000, 300),
+        ];
+        let (t, _) = table(&runs, 170 << 20).unwrap();
+        let moved = format!("contradicts — why: {}", causes::FLUSH_SPEED_MOVED);
+        assert_eq!(verdict_of(&t, "5"), moved);
+        let six = verdict_of(&t, "6");
+        assert_eq!(six, format!("contradicts — why: {}", causes::NOT_ANALYSED));
     }
 }
