@@ -341,19 +341,28 @@ mod tests {
         o
     }
 
+    /// The table of five runs — 4, 5, 6, 7 PMTables and 4 again — each `(ops, flush MB/s)`.
+    fn flush_table(runs: [(u64, u64); 5]) -> String {
+        let names = [label(4), label(5), label(6), label(7), again_label()];
+        let outcomes = names
+            .iter()
+            .zip(runs)
+            .map(|(n, (ops, mb))| flushed(n, ops, mb));
+        table(&outcomes.collect::<Vec<_>>(), 170 << 20).unwrap().0
+    }
+
     /// Session 20's preset: 6 and 7 tables 1.24× and 1.34× of 4, their flushes at 339 and 372
     /// MB/s against the reference's 288 and 281: the flush's own speed-up is most of the gain.
     /// A count as fast whose flush ran at the reference's speed (5 here) has no named cause.
     #[test]
     fn a_count_above_the_band_whose_flush_ran_faster_says_so() {
-        let runs = [
-            flushed(&label(4), 1000, 288),
-            flushed(&label(5), 1300, 290),
-            flushed(&label(6), 1240, 339),
-            flushed(&label(7), 1340, 372),
-            flushed(&again_label(), 1000, 281),
-        ];
-        let (t, _) = table(&runs, 170 << 20).unwrap();
+        let t = flush_table([
+            (1000, 288),
+            (1300, 290),
+            (1240, 339),
+            (1340, 372),
+            (1000, 281),
+        ]);
         let moved = format!("contradicts — why: {}", causes::FLUSH_SPEED_MOVED);
         assert_eq!(verdict_of(&t, "6"), moved);
         assert_eq!(verdict_of(&t, "7"), moved);
@@ -366,14 +375,13 @@ mod tests {
     /// named; a flush that sped up while the count lost is not.
     #[test]
     fn a_count_below_the_band_whose_flush_ran_slower_says_so() {
-        let runs = [
-            flushed(&label(4), 1000, 300),
-            flushed(&label(5), 800, 250),
-            flushed(&label(6), 800, 330),
-            flushed(&label(7), 1000, 300),
-            flushed(&again_label(), 1000, 300),
-        ];
-        let (t, _) = table(&runs, 170 << 20).unwrap();
+        let t = flush_table([
+            (1000, 300),
+            (800, 250),
+            (800, 330),
+            (1000, 300),
+            (1000, 300),
+        ]);
         let moved = format!("contradicts — why: {}", causes::FLUSH_SPEED_MOVED);
         assert_eq!(verdict_of(&t, "5"), moved);
         let six = verdict_of(&t, "6");

@@ -61,34 +61,41 @@ const HEADER: &str = "| PMTables | entries | copy-required replay s | copy-free 
                       Db::open s (copy-free) | copy-required / copy-free | the rounds' ratios | \
                       paper | verdict |\n|---|---|---|---|---|---|---|---|---|\n";
 
-/// Medians of one capacity's rounds (one round's own times in [`one_round`]), and the lowest
-/// and highest of the rounds' copy-required / copy-free ratios.
-struct Timing {
-    entries: u64,
+/// One round's seconds (or, in a [`Timing`], each the median of the rounds').
+struct Round {
     copy: f64,
     in_place: f64,
     open: f64,
+}
+
+impl Round {
+    /// Copy-required over copy-free.
+    fn ratio(&self) -> f64 {
+        self.copy / self.in_place.max(1e-9)
+    }
+}
+
+/// One capacity: its medians, and the lowest and highest of its rounds' own ratios.
+struct Timing {
+    entries: u64,
+    median: Round,
     ratios: (f64, f64),
 }
 
 impl Timing {
     fn row(&self, capacity: u64) -> String {
-        let ratio = self.ratio();
+        let (m, ratio) = (&self.median, self.median.ratio());
         let (low, high) = self.ratios;
         format!(
             "| {} | {} | {:.3} | {:.3} | {:.3} | {ratio:.2}× | {low:.2}–{high:.2}× | {} | {} |\n",
             super::super::budget::mib(capacity),
             self.entries,
-            self.copy,
-            self.in_place,
-            self.open,
+            m.copy,
+            m.in_place,
+            m.open,
             CLAIM.text(),
             CLAIM.verdict_cell(ratio, self.why())
         )
-    }
-
-    fn ratio(&self) -> f64 {
-        self.copy / self.in_place.max(1e-9)
     }
 
     /// A median short of the claim is the rounds' noise when one round reached it.
@@ -104,9 +111,9 @@ impl Timing {
 
     fn bars(&self, capacity: u64) -> plot::BarGroup {
         let bars = [
-            ("copy-required", self.copy),
-            ("copy-free", self.in_place),
-            ("Db::open", self.open),
+            ("copy-required", self.median.copy),
+            ("copy-free", self.median.in_place),
+            ("Db::open", self.median.open),
         ];
         let bars = bars.map(|(l, s)| (l.to_string(), s)).to_vec();
         (super::super::budget::mib(capacity), bars)
@@ -138,18 +145,21 @@ fn time_capacity(ctx: &Context<'_>, capacity: u64) -> Result<Timing, String> {
         rounds.push(one_round(ctx, &opts, entries)?);
     }
     super::super::remove_flatlsm_files(ctx.cfg, ctx.work)?;
-    let median = |f: fn(&Timing) -> f64| {
+    let median = |f: fn(&Round) -> f64| {
         let mut v: Vec<f64> = rounds.iter().map(f).collect();
         v.sort_by(f64::total_cmp);
         v[v.len() / 2]
     };
-    let ratios = rounds.iter().map(Timing::ratio);
+    let ratios = rounds.iter().map(Round::ratio);
     let low = ratios.clone().fold(f64::INFINITY, f64::min);
+    let median = Round {
+        copy: median(|r| r.copy),
+        in_place: median(|r| r.in_place),
+        open: median(|r| r.open),
+    };
     Ok(Timing {
         entries,
-        copy: median(|t| t.copy),
-        in_place: median(|t| t.in_place),
-        open: median(|t| t.open),
+        median,
         ratios: (low, ratios.fold(0.0, f64::max)),
     })
 }
@@ -171,7 +181,7 @@ fn fill(ctx: &Context<'_>, opts: &Options, entries: u64) -> Result<(), String> {
 
 /// One round: copy-required replay, copy-free replay, then a timed `Db::open`; each must
 /// rebuild every entry written.
-fn one_round(ctx: &Context<'_>, opts: &Options, entries: u64) -> Result<Timing, String> {
+fn one_round(ctx: &Context<'_>, opts: &Options, entries: u64) -> Result<Round, String> {
     let path = &ctx.work.db;
     let replay = |how| -> Result<f64, String> {
         let start = Instant::now();
@@ -190,15 +200,11 @@ fn one_round(ctx: &Context<'_>, opts: &Options, entries: u64) -> Result<Timing, 
     let db = Db::open(path, opts.clone()).map_err(|e| format!("Fig. 17 open: {e}"))?;
     let open = start.elapsed().as_secs_f64();
     db.close().map_err(|e| format!("Fig. 17 close: {e}"))?;
-    let mut round = Timing {
-        entries,
+    Ok(Round {
         copy,
         in_place,
         open,
-        ratios: (0.0, 0.0),
-    };
-    round.ratios = (round.ratio(), round.ratio());
-    Ok(round)
+    })
 }
 
 #[cfg(test)]
@@ -206,11 +212,14 @@ mod tests {
     use super::*;
 
     fn timing(copy: f64, in_place: f64, ratios: (f64, f64)) -> Timing {
-        Timing {
-            entries: 1,
+        let median = Round {
             copy,
             in_place,
             open: in_place,
+        };
+        Timing {
+            entries: 1,
+            median,
             ratios,
         }
     }
