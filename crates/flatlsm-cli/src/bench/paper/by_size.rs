@@ -88,8 +88,20 @@ pub struct Judged {
     pub claim: fn(&str, usize) -> Claim,
     /// What the run measured that bears on a row: from FlatLSM's outcome and the peer's.
     pub evidence: fn(&Outcome, &Outcome) -> String,
-    /// Why a row against a peer at a value size may not agree with the paper.
-    pub why: fn(&str, usize) -> Why,
+    /// Why a row may not agree with the paper, from the peer, the size and what both measured.
+    pub why: fn(&Pair<'_>) -> Why,
+}
+
+/// One judged row's two sides: FlatLSM's outcome and the peer's, at one value size.
+pub struct Pair<'a> {
+    /// The peer's label.
+    pub peer: &'a str,
+    /// The value size in bytes.
+    pub size: usize,
+    /// FlatLSM's outcome of the judged benchmark.
+    pub flatlsm: &'a Outcome,
+    /// The peer's outcome of the judged benchmark.
+    pub other: &'a Outcome,
 }
 
 /// What a sweep ran: every outcome (engines named "label N B") and its scaled amounts.
@@ -223,7 +235,12 @@ fn row(outcomes: &[Outcome], peer: Peer, size: usize, judged: &Judged) -> Result
     ];
     let claim = (judged.claim)(peer.0, size);
     let evidence = (judged.evidence)(flatlsm, other);
-    let why = (judged.why)(peer.0, size);
+    let why = (judged.why)(&Pair {
+        peer: peer.0,
+        size,
+        flatlsm,
+        other,
+    });
     Ok(judged_row(
         &cells,
         ratio(ours, theirs),
@@ -304,7 +321,7 @@ pub mod tests {
         bench: "readrandom",
         claim: ahead,
         evidence: no_evidence,
-        why: crate::bench::paper::causes::unexplained,
+        why: |_| crate::bench::paper::causes::UNEXPLAINED,
     };
 
     #[test]

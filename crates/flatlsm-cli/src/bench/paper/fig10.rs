@@ -6,7 +6,7 @@
 //! minutes on two cores), then reads 100,000 keys at random and 100,000 entries in order (the
 //! paper gives no read count; Fig. 15 reads 100,000).
 
-use super::by_size::{page_cache_note, share_of_paper, Judged, Sweep, Swept, BASELINES};
+use super::by_size::{page_cache_note, share_of_paper, Judged, Pair, Sweep, Swept, BASELINES};
 use super::causes;
 use super::verdict::{read_evidence, Claim, Why};
 use super::{Context, Section};
@@ -26,7 +26,7 @@ const RANDOM: Judged = Judged {
     bench: "readrandom",
     claim: random_claim,
     evidence: read_evidence,
-    why: causes::unexplained,
+    why: |_| causes::UNEXPLAINED,
 };
 
 /// (b): FlatLSM "close to that of others".
@@ -38,8 +38,8 @@ const SEQUENTIAL: Judged = Judged {
 };
 
 /// At 256 B most of the data is still in PMTables when the scan runs.
-fn sequential_why(_peer: &str, size: usize) -> Why {
-    let contradicts = match size {
+fn sequential_why(row: &Pair<'_>) -> Why {
+    let contradicts = match row.size {
         256 => causes::SCAN_OF_PMTABLES,
         _ => causes::NOT_ANALYSED,
     };

@@ -55,7 +55,7 @@ const JUDGED: Judged = Judged {
     bench: "fillrandom",
     claim,
     evidence: memtable_evidence,
-    why: |_, _| Why {
+    why: |_| Why {
         smaller_gap: causes::MEMTABLES_AT_DRAM_SPEED,
         contradicts: causes::NOT_ANALYSED,
     },

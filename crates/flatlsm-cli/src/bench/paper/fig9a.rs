@@ -34,7 +34,7 @@ const JUDGED: Judged = Judged {
     bench: "fillrandom",
     claim,
     evidence: write_evidence,
-    why: |peer, _| causes::write_row(peer),
+    why: |row| causes::write_row(row.peer),
 };
 
 /// The paper's claim for FlatLSM over `peer` at `size` (Fig. 9a's ranges over 256 B–64 KB;

@@ -4,7 +4,7 @@
 //! the paper's 80 GB; half of Fig. 9a's, so that the five designs at five sizes take about ten
 //! minutes on two cores).
 
-use super::by_size::{share_of_paper, Judged, Sweep, WITH_TITAN};
+use super::by_size::{share_of_paper, Judged, Pair, Sweep, WITH_TITAN};
 use super::causes;
 use super::verdict::{write_evidence, Claim, Why};
 use super::{Context, Section};
@@ -27,14 +27,14 @@ const JUDGED: Judged = Judged {
 
 /// At 256 B and 1 KB FlatLSM persists every entry as it writes it (the Buffer Log takes only
 /// smaller ones); the hardware explains the smaller gaps.
-fn why(peer: &str, size: usize) -> Why {
-    let contradicts = match size {
+fn why(row: &Pair<'_>) -> Why {
+    let contradicts = match row.size {
         ..=1024 => causes::PERSIST_PER_WRITE,
         _ => causes::NOT_ANALYSED,
     };
     Why {
         contradicts,
-        ..causes::write_row(peer)
+        ..causes::write_row(row.peer)
     }
 }
 
