@@ -35,17 +35,15 @@ const LEVEL_SHARE: f64 = 0.95;
 /// cache as the load left it); below the separation threshold both read alike and are level;
 /// at 64 KB both read values alike.
 fn random_why(row: &Pair<'_>) -> Why {
-    let contradicts = match row.size {
-        _ if causes::waited_for_disk(
-            row.flatlsm.device_read_bytes,
-            row.other.device_read_bytes,
-        ) =>
-        {
-            causes::RECLAIM_KEPT_LESS
-        }
-        size if size < separation_default() && level(row) => causes::INLINE_VALUES_READ_ALIKE,
-        65536 => causes::BIG_VALUES_READ_ALIKE,
-        _ => causes::NOT_ANALYSED,
+    let (ours, theirs) = (row.flatlsm.device_read_bytes, row.other.device_read_bytes);
+    let contradicts = if causes::waited_for_disk(ours, theirs) {
+        causes::RECLAIM_KEPT_LESS
+    } else if row.size < separation_default() && level(row) {
+        causes::INLINE_VALUES_READ_ALIKE
+    } else if row.size == 65536 {
+        causes::BIG_VALUES_READ_ALIKE
+    } else {
+        causes::NOT_ANALYSED
     };
     Why {
         contradicts,
