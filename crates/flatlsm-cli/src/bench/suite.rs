@@ -37,6 +37,7 @@ const OWN_NAMES: &[&str] = &[
     "reopen",
     "flush",
     "multireadrandom",
+    page_cache::COLD_READ_RANDOM,
 ];
 
 /// The pseudo-benchmark that starts the benchmarks after it on a new, empty database (the
@@ -120,17 +121,24 @@ pub fn run_suite(cfg: &BenchConfig, engine: &mut dyn Engine) -> Result<Vec<Outco
             }
             table = Some(ycsb_workload::Table::with_records(cfg.num));
         }
-        if cfg.args.drop_caches && page_cache::is_read_benchmark(name) {
-            page_cache::drop_page_cache();
-            warm_if_asked(cfg);
-        }
+        let undropped = page_cache::drops_before(cfg.args.drop_caches, name) && !drop_caches(cfg);
         let before = engine.stats();
         let device_reads = DeviceReadsSince::now();
         let mut o = run_one(cfg, engine, name, plan, table.as_ref())?;
         o.device_read_bytes = device_reads.bytes();
+        if undropped {
+            o.extra = format!("{} {}", o.extra, page_cache::NOT_DROPPED);
+        }
         outcomes.push(emit(cfg, &*engine, o, &before)?);
     }
     Ok(outcomes)
+}
+
+/// Drops the page cache (then warms memory again if asked); true if it was dropped.
+fn drop_caches(cfg: &BenchConfig) -> bool {
+    let dropped = page_cache::drop_page_cache();
+    warm_if_asked(cfg);
+    dropped
 }
 
 /// `--warm_memory`: fills free memory with clean page cache before an engine runs.
@@ -205,7 +213,9 @@ fn run_one(
             String::new(),
             true,
         ),
-        "readrandom" => with_extra(read::read_random(e, reads, num, ks)?, false),
+        "readrandom" | page_cache::COLD_READ_RANDOM => {
+            with_extra(read::read_random(e, reads, num, ks)?, false)
+        }
         "multireadrandom" => {
             let batch = cfg.args.batch_size as usize;
             with_extra(read::multi_read_random(e, reads, num, ks, batch)?, false)

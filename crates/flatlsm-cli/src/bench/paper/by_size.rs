@@ -90,6 +90,9 @@ pub struct Judged {
     pub evidence: fn(&Outcome, &Outcome) -> String,
     /// Why a row may not agree with the paper, from the peer, the size and what both measured.
     pub why: fn(&Pair<'_>) -> Why,
+    /// A benchmark whose two throughputs each row also states, unjudged (Fig. 15 judges reads
+    /// from the disk and states them as the load left the page cache beside).
+    pub beside: Option<&'static str>,
 }
 
 /// One judged row's two sides: FlatLSM's outcome and the peer's, at one value size.
@@ -234,7 +237,7 @@ fn row(outcomes: &[Outcome], peer: Peer, size: usize, judged: &Judged) -> Result
         format!("{theirs:.0}"),
     ];
     let claim = (judged.claim)(peer.0, size);
-    let evidence = (judged.evidence)(flatlsm, other);
+    let evidence = (judged.evidence)(flatlsm, other) + &beside(outcomes, peer, size, judged)?;
     let why = (judged.why)(&Pair {
         peer: peer.0,
         size,
@@ -247,6 +250,25 @@ fn row(outcomes: &[Outcome], peer: Peer, size: usize, judged: &Judged) -> Result
         claim,
         &evidence,
         why,
+    ))
+}
+
+/// "; readrandom: FlatLSM N, it M ops/s (R×)": the row's `beside` benchmark, if it has one.
+fn beside(
+    outcomes: &[Outcome],
+    peer: Peer,
+    size: usize,
+    judged: &Judged,
+) -> Result<String, String> {
+    let Some(bench) = judged.beside else {
+        return Ok(String::new());
+    };
+    let ours = find(outcomes, "FlatLSM", size, bench)?.ops_per_sec();
+    let theirs = find(outcomes, peer.0, size, bench)?.ops_per_sec();
+    Ok(format!(
+        "; {bench}: FlatLSM {ours:.0}, {} {theirs:.0} ops/s ({:.2}×)",
+        peer.0,
+        ratio(ours, theirs)
     ))
 }
 
@@ -322,6 +344,7 @@ pub mod tests {
         claim: ahead,
         evidence: no_evidence,
         why: |_| crate::bench::paper::causes::UNEXPLAINED,
+        beside: None,
     };
 
     #[test]

@@ -67,16 +67,6 @@ pub const BIG_VALUES_READ_ALIKE: &str = "at 64 KB a read is its value's read, an
      24.6 µs); which design's values the page cache held as the load left it decides the rest \
      (MiB from the disk in the last column)";
 
-/// Fig. 15's random reads: FlatLSM's reads went to the disk far more than Titan's
-/// ([`waited_for_disk`] on the readrandom's own device reads).
-pub const RECLAIM_KEPT_LESS: &str = "FlatLSM's reads went to the disk far more than Titan's (MiB \
-     from the disk in the last column; a read from the disk waits about 100 µs, one from memory \
-     a few): the reads find the page cache as the load left it, full after `--warm_memory`, and \
-     reclaim kept less of FlatLSM's fresh data than of Titan's (session 21 at 4 KB: page cache \
-     2,004 against 3,131 MiB after the loads); the same row ran the other way in session 20 \
-     (FlatLSM 156 MiB from the disk, Titan 309 MiB, FlatLSM 1.73×). Why reclaim chose so is \
-     not analysed; `--drop_caches` reads both designs from the disk";
-
 /// Fig. 15's random reads below the separation threshold, FlatLSM level with Titan.
 pub const INLINE_VALUES_READ_ALIKE: &str = "below the separation threshold both designs keep \
      values in their SSTs and read them through the same table and block-cache code, so they \

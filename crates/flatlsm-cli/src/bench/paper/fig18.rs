@@ -59,6 +59,7 @@ const JUDGED: Judged = Judged {
         smaller_gap: causes::MEMTABLES_AT_DRAM_SPEED,
         contradicts: causes::NOT_ANALYSED,
     },
+    beside: None,
 };
 
 /// Runs the three memtables at every size and judges PMTables against each other kind.

@@ -35,6 +35,7 @@ const JUDGED: Judged = Judged {
     claim,
     evidence: write_evidence,
     why: |row| causes::write_row(row.peer),
+    beside: None,
 };
 
 /// The paper's claim for FlatLSM over `peer` at `size` (Fig. 9a's ranges over 256 B–64 KB;

@@ -23,6 +23,7 @@ const JUDGED: Judged = Judged {
     claim,
     evidence: write_evidence,
     why,
+    beside: None,
 };
 
 /// At 256 B and 1 KB FlatLSM persists every entry as it writes it (the Buffer Log takes only
