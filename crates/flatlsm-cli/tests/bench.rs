@@ -44,6 +44,27 @@ fn result_line<'a>(text: &'a str, name: &str) -> &'a str {
         .unwrap_or_else(|| panic!("no result line for {name} in\n{text}"))
 }
 
+/// `readrandom_cold` closes the database, drops the page cache (as root; otherwise the result
+/// says it could not) and opens the database again: every key the load wrote is found.
+#[test]
+fn readrandom_cold_reopens_the_database_and_finds_every_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = small_bench(dir.path())
+        .args(["--benchmarks", "fillseq,readrandom_cold"])
+        .output()
+        .unwrap();
+    let (text, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(out.status.success(), "{text}\nstderr: {stderr}");
+    let line = result_line(&text, "readrandom_cold");
+    assert!(line.contains("(1500 of 1500 found)"), "{line}");
+    let said =
+        stderr.contains("dropped the OS page cache") || line.contains("could not be dropped");
+    assert!(said, "{line}\nstderr: {stderr}");
+}
+
 #[test]
 fn every_benchmark_name_runs_and_prints_db_bench_lines() {
     let dir = tempfile::tempdir().unwrap();

@@ -1,12 +1,13 @@
 //! Dropping the OS page cache before read benchmarks (`--drop_caches`), as the FlatLSM
 //! paper's evaluation does, so reads do not measure which engine wrote through the cache;
-//! and `readrandom_cold`, which drops it before itself whatever the flag says, so one run
-//! measures reads both as a user sees them right after the writes and from the disk.
+//! and `readrandom_cold`, which reopens the database around the drop whatever the flag says,
+//! so one run measures reads both as a user sees them right after the writes and from the disk.
 
 use std::process::Command;
 
-/// `readrandom` after the OS page cache was dropped (the data read from the disk, as the
-/// paper's 80 GB, which did not fit in memory, was).
+/// `readrandom` on the database closed, the OS page cache dropped and the database opened
+/// again (the data read from the disk, as the paper's 80 GB, which did not fit in memory, was;
+/// the engine's own caches empty).
 pub const COLD_READ_RANDOM: &str = "readrandom_cold";
 
 /// The benchmarks that only read (where a warm page cache would decide the result).

@@ -89,8 +89,9 @@ fn setup(ctx: &Context<'_>, swept: &Swept) -> String {
          keys, {} (the paper does not say how it loaded; uniform keys leave about 63 % of the \
          key range present), waits for its background work, then runs readrandom ({reads} \
          uniform keys) and readseq ({reads} entries from the first key), with {}, and last \
-         readrandom_cold: readrandom after `sync; echo 3 > /proc/sys/vm/drop_caches` (from the \
-         disk, as the paper's data, which did not fit in memory, was read). (a) is judged on \
+         readrandom_cold: readrandom after closing the database, `sync; echo 3 > \
+         /proc/sys/vm/drop_caches` and opening it again (from the disk, as the paper's data, \
+         which did not fit in memory, was read; the kernel drops no page a process maps). (a) is judged on \
          readrandom_cold; readrandom's throughputs are in its last column.",
         share_of_paper(swept.bytes),
         page_cache_note(ctx)

@@ -91,8 +91,9 @@ fn setup(ctx: &Context<'_>, swept: &Swept) -> String {
         "Each design loads its own database at each value size with db_bench fillseq, 16 B keys \
          in order, {}, waits for its background work, then reads {} uniform keys (every one \
          present; the paper: 100,000) twice: readrandom with {}, then readrandom_cold after \
-         `sync; echo 3 > /proc/sys/vm/drop_caches` (from the disk, as the paper's data, which \
-         did not fit in memory, was read). The rows are judged on readrandom_cold; readrandom's \
+         closing the database, `sync; echo 3 > /proc/sys/vm/drop_caches` and opening it again \
+         (from the disk, as the paper's data, which did not fit in memory, was read; the kernel \
+         drops no page a process maps). The rows are judged on readrandom_cold; readrandom's \
          throughputs are in the last column. `leveled+vsep` separates values of {} B and more \
          (below that it is `leveled`). Fig. 15's random writes are in Fig. 9a.",
         share_of_paper(swept.bytes),
