@@ -69,9 +69,10 @@ const CAVEATS: &str = "\
   SLM-DB's skiplists, MatrixKV's container, FlatLSM's PM Logs) run at DRAM speed, kinder to \
   them than Optane.\n\
 - The read figures (10 and 15) load 2–4 GiB per size at `--scale 1`, which the page cache holds, \
-  where the paper read 80 GB from a SATA SSD: SSTable reads cost little here, so the gap PM \
-  reads make over SSD reads (the paper's reason for Fig. 15) mostly does not show. \
-  `--drop_caches` empties the cache before each read benchmark (as root).\n\
+  where the paper read 80 GB from a SATA SSD. Their random reads are judged on \
+  `readrandom_cold` (the database closed, the page cache dropped, the database opened again: \
+  reads from the disk, as the paper's); the reads as the load left the cache are stated beside. \
+  Without root the cache cannot be dropped and the result lines say so.\n\
 - `leveled` plays RocksDB and `leveled+vsep` Titan; they are this engine's designs, not those \
   programs. RocksDB itself is not run under a budget.\n";
 
