@@ -91,8 +91,8 @@ fn setup(ctx: &Context<'_>, swept: &Swept) -> String {
          uniform keys) and readseq ({reads} entries from the first key), with {}, and last \
          readrandom_cold: readrandom after closing the database, `sync; echo 3 > \
          /proc/sys/vm/drop_caches` and opening it again (from the disk, as the paper's data, \
-         which did not fit in memory, was read; the kernel drops no page a process maps). (a) is judged on \
-         readrandom_cold; readrandom's throughputs are in its last column.",
+         which did not fit in memory, was read; the kernel drops no page a process maps). \
+         (a) is judged on readrandom_cold; readrandom's throughputs are in its last column.",
         share_of_paper(swept.bytes),
         page_cache_note(ctx)
     )
