@@ -88,6 +88,20 @@ pub const DISK_BYTES: u64 = 64 << 20;
 /// See [`DISK_BYTES`].
 pub const DISK_SHARE: f64 = 1.5;
 
+/// Within this share of the larger, two runs read as many bytes from the disk.
+pub const ALIKE_SHARE: f64 = 0.05;
+
+/// True when two runs read within [`ALIKE_SHARE`] as many bytes from the disk (`None`s: not
+/// measured, false): a gap between them is then not in what they read.
+pub fn read_alike_from_disk(flatlsm: Option<u64>, other: Option<u64>) -> bool {
+    match (flatlsm, other) {
+        (Some(ours), Some(theirs)) => {
+            ours.abs_diff(theirs) as f64 <= ALIKE_SHARE * ours.max(theirs) as f64
+        }
+        _ => false,
+    }
+}
+
 /// True when FlatLSM's run read from the disk enough more than the other's to explain a loss
 /// (`None`s: not measured, false).
 pub fn waited_for_disk(flatlsm: Option<u64>, other: Option<u64>) -> bool {
@@ -185,5 +199,14 @@ mod tests {
         );
         assert!(!waited_for_disk(mib(50), Some(0)), "too little to matter");
         assert!(!waited_for_disk(None, Some(0)), "not measured");
+    }
+
+    #[test]
+    fn runs_read_alike_within_five_percent_of_the_larger_and_only_when_measured() {
+        let mib = |n: u64| Some(n << 20);
+        assert!(read_alike_from_disk(mib(3254), mib(3236)));
+        assert!(read_alike_from_disk(mib(95), mib(100)));
+        assert!(!read_alike_from_disk(mib(94), mib(100)));
+        assert!(!read_alike_from_disk(mib(100), None), "not measured");
     }
 }

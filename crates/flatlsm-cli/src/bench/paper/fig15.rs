@@ -57,14 +57,9 @@ fn random_why(row: &Pair<'_>) -> Why {
     }
 }
 
-/// Both designs read within 5 % as many bytes from the disk (`false` where not measured).
+/// Both designs read as many bytes from the disk ([`causes::read_alike_from_disk`]).
 fn same_disk_reads(row: &Pair<'_>) -> bool {
-    match (row.flatlsm.device_read_bytes, row.other.device_read_bytes) {
-        (Some(ours), Some(theirs)) => {
-            ours.abs_diff(theirs) as f64 <= 0.05 * ours.max(theirs) as f64
-        }
-        _ => false,
-    }
+    causes::read_alike_from_disk(row.flatlsm.device_read_bytes, row.other.device_read_bytes)
 }
 
 /// FlatLSM within [`LEVEL_SHARE`] of the peer's throughput.
