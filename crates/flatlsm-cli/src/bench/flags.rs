@@ -110,10 +110,11 @@ pub struct BenchFlags {
     #[arg(long = "keep_db", default_value_t = false, num_args = 0..=1,
           default_missing_value = "true", value_parser = parse_flag_bool)]
     pub keep_db: bool,
-    /// Before each read benchmark, write dirty pages back and drop the OS page cache
-    /// (`echo 3 > /proc/sys/vm/drop_caches`; needs root, else skipped with a note), as the
-    /// FlatLSM paper's evaluation drops caches every minute: reads then measure each engine's
-    /// read path, not which engine happened to write through the page cache.
+    /// Before each read benchmark, close the database, write dirty pages back, drop the OS page
+    /// cache (`echo 3 > /proc/sys/vm/drop_caches`; needs root, else skipped with a note) and
+    /// open the database again (the kernel keeps pages a process maps), as the FlatLSM paper's
+    /// evaluation drops caches every minute: reads then measure each engine's read path, not
+    /// which engine happened to write through the page cache.
     #[arg(long = "drop_caches", default_value_t = false, num_args = 0..=1,
           default_missing_value = "true", value_parser = parse_flag_bool)]
     pub drop_caches: bool,

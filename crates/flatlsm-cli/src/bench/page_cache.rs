@@ -1,7 +1,8 @@
 //! Dropping the OS page cache before read benchmarks (`--drop_caches`), as the FlatLSM
 //! paper's evaluation does, so reads do not measure which engine wrote through the cache;
-//! and `readrandom_cold`, which reopens the database around the drop whatever the flag says,
-//! so one run measures reads both as a user sees them right after the writes and from the disk.
+//! and `readrandom_cold`, which drops it whatever the flag says, so one run measures reads both
+//! as a user sees them right after the writes and from the disk. The suite closes the database
+//! around every drop (suite.rs, `cold_start`): the kernel keeps every page a process maps.
 
 use std::process::Command;
 

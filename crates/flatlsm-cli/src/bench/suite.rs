@@ -122,7 +122,7 @@ pub fn run_suite(cfg: &BenchConfig, engine: &mut dyn Engine) -> Result<Vec<Outco
             table = Some(ycsb_workload::Table::with_records(cfg.num));
         }
         let undropped =
-            page_cache::drops_before(cfg.args.drop_caches, name) && !cold_start(cfg, engine, name)?;
+            page_cache::drops_before(cfg.args.drop_caches, name) && !cold_start(cfg, engine)?;
         let before = engine.stats();
         let device_reads = DeviceReadsSince::now();
         let mut o = run_one(cfg, engine, name, plan, table.as_ref())?;
@@ -135,14 +135,11 @@ pub fn run_suite(cfg: &BenchConfig, engine: &mut dyn Engine) -> Result<Vec<Outco
     Ok(outcomes)
 }
 
-/// Drops the page cache before benchmark `name`; true if it was dropped. Before
-/// `readrandom_cold` the engine is closed first and opened again after: the kernel drops no
-/// page a process has mapped (a value log read through `mmap` keeps every page a read faulted
-/// in, and its neighbours), and the engine's own caches go too.
-fn cold_start(cfg: &BenchConfig, engine: &mut dyn Engine, name: &str) -> Result<bool, String> {
-    if name != page_cache::COLD_READ_RANDOM {
-        return Ok(drop_caches(cfg));
-    }
+/// Closes the engine, drops the page cache and opens the engine again; true if the cache was
+/// dropped. The close is what makes the drop whole: the kernel drops no page a process has
+/// mapped (a value log read through `mmap` keeps every page a read faulted in, and its
+/// neighbours), and the engine's own caches go too.
+fn cold_start(cfg: &BenchConfig, engine: &mut dyn Engine) -> Result<bool, String> {
     engine.close()?;
     let dropped = drop_caches(cfg);
     engine.reopen()?;
